@@ -1,0 +1,32 @@
+"""Shared fixtures: every test gets private config/data dirs and no real provider credentials."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["tests.fakellm.fixtures"]
+
+_PROVIDER_ENV = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+    "OPENAI_API_BASE", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_API_BASE", "YEETUI_MODEL",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point yeetui's XDG locations at a temp dir and drop real credentials from the environment."""
+    for name in list(os.environ):
+        if name in _PROVIDER_ENV or name.startswith("YEETUI_") and name != "YEETUI_NETGUARD":
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    (home / "data").mkdir(parents=True)
+    monkeypatch.setenv("YEETUI_CONFIG_DIR", str(home / "config"))
+    monkeypatch.setenv("YEETUI_DATA_DIR", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    return home

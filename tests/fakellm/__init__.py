@@ -1,0 +1,8 @@
+"""A local fake LLM server speaking the Anthropic Messages API and OpenAI chat completions.
+
+Scripted per test with `Reply` objects (see `script.py`); started by the `fake_llm` fixture.
+"""
+
+from tests.fakellm.script import Fault, Reply, ToolCall
+
+__all__ = ["Fault", "Reply", "ToolCall"]

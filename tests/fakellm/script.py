@@ -1,0 +1,70 @@
+"""The neutral script a test gives the fake server. One Reply answers one request, in either wire format.
+
+Selection: on each request the server takes the first not-yet-used Reply whose `when_contains` (if set)
+occurs in the request body's JSON text; a Reply with `repeat=True` is never used up. No match → the
+server answers HTTP 500 with a body saying "fake LLM: no scripted reply for request N", so a test that
+under-scripts fails loudly instead of hanging.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    raw: str | None = None
+    """Send this exact text as the argument JSON (e.g. malformed `{"path": "a.txt"`)."""
+    id: str | None = None
+
+
+@dataclass
+class Fault:
+    kind: Literal["status", "overloaded_in_stream", "drop", "malformed_sse"]
+    status: int = 500
+    """For kind=status: the HTTP status (429, 500, 529, 401, …) with a wire-correct error body."""
+    after_chars: int = 0
+    """For in-stream faults: how many characters of text to stream before the fault."""
+    retry_after: float | None = None
+
+    @classmethod
+    def http(cls, status: int, retry_after: float | None = None) -> Fault:
+        return cls(kind="status", status=status, retry_after=retry_after)
+
+    @classmethod
+    def overloaded_in_stream(cls, after_chars: int = 0) -> Fault:
+        return cls(kind="overloaded_in_stream", after_chars=after_chars)
+
+    @classmethod
+    def drop(cls, after_chars: int = 0) -> Fault:
+        """Close the connection abruptly mid-stream."""
+        return cls(kind="drop", after_chars=after_chars)
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    thinking: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    stop: str | None = None
+    """Stop reason; default `tool_use`/`tool_calls` when tool_calls is set, else `end_turn`/`stop`."""
+    fault: Fault | None = None
+    when_contains: str | None = None
+    repeat: bool = False
+    chunk_size: int = 4
+    """Characters of text per streamed delta."""
+    chunk_delay: float = 0.0
+    """Seconds to sleep between streamed deltas (concurrency and kill tests)."""
+    usage: dict[str, int] | None = None
+    """input_tokens / output_tokens / cache_read_tokens / cache_write_tokens; defaults are computed."""
+
+    @classmethod
+    def tool(cls, name: str, /, **arguments: Any) -> Reply:
+        return cls(tool_calls=[ToolCall(name=name, arguments=arguments)])
+
+    @classmethod
+    def error(cls, status: int, retry_after: float | None = None) -> Reply:
+        return cls(fault=Fault.http(status, retry_after))

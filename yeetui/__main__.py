@@ -1,0 +1,3 @@
+from yeetui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,164 @@
+"""Typed domain events, published on the bus (`yeetui.bus.Bus`).
+
+Every event is a frozen dataclass with a `kind` literal. The TUI, the CLI's JSON printer and tests
+subscribe to these; nothing in the domain knows who is listening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from yeetui.messages import Message, Usage
+
+
+class RunStatus(StrEnum):
+    """The one run state machine every surface reads (SPEC §2)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING_PERMISSION = "waiting_permission"
+    WAITING_USER = "waiting_user"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def is_final(self) -> bool:
+        return self in _FINAL
+
+
+_FINAL = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TIMEOUT, RunStatus.CANCELLED,
+          RunStatus.INTERRUPTED, RunStatus.WAITING_USER}
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatusChanged:
+    run_id: str
+    session_id: str
+    status: RunStatus
+    reason: str = ""
+    kind: Literal["run_status"] = "run_status"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    run_id: str
+    session_id: str
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    run_id: str
+    session_id: str
+    text: str
+    kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRestarted:
+    """A retried provider stream diverged from what was already shown: discard the in-flight text."""
+
+    run_id: str
+    session_id: str
+    kind: Literal["stream_restarted"] = "stream_restarted"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCommitted:
+    run_id: str
+    session_id: str
+    message_id: int
+    message: Message
+    kind: Literal["message"] = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    run_id: str
+    session_id: str
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    kind: Literal["tool_started"] = "tool_started"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    run_id: str
+    session_id: str
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    kind: Literal["tool_finished"] = "tool_finished"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRetrying:
+    run_id: str
+    session_id: str
+    attempt: int
+    delay: float
+    reason: str
+    kind: Literal["provider_retry"] = "provider_retry"
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdated:
+    run_id: str
+    session_id: str
+    usage: Usage
+    cost: float | None
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should read (a warning about a broken profile file, a retry, …)."""
+
+    level: Literal["info", "warning", "error"]
+    text: str
+    session_id: str | None = None
+    kind: Literal["notice"] = "notice"
+
+
+PermissionAnswer = Literal["allow_once", "allow_always", "deny"]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequested:
+    """A tool call under an `ask` rule. Whoever answers resolves `reply` with a PermissionAnswer."""
+
+    run_id: str
+    session_id: str
+    agent_label: str
+    tool: str
+    subject: str
+    """What is asked about: the command for bash, the path for file tools."""
+    arguments: dict[str, Any]
+    reply: asyncio.Future[PermissionAnswer] = field(compare=False, repr=False)
+    kind: Literal["permission_requested"] = "permission_requested"
+
+
+Event = (RunStatusChanged | TextDelta | ThinkingDelta | StreamRestarted | MessageCommitted | ToolCallStarted
+         | ToolCallFinished | ProviderRetrying | UsageUpdated | Notice | PermissionRequested)
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """A JSON-safe dict for `--json` output (futures dropped, messages dumped)."""
+    out: dict[str, Any] = {"type": event.kind}
+    for name in event.__dataclass_fields__:
+        if name in ("kind", "reply"):
+            continue
+        value = getattr(event, name)
+        if isinstance(value, Message | Usage):
+            value = value.model_dump(mode="json")
+        out[name] = value
+    return out

@@ -1,0 +1,35 @@
+"""Where yeetui keeps its config and data (XDG), overridable with YEETUI_CONFIG_DIR / YEETUI_DATA_DIR."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("YEETUI_CONFIG_DIR"):
+        return Path(env["YEETUI_CONFIG_DIR"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "yeetui"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("YEETUI_DATA_DIR"):
+        return Path(env["YEETUI_DATA_DIR"]).expanduser()
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "yeetui"
+
+
+def database_path(env: Mapping[str, str] | None = None) -> Path:
+    return data_dir(env) / "yeetui.db"
+
+
+def log_path(env: Mapping[str, str] | None = None) -> Path:
+    return data_dir(env) / "logs" / "yeetui.log"
+
+
+def project_config_dir(project_dir: Path) -> Path:
+    return project_dir / ".yeetui"

@@ -1,0 +1,1 @@
+"""Model providers: `anthropic/*` through the anthropic SDK, everything else through litellm (lazily)."""

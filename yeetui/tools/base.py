@@ -1,0 +1,67 @@
+"""The Tool seam: a name, a pydantic argument model, and an async `run`.
+
+Argument schemas sent to the model come from `Args.model_json_schema()`. Invalid arguments never reach
+`run`: `ToolRegistry.prepare` turns them into a clear error result for the model.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from yeetui.providers.base import ToolSpec
+from yeetui.workspace import WorkspaceBinding
+
+
+@dataclass
+class ToolSettings:
+    bash_timeout: float = 120.0
+    """Default seconds before a bash command's process group is killed."""
+    bash_max_timeout: float = 600.0
+    output_cap: int = 30_000
+    """Characters of tool output kept; the rest is replaced by a truncation note."""
+    read_cap: int = 256_000
+    """Bytes `read_file` returns at most."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool may touch: everything is explicit, nothing global (concurrent runs share no cwd)."""
+
+    binding: WorkspaceBinding
+    session_id: str = ""
+    run_id: str = ""
+    settings: ToolSettings = field(default_factory=ToolSettings)
+    env: dict[str, str] | None = None
+    """Environment for subprocesses; None means a scrubbed copy of os.environ (see tools.shell)."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    content: str
+    is_error: bool = False
+    data: dict[str, Any] | None = None
+    """Structured result for the runner (e.g. the validated arguments of `complete`)."""
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[BaseModel]]
+    writes: ClassVar[bool] = False
+    """True for tools that change files; read-only bindings refuse them."""
+
+    def spec(self) -> ToolSpec:
+        schema = self.Args.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+
+    def subject(self, args: BaseModel) -> str:
+        """What permission patterns match against: the path or command. Default: empty."""
+        return str(getattr(args, "path", "") or getattr(args, "command", "") or "")
+
+    @abstractmethod
+    async def run(self, args: Any, ctx: ToolContext) -> ToolOutput: ...

@@ -1,0 +1,37 @@
+"""WorkspaceBinding: where a session's tools may read and write (SPEC §3.3).
+
+Enforced by the tool layer (`yeetui.tools.*` via `yeetui.system.safepath`), never by the prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+WorkspaceMode = Literal["shared", "sandbox", "worktree", "clone", "custom"]
+BashSandbox = Literal["auto", "required", "off"]
+
+PROTECTED_NAMES = (".git", ".yeetui")
+"""Directory names inside any root that agents may never write into."""
+
+
+@dataclass(frozen=True)
+class WorkspaceBinding:
+    cwd: Path
+    roots: tuple[Path, ...] = ()
+    """Directories tools may touch. Empty means (cwd,)."""
+    mode: WorkspaceMode = "shared"
+    allow_writes: bool = True
+    protected: tuple[Path, ...] = field(default_factory=tuple)
+    """Extra absolute directories never writable (the user config dir, the data dir)."""
+    bash_sandbox: BashSandbox = "auto"
+    """Read-only bindings: `auto`/`required` run bash under an OS sandbox when one exists; `required`
+    refuses bash when none exists; `off` refuses bash outright in read-only bindings."""
+
+    def __post_init__(self) -> None:
+        cwd = Path(self.cwd).resolve()
+        object.__setattr__(self, "cwd", cwd)
+        roots = tuple(Path(r).resolve() for r in self.roots) or (cwd,)
+        object.__setattr__(self, "roots", roots)
+        object.__setattr__(self, "protected", tuple(Path(p).resolve() for p in self.protected))
