@@ -19,7 +19,7 @@ _PROVIDER_ENV = (
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point yeetui's XDG locations at a temp dir and drop real credentials from the environment."""
     for name in list(os.environ):
-        if name in _PROVIDER_ENV or name.startswith("YEETUI_") and name != "YEETUI_NETGUARD":
+        if name in _PROVIDER_ENV or (name.startswith("YEETUI_") and name != "YEETUI_NETGUARD"):
             monkeypatch.delenv(name, raising=False)
     home = tmp_path / "home"
     (home / "config").mkdir(parents=True)

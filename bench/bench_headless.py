@@ -1,0 +1,49 @@
+"""`yeetui run` vs a minimal script calling the anthropic SDK directly, against the same fake server.
+
+Also the cold start of `yeetui --version` against `python -c pass`.
+Usage: python bench/bench_headless.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import alternate, fake_llm, isolated_env, report
+
+DIRECT_SDK = """
+import anthropic
+client = anthropic.Anthropic(max_retries=0)
+with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024,
+                            messages=[{"role": "user", "content": "say hello"}]) as stream:
+    text = "".join(stream.text_stream)
+print(text)
+"""
+
+REPLY = {"text": "Hello there, this is a short answer of a few words.", "repeat": True,
+         "tool_calls": [{"name": "complete", "arguments": {"output": "hello"}}]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, fake_llm([REPLY]) as url:
+        home = Path(tmp)
+        env = isolated_env(url, home)
+        yeetui = [sys.executable, "-m", "yeetui", "run", "say hello"]
+        direct = [sys.executable, "-c", DIRECT_SDK]
+        a, b = alternate(yeetui, direct, rounds=args.rounds, env=env, cwd=home)
+        report("yeetui run vs direct anthropic SDK call", a, b, goal=1.5)
+        version = [sys.executable, "-m", "yeetui", "--version"]
+        bare = [sys.executable, "-c", "pass"]
+        a, b = alternate(version, bare, rounds=args.rounds, env=env, cwd=home)
+        report("yeetui --version cold start vs python -c pass", a, b)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Running the real `yeetui` command in a subprocess against the fake LLM server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Completed:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+    @property
+    def result(self) -> dict[str, Any]:
+        return self.events[-1]
+
+
+def yeetui_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("YEETUI_RETRY__BASE_DELAY", "0.01")
+    env.setdefault("YEETUI_RETRY__MAX_DELAY", "0.05")
+    env.update(extra)
+    return env
+
+
+def yeetui_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "yeetui", *args]
+
+
+def run_yeetui(*args: str, cwd: Path, timeout: float = 60, **env: str) -> Completed:
+    proc = subprocess.run(yeetui_argv(*args), cwd=cwd, env=yeetui_env(**env), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return Completed(proc.returncode, proc.stdout, proc.stderr)
+
+
+def tool_results(request_body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every tool_result block (Anthropic) or tool message (OpenAI) in a recorded request body."""
+    found = []
+    for message in request_body.get("messages", []):
+        if message.get("role") == "tool":
+            found.append({"content": message.get("content"), "tool_use_id": message.get("tool_call_id")})
+        content = message.get("content")
+        if isinstance(content, list):
+            found += [block for block in content if block.get("type") == "tool_result"]
+    return found
+
+
+def result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content)
+    return str(content)

@@ -1,0 +1,191 @@
+"""`yeetui run` end to end: the real binary, real SDKs, the fake LLM server, a temp project."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Fault, Reply, ToolCall
+from tests.integration.helpers import result_text, run_yeetui, tool_results
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def test_run_json_creates_file_via_anthropic(fake_env, project: Path) -> None:
+    fake_env.script(
+        Reply(text="Writing the file.", tool_calls=[ToolCall("write_file", {"path": "hello.txt", "content": "hi"})]),
+        Reply.tool("complete", output="Created hello.txt containing hi."),
+    )
+    done = run_yeetui("run", "--json", "create hello.txt containing hi", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert (project / "hello.txt").read_text() == "hi"
+    result = done.result
+    assert result["type"] == "result"
+    assert result["status"] == "completed"
+    assert result["output"] == "Created hello.txt containing hi."
+    assert result["session_id"]
+    kinds = {event["type"] for event in done.events}
+    assert {"run_status", "text_delta", "tool_started", "tool_finished", "message", "usage"} <= kinds
+    second = fake_env.requests[1]
+    assert second.api == "anthropic"
+    (written,) = tool_results(second.body)
+    assert not written.get("is_error")
+    assert "hello.txt" in result_text(written)
+
+
+def test_run_json_creates_file_via_litellm_openai(fake_env, project: Path) -> None:
+    fake_env.script(
+        Reply.tool("write_file", path="hello.txt", content="hi"),
+        Reply.tool("complete", output="done"),
+    )
+    done = run_yeetui("run", "--json", "--model", "openai/gpt-4o", "create hello.txt containing hi", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert (project / "hello.txt").read_text() == "hi"
+    assert done.result["status"] == "completed"
+    assert {r.api for r in fake_env.requests} == {"openai"}
+    assert tool_results(fake_env.requests[1].body)
+
+
+def test_plain_output_is_the_final_result(fake_env, project: Path) -> None:
+    fake_env.script(Reply.tool("complete", output="All good."))
+    done = run_yeetui("run", "say hi", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "All good."
+
+
+def test_read_only_profile_cannot_write(fake_env, project: Path) -> None:
+    fake_env.script(
+        Reply.tool("write_file", path="x.txt", content="nope"),
+        Reply.tool("complete", output="could not write"),
+    )
+    done = run_yeetui("run", "--json", "--profile", "oracle", "write x.txt", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert not (project / "x.txt").exists()
+    offered = {tool["name"] for tool in fake_env.requests[0].body["tools"]}
+    assert "write_file" not in offered and "edit_file" not in offered
+    refusal = tool_results(fake_env.requests[1].body)[0]
+    assert refusal.get("is_error") is True
+    assert "write_file" in result_text(refusal)
+
+
+def test_529_twice_then_success(fake_env, project: Path) -> None:
+    fake_env.script(Reply.error(529), Reply.error(529), Reply.tool("complete", output="made it"))
+    done = run_yeetui("run", "--json", "go", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert done.result["output"] == "made it"
+    assert sum(1 for e in done.events if e["type"] == "provider_retry") == 2
+    assert len(fake_env.requests) == 3
+
+
+@pytest.mark.parametrize("fault", [Fault.overloaded_in_stream(after_chars=9), Fault.drop(after_chars=9)],
+                         ids=["overloaded-in-stream", "dropped-connection"])
+def test_stream_fault_is_retried_without_duplicated_text(fake_env, project: Path, fault: Fault) -> None:
+    text = "The answer is forty-two, as computed."
+    fake_env.script(
+        Reply(text=text, fault=fault, chunk_size=3),
+        Reply(text=text, tool_calls=[ToolCall("complete", {"output": "42"})], chunk_size=3),
+    )
+    done = run_yeetui("run", "--json", "compute", cwd=project)
+    assert done.returncode == 0, done.stderr
+    streamed = "".join(e["text"] for e in done.events if e["type"] == "text_delta")
+    assert streamed == text
+    assistant = [e for e in done.events if e["type"] == "message" and e["message"]["role"] == "assistant"]
+    assert assistant[0]["message"]["parts"][0]["text"] == text
+    history = fake_env.requests[-1].body["messages"]
+    assert history[0]["role"] == "user"
+
+
+def test_401_fails_with_readable_message_and_no_key(fake_env, project: Path) -> None:
+    fake_env.script(Reply.error(401))
+    done = run_yeetui("run", "--json", "go", cwd=project)
+    assert done.returncode != 0
+    assert done.result["status"] == "failed"
+    assert "401" in done.result["error"] and "Traceback" not in done.stderr
+    assert "MARKERKEY" not in done.stdout + done.stderr
+    assert len(fake_env.requests) == 1
+
+
+def test_malformed_tool_json_gets_an_error_result(fake_env, project: Path) -> None:
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("write_file", raw='{"path": "a.txt", "content": ')]),
+        Reply.tool("complete", output="recovered"),
+    )
+    done = run_yeetui("run", "--json", "go", cwd=project)
+    assert done.returncode == 0, done.stderr
+    error = tool_results(fake_env.requests[1].body)[0]
+    assert error.get("is_error") is True
+    assert "not valid JSON" in result_text(error)
+    assert not (project / "a.txt").exists()
+
+
+def test_stop_rule_nudges_then_waits_for_user(fake_env, project: Path) -> None:
+    fake_env.script(Reply(text="I think we are done here.", repeat=True))
+    done = run_yeetui("run", "--json", "finish the job", cwd=project)
+    assert done.returncode == 3
+    assert done.result["status"] == "waiting_user"
+    assert len(fake_env.requests) == 4  # the answer, then three reminders
+    last_user = fake_env.requests[-1].body["messages"][-1]
+    assert "complete" in json.dumps(last_user)
+
+
+def test_workflow_step_blocks_bash(fake_env, project: Path) -> None:
+    (project / ".yeetui" / "workflows").mkdir(parents=True)
+    (project / ".yeetui" / "agents").mkdir(parents=True)
+    (project / ".yeetui" / "workflows" / "nobash.yaml").write_text(
+        "name: nobash\ndescription: read only exploring\nsteps:\n"
+        "  - name: explore\n    instructions: Look around without running commands.\n"
+        "    blocked_tools: [bash]\n    exit: {tool: complete}\n"
+    )
+    (project / ".yeetui" / "agents" / "explorer.yaml").write_text(
+        "description: explores\ncapabilities: [subtask]\nprompt: You explore.\nworkflow: nobash\n"
+    )
+    fake_env.script(Reply.tool("bash", command="echo hi"), Reply.tool("complete", output="ok"))
+    done = run_yeetui("run", "--json", "--profile", "explorer", "look", cwd=project)
+    assert done.returncode == 0, done.stderr
+    refusal = tool_results(fake_env.requests[1].body)[0]
+    assert refusal.get("is_error") is True
+    assert "blocked" in result_text(refusal) and "bash" in result_text(refusal)
+
+
+def test_broken_profile_is_named_and_others_still_work(fake_env, project: Path) -> None:
+    agents = project / ".yeetui" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "broken.yaml").write_text("description: broken\nprompt: [unclosed\nmodel: x\n")
+    check = run_yeetui("profiles", "validate", cwd=project)
+    assert check.returncode == 1
+    assert "broken.yaml" in check.stderr
+    assert ":2" in check.stderr or "line 2" in check.stderr
+    fake_env.script(Reply.tool("complete", output="still fine"))
+    done = run_yeetui("run", "--json", "go", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert done.result["output"] == "still fine"
+    assert any("broken.yaml" in e.get("text", "") for e in done.events if e["type"] == "notice")
+
+
+def test_bad_cli_flags_are_clear(project: Path) -> None:
+    done = run_yeetui("run", "--bogus", "x", cwd=project)
+    assert done.returncode == 2
+    assert "unrecognized arguments: --bogus" in done.stderr
+    missing = run_yeetui("run", cwd=project)
+    assert missing.returncode == 2 and "PROMPT" in missing.stderr
+    bad_model = run_yeetui("run", "--model", "gpt-4o", "x", cwd=project)
+    assert bad_model.returncode == 1 and "provider/model" in bad_model.stderr
+    unknown = run_yeetui("run", "--profile", "nosuch", "x", cwd=project)
+    assert unknown.returncode == 1 and "nosuch" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_version_and_profiles_list(project: Path) -> None:
+    version = run_yeetui("--version", cwd=project)
+    assert version.returncode == 0 and version.stdout.startswith("yeetui ")
+    listed = run_yeetui("profiles", "list", "--json", cwd=project)
+    names = {p["name"] for p in json.loads(listed.stdout)}
+    assert {"generic", "oracle", "reviewer", "pair", "orchestrator", "planner", "builder"} <= names
+    shown = run_yeetui("profiles", "show", "oracle", "--json", cwd=project)
+    assert json.loads(shown.stdout)["workspace"]["allow_writes"] is False

@@ -1,0 +1,175 @@
+"""Claude Code (`.claude/agents`) and OpenCode (`.opencode/agent(s)`) agent files become yeetui profiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from yeetui.profile_loader import load_profiles
+from yeetui.profiles import ProfileFileError, ProfileSet
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "project").mkdir()
+    (tmp_path / "builtin").mkdir()
+    return tmp_path / "project"
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _load(project: Path) -> ProfileSet:
+    return load_profiles(project_dir=project, user_dir=project.parent / "user",
+                         builtin_dir=project.parent / "builtin")
+
+
+def _warnings(result: ProfileSet) -> list[ProfileFileError]:
+    assert all(isinstance(e, ProfileFileError) and e.warning for e in result.errors), result.errors
+    return [e for e in result.errors if isinstance(e, ProfileFileError)]
+
+
+CLAUDE_REVIEWER = """\
+---
+name: code-reviewer
+description: Reviews code after changes
+tools: Read, Grep, Glob, Bash, Edit, MultiEdit, WebFetch, TodoWrite
+model: opus
+color: blue
+---
+You are a meticulous reviewer.
+"""
+
+
+def test_claude_agent_fields_are_mapped(project: Path) -> None:
+    path = _write(project / ".claude" / "agents" / "reviewer-file.md", CLAUDE_REVIEWER)
+    result = _load(project)
+    profile = result.get("code-reviewer")  # the front matter name beats the file stem
+    assert profile.description == "Reviews code after changes"
+    assert profile.tools == ["read_file", "grep", "glob", "bash", "edit_file"]
+    assert profile.model == "anthropic/claude-opus-4-5"
+    assert profile.capabilities == ["subtask"]
+    assert profile.prompt == "You are a meticulous reviewer."
+    assert profile.sources == (path,)
+    notes = _warnings(result)
+    assert [n.line for n in notes] == [4, 4]
+    assert "'WebFetch'" in str(notes[0]) and "'TodoWrite'" in str(notes[1])
+    assert all(str(path) in str(n) for n in notes)
+
+
+@pytest.mark.parametrize(("model", "expected"), [
+    ("sonnet", "anthropic/claude-sonnet-4-5"),
+    ("haiku", "anthropic/claude-haiku-4-5"),
+    ("opus", "anthropic/claude-opus-4-5"),
+    ("inherit", None),
+    ("claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4-5-20250929"),
+])
+def test_claude_models(project: Path, model: str, expected: str | None) -> None:
+    _write(project / ".claude" / "agents" / "m.md", f"---\ndescription: x\nmodel: {model}\n---\nhi\n")
+    result = _load(project)
+    assert result.errors == []
+    assert result.get("m").model == expected
+
+
+def test_claude_unknown_model_is_a_warning(project: Path) -> None:
+    _write(project / ".claude" / "agents" / "m.md", "---\ndescription: x\nmodel: gpt-ish\n---\nhi\n")
+    result = _load(project)
+    [note] = _warnings(result)
+    assert note.line == 3 and "'gpt-ish'" in str(note)
+    assert result.get("m").model is None
+
+
+def test_claude_without_tools_gets_all_tools(project: Path) -> None:
+    _write(project / ".claude" / "agents" / "free.md", "---\ndescription: anything\n---\nDo it.\n")
+    assert _load(project).get("free").tools is None
+
+
+OPENCODE_DOCS = """\
+---
+description: Writes documentation
+mode: subagent
+model: openai/gpt-5
+temperature: 0.1
+steps: 12
+tools:
+  write: false
+  bash: false
+  read: true
+  webfetch: true
+permission:
+  edit: deny
+  bash:
+    "git *": allow
+    "*": ask
+  webfetch: deny
+---
+You write docs.
+"""
+
+
+def test_opencode_agent_fields_are_mapped(project: Path) -> None:
+    path = _write(project / ".opencode" / "agents" / "docs.md", OPENCODE_DOCS)
+    result = _load(project)
+    docs = result.get("docs")
+    assert docs.description == "Writes documentation"
+    assert docs.capabilities == ["subtask"]
+    assert docs.model == "openai/gpt-5"
+    assert docs.limits.max_turns == 12
+    assert docs.tools is None
+    assert docs.disallowed_tools == ["write_file", "bash"]
+    assert docs.permissions == {"write_file": "deny", "edit_file": "deny",
+                                "bash": {"git *": "allow", "*": "ask"}}
+    assert docs.prompt == "You write docs."
+    notes = _warnings(result)
+    assert [n.line for n in notes] == [11, 17]
+    assert "'webfetch'" in str(notes[0]) and "permission 'webfetch'" in str(notes[1])
+    assert all(n.path == path for n in notes)
+
+
+@pytest.mark.parametrize(("mode", "capabilities"), [
+    ("primary", ["primary"]), ("subagent", ["subtask"]), ("all", ["primary", "subtask"]),
+])
+def test_opencode_modes(project: Path, mode: str, capabilities: list[str]) -> None:
+    _write(project / ".opencode" / "agent" / "x.md", f"---\ndescription: x\nmode: {mode}\n---\nhi\n")
+    assert _load(project).get("x").capabilities == capabilities
+
+
+def test_opencode_singular_dir_default_mode_and_disable(project: Path) -> None:
+    _write(project / ".opencode" / "agent" / "plain.md", "---\ndescription: x\n---\nhi\n")
+    _write(project / ".opencode" / "agent" / "off.md", "---\ndescription: x\ndisable: true\n---\nhi\n")
+    result = _load(project)
+    assert result.names() == ["plain"]
+    assert result.get("plain").capabilities == ["primary", "subtask"]
+
+
+def test_opencode_bad_permission_value_names_its_line(project: Path) -> None:
+    path = _write(project / ".opencode" / "agents" / "bad.md",
+                  "---\ndescription: x\npermission:\n  edit: sometimes\n---\nhi\n")
+    result = _load(project)
+    [err] = result.errors
+    assert isinstance(err, ProfileFileError) and not err.warning
+    assert err.path == path and err.line == 4 and "'sometimes'" in str(err)
+    assert "bad" not in result
+
+
+def test_mapped_files_sit_above_builtins_and_below_user_and_project(project: Path) -> None:
+    builtin = project.parent / "builtin"
+    b = _write(builtin / "helper.yaml", "description: built in\nthinking: high\nlimits: {max_turns: 5}\n"
+                                        "triggers: {slash: /helper}\n")
+    c = _write(project / ".claude" / "agents" / "helper.md",
+               "---\ndescription: from claude\nmodel: sonnet\ntools: Read\n---\nClaude prompt.\n")
+    o = _write(project / ".opencode" / "agents" / "helper.md",
+               "---\ndescription: from opencode\nmode: subagent\n---\nOpenCode prompt.\n")
+    u = _write(project.parent / "user" / "helper.yaml", "model: openai/gpt-5\n")
+    p = _write(project / ".yeetui" / "agents" / "helper.yaml", "description: from project\n")
+    helper = _load(project).get("helper")
+    assert helper.description == "from project"
+    assert helper.model == "openai/gpt-5"  # user beats .claude
+    assert helper.prompt == "OpenCode prompt."  # .opencode beats .claude
+    assert helper.tools == ["read_file"]  # only .claude sets it
+    assert (helper.thinking, helper.limits.max_turns, helper.triggers.slash) == ("high", 5, "/helper")
+    assert helper.sources == (b, c, o, u, p)

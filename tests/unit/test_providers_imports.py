@@ -1,0 +1,85 @@
+"""The SDKs are loaded lazily: importing the providers loads neither, and an Anthropic call never loads
+litellm. Checked in fresh interpreters, since this test process has imported everything already."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.fakellm import Reply
+from tests.fakellm.fixtures import ANTHROPIC_TEST_KEY, OPENAI_TEST_KEY
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True,
+                          text=True, timeout=90, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def test_importing_and_creating_providers_loads_no_sdk() -> None:
+    proc = run_python("""
+        import sys
+        import yeetui.providers.registry, yeetui.providers.anthropic, yeetui.providers.litellm
+        import yeetui.providers.retry, yeetui.providers.pricing, yeetui.redact
+        from yeetui.providers.registry import ProviderCredentials, create_provider
+        create_provider("anthropic/claude-sonnet-4-5", ProviderCredentials("k"))
+        create_provider("openai/gpt-5", ProviderCredentials("k"))
+        print(sorted(m for m in ("anthropic", "litellm", "openai", "httpx2") if m in sys.modules))
+    """)
+    assert proc.stdout.strip() == "[]"
+
+
+def test_an_anthropic_stream_does_not_load_litellm(fake_llm) -> None:
+    fake_llm.script(Reply(text="hello from anthropic"))
+    proc = run_python(f"""
+        import asyncio, sys
+        from yeetui.messages import Message
+        from yeetui.providers.base import ModelRequest
+        from yeetui.providers.registry import ProviderCredentials, create_provider
+
+        async def main():
+            creds = ProviderCredentials({ANTHROPIC_TEST_KEY!r}, {fake_llm.anthropic_base_url!r})
+            provider, model = create_provider("anthropic/claude-fake-1", creds)
+            req = ModelRequest(model=model, system="", messages=[Message.user("hi")])
+            items = [item async for item in provider.stream(req)]
+            await provider.aclose()
+            return items[-1].message.text
+
+        print(asyncio.run(main()))
+        print("anthropic" in sys.modules, "litellm" in sys.modules)
+    """)
+    assert proc.stdout.splitlines() == ["hello from anthropic", "True False"]
+
+
+def test_litellm_uses_its_local_price_map_and_prints_nothing(fake_llm) -> None:
+    """Without LITELLM_LOCAL_MODEL_COST_MAP litellm fetches prices from GitHub on import (and logs
+    warnings about it to the terminal when that fails). A success and a failure must print nothing."""
+    fake_llm.script(Reply(text="hello from litellm"), Reply.error(401))
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    proc = run_python(f"""
+        import asyncio, os
+        from yeetui.messages import Message
+        from yeetui.providers.base import ModelRequest
+        from yeetui.providers.registry import ProviderCredentials, create_provider
+
+        async def main():
+            creds = ProviderCredentials({OPENAI_TEST_KEY!r}, {fake_llm.openai_base_url!r})
+            provider, model = create_provider("openai/gpt-5", creds)
+            req = ModelRequest(model=model, system="", messages=[Message.user("hi")])
+            text = [item async for item in provider.stream(req)][-1].message.text
+            try:
+                [item async for item in provider.stream(req)]
+            except Exception as exc:
+                return f"{{text}} / {{type(exc).__name__}}"
+
+        print(asyncio.run(main()))
+        print(os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP"))
+    """, env=env)
+    assert proc.stdout.splitlines() == ["hello from litellm / ProviderError", "True"]
+    assert proc.stderr == ""

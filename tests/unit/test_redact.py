@@ -1,0 +1,120 @@
+"""Key formats and known secrets are scrubbed from text and log records; ordinary text is left alone."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+
+from yeetui.redact import REDACTED, RedactingFilter, redact, secret_values_from_env
+
+KEYS = {
+    "anthropic": "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcdef",
+    "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd",
+    "openai-legacy": "sk-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefgh",
+    "google": "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvWx",
+    "github": "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "github-pat": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "slack": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KEYS))
+def test_known_key_formats_are_redacted_in_running_text(kind: str) -> None:
+    key = KEYS[kind]
+    out = redact(f"the {kind} key is {key}, keep it safe")
+    assert key not in out
+    assert out == f"the {kind} key is {REDACTED}, keep it safe"
+
+
+def test_marker_test_key_is_redacted() -> None:
+    assert "MARKERKEY" not in redact("x-api-key: sk-ant-test-MARKERKEY-0123456789")
+
+
+def test_bearer_tokens_keep_the_scheme_word() -> None:
+    out = redact("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig")
+    assert out == f"Authorization: Bearer {REDACTED}"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("api_key=hunter2secret", f"api_key={REDACTED}"),
+        ('{"api_key": "abcdef123456"}', f'{{"api_key": "{REDACTED}"}}'),
+        ("GITHUB_TOKEN=abcdefghij", f"GITHUB_TOKEN={REDACTED}"),
+        ("password: 'correct horse'", f"password: '{REDACTED} horse'"),
+        ("X-Api-Key: zzzzzzzzzz", f"X-Api-Key: {REDACTED}"),
+        ("client_secret = s3cr3t-value", f"client_secret = {REDACTED}"),
+    ],
+)
+def test_assignments_to_secret_names_are_redacted(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max_tokens: 100000",
+        "input_tokens=123456 output_tokens=42",
+        "token: 8192",
+        "Use the sk- prefix for keys",
+        "the password field is required",
+        "def api_key(self): ...",
+        "desk-ant-hill and task-1234",
+    ],
+)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_exact_secrets_are_redacted_longest_first_and_short_ones_ignored() -> None:
+    out = redact("pw=abc and token hunter22 and hunter22x", secrets=["hunter22", "hunter22x", "ab", ""])
+    # The longer secret goes first (no stray "x" left); "ab" is too short to redact; "abc" is too short to
+    # count as an assigned secret.
+    assert out == f"pw=abc and token {REDACTED} and {REDACTED}"
+
+
+def test_empty_text() -> None:
+    assert redact("", ["secret"]) == ""
+
+
+def test_secret_values_from_env_picks_secret_looking_names() -> None:
+    env = {
+        "ANTHROPIC_API_KEY": "sk-ant-abcdefgh",
+        "GITHUB_TOKEN": "ghp_12345678",
+        "DB_PASSWORD": "p4ssw0rd!!",
+        "MY_SECRET": "short",
+        "HOME": "/home/someone/long/path",
+        "MAX_TOKENS": "8192",
+        "some_key": "lowercase-name-ok",
+    }
+    assert sorted(secret_values_from_env(env)) == sorted(
+        ["sk-ant-abcdefgh", "ghp_12345678", "p4ssw0rd!!", "lowercase-name-ok"]
+    )
+
+
+def _logger_with_filter(secrets: list[str]) -> tuple[logging.Logger, io.StringIO]:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter(secrets))
+    logger = logging.getLogger(f"test_redact.{id(stream)}")
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(handler)
+    return logger, stream
+
+
+def test_filter_redacts_message_args_and_exception_text() -> None:
+    logger, stream = _logger_with_filter(["my-custom-secret-value"])
+    logger.info("calling with %s and %s", "sk-ant-test-MARKERKEY-0123456789", "my-custom-secret-value")
+    try:
+        raise RuntimeError("failed with key sk-ant-test-MARKERKEY-0123456789")
+    except RuntimeError:
+        logger.exception("boom")
+    logger.warning("bad format %s %s", "only-one-arg")  # must not raise or drop the record
+    out = stream.getvalue()
+    assert "MARKERKEY" not in out and "my-custom-secret-value" not in out
+    assert out.count(REDACTED) >= 3
+    assert "RuntimeError" in out and "bad format" in out

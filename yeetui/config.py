@@ -1,0 +1,218 @@
+"""Settings, layered: defaults < user config.yaml < project .yeetui/config.yaml < YEETUI_* env < CLI flags.
+
+The project layer is untrusted (it arrives with whatever repository the user cloned): it may not set
+provider base URLs or keys — those entries are dropped with a warning. API keys live in `SecretStr` and
+are only ever unwrapped when a provider client is built.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from yeetui import paths
+from yeetui.errors import ConfigError
+
+DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProviderConfig(_Model):
+    api_key: SecretStr | None = None
+    """Key for this provider. Prefer the standard env var (ANTHROPIC_API_KEY, OPENAI_API_KEY, …)."""
+    base_url: str | None = None
+    """Endpoint override, e.g. a proxy or a local server."""
+
+
+class ToolConfig(_Model):
+    bash_timeout: float = Field(120.0, gt=0)
+    """Seconds before a bash command (and its children) is killed, unless the call asks for less/more."""
+    bash_max_timeout: float = Field(600.0, gt=0)
+    output_cap: int = Field(30_000, gt=0)
+    """Characters of tool output kept per call."""
+
+
+class RetryConfig(_Model):
+    max_attempts: int = Field(5, ge=1, le=20)
+    """Attempts per model turn on 429/5xx/overloaded/dropped connections."""
+    base_delay: float = Field(1.0, ge=0)
+    max_delay: float = Field(30.0, ge=0)
+
+
+class Settings(_Model):
+    model: str = DEFAULT_MODEL
+    """Default model, `provider/model`. Env: YEETUI_MODEL."""
+    thinking: Literal["off", "low", "medium", "high"] | None = None
+    """Default thinking level when the profile sets none."""
+    primary_profile: str = "generic"
+    """Profile of the primary agent."""
+    max_tokens: int = Field(8192, gt=0)
+    """Output token limit per model turn."""
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    tools: ToolConfig = Field(default_factory=ToolConfig)
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    permissions: dict[str, Any] = Field(default_factory=dict)
+    """Global permission rules (`tool: action` or `tool: {pattern: action}`), below profile rules."""
+    theme: str = "yeetui-dark"
+    keymap: dict[str, str] = Field(default_factory=dict)
+    """Binding id → keys, e.g. `toggle_pair: f3`."""
+    context_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md"])
+    """Workspace files read into the primary system prompt."""
+
+
+@dataclass
+class LoadedSettings:
+    settings: Settings
+    warnings: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+_UNTRUSTED_PROVIDER_KEYS = ("api_key", "base_url")
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {path}: {exc.strerror}.") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{where}: invalid YAML ({problem}).") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1: the config file must be a mapping of settings, not {type(data).__name__}.")
+    return data
+
+
+def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    """YEETUI_MODEL, YEETUI_THINKING, … and nested ones with `__` (YEETUI_TOOLS__BASH_TIMEOUT)."""
+    skip = {"YEETUI_CONFIG_DIR", "YEETUI_DATA_DIR", "YEETUI_NETGUARD"}
+    layer: dict[str, Any] = {}
+    for name, value in env.items():
+        if not name.startswith("YEETUI_") or name in skip or not value:
+            continue
+        keys = name[len("YEETUI_"):].lower().split("__")
+        if keys[0] not in Settings.model_fields:
+            continue
+        node = layer
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = value
+    return layer
+
+
+def _line_of(path: Path, key: str) -> int | None:
+    try:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if re.match(rf"\s*{re.escape(key)}\s*:", line):
+                return number
+    except OSError:
+        return None
+    return None
+
+
+def _origin(loc: tuple[Any, ...], layers: list[tuple[str, Path | None, dict[str, Any]]]) -> str:
+    """Name the layer (file:line, or env) that supplied the value at `loc`."""
+    for label, path, data in reversed(layers):
+        node: Any = data
+        for part in loc:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                break
+        else:
+            if path is None:
+                return label
+            line = _line_of(path, str(loc[-1]))
+            return f"{path}:{line}" if line else str(path)
+    return "settings"
+
+
+def load_settings(
+    *,
+    project_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> LoadedSettings:
+    """Build Settings from every layer. Raises ConfigError naming the file, line and key at fault."""
+    env = os.environ if env is None else env
+    warnings: list[str] = []
+    layers: list[tuple[str, Path | None, dict[str, Any]]] = []
+    files: list[Path] = []
+
+    user_file = paths.config_dir(env) / "config.yaml"
+    if user_file.is_file():
+        layers.append(("user config", user_file, _read_yaml(user_file)))
+        files.append(user_file)
+
+    if project_dir is not None:
+        project_file = paths.project_config_dir(project_dir) / "config.yaml"
+        if project_file.is_file():
+            data = _read_yaml(project_file)
+            for name, conf in (data.get("providers") or {}).items():
+                if isinstance(conf, dict):
+                    for key in _UNTRUSTED_PROVIDER_KEYS:
+                        if key in conf:
+                            del conf[key]
+                            warnings.append(
+                                f"{project_file}: ignored providers.{name}.{key} — a project config may not "
+                                "set provider keys or endpoints; put it in your user config.yaml or env."
+                            )
+            layers.append(("project config", project_file, data))
+            files.append(project_file)
+
+    layers.append(("environment (YEETUI_*)", None, _env_layer(env)))
+    if overrides:
+        layers.append(("command-line flags", None, dict(overrides)))
+
+    merged: dict[str, Any] = {}
+    for _, _, data in layers:
+        merged = _deep_merge(merged, data)
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            key = ".".join(str(p) for p in loc)
+            problems.append(f"{_origin(loc, layers)}: setting '{key}': {err['msg']}")
+        raise ConfigError("Invalid configuration — " + "; ".join(problems)) from None
+    return LoadedSettings(settings=settings, warnings=warnings, files=files)
+
+
+def provider_credentials(settings: Settings, provider: str, env: Mapping[str, str] | None = None):
+    """Credentials for `provider`: the standard env vars first, then the user config's providers entry."""
+    from yeetui.providers.registry import ProviderCredentials, credentials_from_env
+
+    env = os.environ if env is None else env
+    creds = credentials_from_env(provider, env)
+    conf = settings.providers.get(provider)
+    if conf is None:
+        return creds
+    api_key = creds.api_key or (conf.api_key.get_secret_value() if conf.api_key else None)
+    return ProviderCredentials(api_key=api_key, base_url=creds.base_url or conf.base_url)

@@ -1,0 +1,299 @@
+"""Agent profiles (SPEC §3.4): the validated model, the field-by-field merge of layers, the JSON schema.
+
+Files are found and parsed by `yeetui.profile_loader.load_profiles`; this module holds what they mean.
+The published schemas in `schemas/` are generated from these models by `write_schemas`
+(`python -m yeetui.profiles --schema [DIR]`), and a test keeps them current.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+from yeetui.errors import ProfileError
+
+Capability = Literal["primary", "subtask", "watcher", "orchestrator"]
+Thinking = Literal["off", "low", "medium", "high"]
+PermissionAction = Literal["allow", "ask", "deny"]
+RunMode = Literal["in_process", "tmux", "terminal", "headless"]
+Isolation = Literal["current", "worktree", "clone"]
+BashSandbox = Literal["auto", "required", "off"]
+
+_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+_MODEL_PATTERN = r"^[^/\s]+/\S+$"
+_STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class WorkspacePolicy(BaseModel):
+    """Where the agent works and whether it may change files."""
+
+    model_config = _STRICT
+
+    allow_writes: bool = True
+    """False makes the binding read-only: write_file/edit_file are refused and bash runs sandboxed."""
+    isolation: Isolation = "current"
+    """`current`: the parent's checkout; `worktree`: a new git worktree; `clone`: a shallow clone."""
+    branch_prefix: str = "yeetui/"
+    """Prefix of the branch created for worktree/clone isolation."""
+    base_branch: str | None = None
+    """Branch the worktree/clone starts from; None means the current HEAD."""
+    bash_sandbox: BashSandbox = "auto"
+    """Read-only bindings: `auto` sandboxes bash when an OS sandbox exists, `required` refuses bash
+    without one, `off` refuses bash outright."""
+
+
+class Limits(BaseModel):
+    """Bounds on one run of this profile."""
+
+    model_config = _STRICT
+
+    max_turns: int = Field(50, ge=1)
+    """Model calls per run before it is stopped."""
+    timeout: float = Field(300.0, gt=0, le=1800)
+    """Wall-clock seconds per run (at most 1800); a timed-out run is cancelled and still reports."""
+    max_depth: int = Field(1, ge=0, le=8)
+    """Deepest session level this agent's descendants may reach (the primary session is level 0)."""
+    can_spawn_children: bool = False
+    """Whether the agent gets the agent tools (spawn_subagent, request_review, ...)."""
+    max_cost_usd: float | None = Field(None, gt=0)
+    """Stop the run once its cost reaches this many US dollars."""
+    max_total_tokens: int | None = Field(None, ge=1)
+    """Stop the run once input plus output tokens reach this number."""
+    max_nudges: int = Field(3, ge=0)
+    """How often a run that stops without an exit tool is told to continue before it waits for the user."""
+
+
+class Triggers(BaseModel):
+    """How the user starts this profile directly."""
+
+    model_config = _STRICT
+
+    slash: str | None = None
+    """Slash command, e.g. `/oracle`; the rest of the input line becomes the prompt."""
+    hotkey: str | None = None
+    """Textual key name, e.g. `f2` or `ctrl+shift+p`; toggles a watcher or starts a subtask."""
+
+    @field_validator("slash")
+    @classmethod
+    def _slash(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        word = value[1:]
+        if not value.startswith("/") or not word or not all(c.isalnum() or c in "-_" for c in word):
+            raise ValueError("a slash trigger is '/' followed by one word of letters, digits, '-' or '_', "
+                             "like '/oracle'")
+        return value
+
+    @field_validator("hotkey")
+    @classmethod
+    def _hotkey(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or any(c.isspace() for c in value)):
+            raise ValueError("a hotkey is a Textual key name without spaces, like 'f2' or 'ctrl+shift+p'")
+        return value
+
+
+class Profile(BaseModel):
+    """An agent profile. Every field is optional in a file; `name` defaults to the file's stem."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
+                              title="yeetui agent profile")
+
+    name: str = Field(json_schema_extra={"pattern": _NAME_PATTERN, "maxLength": 64})
+    """Unique profile name (letters, digits, '.', '-', '_'); defaults to the file name without suffix."""
+    description: str = ""
+    """One line saying when to use this agent; shown in lists and to agents choosing a subagent."""
+    capabilities: list[Capability] = Field(default_factory=lambda: ["subtask"])
+    """Roles the profile may run in: `primary` (the conversation), `subtask` (spawned to do a task and
+    report), `watcher` (observes a conversation and interjects), `orchestrator` (plans and spawns)."""
+    prompt: str = ""
+    """System prompt. In a Markdown profile this is the body below the front matter."""
+    model: str | None = Field(None, json_schema_extra={"pattern": _MODEL_PATTERN})
+    """Model as `provider/model`, e.g. `anthropic/claude-sonnet-4-5`; None uses the configured default."""
+    thinking: Thinking | None = None
+    """Extended-thinking level; None uses the configured default."""
+    tools: list[str] | None = None
+    """Allow-list of tool names; None means every built-in tool. Exit tools are always available."""
+    disallowed_tools: list[str] = Field(default_factory=list)
+    """Tools removed after the allow-list is applied."""
+    permissions: dict[str, PermissionAction | dict[str, PermissionAction]] = Field(default_factory=dict)
+    """Per tool: an action (`allow`, `ask`, `deny`), or a map from glob pattern (bash command or path)
+    to action. Later patterns take precedence over earlier ones."""
+    workspace: WorkspacePolicy = Field(default_factory=WorkspacePolicy)
+    """Write access and isolation of the agent's workspace."""
+    workflow: str | None = None
+    """Name of a workflow (SPEC §3.10) the agent's runs follow."""
+    mode: RunMode = "in_process"
+    """Where runs execute: in this process, a tmux pane, an external terminal, or a detached process."""
+    limits: Limits = Field(default_factory=Limits)
+    """Turn, time, depth and budget limits."""
+    triggers: Triggers = Field(default_factory=Triggers)
+    """Slash command and hotkey that start this profile."""
+    exit_tools: list[str] = Field(default_factory=lambda: ["complete"])
+    """Tools that end a run (the stop rule). A run that stops without calling one is nudged to continue.
+    An empty list ends the run whenever the model stops calling tools."""
+    default_variables: dict[str, str] = Field(default_factory=dict)
+    """Values for template variables when the spawner is not given them."""
+    allowed_children: list[str] | None = None
+    """Profiles this agent may spawn; None means any profile with the `subtask` capability."""
+
+    _sources: tuple[Path, ...] = PrivateAttr(default=())
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not re.fullmatch(_NAME_PATTERN, value) or len(value) > 64:
+            raise ValueError("a profile name is up to 64 letters, digits, '.', '-' or '_', starting with a "
+                             "letter or digit")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(_MODEL_PATTERN, value):
+            raise ValueError("a model is written 'provider/model', like 'anthropic/claude-sonnet-4-5' or "
+                             "'openai/gpt-5'")
+        return value
+
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """The files this profile was merged from, lowest precedence first."""
+        return self._sources
+
+    def with_sources(self, sources: tuple[Path, ...]) -> Profile:
+        self._sources = sources
+        return self
+
+    def has(self, capability: Capability) -> bool:
+        return capability in self.capabilities
+
+    @property
+    def read_only(self) -> bool:
+        return not self.workspace.allow_writes
+
+
+def merge_fields(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Field-by-field merge of two raw profile mappings: nested mappings merge per key, everything else
+    (lists included) is replaced. A key set by `override` moves to the end, so that among permission
+    patterns the higher layer's come last and take precedence."""
+    out = dict(base)
+    for key, value in override.items():
+        previous = out.pop(key, None)
+        if isinstance(value, Mapping) and isinstance(previous, Mapping):
+            out[key] = merge_fields(previous, value)
+        else:
+            out[key] = value
+    return out
+
+
+class ProfileFileError(ProfileError):
+    """A ProfileError that knows its file and line. `warning` marks problems that did not skip a file."""
+
+    def __init__(self, message: str, *, path: Path | None = None, line: int | None = None,
+                 warning: bool = False) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.warning = warning
+
+
+@dataclass
+class ProfileSet:
+    """The loaded profiles plus every problem met while loading them (the good ones still load)."""
+
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    errors: list[ProfileError] = field(default_factory=list)
+
+    def get(self, name: str) -> Profile:
+        try:
+            return self.profiles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.profiles)) or "none"
+            raise ProfileError(f"There is no agent profile named '{name}'. "
+                               f"Known profiles: {known}.") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.profiles
+
+    def __iter__(self) -> Iterator[Profile]:
+        return iter(self.profiles.values())
+
+    def names(self) -> list[str]:
+        return sorted(self.profiles)
+
+    def with_capability(self, capability: Capability) -> list[Profile]:
+        return [p for p in self.profiles.values() if p.has(capability)]
+
+    def by_slash(self, command: str) -> Profile | None:
+        """The profile whose slash trigger is `command` (with or without the leading '/')."""
+        wanted = "/" + command.lstrip("/").lower()
+        return next((p for p in self if (p.triggers.slash or "").lower() == wanted), None)
+
+    def by_hotkey(self, key: str) -> Profile | None:
+        return next((p for p in self if (p.triggers.hotkey or "").lower() == key.lower()), None)
+
+    def check_workflows(self, workflow_names: set[str] | Mapping[str, Any]) -> list[ProfileError]:
+        """Problems for profiles naming a workflow that does not exist."""
+        known = ", ".join(sorted(workflow_names)) or "none"
+        return [ProfileFileError(f"Profile '{p.name}' ({_where(p)}) names the workflow '{p.workflow}', which "
+                                 f"does not exist. Known workflows: {known}.",
+                                 path=p.sources[-1] if p.sources else None)
+                for p in self if p.workflow and p.workflow not in workflow_names]
+
+
+def _where(profile: Profile) -> str:
+    return str(profile.sources[-1]) if profile.sources else "built in"
+
+
+def editor_schema(schema: dict[str, Any], title: str, optional: tuple[str, ...]) -> dict[str, Any]:
+    """Make a pydantic schema fit for editors: draft header, files may name it via `$schema`, and fields
+    defaulted from the file name are not required."""
+    required = [r for r in schema.get("required", []) if r not in optional]
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+    schema["properties"] = {"$schema": {"type": "string", "description": "Path or URL of this schema."},
+                            **schema["properties"]}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema, "title": title}
+
+
+def profile_json_schema() -> dict[str, Any]:
+    return editor_schema(Profile.model_json_schema(), "yeetui agent profile", ("name",))
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    """Write `profile.schema.json` and `workflow.schema.json` into `directory`; returns the paths."""
+    from yeetui.workflows import workflow_json_schema
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for filename, schema in (("profile.schema.json", profile_json_schema()),
+                             ("workflow.schema.json", workflow_json_schema())):
+        path = directory / filename
+        path.write_text(schema_text(schema), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def schema_text(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] != "--schema" or len(argv) > 2:
+        print("usage: python -m yeetui.profiles --schema [DIR]", file=sys.stderr)
+        return 2
+    for path in write_schemas(Path(argv[1] if len(argv) == 2 else "schemas")):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,73 @@
+"""The system prompt of a run: the profile's prompt, the workspace, project instructions, the stop rule."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+
+CONTEXT_FILE_CAP = 40_000
+"""Characters read from each AGENTS.md / CLAUDE.md; the rest is cut with a note."""
+
+
+def read_context_files(cwd: Path, names: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, text) of each project instruction file present in `cwd`, in the configured order."""
+    found = []
+    for name in names:
+        path = cwd / name
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if len(text) > CONTEXT_FILE_CAP:
+            text = text[:CONTEXT_FILE_CAP] + f"\n[truncated: {len(text) - CONTEXT_FILE_CAP} characters omitted]"
+        found.append((name, text))
+    return found
+
+
+def exit_rule(exit_tools: Sequence[str], interactive: bool) -> str:
+    if not exit_tools:
+        return ""
+    names = ", ".join(f"`{t}`" for t in exit_tools)
+    if interactive:
+        return (f"When the task is finished, call {names}. You may also simply answer the user when the "
+                "conversation needs their reply.")
+    return (f"You end your work only by calling one of these tools: {names}. A reply without one of them "
+            "does not end the run: you will be asked to continue. Call `complete` with a concise summary of "
+            "what you did and found once the task is done (status `partial` or `blocked` when it is not).")
+
+
+def build_system_prompt(
+    *,
+    profile_prompt: str,
+    cwd: Path,
+    read_only: bool,
+    exit_tools: Sequence[str],
+    interactive: bool = False,
+    context_files: Sequence[tuple[str, str]] = (),
+    workflow_instructions: str = "",
+    today: dt.date | None = None,
+) -> str:
+    today = today or dt.date.today()
+    sections = [profile_prompt.strip()]
+    env_lines = [
+        f"Working directory: {cwd}",
+        f"Platform: {platform.system()} {platform.release()}",
+        f"Today's date: {today.isoformat()}",
+        "Workspace: read-only — you cannot write or edit files." if read_only else "Workspace: writable.",
+    ]
+    sections.append("# Environment\n" + "\n".join(env_lines))
+    for name, text in context_files:
+        sections.append(f"# Project instructions from {name}\n{text.strip()}")
+    if workflow_instructions:
+        sections.append("# Workflow\n" + workflow_instructions.strip())
+    if rule := exit_rule(exit_tools, interactive):
+        sections.append("# How to finish\n" + rule)
+    return "\n\n".join(s for s in sections if s)
+
+
+NUDGE = ("You stopped without calling {tools}. Your run only ends through one of those tools. Continue the "
+         "task; if it is done, call `complete` with a summary; if you need the user, call `ask_user`.")

@@ -1,0 +1,91 @@
+"""Scrub API keys and other credentials out of text before it is shown, stored or logged.
+
+Two layers: well-known key formats (so a key pasted into a tool's output or echoed by a proxy is caught
+even when yeetui never knew it) and the exact secret values yeetui does know (its own provider keys, and
+whatever `secret_values_from_env` finds). Both are replaced with `[REDACTED]`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+
+REDACTED = "[REDACTED]"
+
+_MIN_SECRET_LENGTH = 4
+"""Exact secrets shorter than this are ignored: replacing "ab" everywhere would wreck the text."""
+
+_ENV_SECRET_MIN_LENGTH = 8
+_ENV_SECRET_NAME_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
+
+# Each alternative is a complete token; all are replaced wholesale.
+_TOKEN_PATTERNS = (
+    r"sk-ant-[A-Za-z0-9_\-]{8,}",  # Anthropic
+    r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",  # OpenAI (and OpenAI-style proxies)
+    r"AIza[0-9A-Za-z_\-]{30,}",  # Google API keys
+    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+    r"github_pat_[A-Za-z0-9_]{22,}",  # GitHub fine-grained tokens
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}",  # AWS access key ids
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
+)
+_TOKENS = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_PATTERNS) + r")")
+
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
+
+# `api_key=…`, `"password": "…"`, `X-Api-Key: …`, `GITHUB_TOKEN=…`. The name must END in the keyword, so
+# `max_tokens: 100000` is left alone; the value must be 6+ characters and not a plain number.
+_ASSIGNMENT = re.compile(
+    r"(?i)(?P<name>[A-Za-z0-9_\-]*(?:api[_-]?key|(?:secret|private|access)[_-]?key|secret|token|"
+    r"passw(?:or)?d|pwd))"
+    r"(?P<op>[\"']?\s*[:=]\s*)"
+    r"(?P<quote>[\"']?)"
+    r"(?P<value>(?!\d+\b)(?!\[REDACTED\])[^\s\"'<>,;&]{6,})"
+)
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """Return `text` with known key formats and the given exact `secrets` replaced by `[REDACTED]`."""
+    if not text:
+        return text
+    for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    text = _TOKENS.sub(REDACTED, text)
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    return _ASSIGNMENT.sub(lambda m: m.group("name") + m.group("op") + m.group("quote") + REDACTED, text)
+
+
+def secret_values_from_env(env: Mapping[str, str]) -> list[str]:
+    """Values of variables whose names mention KEY, SECRET, TOKEN or PASSWORD (8+ characters long)."""
+    values = {
+        value
+        for name, value in env.items()
+        if len(value) >= _ENV_SECRET_MIN_LENGTH and any(w in name.upper() for w in _ENV_SECRET_NAME_WORDS)
+    }
+    return sorted(values, key=len, reverse=True)
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts each record's message, exception text and stack before it is emitted.
+
+    Attach it to handlers (not loggers) so records propagated from child loggers are covered too.
+    """
+
+    def __init__(self, secrets: Iterable[str] = (), name: str = "") -> None:
+        super().__init__(name)
+        self.secrets: list[str] = list(secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string must not hide the record; log it unformatted
+            message = f"{record.msg} {record.args!r}"
+        record.msg = redact(message, self.secrets)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self.secrets)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, self.secrets)
+        return True

@@ -1,0 +1,254 @@
+"""The agent loop: prompt → provider stream → tool calls → results → … until an exit tool ends the run.
+
+Control flow is by one small exception, `RunEnded`, carrying the outcome. Status always comes from here,
+never from model text. Every message is committed as it completes; streaming text is checkpointed as a
+partial message so a killed process loses at most the last fraction of a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from yeetui.bus import Bus
+from yeetui.errors import ProviderError
+from yeetui.events import (
+    MessageCommitted,
+    ProviderRetrying,
+    RunStatus,
+    RunStatusChanged,
+    StreamRestarted,
+    TextDelta,
+    ThinkingDelta,
+    UsageUpdated,
+)
+from yeetui.history import repair_history
+from yeetui.messages import Message, TextPart, Usage
+from yeetui.permissions import Permissions
+from yeetui.prompting import NUDGE
+from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk, ThinkingLevel
+from yeetui.providers.pricing import cost_usd
+from yeetui.providers.retry import Restarted, stream_with_retry
+from yeetui.store import Store
+from yeetui.tool_executor import ToolExecutor, ToolRunState
+from yeetui.tools.base import ToolContext
+from yeetui.workflows import WorkflowTracker
+
+CHECKPOINT_INTERVAL = 0.25
+"""Seconds between writes of the in-flight assistant message."""
+
+
+@dataclass
+class RunSpec:
+    """Everything one run needs, resolved up front by the runtime (profile, model, binding, rules)."""
+
+    session_id: str
+    profile: str
+    label: str
+    model: str
+    system_prompt: str
+    tools: list[str]
+    tool_context: ToolContext
+    permissions: Permissions
+    prompt: str | None = None
+    thinking: ThinkingLevel = "off"
+    exit_tools: list[str] = field(default_factory=lambda: ["complete"])
+    workflow: WorkflowTracker | None = None
+    interactive: bool = False
+    max_turns: int = 50
+    timeout: float = 300.0
+    max_nudges: int = 3
+    max_cost_usd: float | None = None
+    max_total_tokens: int | None = None
+    max_tokens: int = 8192
+    secrets: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    session_id: str
+    status: RunStatus
+    output: str = ""
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "result", "status": self.status.value, "output": self.output, "result": self.result,
+                "error": self.error, "session_id": self.session_id, "run_id": self.run_id,
+                "usage": self.usage.model_dump(), "cost": self.cost}
+
+
+class RunEnded(Exception):
+    def __init__(self, status: RunStatus, output: str = "", *, result: dict[str, Any] | None = None,
+                 error: str | None = None) -> None:
+        super().__init__(error or status.value)
+        self.status, self.output, self.result, self.error = status, output, result, error
+
+
+ProviderFactory = Callable[[str], tuple[Provider, str]]
+
+
+class Runner:
+    def __init__(self, *, store: Store, bus: Bus, executor: ToolExecutor, providers: ProviderFactory,
+                 retry_attempts: int = 5, retry_base_delay: float = 1.0, retry_max_delay: float = 30.0) -> None:
+        self.store = store
+        self.bus = bus
+        self.executor = executor
+        self.providers = providers
+        self.retry = {"max_attempts": retry_attempts, "base_delay": retry_base_delay, "max_delay": retry_max_delay}
+
+    async def run(self, spec: RunSpec, run_id: str) -> RunResult:
+        result = RunResult(run_id=run_id, session_id=spec.session_id, status=RunStatus.RUNNING)
+        await self._set_status(result, RunStatus.RUNNING)
+        try:
+            async with asyncio.timeout(spec.timeout) as deadline:
+                try:
+                    await self._loop(spec, result)
+                except TimeoutError:
+                    if deadline.expired():
+                        raise
+                    raise RunEnded(RunStatus.FAILED, error="a timeout inside the run") from None
+        except RunEnded as end:
+            result.status, result.output, result.result, result.error = end.status, end.output, end.result, end.error
+        except TimeoutError:
+            result.status, result.error = RunStatus.TIMEOUT, f"timed out after {spec.timeout:g} s"
+        except ProviderError as exc:
+            result.status, result.error = RunStatus.FAILED, str(exc)
+        except asyncio.CancelledError:
+            result.status, result.error = RunStatus.CANCELLED, "cancelled"
+            await asyncio.shield(self._finish(result))
+            raise
+        await self._finish(result)
+        return result
+
+    async def _loop(self, spec: RunSpec, result: RunResult) -> None:
+        history = await repair_history(self.store, spec.session_id)
+        if spec.prompt is not None:
+            await self._commit(spec, result, history, Message.user(spec.prompt))
+        elif not history or (history[-1].role == "assistant" and not history[-1].tool_calls):
+            await self._commit(spec, result, history, Message.user("Continue where you left off."))
+        tool_state = ToolRunState(
+            run_id=result.run_id, session_id=spec.session_id, agent_label=spec.label, offered=set(spec.tools),
+            permissions=spec.permissions, context=spec.tool_context, workflow=spec.workflow,
+            secrets=spec.secrets, on_status=lambda s: self._set_status(result, RunStatus(s)),
+        )
+        nudges = 0
+        for _turn in range(spec.max_turns):
+            reply = await self._model_turn(spec, result, history)
+            self._check_budget(spec, result)
+            if not reply.tool_calls:
+                if not spec.exit_tools:
+                    raise RunEnded(RunStatus.COMPLETED, reply.text)
+                if spec.interactive:
+                    raise RunEnded(RunStatus.WAITING_USER, reply.text)
+                nudges += 1
+                if nudges > spec.max_nudges:
+                    raise RunEnded(RunStatus.WAITING_USER, reply.text, error=(
+                        f"stopped without calling {_names(spec.exit_tools)} after {spec.max_nudges} reminders"))
+                nudge = NUDGE.format(tools=_names(spec.exit_tools))
+                await self._commit(spec, result, history, Message.user(nudge, nudge=True))
+                continue
+            parts = []
+            for call in reply.tool_calls:
+                part, _ = await self.executor.execute(call, tool_state)
+                parts.append(part)
+            await self._commit(spec, result, history, Message(role="tool", parts=tuple(parts)))
+            for call, part in zip(reply.tool_calls, parts, strict=True):
+                if call.name in spec.exit_tools and not part.is_error:
+                    raise _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)
+        raise RunEnded(RunStatus.FAILED, error=f"reached max_turns ({spec.max_turns}) without finishing")
+
+    async def _model_turn(self, spec: RunSpec, result: RunResult, history: list[Message]) -> Message:
+        provider, bare_model = self.providers(spec.model)
+        tools = [self.executor.registry.get(name).spec() for name in spec.tools]
+        request = ModelRequest(model=bare_model, system=spec.system_prompt, messages=list(history), tools=tools,
+                               max_tokens=spec.max_tokens, thinking=spec.thinking)
+        text = ""
+        partial_id: int | None = None
+        last_write = 0.0
+        done: StreamDone | None = None
+
+        async def on_retry(attempt: int, delay: float, reason: str) -> None:
+            self.bus.publish(ProviderRetrying(result.run_id, spec.session_id, attempt, delay, reason))
+
+        async for item in stream_with_retry(provider, request, on_retry=on_retry, **self.retry):
+            if isinstance(item, TextChunk):
+                text += item.text
+                self.bus.publish(TextDelta(result.run_id, spec.session_id, item.text))
+                if time.monotonic() - last_write >= CHECKPOINT_INTERVAL:
+                    partial_id = await self._checkpoint(spec, result, partial_id, text)
+                    last_write = time.monotonic()
+            elif isinstance(item, ThinkingChunk):
+                self.bus.publish(ThinkingDelta(result.run_id, spec.session_id, item.text))
+            elif isinstance(item, Restarted):
+                text = ""
+                self.bus.publish(StreamRestarted(result.run_id, spec.session_id))
+            elif isinstance(item, StreamDone):
+                done = item
+        if done is None:
+            raise ProviderError("the model stream ended without a final message", retryable=False)
+        self._add_usage(spec, result, done.usage)
+        await self._commit(spec, result, history, done.message, replace_id=partial_id)
+        return done.message
+
+    async def _checkpoint(self, spec: RunSpec, result: RunResult, partial_id: int | None, text: str) -> int:
+        message = Message(role="assistant", parts=(TextPart(text=text),))
+        if partial_id is None:
+            return await self.store.append_message(spec.session_id, message, run_id=result.run_id, partial=True)
+        await self.store.update_message(partial_id, message, partial=True)
+        return partial_id
+
+    async def _commit(self, spec: RunSpec, result: RunResult, history: list[Message], message: Message, *,
+                      replace_id: int | None = None) -> None:
+        if replace_id is None:
+            message_id = await self.store.append_message(spec.session_id, message, run_id=result.run_id)
+        else:
+            await self.store.update_message(replace_id, message, partial=False)
+            message_id = replace_id
+        history.append(message)
+        self.bus.publish(MessageCommitted(result.run_id, spec.session_id, message_id, message))
+
+    def _add_usage(self, spec: RunSpec, result: RunResult, usage: Usage) -> None:
+        turn_cost = cost_usd(spec.model, usage)
+        known = result.cost is not None or result.usage.total_tokens == 0
+        result.cost = (result.cost or 0.0) + turn_cost if known and turn_cost is not None else None
+        result.usage = result.usage + usage
+        self.bus.publish(UsageUpdated(result.run_id, spec.session_id, result.usage, result.cost))
+
+    def _check_budget(self, spec: RunSpec, result: RunResult) -> None:
+        if spec.max_cost_usd is not None and result.cost is not None and result.cost > spec.max_cost_usd:
+            raise RunEnded(RunStatus.FAILED, error=(
+                f"cost budget exceeded: ${result.cost:.4f} spent, limit ${spec.max_cost_usd:.4f}"))
+        if spec.max_total_tokens is not None and result.usage.total_tokens > spec.max_total_tokens:
+            raise RunEnded(RunStatus.FAILED, error=(
+                f"token budget exceeded: {result.usage.total_tokens} tokens used, limit {spec.max_total_tokens}"))
+
+    async def _set_status(self, result: RunResult, status: RunStatus, reason: str = "") -> None:
+        result.status = status
+        await self.store.update_run(result.run_id, status=status)
+        self.bus.publish(RunStatusChanged(result.run_id, result.session_id, status, reason))
+
+    async def _finish(self, result: RunResult) -> None:
+        await self.store.update_run(
+            result.run_id, status=result.status, usage=result.usage, cost=result.cost, error=result.error,
+            result={"output": result.output, **(result.result or {})},
+        )
+        self.bus.publish(RunStatusChanged(result.run_id, result.session_id, result.status, result.error or ""))
+
+
+def _names(tools: list[str]) -> str:
+    return " or ".join(f"`{t}`" for t in tools)
+
+
+def _exit_outcome(tool: str, data: dict[str, Any] | None, content: str) -> RunEnded:
+    if tool == "ask_user":
+        question = (data or {}).get("question", content)
+        return RunEnded(RunStatus.WAITING_USER, question, result=data)
+    output = (data or {}).get("output", content)
+    return RunEnded(RunStatus.COMPLETED, output, result=data)

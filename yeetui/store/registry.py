@@ -1,0 +1,248 @@
+"""The side tables of the store: inbox items, breadcrumbs, worktrees and workflow states.
+
+A mixin over `Database`; `yeetui.store.sqlite.Store` is the class callers use.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from types import EllipsisType
+from typing import Any
+
+from yeetui.errors import StoreError
+from yeetui.store.db import Database
+from yeetui.store.records import (
+    INBOX_STATUSES,
+    Breadcrumb,
+    InboxItem,
+    InboxStatus,
+    WorkflowStateRecord,
+    WorktreeRecord,
+    dump_json,
+    utcnow,
+)
+
+_WORKTREE_FIELDS = frozenset({"path", "branch", "base_branch", "owner_session_id", "status"})
+
+
+def _placeholders(values: Iterable[Any]) -> tuple[str, list[Any]]:
+    items = list(values)
+    return ", ".join("?" * len(items)), items
+
+
+class RegistryMixin(Database):
+    # ----- inbox -------------------------------------------------------------------------------------
+
+    async def put_inbox_item(
+        self, *, session_id: str, kind: str, title: str, body: str = "", run_id: str | None = None,
+        data: dict[str, Any] | None = None, dedupe_key: str | None = None,
+    ) -> tuple[InboxItem, bool]:
+        """Add an item for the recipient `session_id`, unless one with `dedupe_key` exists.
+
+        Returns the item and whether this call created it, so a deliverer announces exactly once.
+        """
+        async with self._write(f"add a {kind!r} inbox item for session {session_id}") as conn:
+            if dedupe_key is not None:
+                row = await self._row(conn, "SELECT * FROM inbox_items WHERE dedupe_key = ?", (dedupe_key,))
+                if row is not None:
+                    return InboxItem.from_row(row), False
+            await self._require(conn, "sessions", session_id, "session")
+            if run_id is not None:
+                await self._require(conn, "agent_runs", run_id, "run")
+            now = utcnow()
+            cursor = await conn.execute(
+                "INSERT INTO inbox_items (session_id, run_id, kind, title, body, data, status, dedupe_key,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'unread', ?, ?, ?)",
+                (session_id, run_id, kind, title, body, dump_json(data), dedupe_key, now, now),
+            )
+            row = await self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (cursor.lastrowid,))
+        assert row is not None
+        return InboxItem.from_row(row), True
+
+    async def add_inbox_item(
+        self, *, session_id: str, kind: str, title: str, body: str = "", run_id: str | None = None,
+        data: dict[str, Any] | None = None, dedupe_key: str | None = None,
+    ) -> InboxItem:
+        """Like `put_inbox_item`, returning only the item (the existing one for a known `dedupe_key`)."""
+        item, _ = await self.put_inbox_item(session_id=session_id, kind=kind, title=title, body=body,
+                                            run_id=run_id, data=data, dedupe_key=dedupe_key)
+        return item
+
+    async def get_inbox_item(self, item_id: int) -> InboxItem | None:
+        row = await self._one(f"read inbox item {item_id}", "SELECT * FROM inbox_items WHERE id = ?",
+                              (item_id,))
+        return None if row is None else InboxItem.from_row(row)
+
+    async def list_inbox(self, session_id: str | None,
+                         statuses: Iterable[InboxStatus] | None = None) -> list[InboxItem]:
+        """Items for one recipient (every recipient when `session_id` is None), newest first."""
+        sql, params = self._inbox_filter(session_id, statuses)
+        rows = await self._all("list inbox items", f"SELECT * FROM inbox_items{sql}"
+                               " ORDER BY created_at DESC, id DESC", params)
+        return [InboxItem.from_row(r) for r in rows]
+
+    async def count_inbox(self, session_id: str | None,
+                          statuses: Iterable[InboxStatus] | None = ("unread",)) -> int:
+        sql, params = self._inbox_filter(session_id, statuses)
+        row = await self._one("count inbox items", f"SELECT count(*) FROM inbox_items{sql}", params)
+        return int(row[0]) if row else 0
+
+    @staticmethod
+    def _inbox_filter(session_id: str | None,
+                      statuses: Iterable[InboxStatus] | None) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if session_id is not None:
+            clauses.append("session_id = ?")
+            params.append(session_id)
+        if statuses is not None:
+            wanted = list(statuses)
+            _check_inbox_statuses(wanted)
+            marks, values = _placeholders(wanted)
+            clauses.append(f"status IN ({marks})")
+            params.extend(values)
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+    async def set_inbox_status(self, item_id: int, status: InboxStatus) -> InboxItem:
+        _check_inbox_statuses([status])
+        async with self._write(f"mark inbox item {item_id} {status}") as conn:
+            cursor = await conn.execute("UPDATE inbox_items SET status = ?, updated_at = ? WHERE id = ?",
+                                        (status, utcnow(), item_id))
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no inbox item {item_id} in the store at {self.path}.")
+            row = await self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (item_id,))
+        assert row is not None
+        return InboxItem.from_row(row)
+
+    # ----- breadcrumbs -------------------------------------------------------------------------------
+
+    async def add_breadcrumb(self, *, session_id: str, summary: str, child_session_id: str | None = None,
+                             run_id: str | None = None) -> Breadcrumb:
+        async with self._write(f"add a breadcrumb to session {session_id}") as conn:
+            await self._require(conn, "sessions", session_id, "session")
+            if child_session_id is not None:
+                await self._require(conn, "sessions", child_session_id, "child session")
+            if run_id is not None:
+                await self._require(conn, "agent_runs", run_id, "run")
+            cursor = await conn.execute(
+                "INSERT INTO breadcrumbs (session_id, child_session_id, run_id, summary, created_at)"
+                " VALUES (?, ?, ?, ?, ?)", (session_id, child_session_id, run_id, summary, utcnow()),
+            )
+            row = await self._row(conn, "SELECT * FROM breadcrumbs WHERE id = ?", (cursor.lastrowid,))
+        assert row is not None
+        return Breadcrumb.from_row(row)
+
+    async def list_breadcrumbs(self, session_id: str) -> list[Breadcrumb]:
+        """A session's breadcrumbs, oldest first."""
+        rows = await self._all(f"list breadcrumbs of session {session_id}",
+                               "SELECT * FROM breadcrumbs WHERE session_id = ? ORDER BY created_at, id",
+                               (session_id,))
+        return [Breadcrumb.from_row(r) for r in rows]
+
+    # ----- worktrees ---------------------------------------------------------------------------------
+
+    async def add_worktree(self, *, path: str | Path, branch: str, repo: str | Path,
+                           base_branch: str | None = None, owner_session_id: str | None = None,
+                           status: str = "active") -> WorktreeRecord:
+        """Register a worktree (or clone). Only one entry per path may have a status other than deleted."""
+        path_text = str(path)
+        async with self._write(f"register the worktree {path_text}") as conn:
+            live = await self._row(conn, "SELECT id FROM worktrees WHERE path = ? AND status != 'deleted'",
+                                   (path_text,))
+            if live is not None and status != "deleted":
+                raise StoreError(f"A worktree at {path_text} is already registered (id {live['id']}).")
+            if owner_session_id is not None:
+                await self._require(conn, "sessions", owner_session_id, "owner session")
+            worktree_id, now = uuid.uuid4().hex, utcnow()
+            await conn.execute(
+                "INSERT INTO worktrees (id, path, branch, base_branch, repo, owner_session_id, status,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (worktree_id, path_text, branch, base_branch, str(repo), owner_session_id, status, now, now),
+            )
+            row = await self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+        assert row is not None
+        return WorktreeRecord.from_row(row)
+
+    async def get_worktree(self, worktree_id: str) -> WorktreeRecord | None:
+        row = await self._one(f"read worktree {worktree_id}", "SELECT * FROM worktrees WHERE id = ?",
+                              (worktree_id,))
+        return None if row is None else WorktreeRecord.from_row(row)
+
+    async def resolve_worktree(self, id_or_prefix: str) -> WorktreeRecord:
+        return WorktreeRecord.from_row(await self._resolve("worktrees", "worktree", id_or_prefix))
+
+    async def list_worktrees(self, *, repo: str | Path | None = None, statuses: Iterable[str] | None = None,
+                             owner_session_id: str | EllipsisType | None = ...,
+                             path: str | Path | None = None) -> list[WorktreeRecord]:
+        """Registered worktrees, newest first. `owner_session_id=None` means unowned ones only."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if repo is not None:
+            clauses.append("repo = ?")
+            params.append(str(repo))
+        if path is not None:
+            clauses.append("path = ?")
+            params.append(str(path))
+        if statuses is not None:
+            marks, values = _placeholders(statuses)
+            clauses.append(f"status IN ({marks})")
+            params.extend(values)
+        if owner_session_id is None:
+            clauses.append("owner_session_id IS NULL")
+        elif owner_session_id is not ...:
+            clauses.append("owner_session_id = ?")
+            params.append(owner_session_id)
+        where = " WHERE " + " AND ".join(clauses) if clauses else ""
+        rows = await self._all("list worktrees",
+                               f"SELECT * FROM worktrees{where} ORDER BY created_at DESC, rowid DESC", params)
+        return [WorktreeRecord.from_row(r) for r in rows]
+
+    async def update_worktree(self, worktree_id: str, **fields: Any) -> WorktreeRecord:
+        """Change any of path, branch, base_branch, owner_session_id, status (claim, release, merged…)."""
+        unknown = set(fields) - _WORKTREE_FIELDS
+        if unknown:
+            raise TypeError(f"update_worktree() cannot change {', '.join(sorted(unknown))}; "
+                            f"it changes only {', '.join(sorted(_WORKTREE_FIELDS))}.")
+        values = {k: (str(v) if isinstance(v, Path) else v) for k, v in fields.items()}
+        async with self._write(f"update worktree {worktree_id}") as conn:
+            if values.get("owner_session_id") is not None:
+                await self._require(conn, "sessions", values["owner_session_id"], "owner session")
+            values["updated_at"] = utcnow()
+            assignments = ", ".join(f"{name} = ?" for name in values)
+            cursor = await conn.execute(f"UPDATE worktrees SET {assignments} WHERE id = ?",
+                                        [*values.values(), worktree_id])
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no worktree {worktree_id} in the store at {self.path}.")
+            row = await self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+        assert row is not None
+        return WorktreeRecord.from_row(row)
+
+    # ----- workflow states ---------------------------------------------------------------------------
+
+    async def save_workflow_state(self, run_id: str, workflow: str,
+                                  state: dict[str, Any]) -> WorkflowStateRecord:
+        """Replace the saved state of `run_id`'s workflow (one row per run)."""
+        async with self._write(f"save the workflow state of run {run_id}") as conn:
+            await self._require(conn, "agent_runs", run_id, "run")
+            await conn.execute(
+                "INSERT INTO workflow_states (run_id, workflow, state, updated_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, state = excluded.state,"
+                " updated_at = excluded.updated_at",
+                (run_id, workflow, dump_json(state), utcnow()),
+            )
+            row = await self._row(conn, "SELECT * FROM workflow_states WHERE run_id = ?", (run_id,))
+        assert row is not None
+        return WorkflowStateRecord.from_row(row)
+
+    async def load_workflow_state(self, run_id: str) -> WorkflowStateRecord | None:
+        row = await self._one(f"read the workflow state of run {run_id}",
+                              "SELECT * FROM workflow_states WHERE run_id = ?", (run_id,))
+        return None if row is None else WorkflowStateRecord.from_row(row)
+
+
+def _check_inbox_statuses(statuses: Iterable[str]) -> None:
+    for status in statuses:
+        if status not in INBOX_STATUSES:
+            raise StoreError(f"Unknown inbox status {status!r}; use one of {', '.join(INBOX_STATUSES)}.")

@@ -1,0 +1,342 @@
+"""`Store`: yeetui's SQLite persistence for sessions, messages and agent runs (SPEC §3.5).
+
+Open it with `await Store.open(path)` (or `async with await Store.open(path) as store`). Several Store
+instances, in one process or many, may share a file: the database runs in WAL mode and writers wait up
+to `busy_timeout`. Every call commits before it returns, so a `kill -9` loses nothing already stored.
+Inbox items, breadcrumbs, worktrees and workflow states come from `RegistryMixin`.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import EllipsisType
+from typing import Any
+
+from yeetui.errors import StoreError
+from yeetui.events import RunStatus
+from yeetui.messages import Message, Usage
+from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
+from yeetui.store.registry import RegistryMixin
+
+INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
+"""The `error` of a run `mark_interrupted` ends."""
+
+_SESSION_FIELDS = frozenset({"title", "model", "workspace", "cwd", "status"})
+_LIVE_STATUSES = (RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.WAITING_PERMISSION)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (signal 0 checks without sending anything)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, it is just not ours to signal
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def session_key(profile: str, session_id: str, *, subagent: bool) -> str:
+    return f"agent:{profile}:{'subagent' if subagent else 'primary'}:{session_id}"
+
+
+class Store(RegistryMixin):
+    """The async store. All methods commit before returning and raise `StoreError` with context."""
+
+    # ----- sessions ----------------------------------------------------------------------------------
+
+    async def create_session(
+        self, *, profile: str, title: str = "", parent_id: str | None = None, depth: int | None = None,
+        key: str | None = None, model: str | None = None, cwd: str | Path | None = None,
+        workspace: dict[str, Any] | None = None, status: str = "active",
+    ) -> SessionRecord:
+        """Create a session. `depth` defaults to the parent's depth + 1 (0 without a parent); `key`
+        defaults to `agent:<profile>:primary:<id>`, or `…:subagent:<id>` for a child."""
+        session_id = uuid.uuid4().hex
+        key = key or session_key(profile, session_id, subagent=parent_id is not None)
+        async with self._write(f"create a {profile!r} session") as conn:
+            if parent_id is not None:
+                parent = await self._row(conn, "SELECT depth FROM sessions WHERE id = ?", (parent_id,))
+                if parent is None:
+                    raise StoreError(f"There is no parent session {parent_id} in the store at {self.path}.")
+                depth = parent["depth"] + 1 if depth is None else depth
+            if await self._row(conn, "SELECT 1 FROM sessions WHERE key = ?", (key,)) is not None:
+                raise StoreError(f"A session with key {key!r} already exists in the store at {self.path}.")
+            now = utcnow()
+            await conn.execute(
+                "INSERT INTO sessions (id, key, parent_id, depth, profile, title, model, workspace, cwd,"
+                " status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, key, parent_id, depth or 0, profile, title, model, dump_json(workspace),
+                 None if cwd is None else str(cwd), status, now, now),
+            )
+            row = await self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
+        assert row is not None
+        return SessionRecord.from_row(row)
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        row = await self._one(f"read session {session_id}", "SELECT * FROM sessions WHERE id = ?",
+                              (session_id,))
+        return None if row is None else SessionRecord.from_row(row)
+
+    async def resolve_session(self, id_or_prefix: str) -> SessionRecord:
+        """The session whose id (or key) is `id_or_prefix`, or whose id uniquely starts with it."""
+        return SessionRecord.from_row(await self._resolve("sessions", "session", id_or_prefix,
+                                                          key_column="key"))
+
+    async def list_sessions(self, *, parent_id: str | EllipsisType | None = ...,
+                            limit: int = 50) -> list[SessionRecord]:
+        """Sessions, most recently active first. `parent_id=None`: top-level only; `...`: all."""
+        where, params = "", []
+        if parent_id is None:
+            where = " WHERE parent_id IS NULL"
+        elif parent_id is not ...:
+            where, params = " WHERE parent_id = ?", [parent_id]
+        rows = await self._all("list sessions", f"SELECT * FROM sessions{where}"
+                               " ORDER BY updated_at DESC, rowid DESC LIMIT ?", [*params, limit])
+        return [SessionRecord.from_row(r) for r in rows]
+
+    async def latest_session(self, *, parent_id: str | EllipsisType | None = None) -> SessionRecord | None:
+        """The most recently active top-level session (what `yeetui --continue` resumes)."""
+        found = await self.list_sessions(parent_id=parent_id, limit=1)
+        return found[0] if found else None
+
+    async def children(self, session_id: str) -> list[SessionRecord]:
+        """Direct children, oldest first."""
+        rows = await self._all(f"list the children of session {session_id}",
+                               "SELECT * FROM sessions WHERE parent_id = ? ORDER BY created_at, rowid",
+                               (session_id,))
+        return [SessionRecord.from_row(r) for r in rows]
+
+    async def descendants(self, session_id: str) -> list[SessionRecord]:
+        """Every session below `session_id` (not itself), by depth then age."""
+        rows = await self._all(
+            f"list the descendants of session {session_id}",
+            "WITH RECURSIVE tree(id) AS (SELECT id FROM sessions WHERE parent_id = ?"
+            " UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id)"
+            " SELECT * FROM sessions WHERE id IN (SELECT id FROM tree) ORDER BY depth, created_at, rowid",
+            (session_id,),
+        )
+        return [SessionRecord.from_row(r) for r in rows]
+
+    async def update_session(self, session_id: str, **fields: Any) -> SessionRecord:
+        """Change any of title, model, workspace (a dict), cwd, status; bumps `updated_at`."""
+        unknown = set(fields) - _SESSION_FIELDS
+        if unknown:
+            raise TypeError(f"update_session() cannot change {', '.join(sorted(unknown))}; "
+                            f"it changes only {', '.join(sorted(_SESSION_FIELDS))}.")
+        values = dict(fields)
+        if "workspace" in values:
+            values["workspace"] = dump_json(values["workspace"])
+        if values.get("cwd") is not None:
+            values["cwd"] = str(values["cwd"])
+        values["updated_at"] = utcnow()
+        assignments = ", ".join(f"{name} = ?" for name in values)
+        async with self._write(f"update session {session_id}") as conn:
+            cursor = await conn.execute(f"UPDATE sessions SET {assignments} WHERE id = ?",
+                                        [*values.values(), session_id])
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no session {session_id} in the store at {self.path}.")
+            row = await self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
+        assert row is not None
+        return SessionRecord.from_row(row)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session with its descendants, messages, runs and inbox items (spawn `cleanup: delete`)."""
+        async with self._write(f"delete session {session_id}") as conn:
+            cursor = await conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no session {session_id} in the store at {self.path}.")
+
+    # ----- messages ----------------------------------------------------------------------------------
+
+    async def append_message(self, session_id: str, message: Message, *, run_id: str | None = None,
+                             partial: bool = False) -> int:
+        """Commit `message` as the session's next message; returns its id. Bumps the session's activity."""
+        async with self._write(f"append a message to session {session_id}") as conn:
+            await self._require(conn, "sessions", session_id, "session")
+            if run_id is not None:
+                await self._require(conn, "agent_runs", run_id, "run")
+            now = utcnow()
+            cursor = await conn.execute(
+                "INSERT INTO messages (session_id, run_id, seq, role, body, partial, created_at, updated_at)"
+                " VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?),"
+                " ?, ?, ?, ?, ?)",
+                (session_id, run_id, session_id, message.role, message.model_dump_json(), int(partial),
+                 now, now),
+            )
+            await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+            message_id = cursor.lastrowid
+        assert message_id is not None
+        return message_id
+
+    async def update_message(self, message_id: int, message: Message, *, partial: bool) -> None:
+        """Replace a message's content: checkpoint a streaming message, or finalise it (`partial=False`)."""
+        async with self._write(f"update message {message_id}") as conn:
+            now = utcnow()
+            cursor = await conn.execute(
+                "UPDATE messages SET role = ?, body = ?, partial = ?, updated_at = ? WHERE id = ?",
+                (message.role, message.model_dump_json(), int(partial), now, message_id),
+            )
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no message {message_id} in the store at {self.path}.")
+            await conn.execute("UPDATE sessions SET updated_at = ? WHERE id ="
+                               " (SELECT session_id FROM messages WHERE id = ?)", (now, message_id))
+
+    async def delete_message(self, message_id: int) -> None:
+        async with self._write(f"delete message {message_id}") as conn:
+            cursor = await conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no message {message_id} in the store at {self.path}.")
+
+    async def get_message(self, message_id: int) -> StoredMessage | None:
+        row = await self._one(f"read message {message_id}", "SELECT * FROM messages WHERE id = ?",
+                              (message_id,))
+        return None if row is None else StoredMessage.from_row(row)
+
+    async def messages(self, session_id: str, *, include_partial: bool = True, limit: int | None = None,
+                       after_seq: int | None = None) -> list[StoredMessage]:
+        """A session's messages in order; `limit` keeps the last N, `after_seq` only newer ones."""
+        where, params = "session_id = ?", [session_id]
+        if not include_partial:
+            where += " AND partial = 0"
+        if after_seq is not None:
+            where += " AND seq > ?"
+            params.append(after_seq)
+        sql = f"SELECT * FROM messages WHERE {where} ORDER BY seq"
+        if limit is not None:
+            sql = (f"SELECT * FROM (SELECT * FROM messages WHERE {where} ORDER BY seq DESC LIMIT ?)"
+                   " ORDER BY seq")
+            params.append(max(limit, 0))
+        rows = await self._all(f"read the messages of session {session_id}", sql, params)
+        return [StoredMessage.from_row(r) for r in rows]
+
+    async def count_messages(self, session_id: str, *, include_partial: bool = True) -> int:
+        extra = "" if include_partial else " AND partial = 0"
+        row = await self._one(f"count the messages of session {session_id}",
+                              f"SELECT count(*) FROM messages WHERE session_id = ?{extra}", (session_id,))
+        return int(row[0]) if row else 0
+
+    # ----- runs --------------------------------------------------------------------------------------
+
+    async def create_run(
+        self, *, session_id: str, profile: str, model: str | None, prompt: str,
+        status: RunStatus = RunStatus.QUEUED, parent_run_id: str | None = None, label: str | None = None,
+        workflow: str | None = None, worktree: str | Path | None = None, pid: int | None = None,
+    ) -> RunRecord:
+        """Create a run record. `pid` is the process responsible for it, this one unless given; a runner
+        in another process claims the run with `update_run(pid=…)`."""
+        run_id, now = uuid.uuid4().hex, utcnow()
+        status = RunStatus(status)
+        async with self._write(f"create a {profile!r} run in session {session_id}") as conn:
+            await self._require(conn, "sessions", session_id, "session")
+            if parent_run_id is not None:
+                await self._require(conn, "agent_runs", parent_run_id, "parent run")
+            await conn.execute(
+                "INSERT INTO agent_runs (id, session_id, parent_run_id, profile, model, prompt, status,"
+                " usage, label, workflow, worktree, created_at, started_at, finished_at, pid)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, session_id, parent_run_id, profile, model, prompt, status.value,
+                 Usage().model_dump_json(), label, workflow, None if worktree is None else str(worktree),
+                 now, now if status is RunStatus.RUNNING else None, now if status.is_final else None,
+                 os.getpid() if pid is None else pid),
+            )
+            row = await self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+        assert row is not None
+        return RunRecord.from_row(row)
+
+    async def update_run(
+        self, run_id: str, *, status: RunStatus | None = None, result: Any = None, usage: Usage | None = None,
+        cost: float | EllipsisType | None = ..., error: str | None = None, pid: int | None = None,
+        worktree: str | Path | None = None,
+    ) -> RunRecord:
+        """Change a run; arguments left as None (`...` for cost) stay as they are.
+
+        The first move to `running` sets `started_at`; a final status (`RunStatus.is_final`) sets
+        `finished_at`; moving back to a live status (a resume) clears `finished_at` and `error`.
+        """
+        values: dict[str, Any] = {}
+        now = utcnow()
+        if status is not None:
+            status = RunStatus(status)
+            values["status"] = status.value
+            values["finished_at"] = now if status.is_final else None
+            if not status.is_final:
+                values["error"] = None
+        for name, value in (("result", result), ("error", error), ("pid", pid)):
+            if value is not None:
+                values[name] = dump_json(value) if name == "result" else value
+        if usage is not None:
+            values["usage"] = usage.model_dump_json()
+        if cost is not ...:
+            values["cost"] = cost
+        if worktree is not None:
+            values["worktree"] = str(worktree)
+        async with self._write(f"update run {run_id}") as conn:
+            row = await self._row(conn, "SELECT started_at FROM agent_runs WHERE id = ?", (run_id,))
+            if row is None:
+                raise StoreError(f"There is no run {run_id} in the store at {self.path}.")
+            if status is RunStatus.RUNNING and row["started_at"] is None:
+                values["started_at"] = now
+            if values:
+                assignments = ", ".join(f"{name} = ?" for name in values)
+                await conn.execute(f"UPDATE agent_runs SET {assignments} WHERE id = ?",
+                                   [*values.values(), run_id])
+            row = await self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+        assert row is not None
+        return RunRecord.from_row(row)
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        row = await self._one(f"read run {run_id}", "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+        return None if row is None else RunRecord.from_row(row)
+
+    async def resolve_run(self, id_or_prefix: str) -> RunRecord:
+        return RunRecord.from_row(await self._resolve("agent_runs", "run", id_or_prefix))
+
+    async def list_runs(self, *, session_id: str | None = None, statuses: Iterable[RunStatus] | None = None,
+                        parent_run_id: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs, newest first, optionally of one session, with given statuses, or below one parent run."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if session_id is not None:
+            clauses.append("session_id = ?")
+            params.append(session_id)
+        if parent_run_id is not None:
+            clauses.append("parent_run_id = ?")
+            params.append(parent_run_id)
+        if statuses is not None:
+            wanted = [RunStatus(s).value for s in statuses]
+            clauses.append(f"status IN ({', '.join('?' * len(wanted))})")
+            params.extend(wanted)
+        where = " WHERE " + " AND ".join(clauses) if clauses else ""
+        rows = await self._all("list runs", f"SELECT * FROM agent_runs{where}"
+                               " ORDER BY created_at DESC, rowid DESC LIMIT ?", [*params, limit])
+        return [RunRecord.from_row(r) for r in rows]
+
+    async def mark_interrupted(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[RunRecord]:
+        """At start-up: end as `interrupted` every running/queued/waiting_permission run whose process is
+        gone. Runs of a live process other than this one (another yeetui, a tmux child) are left alone."""
+        me = os.getpid()
+        marks = ", ".join("?" * len(_LIVE_STATUSES))
+        async with self._write("mark orphaned runs interrupted") as conn:
+            async with conn.execute(f"SELECT id, pid FROM agent_runs WHERE status IN ({marks})",
+                                    [s.value for s in _LIVE_STATUSES]) as cursor:
+                candidates = list(await cursor.fetchall())
+            orphaned = [r["id"] for r in candidates
+                        if r["pid"] is None or r["pid"] == me or not is_alive(r["pid"])]
+            now = utcnow()
+            for run_id in orphaned:
+                await conn.execute(
+                    "UPDATE agent_runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
+                    (RunStatus.INTERRUPTED.value, INTERRUPTED_ERROR, now, run_id),
+                )
+            rows = []
+            for run_id in orphaned:
+                rows.append(await self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,)))
+        return [RunRecord.from_row(r) for r in rows if r is not None]

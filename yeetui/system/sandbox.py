@@ -1,0 +1,194 @@
+"""Read-only OS sandboxes for `bash` in read-only bindings (SPEC §3.3): bubblewrap, else Landlock, else none.
+
+- `bwrap`: the whole filesystem bound read-only, private /dev, /proc and /tmp, every namespace unshared
+  (so no network), killed with its parent. Many containers forbid the namespaces it needs, so it is
+  probed by running `true` under it, not by looking for the binary.
+- `landlock` (Linux ≥ 5.13): this file doubles as a tiny pre-exec wrapper, run with `python -I -S`, that
+  restricts every filesystem write right except on /dev/null and a private temp dir, sets no_new_privs
+  and execs the command. From ABI 4 TCP bind/connect are denied too, from ABI 6 signals and abstract
+  unix sockets are scoped to the sandbox. It is probed by checking that a write really fails.
+
+This module uses only the standard library so that it can run as that wrapper script.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+Sandbox = Literal["bwrap", "landlock"]
+
+_BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+               "--unshare-all", "--die-with-parent")
+_PROBE_TIMEOUT = 10.0
+_LANDLOCK_FLAG = "--landlock-exec"
+
+# Landlock ABI (include/uapi/linux/landlock.h); syscall numbers are the same on every unified-table arch.
+_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_WRITE_FILE = 1 << 1
+_FS_WRITE_V1 = (_WRITE_FILE | 1 << 4 | 1 << 5 | 1 << 6 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11
+                | 1 << 12)  # write, remove dir/file, make char/dir/reg/sock/fifo/block/symlink
+_REFER, _TRUNCATE = 1 << 13, 1 << 14
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
+_PR_SET_NO_NEW_PRIVS = 38
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = (("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64))
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, or 0 when Landlock is unsupported or disabled."""
+    if sys.platform != "linux":
+        return 0
+    syscall = _libc().syscall
+    syscall.restype = ctypes.c_long
+    abi = syscall(ctypes.c_long(_SYS_CREATE_RULESET), None, ctypes.c_size_t(0),
+                  ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    return max(int(abi), 0)
+
+
+def _landlock_restrict(private_tmp: str | None) -> None:
+    """Restrict this process (and what it execs) to writing only /dev/null and `private_tmp`."""
+    abi = landlock_abi()
+    if abi < 1:
+        raise OSError("Landlock is not available in this kernel")
+    libc = _libc()
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+    fs = _FS_WRITE_V1 | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
+    attr = _RulesetAttr(fs, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0,
+                        _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if abi >= 6 else 0)
+    size = 8 if abi < 4 else 16 if abi < 6 else 24
+    ruleset = syscall(ctypes.c_long(_SYS_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
+                      ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    allowed: list[tuple[str, int]] = [("/dev/null", _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0))]
+    if private_tmp:
+        allowed.append((private_tmp, fs))
+    for path, rights in allowed:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        try:
+            rule = _PathBeneath(rights, fd)
+            if syscall(ctypes.c_long(_SYS_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
+                       ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
+                raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+        finally:
+            os.close(fd)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if syscall(ctypes.c_long(_SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    os.close(ruleset)
+
+
+def _landlock_exec_main(args: list[str]) -> int:
+    """`sandbox.py --landlock-exec PRIVATE_TMP -- ARGV…`: restrict, then exec. Never runs unsandboxed."""
+    if len(args) < 4 or args[0] != _LANDLOCK_FLAG or args[2] != "--":
+        sys.stderr.write("usage: sandbox.py --landlock-exec PRIVATE_TMP -- COMMAND [ARG…]\n")
+        return 2
+    try:
+        _landlock_restrict(args[1] or None)
+    except OSError as exc:
+        sys.stderr.write(f"yeetui: could not apply the Landlock read-only sandbox: {exc}\n")
+        return 126
+    try:
+        os.execvp(args[3], args[3:])
+    except OSError as exc:
+        sys.stderr.write(f"yeetui: cannot run {args[3]}: {exc.strerror}\n")
+        return 127
+
+
+# ---------------------------------------------------------------------------------------------- wrap
+
+
+def _bind_order(cwd: Path, roots: Sequence[Path]) -> list[Path]:
+    """Workspace dirs to re-bind after `--tmpfs /tmp` (which would hide a workspace under /tmp)."""
+    paths = {Path(p) for p in (*roots, cwd)}
+    return sorted(paths, key=lambda p: len(p.parts))
+
+
+def wrap_readonly(argv: Sequence[str], cwd: str | os.PathLike[str], *, roots: Sequence[Path] = (),
+                  private_tmp: str | os.PathLike[str] | None = None,
+                  mechanism: Sandbox | None = None) -> list[str]:
+    """Prefix `argv` so it runs under the read-only sandbox (`mechanism`, default: the probed one).
+
+    `private_tmp` is the one writable directory for Landlock (bwrap gets a private tmpfs /tmp instead);
+    point TMPDIR at it. Raises RuntimeError when no sandbox is available.
+    """
+    mechanism = mechanism or probe_sandbox()
+    cwd = Path(cwd)
+    if mechanism == "bwrap":
+        bwrap = shutil.which("bwrap") or "bwrap"
+        binds = [a for p in _bind_order(cwd, roots) for a in ("--ro-bind", str(p), str(p))]
+        return [bwrap, *_BWRAP_ARGS, *binds, "--chdir", str(cwd), "--", *argv]
+    if mechanism == "landlock":
+        return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), _LANDLOCK_FLAG,
+                os.fspath(private_tmp) if private_tmp else "", "--", *argv]
+    raise RuntimeError("No read-only sandbox (bubblewrap or Landlock) is available on this machine.")
+
+
+# ---------------------------------------------------------------------------------------------- probe
+
+
+def _writes_blocked(mechanism: Sandbox) -> bool:
+    """Run a write under the sandbox in a scratch dir: it must start, and the file must not appear."""
+    with tempfile.TemporaryDirectory(prefix="yeetui-probe-") as scratch, \
+            tempfile.TemporaryDirectory(prefix="yeetui-probe-tmp-") as private:
+        target = Path(scratch) / "probe"
+        script = 'echo x > "$1" 2>/dev/null; test ! -e "$1"'
+        argv = wrap_readonly(["/bin/sh", "-c", script, "sh", str(target)], scratch,
+                             roots=(Path(scratch),), private_tmp=private, mechanism=mechanism)
+        try:
+            done = subprocess.run(argv, cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=_PROBE_TIMEOUT, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return done.returncode == 0 and not target.exists()
+
+
+@functools.cache
+def probe_bwrap() -> bool:
+    """True when bubblewrap is installed *and* works here (containers often forbid its namespaces)."""
+    return shutil.which("bwrap") is not None and _writes_blocked("bwrap")
+
+
+@functools.cache
+def probe_landlock() -> bool:
+    """True when the kernel supports Landlock and the wrapper really blocks a write."""
+    return landlock_abi() >= 1 and _writes_blocked("landlock")
+
+
+@functools.cache
+def probe_sandbox() -> Sandbox | None:
+    """The read-only sandbox bash will use: `bwrap`, else `landlock`, else None. Probed once."""
+    if probe_bwrap():
+        return "bwrap"
+    if probe_landlock():
+        return "landlock"
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(_landlock_exec_main(sys.argv[1:]))

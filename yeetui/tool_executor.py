@@ -1,0 +1,123 @@
+"""Runs one tool call for a run, after every check the tool layer owes the user.
+
+Order: malformed arguments → tool offered to this run? → workflow step allows it? → arguments valid? →
+read-only binding vs writing tool → permission rules (deny / ask the user / allow) → exit-tool schema →
+run. Every refusal becomes an error result the model can read; nothing here raises into the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from yeetui.bus import Bus
+from yeetui.errors import ToolError
+from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
+from yeetui.messages import ToolCallPart, ToolResultPart
+from yeetui.permissions import Permissions
+from yeetui.redact import redact
+from yeetui.tools.base import ToolContext, ToolOutput
+from yeetui.tools.registry import ToolRegistry
+from yeetui.workflows import WorkflowTracker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ToolRunState:
+    """Per-run facts the executor needs; owned by the runner."""
+
+    run_id: str
+    session_id: str
+    agent_label: str
+    offered: set[str]
+    permissions: Permissions
+    context: ToolContext
+    workflow: WorkflowTracker | None = None
+    secrets: Iterable[str] = ()
+    on_status: Callable[[str], Any] | None = None
+    """Called with "waiting_permission" / "running" around a permission question."""
+    exit_data: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class ToolExecutor:
+    def __init__(self, registry: ToolRegistry, bus: Bus, *, output_cap: int = 30_000) -> None:
+        self.registry = registry
+        self.bus = bus
+        self.output_cap = output_cap
+
+    async def execute(self, call: ToolCallPart, state: ToolRunState) -> tuple[ToolResultPart, ToolOutput]:
+        self.bus.publish(ToolCallStarted(state.run_id, state.session_id, call.id, call.name, call.arguments))
+        try:
+            output = await self._checked_run(call, state)
+        except asyncio.CancelledError:
+            raise
+        except ToolError as exc:
+            output = ToolOutput(content=str(exc), is_error=True)
+        except Exception as exc:  # a tool bug must not end the run; the model and the log hear about it
+            log.exception("tool %s crashed", call.name)
+            output = ToolOutput(content=f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                                is_error=True)
+        content = redact(output.content, state.secrets)
+        if len(content) > self.output_cap:
+            omitted = len(content) - self.output_cap
+            content = content[: self.output_cap] + f"\n[output truncated: {omitted} characters omitted]"
+        if state.workflow is not None:
+            state.workflow.after_tool(call.name, call.arguments, output.is_error)
+        self.bus.publish(ToolCallFinished(state.run_id, state.session_id, call.id, call.name, content,
+                                          output.is_error))
+        part = ToolResultPart(call_id=call.id, name=call.name, content=content, is_error=output.is_error)
+        return part, output
+
+    async def _checked_run(self, call: ToolCallPart, state: ToolRunState) -> ToolOutput:
+        if call.raw_arguments is not None:
+            return _error(f"{call.name}: the arguments were not valid JSON ({call.raw_arguments[:200]!r}). "
+                          "Send the arguments as a JSON object.")
+        if call.name not in state.offered:
+            return _error(f"Tool {call.name!r} is not available to {state.agent_label}. "
+                          f"Available tools: {', '.join(sorted(state.offered))}.")
+        if state.workflow is not None and (reason := state.workflow.check_tool(call.name)):
+            return _error(reason)
+        prepared = self.registry.prepare(call.name, call.arguments, None)
+        if isinstance(prepared, ToolOutput):
+            return prepared
+        tool, args = prepared
+        if tool.writes and not state.context.binding.allow_writes:
+            return _error(f"{call.name} is refused: {state.agent_label} works in a read-only workspace.")
+        subject = tool.subject(args)
+        action = state.permissions.decide(call.name, subject, writes=tool.writes or call.name == "bash")
+        if action == "deny":
+            return _error(f"{call.name} on {subject!r} is denied by a permission rule.")
+        if action == "ask":
+            answer = await self._ask(call, subject, state)
+            if answer == "deny":
+                return _error(f"The user denied {call.name} on {subject!r}. Do not retry it; choose another way "
+                              "or ask the user.")
+            if answer == "allow_always":
+                state.permissions.remember_always(call.name, subject)
+        if state.workflow is not None and (problem := state.workflow.exit_error(call.name, call.arguments)):
+            return _error(problem)
+        output = await tool.run(args, state.context)
+        if output.data is not None and not output.is_error:
+            state.exit_data[call.name] = output.data
+        return output
+
+    async def _ask(self, call: ToolCallPart, subject: str, state: ToolRunState) -> PermissionAnswer:
+        loop = asyncio.get_running_loop()
+        reply: asyncio.Future[PermissionAnswer] = loop.create_future()
+        if state.on_status:
+            await state.on_status("waiting_permission")
+        self.bus.publish(PermissionRequested(state.run_id, state.session_id, state.agent_label, call.name,
+                                             subject, dict(call.arguments), reply))
+        try:
+            return await reply
+        finally:
+            if state.on_status:
+                await state.on_status("running")
+
+
+def _error(text: str) -> ToolOutput:
+    return ToolOutput(content=text, is_error=True)

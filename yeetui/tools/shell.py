@@ -1,0 +1,224 @@
+"""`bash`: run a shell command in the binding's cwd, in its own process group, with a timeout.
+
+On timeout, on task cancellation, and when the command exits leaving background jobs behind, the whole
+process group gets SIGTERM and then SIGKILL, so no child outlives the call (a process that calls `setsid`
+itself leaves the group and is out of reach). Output (stdout and stderr merged) keeps its head and tail
+within `ToolSettings.output_cap` and passes through `yeetui.redact`. Variables whose names mention KEY,
+SECRET, TOKEN or PASSWORD are removed from the environment. In read-only bindings the command runs under
+the OS sandbox of `yeetui.system.sandbox`, or is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import Field
+
+from yeetui.errors import ToolError
+from yeetui.redact import redact, secret_values_from_env
+from yeetui.system import sandbox
+from yeetui.tools.base import Tool, ToolContext, ToolOutput
+from yeetui.tools.files import StrictArgs
+
+SECRET_NAME_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
+KILL_GRACE = 2.0
+"""Seconds between SIGTERM and SIGKILL for the process group."""
+_CHUNK = 65536
+_POLL = 0.05
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without any variable whose name contains KEY, SECRET, TOKEN or PASSWORD (any case)."""
+    return {k: v for k, v in env.items() if not any(w in k.upper() for w in SECRET_NAME_WORDS)}
+
+
+class _Capture:
+    """Keeps the first and last `cap // 2` characters of a stream and counts the rest exactly."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = max(cap // 2, 1)
+        self.cap = cap
+        self.head = ""
+        self.tail = ""
+        self.total = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        self.total += len(text)
+        if len(self.head) < self.half:
+            take = self.half - len(self.head)
+            self.head += text[:take]
+            text = text[take:]
+        if text:
+            self.tail = (self.tail + text)[-self.half:]
+
+    def text(self) -> str:
+        if self.total <= self.cap:
+            return self.head + self.tail
+        omitted = self.total - len(self.head) - len(self.tail)
+        return f"{self.head}\n[output truncated: {omitted} characters omitted]\n{self.tail}"
+
+
+def _group_alive(pgid: int) -> bool:
+    """Is any non-zombie process left in group `pgid`? (/proc when present, else signal 0)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+async def kill_group(pgid: int, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the group, wait up to `grace` seconds for it to go, then SIGKILL whatever is left."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    for _ in range(max(int(grace / _POLL), 1)):  # nothing signals a group's end: poll /proc
+        if not _group_alive(pgid):
+            break
+        await asyncio.sleep(_POLL)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+class BashArgs(StrictArgs):
+    command: str = Field(description="The command, run with `bash -c` in the working directory.")
+    timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
+
+
+class BashTool(Tool):
+    name = "bash"
+    description = ("Run a shell command with bash in the working directory and return its combined output "
+                   "and exit code. Long-running commands are killed at the timeout; background jobs are "
+                   "killed when the command ends. Prefer read_file/grep/glob for reading files.")
+    Args = BashArgs
+
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
+        settings = ctx.settings
+        timeout = min(args.timeout or settings.bash_timeout, settings.bash_max_timeout)
+        source = dict(os.environ) if ctx.env is None else dict(ctx.env)
+        env = scrub_env(source)
+        secrets = secret_values_from_env(source)
+        argv = ["bash", "-c", args.command]
+        mechanism: sandbox.Sandbox | None = None
+        private_tmp: str | None = None
+        binding = ctx.binding
+        if not binding.allow_writes:
+            mechanism = await self._readonly_sandbox(ctx)
+            if mechanism == "landlock":
+                private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
+                env["TMPDIR"] = private_tmp
+            argv = sandbox.wrap_readonly(argv, binding.cwd, roots=binding.roots, private_tmp=private_tmp,
+                                         mechanism=mechanism)
+        try:
+            exit_code, output, timed_out = await self._execute(argv, binding.cwd, env, timeout,
+                                                               settings.output_cap)
+        finally:
+            if private_tmp:
+                shutil.rmtree(private_tmp, ignore_errors=True)
+        output = redact(output, secrets)
+        if timed_out:
+            note = f"[command timed out after {timeout:g} s and was killed]"
+        else:
+            note = f"[exit code {exit_code}]"
+        body = output.removesuffix("\n")
+        content = f"{body}\n{note}" if body else note
+        return ToolOutput(content=content, is_error=timed_out,
+                          data={"sandbox": mechanism, "exit_code": exit_code, "timed_out": timed_out})
+
+    @staticmethod
+    async def _readonly_sandbox(ctx: ToolContext) -> sandbox.Sandbox:
+        mode = ctx.binding.bash_sandbox
+        if mode == "off":
+            raise ToolError("bash is not available here: this workspace is read-only and its bash sandbox is "
+                            "off. Use read_file, list_dir, glob and grep instead.")
+        found = await asyncio.to_thread(sandbox.probe_sandbox)
+        if found is None:
+            raise ToolError("bash is not available here: this workspace is read-only and no read-only OS "
+                            "sandbox (bubblewrap or Landlock) works on this machine. Use read_file, "
+                            "list_dir, glob and grep instead.")
+        return found
+
+    @staticmethod
+    async def _execute(argv: list[str], cwd: Path, env: dict[str, str], seconds: float,
+                       cap: int) -> tuple[int | None, str, bool]:
+        """Run argv in a new session; returns (exit code or None when killed, output, timed_out)."""
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+            )
+        except OSError as exc:
+            raise ToolError(f"bash could not start in {cwd}: {exc.strerror or exc}.") from exc
+        capture = _Capture(cap)
+        stream = proc.stdout
+        assert stream is not None
+
+        async def pump() -> None:
+            while chunk := await stream.read(_CHUNK):
+                capture.feed(chunk)
+            capture.feed(b"", final=True)
+
+        reader = asyncio.create_task(pump())
+        exited = asyncio.ensure_future(proc.wait())  # done once bash exited *and* the pipe closed
+        try:
+            timed_out = await _supervise(proc, exited, seconds)
+            if _group_alive(proc.pid):  # background jobs that closed their output but kept running
+                await kill_group(proc.pid, grace=0.5)
+        except asyncio.CancelledError:
+            await asyncio.shield(kill_group(proc.pid))
+            raise
+        finally:
+            await _drain(exited, reader)
+        return (None if timed_out else proc.returncode), capture.text(), timed_out
+
+
+async def _supervise(proc: asyncio.subprocess.Process, exited: asyncio.Future[int], seconds: float) -> bool:
+    """Wait for bash to finish or the deadline, killing the group when needed. True when timed out.
+
+    A background job can hold the output pipe open forever, so bash's own exit is noticed through
+    `returncode` (set as soon as the child is reaped) while waiting.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not exited.done():
+        if proc.returncode is not None:  # bash is done; background jobs still hold the pipe
+            await kill_group(proc.pid, grace=0.5)
+            return False
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            await kill_group(proc.pid)
+            return True
+        await asyncio.wait({exited}, timeout=min(remaining, _POLL * 2))
+    return False
+
+
+async def _drain(exited: asyncio.Future[int], reader: asyncio.Task[None]) -> None:
+    """Let the output reach EOF after the group is gone; give up on a process that escaped with setsid."""
+    await asyncio.wait({exited, reader}, timeout=KILL_GRACE, return_when=asyncio.ALL_COMPLETED)
+    for pending in (exited, reader):
+        if not pending.done():
+            pending.cancel()
+    await asyncio.gather(exited, reader, return_exceptions=True)

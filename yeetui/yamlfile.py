@@ -1,0 +1,281 @@
+"""Reading YAML, JSON and Markdown-with-front-matter files while remembering where each key was.
+
+Profiles and workflows are hand-written files; when one is wrong the user needs the file *and the line*.
+`load_document` returns the parsed data together with a map from key paths to 1-based line numbers, and
+`validation_issues` turns a pydantic `ValidationError` into `(line, reason)` pairs using that map.
+
+YAML is read with YAML 1.2 booleans: only `true`/`false` are booleans, so `thinking: off` stays the
+string "off" instead of becoming `False` (the YAML 1.1 surprise). Duplicate keys are an error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from yeetui.errors import YeetuiError
+
+KeyPath = tuple[str | int, ...]
+
+YAML_SUFFIXES = (".yaml", ".yml")
+DATA_SUFFIXES = (*YAML_SUFFIXES, ".json", ".md")
+
+
+class DocumentError(YeetuiError):
+    """A file could not be read or parsed. Carries the path and the 1-based line (when known)."""
+
+    def __init__(self, path: Path, line: int | None, reason: str) -> None:
+        where = f"{path}, line {line}" if line else str(path)
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Document:
+    path: Path
+    data: dict[str, Any]
+    body: str | None = None
+    """The Markdown body after the front matter (`.md` files only)."""
+    lines: Mapping[KeyPath, int] = field(default_factory=dict)
+    """1-based line of each key (mapping keys) or item (sequence indexes); `()` is the data's first line."""
+
+    def line_of(self, loc: Sequence[str | int]) -> int:
+        """The line of the deepest part of `loc` that exists in the file (pydantic locs may name keys
+        that are missing, or type tags of unions, which are skipped)."""
+        best = self.lines.get((), 1)
+        found: KeyPath = ()
+        for part in loc:
+            candidate = (*found, part)
+            if candidate in self.lines:
+                found = candidate
+                best = self.lines[candidate]
+        return best
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 booleans (see module docstring)."""
+
+
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _BOOL_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+def parse_yaml(text: str, path: Path, *, line_offset: int = 0) -> tuple[Any, dict[KeyPath, int]]:
+    """Parse one YAML document; returns the data and the key-line map. `line_offset` is added to every
+    line (front matter starts below the `---`)."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, {(): line_offset + 1}
+        lines: dict[KeyPath, int] = {}
+        _walk(node, (), lines, path, line_offset)
+        return loader.construct_document(node), lines
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + line_offset if mark else None
+        reason = exc.problem or exc.context or "unreadable"
+        if exc.context and exc.problem:
+            started = exc.context_mark.line + 1 + line_offset if exc.context_mark else None
+            origin = f" that starts on line {started}" if started != line else ""
+            reason += f" ({exc.context}{origin})"
+        raise DocumentError(path, line, f"invalid YAML: {reason}") from None
+    except yaml.YAMLError as exc:
+        raise DocumentError(path, None, f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def _walk(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int], path: Path, offset: int) -> None:
+    lines.setdefault(prefix, node.start_mark.line + 1 + offset)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
+            line = key_node.start_mark.line + 1 + offset
+            if key in seen and key != "<<":
+                raise DocumentError(path, line, f"the key '{key}' appears twice in the same mapping")
+            seen.add(key)
+            lines[(*prefix, key)] = line
+            _walk(value_node, (*prefix, key), lines, path, offset)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, (*prefix, index), lines, path, offset)
+
+
+def parse_json(text: str, path: Path) -> tuple[Any, dict[KeyPath, int]]:
+    duplicates: list[str] = []
+
+    def note_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        duplicates.extend(key for index, key in enumerate(keys) if key in keys[:index])
+        return dict(pairs)
+
+    try:
+        data = json.loads(text, object_pairs_hook=note_duplicates)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(path, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    try:  # JSON is (nearly) YAML: the YAML walker gives exact lines, and finds duplicate keys.
+        _, lines = parse_yaml(text, path)
+    except DocumentError as exc:
+        if duplicates and "appears twice" in exc.reason:
+            raise
+        lines = {(): 1}
+        if isinstance(data, dict):
+            lines.update({(key,): _json_key_line(text, key) for key in data})
+    if duplicates:
+        raise DocumentError(path, _json_key_line(text, duplicates[0], nth=2),
+                            f"the key '{duplicates[0]}' appears twice")
+    return data, lines
+
+
+def _json_key_line(text: str, key: str, nth: int = 1) -> int:
+    matches = list(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text))
+    match = matches[nth - 1] if len(matches) >= nth else (matches[0] if matches else None)
+    return text.count("\n", 0, match.start()) + 1 if match else 1
+
+
+def split_front_matter(text: str, path: Path) -> tuple[str | None, str, int]:
+    """Split `---`-delimited front matter from a Markdown body.
+
+    Returns (front matter text or None, body, number of lines before the front matter content)."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return None, text, 0
+    for index in range(1, len(lines)):
+        if lines[index].strip() in ("---", "..."):
+            return "".join(lines[1:index]), "".join(lines[index + 1:]), 1
+    raise DocumentError(path, 1, "the front matter opened by '---' on line 1 is never closed by a '---' line")
+
+
+def load_document(path: Path) -> Document:
+    """Read a `.yaml`/`.yml`, `.json` or `.md` file whose top level must be a mapping."""
+    try:
+        text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        raise DocumentError(path, None, "the file is not UTF-8 text") from None
+    except OSError as exc:
+        raise DocumentError(path, None, f"cannot read the file ({exc.strerror or exc})") from None
+    suffix = path.suffix.lower()
+    body: str | None = None
+    if suffix == ".json":
+        data, lines = parse_json(text, path)
+    elif suffix == ".md":
+        front, body, offset = split_front_matter(text, path)
+        data, lines = parse_yaml(front, path, line_offset=offset) if front is not None else (None, {(): 1})
+    else:
+        data, lines = parse_yaml(text, path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        what = "front matter" if suffix == ".md" else "file"
+        raise DocumentError(path, lines.get((), 1),
+                            f"the {what} must be a mapping of fields, not {_kind(data)}")
+    bad = [key for key in data if not isinstance(key, str)]
+    if bad:
+        raise DocumentError(path, lines.get((str(bad[0]),), lines.get((), 1)),
+                            f"field names must be text, not {bad[0]!r}")
+    return Document(path=path, data=data, body=body, lines=lines)
+
+
+def _kind(value: Any) -> str:
+    return {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
+        type(value), type(value).__name__)
+
+
+def validation_issues(exc: ValidationError, doc: Document, model: type[BaseModel]) -> list[tuple[int, str]]:
+    """One `(line, reason)` per offending key, in file order, with a did-you-mean for unknown fields."""
+    grouped: dict[tuple[int, str], tuple[list[str], str]] = {}
+    for err in exc.errors():
+        loc = _present_loc(err["loc"], doc.data)
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        shown = ""
+        if err["type"] == "extra_forbidden":
+            text = f"unknown field '{dotted}'{_suggest(model, loc)}"
+            dotted = f"extra:{dotted}"
+        elif err["type"] == "missing":
+            dotted = ".".join(str(p) for p in err["loc"] if isinstance(p, str | int))
+            text = "this field is required"
+        else:
+            text = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+            value = err.get("input")
+            shown = f" (got {value!r})" if isinstance(value, str | int | float | bool) else ""
+        texts, _ = grouped.setdefault((doc.line_of(err["loc"]), dotted), ([], shown))
+        if text not in texts:
+            texts.append(text)
+    issues = []
+    for (line, dotted), (texts, shown) in sorted(grouped.items()):
+        if dotted.startswith("extra:"):
+            issues.append((line, texts[0]))
+            continue
+        # Union members fail separately: "Input should be A" + "Input should be B" → "... A, or B".
+        joined = texts[0] + "".join(", or " + t.removeprefix("Input should be ") for t in texts[1:])
+        issues.append((line, f"'{dotted}': {joined}{shown}"))
+    return issues
+
+
+def _present_loc(loc: Sequence[str | int], data: Any) -> KeyPath:
+    """The parts of a pydantic loc that exist in the data (drops union tags like `literal[...]`)."""
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _suggest(model: type[BaseModel], loc: KeyPath) -> str:
+    known = _fields_at(model, loc[:-1])
+    if known is None or not loc:
+        return ""
+    word = str(loc[-1])
+    close = difflib.get_close_matches(word, known, n=3, cutoff=0.6)
+    if close:  # keep near-ties: 'modle' is as close to 'mode' as to 'model'
+        best = difflib.SequenceMatcher(None, word, close[0]).ratio()
+        close = [c for c in close if difflib.SequenceMatcher(None, word, c).ratio() >= best - 0.1]
+        return f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+    return f" (known fields: {', '.join(known)})"
+
+
+def _fields_at(model: type[BaseModel], loc: KeyPath) -> list[str] | None:
+    current: type[BaseModel] = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = next((f for n, f in current.model_fields.items() if (f.alias or n) == part), None)
+        nested = _model_in(info.annotation) if info else None
+        if nested is None:
+            return None
+        current = nested
+    return [info.alias or name for name, info in current.model_fields.items()]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) in (Union, list, types.UnionType):
+        for arg in get_args(annotation):
+            found = _model_in(arg)
+            if found is not None:
+                return found
+    return None
