@@ -18,7 +18,7 @@ from bench.common import alternate, fake_llm, isolated_env, report
 DIRECT_SDK = """
 import anthropic
 client = anthropic.Anthropic(max_retries=0)
-with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024,
+with client.messages.stream(model="claude-sonnet-4-6", max_tokens=1024,
                             messages=[{"role": "user", "content": "say hello"}]) as stream:
     text = "".join(stream.text_stream)
 print(text)

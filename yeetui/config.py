@@ -8,19 +8,18 @@ are only ever unwrapped when a provider client is built.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from yeetui import paths
 from yeetui.errors import ConfigError
+from yeetui.yamlfile import DocumentError, parse_yaml
 
-DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
+DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
 
 
 class _Model(BaseModel):
@@ -80,23 +79,21 @@ class LoadedSettings:
 _UNTRUSTED_PROVIDER_KEYS = ("api_key", "base_url")
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[tuple[Any, ...], int]]:
+    """The file's settings and the line of every key (for error messages)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror}.") from exc
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{where}: invalid YAML ({problem}).") from exc
+        data, lines = parse_yaml(text, path)
+    except DocumentError as exc:
+        raise ConfigError(str(exc)) from None
     if data is None:
-        return {}
+        return {}, {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}:1: the config file must be a mapping of settings, not {type(data).__name__}.")
-    return data
+    return data, lines
 
 
 def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -126,19 +123,12 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     return layer
 
 
-def _line_of(path: Path, key: str) -> int | None:
-    try:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if re.match(rf"\s*{re.escape(key)}\s*:", line):
-                return number
-    except OSError:
-        return None
-    return None
+Layer = tuple[str, Path | None, dict[str, Any], dict[tuple[Any, ...], int]]
 
 
-def _origin(loc: tuple[Any, ...], layers: list[tuple[str, Path | None, dict[str, Any]]]) -> str:
+def _origin(loc: tuple[Any, ...], layers: list[Layer]) -> str:
     """Name the layer (file:line, or env) that supplied the value at `loc`."""
-    for label, path, data in reversed(layers):
+    for label, path, data, lines in reversed(layers):
         node: Any = data
         for part in loc:
             if isinstance(node, dict) and part in node:
@@ -148,7 +138,7 @@ def _origin(loc: tuple[Any, ...], layers: list[tuple[str, Path | None, dict[str,
         else:
             if path is None:
                 return label
-            line = _line_of(path, str(loc[-1]))
+            line = lines.get(tuple(loc))
             return f"{path}:{line}" if line else str(path)
     return "settings"
 
@@ -162,18 +152,18 @@ def load_settings(
     """Build Settings from every layer. Raises ConfigError naming the file, line and key at fault."""
     env = os.environ if env is None else env
     warnings: list[str] = []
-    layers: list[tuple[str, Path | None, dict[str, Any]]] = []
+    layers: list[Layer] = []
     files: list[Path] = []
 
     user_file = paths.config_dir(env) / "config.yaml"
     if user_file.is_file():
-        layers.append(("user config", user_file, _read_yaml(user_file)))
+        layers.append(("user config", user_file, *_read_yaml(user_file)))
         files.append(user_file)
 
     if project_dir is not None:
         project_file = paths.project_config_dir(project_dir) / "config.yaml"
         if project_file.is_file():
-            data = _read_yaml(project_file)
+            data, lines = _read_yaml(project_file)
             for name, conf in (data.get("providers") or {}).items():
                 if isinstance(conf, dict):
                     for key in _UNTRUSTED_PROVIDER_KEYS:
@@ -183,15 +173,15 @@ def load_settings(
                                 f"{project_file}: ignored providers.{name}.{key} — a project config may not "
                                 "set provider keys or endpoints; put it in your user config.yaml or env."
                             )
-            layers.append(("project config", project_file, data))
+            layers.append(("project config", project_file, data, lines))
             files.append(project_file)
 
-    layers.append(("environment (YEETUI_*)", None, _env_layer(env)))
+    layers.append(("environment (YEETUI_*)", None, _env_layer(env), {}))
     if overrides:
-        layers.append(("command-line flags", None, dict(overrides)))
+        layers.append(("command-line flags", None, dict(overrides), {}))
 
     merged: dict[str, Any] = {}
-    for _, _, data in layers:
+    for _, _, data, _ in layers:
         merged = _deep_merge(merged, data)
     try:
         settings = Settings.model_validate(merged)

@@ -13,7 +13,6 @@ dropped with a warning, and keys with no yeetui meaning (colour, temperature, â€
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from yeetui.yamlfile import DATA_SUFFIXES, Document, DocumentError, KeyPath, loa
 
 CLAUDE_TOOLS = {"Read": "read_file", "Write": "write_file", "Edit": "edit_file", "MultiEdit": "edit_file",
                 "Bash": "bash", "Glob": "glob", "Grep": "grep", "LS": "list_dir"}
-CLAUDE_MODELS: dict[str, str | None] = {"sonnet": "anthropic/claude-sonnet-4-5",
+CLAUDE_MODELS: dict[str, str | None] = {"sonnet": "anthropic/claude-sonnet-4-6",
                                         "opus": "anthropic/claude-opus-4-5",
                                         "haiku": "anthropic/claude-haiku-4-5", "inherit": None}
 OPENCODE_TOOLS = {"write": ["write_file"], "edit": ["edit_file"], "bash": ["bash"], "read": ["read_file"],
@@ -36,13 +35,6 @@ OPENCODE_MODES = {"primary": ["primary"], "subagent": ["subtask"], "all": ["prim
 
 Notes = list[tuple[int, str]]
 Mapper = Callable[[Document], tuple[Document | None, Notes]]
-
-
-@dataclass(frozen=True)
-class _Contribution:
-    doc: Document
-    """The file, its fields translated into yeetui fields (so `doc.data` is a raw profile mapping)."""
-    layer: str
 
 
 def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None = None) -> ProfileSet:
@@ -64,7 +56,8 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
         ("user", [user_dir], None, DATA_SUFFIXES),
         ("project", [project_dir / ".yeetui" / "agents"], None, DATA_SUFFIXES),
     ]
-    contributions: dict[str, list[_Contribution]] = {}
+    contributions: dict[str, list[Document]] = {}
+    """Per profile name, its files in precedence order, fields already translated into yeetui's."""
     for layer, dirs, mapper, suffixes in layers:
         seen: dict[str, Path] = {}
         for path in _files(dirs, suffixes):
@@ -73,8 +66,7 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
             except ProfileFileError as exc:
                 result.errors.append(exc)
                 continue
-            result.errors.extend(ProfileFileError(f"Profile file {path}, line {line}: {text}.", path=path,
-                                                  line=line, warning=True) for line, text in notes)
+            result.errors.extend(_warnings(path, notes))
             if doc is None:
                 continue
             name = doc.data["name"]
@@ -85,7 +77,7 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
                     warning=True))
                 continue
             seen[name] = path
-            contributions.setdefault(name, []).append(_Contribution(doc, layer))
+            contributions.setdefault(name, []).append(doc)
     for name, parts in contributions.items():
         profile = _merge(name, parts, result)
         if profile is not None:
@@ -105,6 +97,10 @@ def validate_profile_file(path: Path) -> list[ProfileFileError]:
         _, notes = _read(path, mapper)
     except ProfileFileError as exc:
         return [exc]
+    return _warnings(path, notes)
+
+
+def _warnings(path: Path, notes: Notes) -> list[ProfileFileError]:
     return [ProfileFileError(f"Profile file {path}, line {line}: {text}.", path=path, line=line, warning=True)
             for line, text in notes]
 
@@ -157,11 +153,11 @@ def _file_error(path: Path, issues: list[tuple[int, str]]) -> ProfileFileError:
                             path=path, line=issues[0][0])
 
 
-def _merge(name: str, parts: list[_Contribution], result: ProfileSet) -> Profile | None:
+def _merge(name: str, docs: list[Document], result: ProfileSet) -> Profile | None:
     raw: dict[str, Any] = {}
-    for part in parts:
-        raw = merge_fields(raw, part.doc.data)
-    sources = tuple(part.doc.path for part in parts)
+    for doc in docs:
+        raw = merge_fields(raw, doc.data)
+    sources = tuple(doc.path for doc in docs)
     try:
         return Profile.model_validate(raw).with_sources(sources)
     except ValidationError as exc:
@@ -174,7 +170,7 @@ def _merge(name: str, parts: list[_Contribution], result: ProfileSet) -> Profile
         return None
 
 
-def _check_triggers(contributions: dict[str, list[_Contribution]], result: ProfileSet) -> None:
+def _check_triggers(contributions: dict[str, list[Document]], result: ProfileSet) -> None:
     """A slash command or hotkey used by two profiles stays with the first (built-ins come first)."""
     for field in ("slash", "hotkey"):
         owners: dict[str, str] = {}
@@ -185,17 +181,15 @@ def _check_triggers(contributions: dict[str, list[_Contribution]], result: Profi
             owner = owners.setdefault(value.lower(), name)
             if owner == name:
                 continue
-            setter = next((p.doc for p in reversed(contributions[name])
-                           if field in (p.doc.data.get("triggers") or {})), None)
-            path = setter.path if setter else (profile.sources[-1] if profile.sources else None)
-            line = setter.line_of(("triggers", field)) if setter else None
-            where = f"Profile file {path}, line {line}" if setter else f"Profile '{name}'"
+            setter = next(doc for doc in reversed(contributions[name])
+                          if field in (doc.data.get("triggers") or {}))
+            path, line = setter.path, setter.line_of(("triggers", field))
             result.errors.append(ProfileFileError(
-                f"{where}: the {field} trigger '{value}' of profile '{name}' is already used by profile "
-                f"'{owner}'; '{owner}' keeps it and '{name}' gets none.", path=path, line=line, warning=True))
+                f"Profile file {path}, line {line}: the {field} trigger '{value}' of profile '{name}' is "
+                f"already used by profile '{owner}'; '{owner}' keeps it and '{name}' gets none.",
+                path=path, line=line, warning=True))
             triggers = profile.triggers.model_copy(update={field: None})
-            result.profiles[name] = profile.model_copy(update={"triggers": triggers}).with_sources(
-                profile.sources)
+            result.profiles[name] = profile.model_copy(update={"triggers": triggers})  # keeps sources
 
 
 def _check_children(result: ProfileSet) -> None:

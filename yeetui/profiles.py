@@ -115,7 +115,7 @@ class Profile(BaseModel):
     prompt: str = ""
     """System prompt. In a Markdown profile this is the body below the front matter."""
     model: str | None = Field(None, json_schema_extra={"pattern": _MODEL_PATTERN})
-    """Model as `provider/model`, e.g. `anthropic/claude-sonnet-4-5`; None uses the configured default."""
+    """Model as `provider/model`, e.g. `anthropic/claude-sonnet-4-6`; None uses the configured default."""
     thinking: Thinking | None = None
     """Extended-thinking level; None uses the configured default."""
     tools: list[str] | None = None
@@ -157,7 +157,7 @@ class Profile(BaseModel):
     @classmethod
     def _model(cls, value: str | None) -> str | None:
         if value is not None and not re.fullmatch(_MODEL_PATTERN, value):
-            raise ValueError("a model is written 'provider/model', like 'anthropic/claude-sonnet-4-5' or "
+            raise ValueError("a model is written 'provider/model', like 'anthropic/claude-sonnet-4-6' or "
                              "'openai/gpt-5'")
         return value
 

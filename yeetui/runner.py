@@ -159,15 +159,21 @@ class Runner:
                 part, _ = await self.executor.execute(call, tool_state)
                 parts.append(part)
             await self._commit(spec, result, history, Message(role="tool", parts=tuple(parts)))
+            if spec.workflow is not None:
+                await self.store.save_workflow_state(result.run_id, spec.workflow.workflow.name,
+                                                     spec.workflow.state())
             for call, part in zip(reply.tool_calls, parts, strict=True):
-                if call.name in spec.exit_tools and not part.is_error:
+                if not part.is_error and _ends_run(spec, call.name):
                     raise _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)
         raise RunEnded(RunStatus.FAILED, error=f"reached max_turns ({spec.max_turns}) without finishing")
 
     async def _model_turn(self, spec: RunSpec, result: RunResult, history: list[Message]) -> Message:
         provider, bare_model = self.providers(spec.model)
         tools = [self.executor.registry.get(name).spec() for name in spec.tools]
-        request = ModelRequest(model=bare_model, system=spec.system_prompt, messages=list(history), tools=tools,
+        system = spec.system_prompt
+        if spec.workflow is not None:  # rebuilt every turn: the current step changes what the model is told
+            system += "\n\n# Workflow\n" + spec.workflow.instructions()
+        request = ModelRequest(model=bare_model, system=system, messages=list(history), tools=tools,
                                max_tokens=spec.max_tokens, thinking=spec.thinking)
         text = ""
         partial_id: int | None = None
@@ -244,6 +250,15 @@ class Runner:
 
 def _names(tools: list[str]) -> str:
     return " or ".join(f"`{t}`" for t in tools)
+
+
+def _ends_run(spec: RunSpec, tool: str) -> bool:
+    """`ask_user` always ends a run; with a workflow, its exit (not a step transition) ends it."""
+    if tool == "ask_user" and tool in spec.exit_tools:
+        return True
+    if spec.workflow is not None:
+        return spec.workflow.finished
+    return tool in spec.exit_tools
 
 
 def _exit_outcome(tool: str, data: dict[str, Any] | None, content: str) -> RunEnded:

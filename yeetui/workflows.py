@@ -61,6 +61,12 @@ class Step(BaseModel):
     exit: StepExit | None = None
     """How the workflow ends from this step."""
 
+    @property
+    def own_tools(self) -> list[str]:
+        """Tools always usable in this step: its exit tool and its transition tools."""
+        tools = ([self.exit.tool] if self.exit else []) + [t.on_tool for t in self.transitions]
+        return list(dict.fromkeys(tools))
+
 
 class Workflow(BaseModel):
     model_config = ConfigDict(**_CONFIG, title="yeetui workflow")
@@ -105,8 +111,6 @@ class Workflow(BaseModel):
 def workflow_problems(workflow: Workflow) -> list[tuple[KeyPath, str]]:
     """What is wrong beyond field types: unknown step names, impossible transitions, bad schemas.
     Each problem comes with the key path it is about (for finding its line)."""
-    from jsonschema import SchemaError, validators
-
     problems: list[tuple[KeyPath, str]] = []
     names = [s.name for s in workflow.steps]
     known = ", ".join(names)
@@ -132,22 +136,26 @@ def workflow_problems(workflow: Workflow) -> list[tuple[KeyPath, str]]:
         if step.exit and step.exit.tool in step.blocked_tools:
             problems.append((("steps", i, "exit", "tool"),
                              f"{where} blocks its own exit tool '{step.exit.tool}'"))
-        schemas = [(("steps", i, "exit", "schema"), step.exit.json_schema if step.exit else None),
-                   (("output_schema",), workflow.output_schema if i == 0 else None)]
-        for loc, schema in schemas:
-            if schema is None:
-                continue
-            try:
-                validators.validator_for(schema).check_schema(schema)
-            except SchemaError as exc:
-                dotted = ".".join(map(str, loc))
-                problems.append((loc, f"'{dotted}' is not a valid JSON Schema: {exc.message}"))
+        if step.exit and step.exit.json_schema is not None:
+            problems += _schema_problems(("steps", i, "exit", "schema"), step.exit.json_schema)
+    if workflow.output_schema is not None:
+        problems += _schema_problems(("output_schema",), workflow.output_schema)
     if workflow.initial not in names:
         problems.append((("initial",),
                          f"the initial step '{workflow.initial}' does not exist (steps: {known})"))
     if not workflow.exit_tools:
         problems.append((("steps",), "no step has an 'exit', so a run of this workflow could never finish"))
     return problems
+
+
+def _schema_problems(loc: KeyPath, schema: dict[str, Any]) -> list[tuple[KeyPath, str]]:
+    from jsonschema import SchemaError, validators  # lazy: only workflows with schemas pay for it
+
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        return [(loc, f"'{'.'.join(map(str, loc))}' is not a valid JSON Schema: {exc.message}")]
+    return []
 
 
 def check_workflow(workflow: Workflow) -> Workflow:
@@ -270,34 +278,24 @@ class WorkflowTracker:
     def _where(self) -> str:
         return f"workflow step '{self._step}' of workflow '{self.workflow.name}'"
 
-    def _step_tools(self, step: Step) -> list[str]:
-        """Tools always usable in `step`: its exit tool and its transition tools."""
-        tools = [t.on_tool for t in step.transitions]
-        if step.exit:
-            tools.insert(0, step.exit.tool)
-        return list(dict.fromkeys(tools))
-
     def _usable(self, step: Step) -> str:
         if step.allowed_tools is None:
-            blocked = step.blocked_tools + sorted(self.workflow.exit_tools - set(self._step_tools(step)))
+            blocked = step.blocked_tools + sorted(self.workflow.exit_tools - set(step.own_tools))
             return "every tool except " + ", ".join(blocked) if blocked else "every tool"
-        return ", ".join(dict.fromkeys(step.allowed_tools + self._step_tools(step))) or "no tools"
+        return ", ".join(dict.fromkeys(step.allowed_tools + step.own_tools)) or "no tools"
 
     def check_tool(self, name: str) -> str | None:
         """None if `name` may run now, else the reason to give the model."""
         step = self._current()
-        usable, hint = self._usable(step), self._hint(step)
-        blocked = f"{name} is blocked in {self._where()}; allowed here: {usable}.{hint}"
-        if name in step.blocked_tools:
-            return blocked
-        if name in self._step_tools(step):
-            return None
+        if name in step.own_tools:
+            return None  # a step never blocks its own exit or transition tools (workflow_problems)
+        if name in step.blocked_tools or (step.allowed_tools is not None and name not in step.allowed_tools
+                                          and name not in self.workflow.exit_tools):
+            return f"{name} is blocked in {self._where()}; allowed here: {self._usable(step)}.{self._hint(step)}"
         if name in self.workflow.exit_tools:
             ends = ", ".join(f"'{s.name}'" for s in self.workflow.steps if s.exit and s.exit.tool == name)
             return (f"{name} cannot be used in {self._where()}; it finishes the workflow from step {ends}."
                     f"{self._hint(step)}")
-        if step.allowed_tools is not None and name not in step.allowed_tools:
-            return blocked
         return None
 
     def _hint(self, step: Step) -> str:

@@ -18,7 +18,7 @@ def _write(path: Path, text: str) -> Path:
 
 def test_defaults(tmp_path: Path) -> None:
     loaded = load_settings(project_dir=tmp_path, env={})
-    assert loaded.settings.model == "anthropic/claude-sonnet-4-5"
+    assert loaded.settings.model == "anthropic/claude-sonnet-4-6"
     assert loaded.settings.tools.bash_timeout == 120
 
 

@@ -62,7 +62,7 @@ def test_claude_agent_fields_are_mapped(project: Path) -> None:
 
 
 @pytest.mark.parametrize(("model", "expected"), [
-    ("sonnet", "anthropic/claude-sonnet-4-5"),
+    ("sonnet", "anthropic/claude-sonnet-4-6"),
     ("haiku", "anthropic/claude-haiku-4-5"),
     ("opus", "anthropic/claude-opus-4-5"),
     ("inherit", None),

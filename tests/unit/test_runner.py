@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,30 @@ async def test_no_api_key_is_a_clear_failure(runtime: Runtime, fake_env, monkeyp
         await rt.close()
     assert result.status == RunStatus.FAILED and "ANTHROPIC_API_KEY" in result.error
     assert fake_env.requests == []
+
+
+async def test_workflow_transition_does_not_end_the_run(fake_env, tmp_path: Path, monkeypatch) -> None:
+    project = tmp_path / "wf-project"
+    (project / ".yeetui" / "workflows").mkdir(parents=True)
+    (project / ".yeetui" / "agents").mkdir(parents=True)
+    (project / ".yeetui" / "workflows" / "two.yaml").write_text(
+        "name: two\nsteps:\n"
+        "  - name: plan\n    instructions: Plan only.\n    allowed_tools: [read_file]\n"
+        "    transitions: [{on_tool: complete, to: build}]\n"
+        "  - name: build\n    instructions: Build it.\n    exit: {tool: complete}\n")
+    (project / ".yeetui" / "agents" / "stepper.yaml").write_text(
+        "description: steps\ncapabilities: [subtask]\nprompt: You follow steps.\nworkflow: two\n")
+    fake_env.script(Reply.tool("bash", command="ls"), Reply.tool("complete", output="the plan"),
+                    Reply.tool("complete", output="built"))
+    rt = await Runtime.open(cwd=project)
+    try:
+        result = await rt.run_prompt("go", profile_name="stepper")
+        state = await rt.store.load_workflow_state(result.run_id)
+    finally:
+        await rt.close()
+    assert result.status == RunStatus.COMPLETED and result.output == "built"
+    first, second, third = (r.body for r in fake_env.requests)
+    assert "Current step: plan" in json.dumps(first["system"])
+    assert "bash is blocked" in json.dumps(second["messages"][-1])
+    assert "Current step: build" in json.dumps(third["system"]) and "the plan" in json.dumps(third["system"])
+    assert state is not None and state.state["finished"] is True and state.state["history"] == ["plan"]

@@ -259,8 +259,8 @@ def _inside(path: str, root: Path) -> bool:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(segments=st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=7), write=st.booleans(),
        sub_cwd=st.booleans())
-def test_nothing_outside_the_root_is_ever_opened_or_created(arena: Path, segments: list[str], write: bool,
-                                                           sub_cwd: bool) -> None:
+def test_nothing_outside_the_root_is_ever_opened_or_created(arena: Path, mechanism: str, segments: list[str],
+                                                           write: bool, sub_cwd: bool) -> None:
     root, outside = arena / "root", arena / "outside"
     binding = WorkspaceBinding(cwd=root / "a" if sub_cwd else root, roots=(root,))
     path = "/".join(segments)

@@ -254,6 +254,21 @@ async def test_concurrent_appends_in_one_store_keep_order_unique(store: Store) -
     assert [m.seq for m in stored] == list(range(1, 51))
 
 
+async def test_cancelled_writes_leave_no_open_transaction(store: Store) -> None:
+    session = await store.create_session(profile="generic")
+    for ticks in range(12):  # cancel at every point of an append: before, inside and after its transaction
+        task = asyncio.create_task(store.append_message(session.id, Message.user(f"t{ticks}")))
+        for _ in range(ticks):
+            await asyncio.sleep(0)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        assert not store._connection().in_transaction
+    await store.append_message(session.id, Message.user("after"))
+    stored = await store.messages(session.id)
+    assert stored[-1].message.text == "after"
+    assert [m.seq for m in stored] == list(range(1, len(stored) + 1))
+
+
 async def test_corrupt_message_json_is_reported_not_swallowed(store: Store) -> None:
     session = await store.create_session(profile="generic")
     mid = await store.append_message(session.id, Message.user("x"))

@@ -227,19 +227,22 @@ def _detail(exc: BaseException) -> str:
 def map_error(exc: BaseException, label: str, timeout: float, secrets: list[str]) -> ProviderError:
     """Turn a litellm (or transport) exception into a ProviderError with a readable, key-free message."""
     name = type(exc).__name__
+    chain = _chain(exc)
+    if any("Timeout" in type(e).__name__ or isinstance(e, TimeoutError) for e in chain):
+        return ProviderError(f"{label} did not answer within {timeout:g} s.", retryable=True)
     original = getattr(exc, "original_exception", None)
     if name == "MidStreamFallbackError" and isinstance(original, BaseException):
         # litellm wraps whatever broke a stream after it began; the original says what it was.
-        if type(original).__name__ == "APIConnectionError" or _is_transport_error(original):
+        if any(_is_connection_error(e) for e in chain[1:]):
             return ProviderError(
                 redact(f"The stream from {label} broke off mid-answer: {_detail(original)}", secrets),
                 retryable=True,
             )
         return map_error(original, label, timeout, secrets)
     detail = _detail(exc)
-    if "Timeout" in name:
-        return ProviderError(f"{label} did not answer within {timeout:g} s.", retryable=True)
-    if name == "APIConnectionError" or _is_transport_error(exc) or _caused_by_connection_error(exc):
+    # An unreachable server surfaces as a 500 InternalServerError raised while handling openai's
+    # APIConnectionError: the exception chain tells it apart from a real server error.
+    if any(_is_connection_error(e) for e in chain):
         return ProviderError(redact(f"The connection to {label} dropped: {detail}", secrets), retryable=True)
     if name == "ContextWindowExceededError":
         return ProviderError(redact(f"The conversation is too long for the model's context window at "
@@ -254,17 +257,19 @@ def map_error(exc: BaseException, label: str, timeout: float, secrets: list[str]
                          retryable=retryable, retry_after=_retry_after(exc) if retryable else None)
 
 
-def _caused_by_connection_error(exc: BaseException) -> bool:
-    """litellm reports an unreachable server as a 500 InternalServerError raised while handling openai's
-    APIConnectionError; the exception chain tells the two apart."""
-    seen = exc.__cause__ or exc.__context__
-    for _ in range(5):
-        if seen is None:
-            return False
-        if type(seen).__name__ == "APIConnectionError" or _is_transport_error(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+def _chain(exc: BaseException, limit: int = 8) -> list[BaseException]:
+    """`exc` and what it wraps: litellm's `original_exception`, then `__cause__` / `__context__`."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < limit and seen not in chain:
+        chain.append(seen)
+        original = getattr(seen, "original_exception", None)
+        seen = original if isinstance(original, BaseException) else (seen.__cause__ or seen.__context__)
+    return chain
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    return type(exc).__name__ == "APIConnectionError" or _is_transport_error(exc)
 
 
 _TRANSPORT_BASES = (("httpx", "TransportError"), ("httpcore", "NetworkError"), ("httpcore", "ProtocolError"),

@@ -19,6 +19,7 @@ import aiosqlite
 
 from yeetui.errors import StoreError
 from yeetui.store.migrate import Migration, migrate
+from yeetui.store.txn import rollback_if_open
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -105,14 +106,10 @@ class Database:
             conn = self._connection()
             try:
                 await conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as err:
-                raise self._fail(what, err) from err
-            try:
                 yield conn
                 await conn.execute("COMMIT")
             except BaseException as err:
-                if conn.in_transaction:
-                    await conn.execute("ROLLBACK")
+                await rollback_if_open(conn)  # also when cancelled: see yeetui.store.txn
                 if isinstance(err, sqlite3.Error):
                     raise self._fail(what, err) from err
                 raise

@@ -17,6 +17,7 @@ from importlib.resources.abc import Traversable
 import aiosqlite
 
 from yeetui.errors import StoreError
+from yeetui.store.txn import rollback_if_open
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -104,8 +105,8 @@ async def migrate(conn: aiosqlite.Connection, *, where: str,
 async def _apply(conn: aiosqlite.Connection, migration: Migration, where: str) -> int:
     label = f"{migration.version:04d}_{migration.name}.sql"
     statements = split_statements(migration.sql)
-    await conn.execute("BEGIN IMMEDIATE")
     try:
+        await conn.execute("BEGIN IMMEDIATE")
         version = await schema_version(conn)
         if version < migration.version:  # another process may have applied it while we waited
             for statement in statements:
@@ -115,8 +116,7 @@ async def _apply(conn: aiosqlite.Connection, migration: Migration, where: str) -
             version = migration.version
         await conn.execute("COMMIT")
     except BaseException as err:
-        if conn.in_transaction:
-            await conn.execute("ROLLBACK")
+        await rollback_if_open(conn)
         if isinstance(err, sqlite3.Error):
             raise StoreError(f"Applying migration {label} to {where} failed: {err}") from err
         raise

@@ -68,15 +68,12 @@ class _Capture:
         return f"{self.head}\n[output truncated: {omitted} characters omitted]\n{self.tail}"
 
 
-def _group_alive(pgid: int) -> bool:
-    """Is any non-zombie process left in group `pgid`? (/proc when present, else signal 0)."""
+def _group_members(pgid: int) -> list[int] | None:
+    """Non-zombie processes in group `pgid`, or None when /proc cannot tell."""
     proc = Path("/proc")
     if not proc.is_dir():
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
+        return None
+    members = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
@@ -85,20 +82,63 @@ def _group_alive(pgid: int) -> bool:
         except (OSError, IndexError):
             continue
         if fields[0] != "Z" and int(fields[2]) == pgid:
-            return True
-    return False
+            members.append(int(entry.name))
+    return members
+
+
+def _group_alive(pgid: int) -> bool:
+    members = _group_members(pgid)
+    if members is not None:
+        return bool(members)
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _signal_member(pid: int, pgid: int, sig: signal.Signals) -> None:
+    """Signal one process through a pidfd, after checking it is still in the group (no pid reuse race)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return
+    try:
+        if os.getpgid(pid) == pgid:
+            signal.pidfd_send_signal(fd, sig)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+async def _wait_gone(pgid: int, seconds: float, keep: int | None = None) -> None:
+    """Poll until the group is empty (or only `keep` is left); nothing signals a group's end."""
+    for _ in range(max(int(seconds / _POLL), 1)):
+        members = _group_members(pgid)
+        gone = not _group_alive(pgid) if members is None else set(members) <= {keep}
+        if gone:
+            return
+        await asyncio.sleep(_POLL)
 
 
 async def kill_group(pgid: int, grace: float = KILL_GRACE) -> None:
-    """SIGTERM the group, wait up to `grace` seconds for it to go, then SIGKILL whatever is left."""
+    """SIGTERM the group, wait up to `grace` seconds for it to go, then SIGKILL whatever is left.
+
+    While the leader (bash) lives, its children are signalled first so that bash reaps them: an
+    orphan's zombie is left to init, and some container inits never reap.
+    """
+    members = _group_members(pgid) or []
+    if pgid in members and len(members) > 1:
+        for pid in members:
+            if pid != pgid:
+                _signal_member(pid, pgid, signal.SIGTERM)
+        await _wait_gone(pgid, min(grace, 0.3), keep=pgid)
     try:
         os.killpg(pgid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    for _ in range(max(int(grace / _POLL), 1)):  # nothing signals a group's end: poll /proc
-        if not _group_alive(pgid):
-            break
-        await asyncio.sleep(_POLL)
+    await _wait_gone(pgid, grace)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
 
@@ -164,17 +204,26 @@ class BashTool(Tool):
     @staticmethod
     async def _execute(argv: list[str], cwd: Path, env: dict[str, str], seconds: float,
                        cap: int) -> tuple[int | None, str, bool]:
-        """Run argv in a new session; returns (exit code or None when killed, output, timed_out)."""
+        """Run argv in a new session; returns (exit code or None when killed, output, timed_out).
+
+        The output pipe is ours (not asyncio's), so waiting for bash does not wait for the pipe to close
+        (a background job may hold it), and the pipe can be closed even if an escaped process holds it.
+        """
+        read_fd, write_fd = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+                start_new_session=True,
             )
         except OSError as exc:
+            os.close(read_fd)
             raise ToolError(f"bash could not start in {cwd}: {exc.strerror or exc}.") from exc
+        finally:
+            os.close(write_fd)
         capture = _Capture(cap)
-        stream = proc.stdout
-        assert stream is not None
+        stream = asyncio.StreamReader()
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0))
 
         async def pump() -> None:
             while chunk := await stream.read(_CHUNK):
@@ -182,43 +231,22 @@ class BashTool(Tool):
             capture.feed(b"", final=True)
 
         reader = asyncio.create_task(pump())
-        exited = asyncio.ensure_future(proc.wait())  # done once bash exited *and* the pipe closed
+        timed_out = False
         try:
-            timed_out = await _supervise(proc, exited, seconds)
-            if _group_alive(proc.pid):  # background jobs that closed their output but kept running
+            try:
+                await asyncio.wait_for(proc.wait(), seconds)
+            except TimeoutError:
+                timed_out = True
+                await kill_group(proc.pid)
+            if _group_alive(proc.pid):  # background jobs outlived bash: end them too
                 await kill_group(proc.pid, grace=0.5)
+            # A process that left the group with setsid may still hold the pipe; stop reading then.
+            await asyncio.wait({reader}, timeout=KILL_GRACE)
         except asyncio.CancelledError:
             await asyncio.shield(kill_group(proc.pid))
             raise
         finally:
-            await _drain(exited, reader)
+            reader.cancel()
+            transport.close()
+            await asyncio.gather(reader, return_exceptions=True)
         return (None if timed_out else proc.returncode), capture.text(), timed_out
-
-
-async def _supervise(proc: asyncio.subprocess.Process, exited: asyncio.Future[int], seconds: float) -> bool:
-    """Wait for bash to finish or the deadline, killing the group when needed. True when timed out.
-
-    A background job can hold the output pipe open forever, so bash's own exit is noticed through
-    `returncode` (set as soon as the child is reaped) while waiting.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not exited.done():
-        if proc.returncode is not None:  # bash is done; background jobs still hold the pipe
-            await kill_group(proc.pid, grace=0.5)
-            return False
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            await kill_group(proc.pid)
-            return True
-        await asyncio.wait({exited}, timeout=min(remaining, _POLL * 2))
-    return False
-
-
-async def _drain(exited: asyncio.Future[int], reader: asyncio.Task[None]) -> None:
-    """Let the output reach EOF after the group is gone; give up on a process that escaped with setsid."""
-    await asyncio.wait({exited, reader}, timeout=KILL_GRACE, return_when=asyncio.ALL_COMPLETED)
-    for pending in (exited, reader):
-        if not pending.done():
-            pending.cancel()
-    await asyncio.gather(exited, reader, return_exceptions=True)
