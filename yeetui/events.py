@@ -129,6 +129,43 @@ class Notice:
     kind: Literal["notice"] = "notice"
 
 
+@dataclass(frozen=True, slots=True)
+class RunRegistered:
+    """A run exists (queued or about to start): who it is, for the ledger and the session tree."""
+
+    run_id: str
+    session_id: str
+    parent_session_id: str | None
+    profile: str
+    label: str
+    model: str
+    status: RunStatus
+    kind: Literal["run_registered"] = "run_registered"
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItemAdded:
+    item_id: int
+    session_id: str
+    """The recipient session."""
+    run_id: str | None
+    item_kind: str
+    """`completion`, `review`, `interjection`, `orchestrator`, `permission`, …"""
+    title: str
+    body: str
+    data: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["inbox_item"] = "inbox_item"
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerChanged:
+    """One ledger row changed (see yeetui.ledger.LedgerRow); `row` is None when the row was removed."""
+
+    run_id: str
+    row: Any
+    kind: Literal["ledger"] = "ledger"
+
+
 PermissionAnswer = Literal["allow_once", "allow_always", "deny"]
 
 
@@ -148,7 +185,8 @@ class PermissionRequested:
 
 
 Event = (RunStatusChanged | TextDelta | ThinkingDelta | StreamRestarted | MessageCommitted | ToolCallStarted
-         | ToolCallFinished | ProviderRetrying | UsageUpdated | Notice | PermissionRequested)
+         | ToolCallFinished | ProviderRetrying | UsageUpdated | Notice | PermissionRequested | RunRegistered
+         | InboxItemAdded | LedgerChanged)
 
 
 def event_to_json(event: Event) -> dict[str, Any]:
@@ -160,5 +198,7 @@ def event_to_json(event: Event) -> dict[str, Any]:
         value = getattr(event, name)
         if isinstance(value, Message | Usage):
             value = value.model_dump(mode="json")
+        elif hasattr(value, "to_json"):
+            value = value.to_json()
         out[name] = value
     return out

@@ -129,7 +129,7 @@ def _last_match(rule: Mapping[str, Action], subject: str) -> tuple[Action | None
 
 def _decide_bash(rule: Mapping[str, Action], command: str) -> Action | None:
     whole, pattern = _last_match(rule, command)
-    if whole is not None and pattern is not None and not _is_glob(pattern):
+    if whole is not None and pattern in (command, literal_pattern(command)):
         return whole  # a rule for exactly this command (e.g. remembered "allow always")
     parts = split_commands(command)
     if parts is None:

@@ -34,9 +34,12 @@ _TOKENS = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_PATTERNS) + r")")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
 
 # `api_key=…`, `"password": "…"`, `X-Api-Key: …`, `GITHUB_TOKEN=…`. The name must END in the keyword, so
-# `max_tokens: 100000` is left alone; the value must be 6+ characters and not a plain number.
+# `max_tokens: 100000` is left alone; the value must be 6+ characters and not a plain number. The name
+# starts at a word boundary and is bounded, so a long unbroken blob (base64 in tool output) costs linear
+# time instead of quadratic.
 _ASSIGNMENT = re.compile(
-    r"(?i)(?P<name>[A-Za-z0-9_\-]*(?:api[_-]?key|(?:secret|private|access)[_-]?key|secret|token|"
+    r"(?i)(?<![A-Za-z0-9_\-])"
+    r"(?P<name>[A-Za-z0-9_\-]{0,48}?(?:api[_-]?key|(?:secret|private|access)[_-]?key|secret|token|"
     r"passw(?:or)?d|pwd))"
     r"(?P<op>[\"']?\s*[:=]\s*)"
     r"(?P<quote>[\"']?)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from yeetui.events import (
     UsageUpdated,
 )
 from yeetui.history import repair_history
-from yeetui.messages import Message, TextPart, Usage
+from yeetui.messages import Message, TextPart, ToolResultPart, Usage
 from yeetui.permissions import Permissions
 from yeetui.prompting import NUDGE
 from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk, ThinkingLevel
@@ -37,6 +37,8 @@ from yeetui.tool_executor import ToolExecutor, ToolRunState
 from yeetui.tools.base import ToolContext
 from yeetui.workflows import WorkflowTracker
 
+PARALLEL_SAFE = frozenset({"read_file", "list_dir", "glob", "grep", "spawn_subagent", "request_review",
+                           "get_agent_result", "list_agents"})
 CHECKPOINT_INTERVAL = 0.25
 """Seconds between writes of the in-flight assistant message."""
 
@@ -65,6 +67,9 @@ class RunSpec:
     max_total_tokens: int | None = None
     max_tokens: int = 8192
     secrets: list[str] = field(default_factory=list)
+    parent_session_id: str | None = None
+    before_turn: Callable[[], Awaitable[list[Message]]] | None = None
+    """Called before every model turn; returns messages it committed meanwhile (steering, announcements)."""
 
 
 @dataclass
@@ -140,6 +145,8 @@ class Runner:
         )
         nudges = 0
         for _turn in range(spec.max_turns):
+            if spec.before_turn is not None:
+                history.extend(await spec.before_turn())
             reply = await self._model_turn(spec, result, history)
             self._check_budget(spec, result)
             if not reply.tool_calls:
@@ -154,10 +161,7 @@ class Runner:
                 nudge = NUDGE.format(tools=_names(spec.exit_tools))
                 await self._commit(spec, result, history, Message.user(nudge, nudge=True))
                 continue
-            parts = []
-            for call in reply.tool_calls:
-                part, _ = await self.executor.execute(call, tool_state)
-                parts.append(part)
+            parts = await self._run_tools(reply, tool_state)
             await self._commit(spec, result, history, Message(role="tool", parts=tuple(parts)))
             if spec.workflow is not None:
                 await self.store.save_workflow_state(result.run_id, spec.workflow.workflow.name,
@@ -166,6 +170,15 @@ class Runner:
                 if not part.is_error and _ends_run(spec, call.name):
                     raise _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)
         raise RunEnded(RunStatus.FAILED, error=f"reached max_turns ({spec.max_turns}) without finishing")
+
+    async def _run_tools(self, reply: Message, state: ToolRunState) -> list[ToolResultPart]:
+        """Tool calls run in order — or all at once when every one of them is safe to overlap (reads and
+        agent tools: three `spawn_subagent` calls in one message run three children concurrently)."""
+        calls = reply.tool_calls
+        if len(calls) > 1 and all(c.name in PARALLEL_SAFE for c in calls):
+            done = await asyncio.gather(*(self.executor.execute(c, state) for c in calls))
+            return [part for part, _ in done]
+        return [(await self.executor.execute(call, state))[0] for call in calls]
 
     async def _model_turn(self, spec: RunSpec, result: RunResult, history: list[Message]) -> Message:
         provider, bare_model = self.providers(spec.model)

@@ -6,6 +6,7 @@ parts. Provider SDKs are imported only when a model is first used.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,9 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from yeetui import paths
+from yeetui.agent_host import AgentHost
 from yeetui.bus import Bus
 from yeetui.config import LoadedSettings, Settings, load_settings, provider_credentials
-from yeetui.events import PermissionRequested, RunStatus
+from yeetui.events import MessageCommitted, PermissionRequested, RunRegistered, RunStatus
+from yeetui.inbox import Delivery
+from yeetui.messages import Message
 from yeetui.permissions import Permissions
 from yeetui.profile_loader import load_profiles
 from yeetui.profiles import Profile, ProfileSet
@@ -24,15 +28,18 @@ from yeetui.providers.base import Provider, split_model
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
 from yeetui.runner import Runner, RunResult, RunSpec
+from yeetui.spawner import AgentSpawner
 from yeetui.store import Store
 from yeetui.store.records import SessionRecord
 from yeetui.tool_executor import ToolExecutor
+from yeetui.tools.agents import agent_tools
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.base import ToolContext, ToolSettings
 from yeetui.tools.registry import ToolRegistry, builtin_tools
 from yeetui.workflows import Workflow, WorkflowTracker, load_workflows
 from yeetui.workspace import WorkspaceBinding
 
+AGENT_TOOLS = ("spawn_subagent", "request_review", "list_agents", "get_agent_result", "cancel_agent", "send_message")
 ALWAYS_OFFERED = ("complete", "ask_user")
 """Every agent can finish (`complete`) and, when its profile has a stop rule, ask the user (`ask_user`)."""
 
@@ -49,6 +56,13 @@ class Runtime:
     env: Mapping[str, str]
     warnings: list[str] = field(default_factory=list)
     _providers: dict[str, tuple[Provider, str]] = field(default_factory=dict)
+    _labels: dict[str, int] = field(default_factory=dict)
+    delivery: Delivery = field(init=False)
+    spawner: AgentSpawner = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.delivery = Delivery(self.store, self.bus)
+        self.spawner = AgentSpawner(self)
 
     @classmethod
     async def open(cls, *, cwd: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -65,12 +79,28 @@ class Runtime:
                                                     builtin_dir=builtin_dir("workflows"))
         warnings += [str(err) for err in workflow_errors]
         store = await Store.open(paths.database_path(env))
-        await store.mark_interrupted()
-        registry = ToolRegistry([*builtin_tools(), AskUserTool()])
-        return cls(settings=loaded.settings, store=store, bus=Bus(), profiles=profiles, workflows=workflows,
-                   registry=registry, project_dir=project_dir, env=env, warnings=warnings)
+        registry = ToolRegistry([*builtin_tools(), AskUserTool(), *agent_tools()])
+        runtime = cls(settings=loaded.settings, store=store, bus=Bus(), profiles=profiles, workflows=workflows,
+                      registry=registry, project_dir=project_dir, env=env, warnings=warnings)
+        await runtime.recover()
+        return runtime
+
+    async def recover(self) -> None:
+        """After a crash: runs left running become interrupted and are delivered like any other ending;
+        announcements recorded but never made are made now."""
+        for run in await self.store.mark_interrupted():
+            parent = run.options.get("parent_session_id")
+            if parent:
+                await self.delivery.completion(
+                    recipient_session_id=parent, run_id=run.id, child_session_id=run.session_id,
+                    label=run.label or run.profile, status=RunStatus.INTERRUPTED,
+                    output=(run.result or {}).get("output", ""), error=run.error, result=run.result,
+                    announce=not run.options.get("blocking", False))
+        for session_id in await self.store.pending_announcement_sessions():
+            await self.delivery.flush(session_id)
 
     async def close(self) -> None:
+        await self.spawner.shutdown()
         for provider, _ in self._providers.values():
             aclose = getattr(provider, "aclose", None)
             if aclose is not None:
@@ -109,13 +139,18 @@ class Runtime:
             bash_sandbox=profile.workspace.bash_sandbox,
         )
 
-    def offered_tools(self, profile: Profile, binding: WorkspaceBinding) -> list[str]:
-        names = [t for t in self.registry.names() if t not in ALWAYS_OFFERED]
+    def may_spawn(self, profile: Profile, depth: int) -> bool:
+        return profile.limits.can_spawn_children and depth < profile.limits.max_depth
+
+    def offered_tools(self, profile: Profile, binding: WorkspaceBinding, *, depth: int = 0) -> list[str]:
+        names = [t for t in self.registry.names() if t not in ALWAYS_OFFERED and t not in AGENT_TOOLS]
         if profile.tools is not None:
             names = [t for t in names if t in profile.tools]
         names = [t for t in names if t not in profile.disallowed_tools]
         if not binding.allow_writes:
             names = [t for t in names if not self.registry.get(t).writes]
+        if self.may_spawn(profile, depth):
+            names += [t for t in AGENT_TOOLS if t not in profile.disallowed_tools]
         return names + [t for t in ALWAYS_OFFERED if t == "complete" or t in self.exit_tools(profile)]
 
     @staticmethod
@@ -128,8 +163,17 @@ class Runtime:
         return await self.store.create_session(profile=profile.name, title=title[:80], model=model,
                                                cwd=str(self.project_dir))
 
+    async def next_label(self, profile: str) -> str:
+        """`oracle#4`: a per-profile sequence number, unique in this data dir's history."""
+        if profile not in self._labels:
+            runs = await self.store.list_runs(limit=1_000_000)
+            self._labels[profile] = sum(1 for r in runs if r.profile == profile)
+        self._labels[profile] += 1
+        return f"{profile}#{self._labels[profile]}"
+
     async def build_spec(self, *, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
-                         interactive: bool = False, label: str | None = None) -> RunSpec:
+                         interactive: bool = False, label: str | None = None, parent_session_id: str | None = None,
+                         run_id: str = "") -> RunSpec:
         binding = self.binding_for(profile)
         workflow = None
         if profile.workflow:
@@ -148,17 +192,21 @@ class Runtime:
                                      bash_max_timeout=self.settings.tools.bash_max_timeout,
                                      output_cap=self.settings.tools.output_cap)
         limits = profile.limits
+        agents = None
+        if self.may_spawn(profile, session.depth):
+            agents = AgentHost(self.spawner, session_id=session.id, run_id=run_id, label=label or profile.name)
         return RunSpec(
             session_id=session.id, profile=profile.name, label=label or profile.name, model=model,
-            system_prompt=system, tools=self.offered_tools(profile, binding),
-            tool_context=ToolContext(binding=binding, session_id=session.id, settings=tool_settings),
+            system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth),
+            tool_context=ToolContext(binding=binding, session_id=session.id, run_id=run_id, settings=tool_settings,
+                                     agents=agents),
             permissions=Permissions.merge(Permissions.from_config(self.settings.permissions),
                                           Permissions.from_config(profile.permissions)),
             prompt=prompt, thinking=profile.thinking or self.settings.thinking or "off",
             exit_tools=self.exit_tools(profile), workflow=workflow, interactive=interactive,
             max_turns=limits.max_turns, timeout=limits.timeout, max_nudges=limits.max_nudges,
             max_cost_usd=limits.max_cost_usd, max_total_tokens=limits.max_total_tokens,
-            max_tokens=self.settings.max_tokens, secrets=self.secrets(),
+            max_tokens=self.settings.max_tokens, secrets=self.secrets(), parent_session_id=parent_session_id,
         )
 
     def runner(self) -> Runner:
@@ -180,19 +228,41 @@ class Runtime:
         chosen = self.resolve_model(profile, model)
         if session is None:
             session = await self.new_session(profile, title=prompt or "", model=chosen)
-        label = await self._label(profile.name)
-        spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
-                                     interactive=interactive, label=label)
+        label = await self.next_label(profile.name)
         run = await self.store.create_run(session_id=session.id, profile=profile.name, model=chosen,
                                           prompt=prompt or "", label=label, workflow=profile.workflow)
-        await self.store.update_run(run.id, pid=os.getpid())
-        if spec.workflow is not None:
-            await self.store.save_workflow_state(run.id, profile.workflow or "", spec.workflow.state())
-        return await self.runner().run(spec, run.id)
+        spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
+                                     interactive=interactive, label=label, run_id=run.id)
+        self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))
+        return await self.execute(spec, run.id)
 
-    async def _label(self, profile: str) -> str:
-        runs = await self.store.list_runs(limit=100_000)
-        return f"{profile}#{sum(1 for r in runs if r.profile == profile) + 1}"
+    async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None) -> RunResult:
+        """Run `spec` to its end: announcements and steering reach it between turns; cancelling it cancels
+        its subagents too."""
+        mailbox = [] if mailbox is None else mailbox
+        session_id = spec.session_id
+
+        async def before_turn() -> list[Message]:
+            added: list[Message] = []
+            while mailbox:
+                message = mailbox.pop(0)
+                message_id = await self.store.append_message(session_id, message, run_id=run_id)
+                self.bus.publish(MessageCommitted(run_id, session_id, message_id, message))
+                added.append(message)
+            return added + await self.delivery.flush(session_id)
+
+        spec.before_turn = before_turn
+        if spec.workflow is not None:
+            await self.store.save_workflow_state(run_id, spec.workflow.workflow.name, spec.workflow.state())
+        await self.store.update_run(run_id, pid=os.getpid())
+        await self.delivery.begin_run(session_id)
+        try:
+            return await self.runner().run(spec, run_id)
+        except asyncio.CancelledError:
+            await asyncio.shield(self.spawner.cancel_children(session_id))
+            raise
+        finally:
+            await asyncio.shield(self.delivery.end_run(session_id))
 
 
 def answer_permissions_headless(runtime: Runtime, *, approve: bool) -> None:

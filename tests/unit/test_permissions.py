@@ -90,6 +90,9 @@ def test_remember_always_allows_exactly_that_subject() -> None:
     assert perms.decide("bash", "make test[unit] *fast*") == "allow"
     assert perms.decide("bash", "make test") == "ask"
     assert perms.decide("bash", "make testu *fast*") == "ask"  # wildcards in the subject stay literal
+    perms.remember_always("bash", "ls *.py | wc -l")
+    assert perms.decide("bash", "ls *.py | wc -l") == "allow"  # a remembered pipeline, glob chars and all
+    assert perms.decide("bash", "ls *.py | sh") == "ask"
     assert perms.decide("write_file", "notes.md", writes=True) == "allow"
     assert perms.decide("write_file", "other.md", writes=True) == "ask"
     assert perms.decide("edit_file", "a.py", writes=True) == "allow"

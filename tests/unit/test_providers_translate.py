@@ -89,6 +89,12 @@ def test_anthropic_malformed_tool_call_is_sent_with_empty_input_and_error_result
     ]
 
 
+def test_anthropic_empty_tool_result_gets_placeholder_content() -> None:
+    turns = to_anthropic_messages([Message.user("go"), assistant(CALL),
+                                   tool(ToolResultPart(call_id="c1", content="", is_error=True))])
+    assert turns[2]["content"][0]["content"] == "(no output)"
+
+
 def test_anthropic_empty_assistant_turn_is_dropped_and_users_merge() -> None:
     turns = to_anthropic_messages([Message.user("one"), assistant(TextPart(text="")), Message.user("two")])
     assert turns == [{"role": "user", "content": [{"type": "text", "text": "one"},

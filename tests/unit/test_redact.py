@@ -118,3 +118,12 @@ def test_filter_redacts_message_args_and_exception_text() -> None:
     assert "MARKERKEY" not in out and "my-custom-secret-value" not in out
     assert out.count(REDACTED) >= 3
     assert "RuntimeError" in out and "bad format" in out
+
+
+@pytest.mark.timeout(30)
+def test_long_unbroken_blobs_do_not_make_the_patterns_backtrack_quadratically() -> None:
+    """A guard against catastrophic regexes (an earlier version took a minute for 27 KB of base64):
+    tool output often holds megabytes of base64 or minified code."""
+    blob = "QUJD" * 250_000  # 1 MB of base64-looking text without a word break
+    assert redact(blob) == blob
+    assert redact("x" * 1000 + " api_key=" + "k" * 100_000) == "x" * 1000 + f" api_key={REDACTED}"

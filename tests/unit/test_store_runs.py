@@ -91,6 +91,9 @@ async def test_update_run_lifecycle(store: Store, session: SessionRecord) -> Non
     assert (done.result, done.usage, done.cost) == (result, usage, 0.0123)
     same = await store.update_run(run.id)  # nothing given: nothing changes
     assert same == done
+    await asyncio.sleep(0.002)
+    relabelled = await store.update_run(run.id, status=RunStatus.FAILED, error="late failure")
+    assert relabelled.finished_at == done.finished_at and relabelled.error == "late failure"
     unknown_price = await store.update_run(run.id, cost=None)
     assert unknown_price.cost is None and unknown_price.usage == usage
 

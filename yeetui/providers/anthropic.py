@@ -84,8 +84,8 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
                 {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.arguments)}
             )
         elif isinstance(part, ToolResultPart):
-            block: dict[str, Any] = {
-                "type": "tool_result", "tool_use_id": part.call_id, "content": part.content
+            block: dict[str, Any] = {  # an empty error result is rejected by the API
+                "type": "tool_result", "tool_use_id": part.call_id, "content": part.content or "(no output)"
             }
             if part.is_error:
                 block["is_error"] = True

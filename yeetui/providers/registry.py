@@ -1,7 +1,8 @@
 """Pick the provider for a `provider/model` name, and read its credentials from the environment.
 
 Importing this module (or creating a provider) loads neither `anthropic` nor `litellm`; each provider
-imports its SDK on its first call.
+imports its SDK on its first call. Also home to the two SDK-free helpers both providers' translations use
+(`parse_tool_arguments`, `pair_tool_results`).
 """
 
 from __future__ import annotations

@@ -148,6 +148,8 @@ class RunRecord(_Record):
     started_at: datetime | None
     finished_at: datetime | None
     pid: int | None
+    options: dict[str, Any]
+    """Spawn options (timeout, session_context, cleanup, mode, parent ids…); {} for a plain run."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RunRecord:
@@ -164,7 +166,7 @@ class RunRecord(_Record):
             cost=row["cost"], error=row["error"], label=row["label"], workflow=row["workflow"],
             worktree=row["worktree"], created_at=datetime.fromisoformat(row["created_at"]),
             started_at=parse_ts(row["started_at"]), finished_at=parse_ts(row["finished_at"]),
-            pid=row["pid"],
+            pid=row["pid"], options=load_json(row["options"], f"the options of run {run_id}") or {},
         )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from yeetui.errors import StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
+from yeetui.store.announce import AnnounceMixin
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
 from yeetui.store.registry import RegistryMixin
 
@@ -47,7 +48,7 @@ def session_key(profile: str, session_id: str, *, subagent: bool) -> str:
     return f"agent:{profile}:{'subagent' if subagent else 'primary'}:{session_id}"
 
 
-class Store(RegistryMixin):
+class Store(RegistryMixin, AnnounceMixin):
     """The async store. All methods commit before returning and raise `StoreError` with context."""
 
     # ----- sessions ----------------------------------------------------------------------------------
@@ -229,6 +230,7 @@ class Store(RegistryMixin):
         self, *, session_id: str, profile: str, model: str | None, prompt: str,
         status: RunStatus = RunStatus.QUEUED, parent_run_id: str | None = None, label: str | None = None,
         workflow: str | None = None, worktree: str | Path | None = None, pid: int | None = None,
+        options: dict[str, Any] | None = None,
     ) -> RunRecord:
         """Create a run record. `pid` is the process responsible for it, this one unless given; a runner
         in another process claims the run with `update_run(pid=…)`."""
@@ -240,12 +242,12 @@ class Store(RegistryMixin):
                 await self._require(conn, "agent_runs", parent_run_id, "parent run")
             await conn.execute(
                 "INSERT INTO agent_runs (id, session_id, parent_run_id, profile, model, prompt, status,"
-                " usage, label, workflow, worktree, created_at, started_at, finished_at, pid)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " usage, label, workflow, worktree, created_at, started_at, finished_at, pid, options)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, session_id, parent_run_id, profile, model, prompt, status.value,
                  Usage().model_dump_json(), label, workflow, None if worktree is None else str(worktree),
                  now, now if status is RunStatus.RUNNING else None, now if status.is_final else None,
-                 os.getpid() if pid is None else pid),
+                 os.getpid() if pid is None else pid, dump_json(options or {})),
             )
             row = await self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
         assert row is not None
@@ -258,7 +260,7 @@ class Store(RegistryMixin):
     ) -> RunRecord:
         """Change a run; arguments left as None (`...` for cost) stay as they are.
 
-        The first move to `running` sets `started_at`; a final status (`RunStatus.is_final`) sets
+        The first move to `running` sets `started_at`; the first final status (`RunStatus.is_final`) sets
         `finished_at`; moving back to a live status (a resume) clears `finished_at` and `error`.
         """
         values: dict[str, Any] = {}
@@ -266,9 +268,8 @@ class Store(RegistryMixin):
         if status is not None:
             status = RunStatus(status)
             values["status"] = status.value
-            values["finished_at"] = now if status.is_final else None
             if not status.is_final:
-                values["error"] = None
+                values["finished_at"] = values["error"] = None
         for name, value in (("result", result), ("error", error), ("pid", pid)):
             if value is not None:
                 values[name] = dump_json(value) if name == "result" else value
@@ -279,11 +280,14 @@ class Store(RegistryMixin):
         if worktree is not None:
             values["worktree"] = str(worktree)
         async with self._write(f"update run {run_id}") as conn:
-            row = await self._row(conn, "SELECT started_at FROM agent_runs WHERE id = ?", (run_id,))
+            row = await self._row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?",
+                                  (run_id,))
             if row is None:
                 raise StoreError(f"There is no run {run_id} in the store at {self.path}.")
             if status is RunStatus.RUNNING and row["started_at"] is None:
                 values["started_at"] = now
+            if status is not None and status.is_final and row["finished_at"] is None:
+                values["finished_at"] = now  # a second final status keeps the first end time
             if values:
                 assignments = ", ".join(f"{name} = ?" for name in values)
                 await conn.execute(f"UPDATE agent_runs SET {assignments} WHERE id = ?",

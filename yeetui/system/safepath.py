@@ -93,7 +93,8 @@ def confinement_mechanism() -> Mechanism:
 
 
 def _roots_text(binding: WorkspaceBinding) -> str:
-    return ", ".join(str(r) for r in binding.roots)
+    noun = "root" if len(binding.roots) == 1 else "roots"
+    return f"{noun} " + ", ".join(str(r) for r in binding.roots)
 
 
 def locate(binding: WorkspaceBinding, path: str | os.PathLike[str]) -> Target:
@@ -109,8 +110,8 @@ def locate(binding: WorkspaceBinding, path: str | os.PathLike[str]) -> Target:
         if real == root or root in real.parents:
             return Target(root, PurePosixPath(real.relative_to(root).as_posix()), real)
     raise PathEscapeError(
-        f"The path {text!r} resolves to {real}, which is outside the workspace root "
-        f"{_roots_text(binding)}. Tools may only touch files inside the workspace."
+        f"The path {text!r} resolves to {real}, which is outside the workspace {_roots_text(binding)}. "
+        "Tools may only touch files inside the workspace."
     )
 
 

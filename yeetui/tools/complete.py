@@ -23,7 +23,10 @@ class CompleteArgs(StrictArgs):
     output: str = Field(description="The result of your task: the answer, report or summary for the caller.")
     status: Literal["success", "partial", "blocked"] = Field(
         "success", description="success: done; partial: some of it done; blocked: could not proceed.")
-    artifacts: list[str] = Field(default_factory=list, description="Paths or ids of things you produced.")
+    artifacts: list[str] | dict[str, Any] = Field(
+        default_factory=list,
+        description="Paths or ids of things you produced, or the structured result your instructions ask for "
+                    "(e.g. a review verdict with findings).")
     files_modified: list[str] = Field(default_factory=list, description="Files you created or changed.")
     next_steps: list[str] = Field(default_factory=list, description="What should happen next, if anything.")
 

@@ -1,0 +1,237 @@
+"""AgentSpawner against the fake LLM server: concurrency, limits, delivery, cancellation, steering."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from yeetui.events import RunStatus
+from yeetui.runtime import Runtime, answer_permissions_headless
+from yeetui.spawner import SpawnRefused, SpawnRequest
+
+
+@pytest.fixture
+async def runtime(fake_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
+    project = tmp_path / "project"
+    project.mkdir()
+    rt = await Runtime.open(cwd=project)
+    yield rt
+    await rt.close()
+
+
+def _spawn(profile: str, prompt: str, **kw) -> ToolCall:
+    return ToolCall("spawn_subagent", {"profile": profile, "prompt": prompt, **kw})
+
+
+def _complete(output: str, **artifacts) -> ToolCall:
+    args: dict = {"output": output}
+    if artifacts:
+        args["artifacts"] = artifacts
+    return ToolCall("complete", args)
+
+
+async def test_three_oracles_run_concurrently_and_report_once(runtime: Runtime, fake_env) -> None:
+    fake_env.script(
+        Reply(tool_calls=[_spawn("oracle", f"QUESTION-{q}: why?") for q in "ABC"], when_contains="PARENT-TASK"),
+        *[Reply(tool_calls=[ToolCall("read_file", {"path": "missing.txt"})], when_contains=f"QUESTION-{q}",
+                chunk_delay=0.05, text="Looking into it.") for q in "ABC"],
+        *[Reply(tool_calls=[_complete(f"ANSWER-{q}")], when_contains=f"QUESTION-{q}") for q in "ABC"],
+        Reply(tool_calls=[_complete("all three answered")], when_contains="[Subagent: oracle#"),
+    )
+    result = await runtime.run_prompt("PARENT-TASK: ask three oracles")
+    assert result.status == RunStatus.COMPLETED, result.error
+
+    children = [r for r in fake_env.requests if "QUESTION-" in r.text and "PARENT-TASK" not in r.text]
+    firsts = {}
+    for request in children:
+        q = next(q for q in "ABC" if f"QUESTION-{q}" in request.text)
+        firsts.setdefault(q, request)
+    spans = sorted((r.started, r.finished) for r in firsts.values())
+    assert spans[0][1] > spans[2][0], "the three oracles did not overlap in time"
+
+    parent_requests = [r for r in fake_env.requests if "PARENT-TASK" in r.text]
+    last = parent_requests[-1].text
+    for q in "ABC":
+        assert last.count(f"ANSWER-{q}") == 1
+    assert last.count("[Subagent: oracle#") == 3
+    assert "missing.txt" not in last  # none of the children's tool calls
+    inbox = await runtime.store.list_inbox(result.session_id)
+    assert sorted(i.body for i in inbox) == ["ANSWER-A", "ANSWER-B", "ANSWER-C"]
+    messages = await runtime.store.messages(result.session_id)
+    assert not any(m.message.meta.get("announcement") for m in messages)  # blocking: the tool result delivered
+
+
+async def test_non_blocking_children_are_announced_at_next_turn(runtime: Runtime, fake_env) -> None:
+    answer_permissions_headless(runtime, approve=True)
+    oracle_marker = "you never change anything"  # in the oracle's system prompt only
+    fake_env.script(
+        Reply(tool_calls=[_spawn("oracle", f"BG-{q}", blocking=False) for q in "AB"], when_contains="PARENT-BG"),
+        *[Reply(tool_calls=[_complete(f"ORACLE-OUT-{n}")], when_contains=oracle_marker) for n in (1, 2)],
+        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 1"})], when_contains="accepted"),
+        Reply(tool_calls=[_complete("done")], when_contains="sleep 1"),
+    )
+    result = await runtime.run_prompt("PARENT-BG: start two background oracles")
+    assert result.status == RunStatus.COMPLETED, result.error
+    last = [r for r in fake_env.requests if "PARENT-BG" in r.text][-1].text
+    assert last.count("ORACLE-OUT-1") == 1 and last.count("ORACLE-OUT-2") == 1
+    messages = await runtime.store.messages(result.session_id)
+    announcements = [m.message for m in messages if m.message.meta.get("announcement")]
+    assert len(announcements) == 2
+    assert all("trust=\"untrusted\"" in a.text for a in announcements)
+    # Delivered exactly once, even when asked again (a restart re-running recovery).
+    for item in await runtime.store.list_inbox(result.session_id):
+        run = await runtime.store.get_run(item.run_id)
+        _, created = await runtime.delivery.completion(
+            recipient_session_id=result.session_id, run_id=run.id, child_session_id=run.session_id,
+            label=run.label, status=run.status, output="again", error=None, result=None)
+        assert created is False
+    assert await runtime.delivery.flush(result.session_id) == []
+    assert len(await runtime.store.list_inbox(result.session_id)) == 2
+
+
+async def test_child_cannot_spawn(runtime: Runtime, fake_env) -> None:
+    fake_env.script(
+        Reply(tool_calls=[_spawn("oracle", "NESTED-CHILD")], when_contains="NESTED-PARENT"),
+        Reply(tool_calls=[_spawn("oracle", "grandchild")], when_contains="NESTED-CHILD"),
+        Reply(tool_calls=[_complete("could not nest")], when_contains="not available"),
+        Reply(tool_calls=[_complete("ok")], when_contains="[Subagent: oracle#"),
+    )
+    result = await runtime.run_prompt("NESTED-PARENT")
+    assert result.status == RunStatus.COMPLETED
+    child_first = next(r for r in fake_env.requests if "NESTED-CHILD" in r.text and "NESTED-PARENT" not in r.text)
+    assert "spawn_subagent" not in {t["name"] for t in child_first.body["tools"]}
+    refusal = next(r for r in fake_env.requests if "not available" in r.text)
+    assert "spawn_subagent" in refusal.text
+
+
+async def test_depth_allowlist_and_profile_refusals(runtime: Runtime, fake_env) -> None:
+    primary = await runtime.new_session(runtime.profiles.get("generic"))
+    oracle_child = await runtime.store.create_session(profile="oracle", parent_id=primary.id)
+    with pytest.raises(SpawnRefused, match="may not spawn"):
+        await runtime.spawner.spawn(SpawnRequest("oracle", "x", parent_session_id=oracle_child.id))
+    orchestrator = await runtime.new_session(runtime.profiles.get("orchestrator"))
+    with pytest.raises(SpawnRefused, match="may spawn only"):
+        await runtime.spawner.spawn(SpawnRequest("oracle", "x", parent_session_id=orchestrator.id))
+    with pytest.raises(SpawnRefused, match="nosuch"):
+        await runtime.spawner.spawn(SpawnRequest("nosuch", "x", parent_session_id=primary.id))
+    with pytest.raises(SpawnRefused, match="context"):
+        await runtime.spawner.spawn(SpawnRequest("oracle", "x", parent_session_id=primary.id,
+                                                 session_context="transcript:500"))
+
+
+async def test_ninth_run_queues_until_a_slot_frees(runtime: Runtime, fake_env) -> None:
+    fake_env.script(Reply(text="slow " * 30, chunk_size=5, chunk_delay=0.05, repeat=True,
+                          tool_calls=[_complete("finished")]))
+    handles = [await runtime.spawner.spawn(SpawnRequest("generic", f"job {i}", requested_by="user"))
+               for i in range(9)]
+    await asyncio.sleep(0.3)
+    statuses = [(await runtime.store.get_run(h.run_id)).status for h in handles]
+    assert statuses.count(RunStatus.RUNNING) == 8 and statuses[8] == RunStatus.QUEUED
+    results = await asyncio.gather(*(runtime.spawner.wait(h.run_id) for h in handles))
+    assert [r.status for r in results] == [RunStatus.COMPLETED] * 9
+    ninth = await runtime.store.get_run(handles[8].run_id)
+    first_done = min([(await runtime.store.get_run(h.run_id)).finished_at for h in handles[:8]])
+    assert ninth.started_at >= first_done
+
+
+async def test_child_timeout_still_delivers(runtime: Runtime, fake_env) -> None:
+    fake_env.script(
+        Reply(tool_calls=[_spawn("oracle", "SLOW-CHILD", timeout=0.5)], when_contains="TIMEOUT-PARENT"),
+        Reply(text="thinking " * 100, chunk_size=4, chunk_delay=0.05, when_contains="SLOW-CHILD"),
+        Reply(tool_calls=[_complete("child timed out")], when_contains="Timed out"),
+    )
+    result = await runtime.run_prompt("TIMEOUT-PARENT")
+    assert result.status == RunStatus.COMPLETED
+    (item,) = await runtime.store.list_inbox(result.session_id)
+    assert item.data["status"] == "timeout"
+    child = await runtime.store.get_run(item.run_id)
+    assert child.status == RunStatus.TIMEOUT
+
+
+async def test_cancelling_parent_cancels_children_and_their_bash(runtime: Runtime, fake_env, tmp_path) -> None:
+    answer_permissions_headless(runtime, approve=True)
+    pidfile = tmp_path / "child.pid"
+    fake_env.script(
+        Reply(tool_calls=[_spawn("generic", "CHILD-SLEEPER")], when_contains="CANCEL-PARENT"),
+        Reply(tool_calls=[ToolCall("bash", {"command": f"sleep 60 & echo $! > {pidfile}; wait"})],
+              when_contains="CHILD-SLEEPER"),
+    )
+    task = asyncio.create_task(runtime.run_prompt("CANCEL-PARENT"))
+    for _ in range(200):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    sleeper = int(pidfile.read_text())
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    runs = await runtime.store.list_runs()
+    assert {r.profile: r.status for r in runs} == {"generic": RunStatus.CANCELLED}
+    assert all(r.status == RunStatus.CANCELLED for r in runs)
+    await asyncio.sleep(0.3)
+    with pytest.raises(ProcessLookupError):
+        os.kill(sleeper, 0)
+
+
+async def test_steering_reaches_child_at_next_turn(runtime: Runtime, fake_env) -> None:
+    answer_permissions_headless(runtime, approve=True)
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 0.5"})], when_contains="STEER-ME"),
+        Reply(tool_calls=[_complete("steered")], when_contains="use the blue one"),
+    )
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "STEER-ME", requested_by="user"))
+    await asyncio.sleep(0.2)
+    await runtime.spawner.steer(handle.run_id, "use the blue one", sender="user")
+    result = await runtime.spawner.wait(handle.run_id)
+    assert result.status == RunStatus.COMPLETED and result.output == "steered"
+
+
+async def test_graceful_cancel_asks_to_wrap_up(runtime: Runtime, fake_env) -> None:
+    answer_permissions_headless(runtime, approve=True)
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 0.5"})], when_contains="LONG-JOB"),
+        Reply(tool_calls=[_complete("partial work", )], when_contains="Wrap up now"),
+    )
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "LONG-JOB", requested_by="user"))
+    await asyncio.sleep(0.2)
+    await runtime.spawner.cancel(handle.run_id, graceful=True, grace=10)
+    result = await runtime.spawner.wait(handle.run_id)
+    assert result.status == RunStatus.COMPLETED and result.output == "partial work"
+
+
+def _git_repo(project: Path) -> None:
+    for args in (["init", "-q"], ["config", "user.email", "t@e.st"], ["config", "user.name", "T"]):
+        subprocess.run(["git", *args], cwd=project, check=True)
+    (project / "util.py").write_text("def f():\n    return 1\n")
+    subprocess.run(["git", "add", "."], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=project, check=True)
+
+
+async def test_reviewer_gets_the_diff_and_cannot_write(runtime: Runtime, fake_env) -> None:
+    project = runtime.project_dir
+    await asyncio.to_thread(_git_repo, project)
+    (project / "util.py").write_text("def f():\n    return 2  # CHANGED-LINE\n")
+    verdict = {"verdict": "request_changes", "findings": [{"severity": "major", "file": "util.py", "line": 2,
+                                                           "message": "why 2?"}]}
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("request_review", {"focus": "correctness"})], when_contains="REVIEW-PARENT"),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "util.py", "content": "hacked"})],
+              when_contains="CHANGED-LINE"),
+        Reply(tool_calls=[_complete("Needs a reason for 2.", **verdict)], when_contains="is not available"),
+        Reply(tool_calls=[_complete("review relayed")], when_contains="[Subagent: reviewer#"),
+    )
+    result = await runtime.run_prompt("REVIEW-PARENT")
+    assert result.status == RunStatus.COMPLETED, result.error
+    first = next(r for r in fake_env.requests if "CHANGED-LINE" in r.text and "REVIEW-PARENT" not in r.text)
+    assert "```diff" in first.text
+    assert not {"write_file", "edit_file"} & {t["name"] for t in first.body["tools"]}
+    assert "return 2  # CHANGED-LINE" in (project / "util.py").read_text()
+    (item,) = await runtime.store.list_inbox(result.session_id)
+    assert item.kind == "review" and item.data["result"]["artifacts"]["verdict"] == "request_changes"
+    assert "request_changes" in fake_env.requests[-1].text

@@ -1,0 +1,294 @@
+"""AgentSpawner: hands work to subagents — child session, run record, limits, execution, delivery.
+
+`spawn()` resolves the profile, checks the limits (depth, children per parent, allowlist), creates the child
+session (`agent:<profile>:subagent:<id>`) and its run record, and starts it. Runs wait for one of
+`max_concurrent` slots, visibly `queued`; the queue wait counts against the timeout. Every run, however it
+ends, is delivered to its requester exactly once (see yeetui.inbox). Cancelling a run cancels its subtree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from yeetui.context import resolve_context
+from yeetui.errors import ContextResolutionError, YeetuiError
+from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
+from yeetui.messages import Message
+from yeetui.profiles import Profile
+from yeetui.runner import RunResult
+from yeetui.store.records import SessionRecord
+
+if TYPE_CHECKING:
+    from yeetui.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["in_process", "tmux", "terminal", "headless"]
+HARD_MAX_DEPTH = 4
+WRAP_UP = ("[yeetui] You are asked to stop. Wrap up now: do not start new work; call `complete` with what you "
+           "have so far (status `partial`) within the next turn.")
+
+
+class SpawnRefused(YeetuiError):
+    """A spawn was not allowed; the message says why, for the model or the user."""
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    profile: str
+    prompt: str
+    parent_session_id: str | None = None
+    parent_run_id: str | None = None
+    blocking: bool = False
+    mode: Mode | None = None
+    model: str | None = None
+    thinking: Literal["off", "low", "medium", "high"] | None = None
+    label: str | None = None
+    timeout: float | None = None
+    cleanup: Literal["keep", "delete"] = "keep"
+    session_context: str = "none"
+    requested_by: Literal["user", "agent"] = "agent"
+    prompt_suffix: str = ""
+    """Text appended to the prompt after context resolution (e.g. the diff for a reviewer)."""
+
+
+@dataclass
+class SpawnHandle:
+    run_id: str
+    session_id: str
+    session_key: str
+    label: str
+    profile: str
+    result: RunResult | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"status": "accepted", "run_id": self.run_id, "session_key": self.session_key,
+                                "session_id": self.session_id, "label": self.label}
+        if self.result is not None:
+            data.update(status=self.result.status.value, output=self.result.output, error=self.result.error)
+        return data
+
+
+@dataclass
+class _Live:
+    run_id: str
+    session_id: str
+    parent_session_id: str | None
+    label: str
+    task: asyncio.Task[RunResult] | None = None
+    started: bool = False
+    abort_timer: asyncio.TimerHandle | None = None
+    mailbox: list[Message] = field(default_factory=list)
+
+
+class AgentSpawner:
+    def __init__(self, runtime: Runtime, *, max_concurrent: int = 8, max_children: int = 5,
+                 default_timeout: float = 300.0, max_timeout: float = 1800.0) -> None:
+        self.runtime = runtime
+        self.max_children = max_children
+        self.default_timeout = default_timeout
+        self.max_timeout = max_timeout
+        self._slots = asyncio.Semaphore(max_concurrent)
+        self._live: dict[str, _Live] = {}
+        self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
+
+    # -- spawning ----------------------------------------------------------------------------------
+
+    async def spawn(self, req: SpawnRequest) -> SpawnHandle:
+        rt = self.runtime
+        profile = self._profile(req.profile)
+        parent = await rt.store.get_session(req.parent_session_id) if req.parent_session_id else None
+        if req.parent_session_id and parent is None:
+            raise SpawnRefused(f"Parent session {req.parent_session_id} does not exist.")
+        depth = parent.depth + 1 if parent else 0
+        self._check_limits(req, profile, parent, depth)
+        timeout = min(req.timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
+        model = rt.resolve_model(profile, req.model)
+        label = await rt.next_label(profile.name)
+        session = await rt.store.create_session(profile=profile.name, title=(req.label or req.prompt)[:80],
+                                                parent_id=parent.id if parent else None, model=model,
+                                                cwd=str(rt.project_dir))
+        try:
+            prompt = await resolve_context(req.session_context, store=rt.store, parent_session_id=req.parent_session_id,
+                                           project_root=rt.project_dir, task=req.prompt)
+        except ContextResolutionError as exc:
+            await rt.store.delete_session(session.id)
+            raise SpawnRefused(str(exc)) from None
+        prompt += req.prompt_suffix
+        mode = req.mode or profile.mode
+        if mode != "in_process":
+            rt.bus.publish(Notice("warning", f"{label}: mode {mode!r} is not available in this build; running "
+                                  "in-process instead.", session.id))
+        options = {"timeout": timeout, "blocking": req.blocking, "cleanup": req.cleanup, "mode": "in_process",
+                   "session_context": req.session_context, "requested_by": req.requested_by,
+                   "thinking": req.thinking, "parent_session_id": req.parent_session_id}
+        run = await rt.store.create_run(session_id=session.id, profile=profile.name, model=model, prompt=prompt,
+                                        parent_run_id=req.parent_run_id, label=label, workflow=profile.workflow,
+                                        options=options)
+        live = _Live(run.id, session.id, req.parent_session_id, label)
+        self._live[run.id] = live
+        if req.parent_session_id:
+            self._by_parent[req.parent_session_id].add(run.id)
+        rt.bus.publish(RunRegistered(run.id, session.id, req.parent_session_id, profile.name, label, model,
+                                     RunStatus.QUEUED))
+        rt.bus.publish(RunStatusChanged(run.id, session.id, RunStatus.QUEUED))
+        live.task = asyncio.create_task(self._execute(live, session, profile, prompt, model, timeout, req),
+                                        name=f"yeetui run {label}")
+        handle = SpawnHandle(run.id, session.id, session.key, label, profile.name)
+        if req.blocking:
+            handle.result = await live.task
+        return handle
+
+    def _profile(self, name: str) -> Profile:
+        try:
+            return self.runtime.profiles.get(name)
+        except YeetuiError as exc:
+            raise SpawnRefused(str(exc)) from None
+
+    def _check_limits(self, req: SpawnRequest, profile: Profile, parent: SessionRecord | None, depth: int) -> None:
+        if depth > HARD_MAX_DEPTH:
+            raise SpawnRefused(f"Refused: a subagent at depth {depth} exceeds the hard limit of {HARD_MAX_DEPTH}.")
+        if req.requested_by == "agent":
+            if parent is None:
+                raise SpawnRefused("Refused: an agent spawn needs the parent session.")
+            owner = self._profile(parent.profile)
+            if not owner.limits.can_spawn_children:
+                raise SpawnRefused(f"Refused: {parent.profile} subagents may not spawn subagents of their own. "
+                                   "Do the work yourself or report back with `complete`.")
+            if depth > owner.limits.max_depth:
+                raise SpawnRefused(f"Refused: the child would be at depth {depth}, and profile {owner.name!r} "
+                                   f"allows depth {owner.limits.max_depth} at most.")
+            if owner.allowed_children is not None and profile.name not in owner.allowed_children:
+                raise SpawnRefused(f"Refused: {owner.name!r} may spawn only {', '.join(owner.allowed_children)}; "
+                                   f"not {profile.name!r}.")
+            if not ({"subtask", "orchestrator"} & set(profile.capabilities)):
+                raise SpawnRefused(f"Refused: profile {profile.name!r} cannot run as a subagent "
+                                   f"(capabilities: {', '.join(profile.capabilities)}).")
+        if parent is not None:
+            active = [r for r in self._by_parent.get(parent.id, ()) if r in self._live]
+            if len(active) >= self.max_children:
+                raise SpawnRefused(f"Refused: session {parent.id[:8]} already has {len(active)} active subagents "
+                                   f"(limit {self.max_children}). Wait for one to finish or cancel one.")
+
+    # -- running -----------------------------------------------------------------------------------
+
+    async def _execute(self, live: _Live, session: SessionRecord, profile: Profile, prompt: str, model: str,
+                       timeout: float, req: SpawnRequest) -> RunResult:
+        rt = self.runtime
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        result = RunResult(run_id=live.run_id, session_id=session.id, status=RunStatus.QUEUED)
+        try:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await self._slots.acquire()
+            except TimeoutError:
+                result.status, result.error = RunStatus.TIMEOUT, f"timed out after {timeout:g} s while queued"
+                await rt.store.update_run(live.run_id, status=result.status, error=result.error)
+                rt.bus.publish(RunStatusChanged(live.run_id, session.id, result.status, result.error))
+                return result
+            try:
+                live.started = True
+                spec = await rt.build_spec(session=session, profile=profile, prompt=prompt, model=model,
+                                           label=live.label, parent_session_id=live.parent_session_id,
+                                           run_id=live.run_id)
+                spec.timeout = max(deadline - loop.time(), 0.001)
+                if req.thinking:
+                    spec.thinking = req.thinking
+                result = await rt.execute(spec, live.run_id, mailbox=live.mailbox)
+            finally:
+                self._slots.release()
+            return result
+        except asyncio.CancelledError:
+            result.status, result.error = RunStatus.CANCELLED, "cancelled"
+            if not live.started:
+                await asyncio.shield(rt.store.update_run(live.run_id, status=result.status, error=result.error))
+            raise
+        finally:
+            await asyncio.shield(self._settle(live, result, req))
+
+    async def _settle(self, live: _Live, result: RunResult, req: SpawnRequest) -> None:
+        """After a run, however it ended: stop its subtree, deliver it, forget it, clean up."""
+        rt = self.runtime
+        self._live.pop(live.run_id, None)
+        if live.parent_session_id:
+            self._by_parent[live.parent_session_id].discard(live.run_id)
+        if live.abort_timer:
+            live.abort_timer.cancel()
+        await self.cancel_children(live.session_id, graceful=False)
+        run = await rt.store.get_run(live.run_id)
+        status = run.status if run else result.status
+        if live.parent_session_id:
+            item, _ = await rt.delivery.completion(
+                recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
+                label=live.label, status=status, output=result.output,
+                error=result.error or (run.error if run else None),
+                result=result.result, announce=not req.blocking)
+            if req.blocking:
+                await rt.delivery.consumed(item.id)
+        if req.cleanup == "delete":
+            await rt.store.delete_session(live.session_id)
+
+    # -- controls ----------------------------------------------------------------------------------
+
+    def is_live(self, run_id: str) -> bool:
+        return run_id in self._live
+
+    def live_runs(self, parent_session_id: str | None = None) -> list[str]:
+        if parent_session_id is None:
+            return list(self._live)
+        return [r for r in self._by_parent.get(parent_session_id, ()) if r in self._live]
+
+    async def wait(self, run_id: str, timeout: float | None = None) -> RunResult | None:
+        """Wait for a live run of this process to end; None when it is not live here."""
+        live = self._live.get(run_id)
+        if live is None or live.task is None:
+            return None
+        async with asyncio.timeout(timeout):
+            return await asyncio.shield(live.task)
+
+    async def steer(self, run_id: str, text: str, *, sender: str = "parent") -> None:
+        """Inject guidance: the child reads it at the start of its next turn."""
+        live = self._require_live(run_id)
+        live.mailbox.append(Message.user(f"[Guidance from {sender}]\n{text}", steer=True))
+
+    async def cancel(self, run_id: str, *, graceful: bool = True, grace: float = 30.0) -> None:
+        """Graceful: ask the run to wrap up and `complete`, aborting it after `grace` seconds. Else abort now."""
+        live = self._require_live(run_id)
+        if not graceful or not live.started:
+            self.abort(run_id)
+            return
+        live.mailbox.append(Message.user(WRAP_UP, steer=True))
+        live.abort_timer = asyncio.get_running_loop().call_later(grace, self.abort, run_id)
+
+    def abort(self, run_id: str) -> None:
+        live = self._live.get(run_id)
+        if live is not None and live.task is not None and not live.task.done():
+            live.task.cancel()
+
+    async def cancel_children(self, session_id: str, *, graceful: bool = False) -> None:
+        for run_id in self.live_runs(session_id):
+            if graceful:
+                await self.cancel(run_id)
+            else:
+                self.abort(run_id)
+        tasks = [self._live[r].task for r in self.live_runs(session_id) if self._live[r].task]
+        if tasks and not graceful:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _require_live(self, run_id: str) -> _Live:
+        live = self._live.get(run_id)
+        if live is None:
+            raise SpawnRefused(f"Run {run_id} is not running in this process (it may have finished).")
+        return live
+
+    async def shutdown(self) -> None:
+        for run_id in list(self._live):
+            self.abort(run_id)
+        tasks = [live.task for live in self._live.values() if live.task]
+        await asyncio.gather(*tasks, return_exceptions=True)
+

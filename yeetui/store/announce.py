@@ -1,0 +1,55 @@
+"""Exactly-once announcements: the message insert and the inbox item's mark share one transaction."""
+
+from __future__ import annotations
+
+from yeetui.messages import Message
+from yeetui.store.records import InboxItem, utcnow
+
+
+class AnnounceMixin:
+    async def announce(self, item_id: int, message: Message, *, run_id: str | None = None) -> int | None:
+        """Append `message` to the item's recipient session and mark the item announced — unless it already
+        was, in which case nothing is written and None is returned. Returns the new message id."""
+        async with self._write(f"announce inbox item {item_id}") as conn:  # type: ignore[attr-defined]
+            row = await self._row(conn, "SELECT session_id, announced_at FROM inbox_items WHERE id = ?",  # type: ignore[attr-defined]
+                                  (item_id,))
+            if row is None or row["announced_at"] is not None:
+                return None
+            now = utcnow()
+            session_id = row["session_id"]
+            cursor = await conn.execute(
+                "INSERT INTO messages (session_id, run_id, seq, role, body, partial, created_at, updated_at)"
+                " VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?),"
+                " ?, ?, 0, ?, ?)",
+                (session_id, run_id, session_id, message.role, message.model_dump_json(), now, now),
+            )
+            await conn.execute("UPDATE inbox_items SET announced_at = ?, updated_at = ? WHERE id = ?",
+                               (now, now, item_id))
+            await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+            return cursor.lastrowid
+
+    async def mark_announced(self, item_id: int) -> bool:
+        """Mark an item announced without a message (its content went out another way, e.g. as the result
+        of a blocking spawn). True if this call marked it."""
+        async with self._write(f"mark inbox item {item_id} announced") as conn:  # type: ignore[attr-defined]
+            now = utcnow()
+            cursor = await conn.execute(
+                "UPDATE inbox_items SET announced_at = ?, updated_at = ? WHERE id = ? AND announced_at IS NULL",
+                (now, now, item_id))
+            return cursor.rowcount == 1
+
+    async def pending_announcements(self, session_id: str) -> list[InboxItem]:
+        """Items for `session_id` that should be announced and were not yet, oldest first."""
+        rows = await self._all(  # type: ignore[attr-defined]
+            f"list pending announcements of session {session_id}",
+            "SELECT * FROM inbox_items WHERE session_id = ? AND announced_at IS NULL"
+            " AND json_extract(data, '$.announce') = 1 ORDER BY id", (session_id,))
+        return [InboxItem.from_row(row) for row in rows]
+
+    async def pending_announcement_sessions(self) -> list[str]:
+        """Sessions with at least one announcement still to make (after a crash between record and announce)."""
+        rows = await self._all(  # type: ignore[attr-defined]
+            "list sessions with pending announcements",
+            "SELECT DISTINCT session_id FROM inbox_items WHERE announced_at IS NULL"
+            " AND json_extract(data, '$.announce') = 1", ())
+        return [row["session_id"] for row in rows]

@@ -1,0 +1,171 @@
+"""Agent tools: how an agent hands work to subagents and manages them (SPEC §3.6).
+
+They act through `ctx.agents` (a yeetui.agent_host.AgentHost bound to the calling run); a run without one
+is not allowed to spawn and never gets these tools offered.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from yeetui.errors import ToolError, YeetuiError
+from yeetui.tools.base import Tool, ToolContext, ToolOutput
+
+_STRICT = ConfigDict(extra="forbid")
+
+
+def _host(ctx: ToolContext):
+    if ctx.agents is None:
+        raise ToolError("This agent may not use subagents.")
+    return ctx.agents
+
+
+def _json(data: object) -> ToolOutput:
+    return ToolOutput(content=json.dumps(data, ensure_ascii=False, indent=1))
+
+
+class SpawnArgs(BaseModel):
+    model_config = _STRICT
+    profile: str = Field(description="Profile to run, e.g. oracle, reviewer, planner, builder, generic.")
+    prompt: str = Field(min_length=1, description="The complete, self-contained task for the subagent.")
+    blocking: bool = Field(True, description="Wait for the result (true), or return at once and get the result "
+                                             "announced later (false).")
+    label: str | None = Field(None, description="Short title shown in the ledger.")
+    model: str | None = Field(None, description="Override the model (provider/model).")
+    timeout: float | None = Field(None, gt=0, le=1800, description="Seconds before the subagent is stopped.")
+    context: str = Field("none", description="Context to pass: none, summary_markdown, compact_markdown, "
+                                             "transcript:<n>, session_id:<id>, file:<path>.")
+
+
+class SpawnSubagentTool(Tool):
+    name = "spawn_subagent"
+    description = ("Hand a self-contained task to a subagent that runs in its own session with its own tools. "
+                   "Its tool calls never enter your context; you get its final report. Several calls in one "
+                   "message run concurrently.")
+    Args = SpawnArgs
+
+    def subject(self, args: BaseModel) -> str:
+        return str(getattr(args, "profile", ""))
+
+    async def run(self, args: SpawnArgs, ctx: ToolContext) -> ToolOutput:
+        try:
+            handle = await _host(ctx).spawn(args.profile, args.prompt, blocking=args.blocking, label=args.label,
+                                            model=args.model, timeout=args.timeout, context=args.context)
+        except YeetuiError as exc:
+            return ToolOutput(content=str(exc), is_error=True)
+        if handle.result is None:
+            return _json(handle.to_json())
+        from yeetui.inbox import announcement_text
+
+        text = announcement_text(handle.label, handle.result.status, handle.result.output, handle.result.error)
+        return ToolOutput(content=text, is_error=handle.result.status.value != "completed",
+                          data={"run_id": handle.run_id, "status": handle.result.status.value})
+
+
+class ReviewArgs(BaseModel):
+    model_config = _STRICT
+    target: str | None = Field(None, description="A ref or range to review (e.g. main...feature, HEAD~1); "
+                                                 "omit for the uncommitted changes.")
+    focus: str | None = Field(None, description="What the reviewer should pay most attention to.")
+    blocking: bool = True
+
+
+class RequestReviewTool(Tool):
+    name = "request_review"
+    description = "Ask the read-only reviewer subagent for a verdict (approve | request_changes) on a diff."
+    Args = ReviewArgs
+
+    async def run(self, args: ReviewArgs, ctx: ToolContext) -> ToolOutput:
+        try:
+            handle = await _host(ctx).review(target=args.target, focus=args.focus, blocking=args.blocking)
+        except YeetuiError as exc:
+            return ToolOutput(content=str(exc), is_error=True)
+        if handle.result is None:
+            return _json(handle.to_json())
+        from yeetui.inbox import announcement_text
+
+        result = handle.result
+        text = announcement_text(handle.label, result.status, result.output, result.error)
+        artifacts = (result.result or {}).get("artifacts")
+        if artifacts:
+            text += "\nStructured findings: " + json.dumps(artifacts, ensure_ascii=False)
+        return ToolOutput(content=text, is_error=result.status.value != "completed")
+
+
+class NoArgs(BaseModel):
+    model_config = _STRICT
+
+
+class ListAgentsTool(Tool):
+    name = "list_agents"
+    description = "List your subagents with their run ids and statuses."
+    Args = NoArgs
+
+    async def run(self, args: NoArgs, ctx: ToolContext) -> ToolOutput:
+        return _json(await _host(ctx).children())
+
+
+class ResultArgs(BaseModel):
+    model_config = _STRICT
+    run_id: str
+    wait: bool = Field(False, description="Wait for the subagent to finish.")
+    timeout: float | None = Field(None, gt=0, le=1800, description="With wait: give up after this many seconds.")
+
+
+class GetAgentResultTool(Tool):
+    name = "get_agent_result"
+    description = "The status of one of your subagents and, once it has finished, its report."
+    Args = ResultArgs
+
+    async def run(self, args: ResultArgs, ctx: ToolContext) -> ToolOutput:
+        try:
+            return _json(await _host(ctx).result(args.run_id, wait=args.wait, timeout=args.timeout))
+        except YeetuiError as exc:
+            return ToolOutput(content=str(exc), is_error=True)
+
+
+class CancelArgs(BaseModel):
+    model_config = _STRICT
+    run_id: str
+    mode: Literal["graceful", "abort"] = Field("graceful", description="graceful: ask it to wrap up and "
+                                               "complete; abort: stop it at once.")
+
+
+class CancelAgentTool(Tool):
+    name = "cancel_agent"
+    description = "Stop one of your subagents (gracefully by default)."
+    Args = CancelArgs
+
+    async def run(self, args: CancelArgs, ctx: ToolContext) -> ToolOutput:
+        try:
+            what = await _host(ctx).cancel(args.run_id, graceful=args.mode == "graceful")
+        except YeetuiError as exc:
+            return ToolOutput(content=str(exc), is_error=True)
+        return ToolOutput(content=f"Subagent {args.run_id}: {what}.")
+
+
+class SendArgs(BaseModel):
+    model_config = _STRICT
+    run_id: str
+    message: str = Field(min_length=1, description="Guidance for the subagent; it reads it at its next turn.")
+
+
+class SendMessageTool(Tool):
+    name = "send_message"
+    description = "Steer a running subagent: your message reaches it at the start of its next turn."
+    Args = SendArgs
+
+    async def run(self, args: SendArgs, ctx: ToolContext) -> ToolOutput:
+        try:
+            await _host(ctx).send(args.run_id, args.message)
+        except YeetuiError as exc:
+            return ToolOutput(content=str(exc), is_error=True)
+        return ToolOutput(content=f"Message queued for {args.run_id}.")
+
+
+def agent_tools() -> list[Tool]:
+    return [SpawnSubagentTool(), RequestReviewTool(), ListAgentsTool(), GetAgentResultTool(), CancelAgentTool(),
+            SendMessageTool()]
