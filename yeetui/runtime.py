@@ -257,6 +257,10 @@ class Runtime:
         await self.store.update_run(run_id, pid=os.getpid())
         await self.delivery.begin_run(session_id)
         try:
+            if "orchestrator" in self.profiles.get(spec.profile).capabilities:
+                from yeetui.orchestrator import run_orchestrator  # the plan → spawn → review engine
+
+                return await run_orchestrator(self, spec, run_id)
             return await self.runner().run(spec, run_id)
         except asyncio.CancelledError:
             await asyncio.shield(self.spawner.cancel_children(session_id))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +55,10 @@ class SpawnRequest:
     requested_by: Literal["user", "agent"] = "agent"
     prompt_suffix: str = ""
     """Text appended to the prompt after context resolution (e.g. the diff for a reviewer)."""
+    session_id: str | None = None
+    """Run in this existing child session (a watcher's successive runs) instead of a new one."""
+    deliver: bool = True
+    """Deliver the completion to the parent (inbox + announcement). Watchers deliver their own way."""
 
 
 @dataclass
@@ -108,16 +113,23 @@ class AgentSpawner:
         self._check_limits(req, profile, parent, depth)
         timeout = min(req.timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
         model = rt.resolve_model(profile, req.model)
-        label = await rt.next_label(profile.name)
-        session = await rt.store.create_session(profile=profile.name, title=(req.label or req.prompt)[:80],
-                                                parent_id=parent.id if parent else None, model=model,
-                                                cwd=str(rt.project_dir))
         try:
             prompt = await resolve_context(req.session_context, store=rt.store, parent_session_id=req.parent_session_id,
                                            project_root=rt.project_dir, task=req.prompt)
         except ContextResolutionError as exc:
-            await rt.store.delete_session(session.id)
             raise SpawnRefused(str(exc)) from None
+        if req.session_id is not None:
+            existing = await rt.store.get_session(req.session_id)
+            if existing is None:
+                raise SpawnRefused(f"Session {req.session_id} does not exist.")
+            earlier = await rt.store.list_runs(session_id=existing.id, limit=1)
+            session = existing
+            label = earlier[0].label if earlier and earlier[0].label else await rt.next_label(profile.name)
+        else:
+            label = await rt.next_label(profile.name)
+            session = await rt.store.create_session(profile=profile.name, title=(req.label or req.prompt)[:80],
+                                                    parent_id=parent.id if parent else None, model=model,
+                                                    cwd=str(rt.project_dir))
         prompt += req.prompt_suffix
         mode = req.mode or profile.mode
         if mode != "in_process":
@@ -125,23 +137,53 @@ class AgentSpawner:
                                   "in-process instead.", session.id))
         options = {"timeout": timeout, "blocking": req.blocking, "cleanup": req.cleanup, "mode": "in_process",
                    "session_context": req.session_context, "requested_by": req.requested_by,
-                   "thinking": req.thinking, "parent_session_id": req.parent_session_id}
+                   "thinking": req.thinking, "parent_session_id": req.parent_session_id, "deliver": req.deliver}
         run = await rt.store.create_run(session_id=session.id, profile=profile.name, model=model, prompt=prompt,
                                         parent_run_id=req.parent_run_id, label=label, workflow=profile.workflow,
                                         options=options)
-        live = _Live(run.id, session.id, req.parent_session_id, label)
-        self._live[run.id] = live
+        return await self._launch(run.id, session, profile, prompt, model, timeout, req, label)
+
+    async def _launch(self, run_id: str, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
+                      timeout: float, req: SpawnRequest, label: str) -> SpawnHandle:
+        rt = self.runtime
+        live = _Live(run_id, session.id, req.parent_session_id, label)
+        self._live[run_id] = live
         if req.parent_session_id:
-            self._by_parent[req.parent_session_id].add(run.id)
-        rt.bus.publish(RunRegistered(run.id, session.id, req.parent_session_id, profile.name, label, model,
+            self._by_parent[req.parent_session_id].add(run_id)
+        rt.bus.publish(RunRegistered(run_id, session.id, req.parent_session_id, profile.name, label, model,
                                      RunStatus.QUEUED))
-        rt.bus.publish(RunStatusChanged(run.id, session.id, RunStatus.QUEUED))
+        rt.bus.publish(RunStatusChanged(run_id, session.id, RunStatus.QUEUED))
         live.task = asyncio.create_task(self._execute(live, session, profile, prompt, model, timeout, req),
                                         name=f"yeetui run {label}")
-        handle = SpawnHandle(run.id, session.id, session.key, label, profile.name)
+        handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
             handle.result = await live.task
         return handle
+
+    async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
+        """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
+        interrupted run the user resumes (`resume=True`: its conversation continues, nothing re-sent)."""
+        rt = self.runtime
+        run = await rt.store.resolve_run(run_id)
+        if run.status not in (RunStatus.QUEUED, RunStatus.INTERRUPTED, RunStatus.WAITING_USER) and not (
+                resume and run.status.is_final):
+            raise SpawnRefused(f"Run {run.id[:12]} is {run.status.value}; only queued or interrupted runs start.")
+        if self.is_live(run.id):
+            raise SpawnRefused(f"Run {run.id[:12]} is already running here.")
+        session = await rt.store.get_session(run.session_id)
+        if session is None:
+            raise SpawnRefused(f"The session of run {run.id[:12]} is gone.")
+        profile = self._profile(run.profile)
+        opts = run.options
+        req = SpawnRequest(profile=run.profile, prompt=run.prompt, parent_session_id=opts.get("parent_session_id"),
+                           parent_run_id=run.parent_run_id, blocking=blocking, thinking=opts.get("thinking"),
+                           cleanup=opts.get("cleanup", "keep"), deliver=opts.get("deliver", True),
+                           requested_by=opts.get("requested_by", "user"))
+        await rt.store.update_run(run.id, status=RunStatus.QUEUED, pid=os.getpid())
+        timeout = float(opts.get("timeout") or profile.limits.timeout or self.default_timeout)
+        has_prompt = not resume and run.status == RunStatus.QUEUED
+        return await self._launch(run.id, session, profile, run.prompt if has_prompt else None,
+                                  run.model or rt.resolve_model(profile), timeout, req, run.label or profile.name)
 
     def _profile(self, name: str) -> Profile:
         try:
@@ -176,7 +218,7 @@ class AgentSpawner:
 
     # -- running -----------------------------------------------------------------------------------
 
-    async def _execute(self, live: _Live, session: SessionRecord, profile: Profile, prompt: str, model: str,
+    async def _execute(self, live: _Live, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                        timeout: float, req: SpawnRequest) -> RunResult:
         rt = self.runtime
         loop = asyncio.get_running_loop()
@@ -222,7 +264,7 @@ class AgentSpawner:
         await self.cancel_children(live.session_id, graceful=False)
         run = await rt.store.get_run(live.run_id)
         status = run.status if run else result.status
-        if live.parent_session_id:
+        if live.parent_session_id and req.deliver:
             item, _ = await rt.delivery.completion(
                 recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
                 label=live.label, status=status, output=result.output,
