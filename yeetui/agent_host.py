@@ -40,20 +40,11 @@ class AgentHost:
 
     async def review(self, *, target: str | None = None, focus: str | None = None,
                      blocking: bool = True) -> SpawnHandle:
-        """Spawn the reviewer with the diff of `target` (a ref or range; None = the working tree vs HEAD)."""
-        cwd = self.spawner.runtime.project_dir
-        try:
-            text = await git_diff(cwd, target or "HEAD")
-        except RuntimeError as exc:
-            raise SpawnRefused(f"Could not get the diff to review: {exc}") from None
-        if not text.strip():
-            raise SpawnRefused(f"There is nothing to review: the diff of {target or 'the working tree'} is empty.")
-        if len(text) > DIFF_CAP:
-            text = text[:DIFF_CAP] + f"\n[diff truncated: {len(text) - DIFF_CAP} characters omitted]"
-        what = f"the changes in {target}" if target else "the uncommitted changes in the working tree"
-        task = f"Review {what}." + (f" Focus: {focus}" if focus else "")
-        return await self.spawn("reviewer", task, blocking=blocking, label=None,
-                                prompt_suffix=f"\n\n## Diff to review\n\n```diff\n{text}\n```\n")
+        """Spawn the reviewer with the diff of `target` (a ref or range; None = uncommitted changes)."""
+        request = await review_request(self.spawner.runtime, parent_session_id=self.session_id, target=target,
+                                       focus=focus, blocking=blocking, requested_by="agent",
+                                       parent_run_id=self.run_id)
+        return await self.spawner.spawn(request)
 
     async def children(self) -> list[dict[str, Any]]:
         rows = []
@@ -101,3 +92,23 @@ class AgentHost:
     async def send(self, run_id: str, text: str) -> None:
         run = await self._own_run(run_id)
         await self.spawner.steer(run.id, text, sender=self.label)
+
+
+async def review_request(runtime: Any, *, parent_session_id: str, target: str | None = None,
+                         focus: str | None = None, blocking: bool = False, requested_by: str = "user",
+                         parent_run_id: str | None = None) -> SpawnRequest:
+    """A reviewer spawn carrying `git diff` of `target` (None: uncommitted changes against HEAD), through
+    yeetui's hardened git. Refused with a clear reason when there is nothing to review."""
+    try:
+        text = await git_diff(runtime.project_dir, target or "HEAD")
+    except RuntimeError as exc:
+        raise SpawnRefused(f"Could not get the diff to review: {exc}") from None
+    if not text.strip():
+        raise SpawnRefused(f"There is nothing to review: the diff of {target or 'the working tree'} is empty.")
+    if len(text) > DIFF_CAP:
+        text = text[:DIFF_CAP] + f"\n[diff truncated: {len(text) - DIFF_CAP} characters omitted]"
+    what = f"the changes in {target}" if target else "the uncommitted changes in the working tree"
+    task = f"Review {what}." + (f" Focus: {focus}" if focus else "")
+    return SpawnRequest(profile="reviewer", prompt=task, parent_session_id=parent_session_id,
+                        parent_run_id=parent_run_id, blocking=blocking, requested_by=requested_by,  # type: ignore[arg-type]
+                        prompt_suffix=f"\n\n## Diff to review\n\n```diff\n{text}\n```\n")

@@ -57,6 +57,8 @@ class Settings(_Model):
     """Profile of the primary agent."""
     max_tokens: int = Field(8192, gt=0)
     """Output token limit per model turn."""
+    compact_at_tokens: int | None = Field(160_000, gt=1000)
+    """Auto-compact the conversation when a turn's input exceeds this many tokens (None: never)."""
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     tools: ToolConfig = Field(default_factory=ToolConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)

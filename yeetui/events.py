@@ -166,6 +166,44 @@ class LedgerChanged:
     kind: Literal["ledger"] = "ledger"
 
 
+@dataclass(frozen=True, slots=True)
+class SessionBusyChanged:
+    """The primary conversation of a session started or stopped working; `queued` prompts wait."""
+
+    session_id: str
+    busy: bool
+    queued: int
+    kind: Literal["session_busy"] = "session_busy"
+
+
+@dataclass(frozen=True, slots=True)
+class WatcherChanged:
+    """A pair watcher (yeetui.watcher) turned on or off, started or ended a run, or its counts changed.
+
+    `session_id` is the watcher's own session; the ledger shows `label watching` while `watching` is true
+    and no run of that session is in flight."""
+
+    session_id: str
+    watched_session_id: str
+    label: str
+    state: Literal["watching", "running", "off"]
+    interjections: int = 0
+    accepted: int = 0
+    dismissed: int = 0
+    profile: str = ""
+    model: str = ""
+    kind: Literal["watcher"] = "watcher"
+
+    @property
+    def watching(self) -> bool:
+        """On (between runs or running one); False once turned off."""
+        return self.state != "off"
+
+    @property
+    def parent_session_id(self) -> str:
+        return self.watched_session_id
+
+
 PermissionAnswer = Literal["allow_once", "allow_always", "deny"]
 
 
@@ -186,7 +224,7 @@ class PermissionRequested:
 
 Event = (RunStatusChanged | TextDelta | ThinkingDelta | StreamRestarted | MessageCommitted | ToolCallStarted
          | ToolCallFinished | ProviderRetrying | UsageUpdated | Notice | PermissionRequested | RunRegistered
-         | InboxItemAdded | LedgerChanged)
+         | InboxItemAdded | LedgerChanged | SessionBusyChanged | WatcherChanged)
 
 
 def event_to_json(event: Event) -> dict[str, Any]:

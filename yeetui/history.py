@@ -47,5 +47,13 @@ async def repair_history(store: Store, session_id: str) -> list[Message]:
             synthetic = Message(role="tool", parts=results, meta={"interrupted": True})
             await store.append_message(session_id, synthetic, run_id=row.run_id)
             history.append(synthetic)
+    return since_compaction(history)
+
+
+def since_compaction(history: list[Message]) -> list[Message]:
+    """What the model is sent: everything from the latest compaction summary on (all of it if none)."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].meta.get("compaction"):
+            return history[index:]
     return history
 

@@ -17,6 +17,7 @@ from yeetui.bus import Bus
 from yeetui.errors import ProviderError
 from yeetui.events import (
     MessageCommitted,
+    Notice,
     ProviderRetrying,
     RunStatus,
     RunStatusChanged,
@@ -70,6 +71,8 @@ class RunSpec:
     parent_session_id: str | None = None
     before_turn: Callable[[], Awaitable[list[Message]]] | None = None
     """Called before every model turn; returns messages it committed meanwhile (steering, announcements)."""
+    compact_at: int | None = None
+    """Input tokens of a turn above which the history is compacted before the next turn."""
 
 
 @dataclass
@@ -107,6 +110,7 @@ class Runner:
         self.executor = executor
         self.providers = providers
         self.retry = {"max_attempts": retry_attempts, "base_delay": retry_base_delay, "max_delay": retry_max_delay}
+        self._last_input: dict[str, int] = {}
 
     async def run(self, spec: RunSpec, run_id: str) -> RunResult:
         result = RunResult(run_id=run_id, session_id=spec.session_id, status=RunStatus.RUNNING)
@@ -147,6 +151,8 @@ class Runner:
         for _turn in range(spec.max_turns):
             if spec.before_turn is not None:
                 history.extend(await spec.before_turn())
+            if spec.compact_at is not None and self._last_input.get(result.run_id, 0) > spec.compact_at:
+                history[:] = await self._compact(spec, result, history)
             reply = await self._model_turn(spec, result, history)
             self._check_budget(spec, result)
             if not reply.tool_calls:
@@ -213,8 +219,24 @@ class Runner:
         if done is None:
             raise ProviderError("the model stream ended without a final message", retryable=False)
         self._add_usage(spec, result, done.usage)
+        usage = done.usage
+        self._last_input[result.run_id] = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
         await self._commit(spec, result, history, done.message, replace_id=partial_id)
         return done.message
+
+    async def _compact(self, spec: RunSpec, result: RunResult, history: list[Message]) -> list[Message]:
+        """Auto-compaction near the context limit: summarise, commit the summary, continue from it."""
+        from yeetui.compaction import compaction_message, summarise
+
+        provider, bare_model = self.providers(spec.model)
+        self.bus.publish(Notice("info", "The conversation is near the context limit; compacting it.",
+                                spec.session_id))
+        summary, usage = await summarise(provider, bare_model, history)
+        self._add_usage(spec, result, usage)
+        self._last_input[result.run_id] = 0
+        compacted: list[Message] = []
+        await self._commit(spec, result, compacted, compaction_message(summary))
+        return compacted
 
     async def _checkpoint(self, spec: RunSpec, result: RunResult, partial_id: int | None, text: str) -> int:
         message = Message(role="assistant", parts=(TextPart(text=text),))

@@ -207,6 +207,7 @@ class Runtime:
             max_turns=limits.max_turns, timeout=limits.timeout, max_nudges=limits.max_nudges,
             max_cost_usd=limits.max_cost_usd, max_total_tokens=limits.max_total_tokens,
             max_tokens=self.settings.max_tokens, secrets=self.secrets(), parent_session_id=parent_session_id,
+            compact_at=self.settings.compact_at_tokens,
         )
 
     def runner(self) -> Runner:

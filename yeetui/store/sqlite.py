@@ -202,14 +202,18 @@ class Store(RegistryMixin, AnnounceMixin):
         return None if row is None else StoredMessage.from_row(row)
 
     async def messages(self, session_id: str, *, include_partial: bool = True, limit: int | None = None,
-                       after_seq: int | None = None) -> list[StoredMessage]:
-        """A session's messages in order; `limit` keeps the last N, `after_seq` only newer ones."""
+                       after_seq: int | None = None, before_id: int | None = None) -> list[StoredMessage]:
+        """A session's messages in order; `limit` keeps the last N, `after_seq` only newer ones,
+        `before_id` only those older than that message (paging back through a long session)."""
         where, params = "session_id = ?", [session_id]
         if not include_partial:
             where += " AND partial = 0"
         if after_seq is not None:
             where += " AND seq > ?"
             params.append(after_seq)
+        if before_id is not None:
+            where += " AND seq < (SELECT seq FROM messages WHERE id = ?)"
+            params.append(before_id)
         sql = f"SELECT * FROM messages WHERE {where} ORDER BY seq"
         if limit is not None:
             sql = (f"SELECT * FROM (SELECT * FROM messages WHERE {where} ORDER BY seq DESC LIMIT ?)"

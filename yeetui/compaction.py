@@ -1,0 +1,72 @@
+"""Context compaction: a model-written summary replaces the earlier turns in what the model is sent.
+
+`/compact` does it on request; the runner does it by itself when a turn's input nears the context limit.
+The full transcript stays in the store — only the provider's view starts at the latest summary message
+(see yeetui.history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from yeetui.context import render_compact
+from yeetui.messages import Message, Usage
+from yeetui.providers.base import ModelRequest, Provider, StreamDone
+from yeetui.providers.retry import stream_with_retry
+
+SUMMARY_PROMPT = """You are compacting a coding-agent conversation so it can continue in a fresh context.
+Write a summary that lets the agent carry on without the transcript:
+- the user's goal and every explicit instruction or preference they gave;
+- decisions made and why; approaches tried that failed;
+- files read or changed (paths), commands run and their important results;
+- the current state of the work and the very next step.
+Be specific (names, paths, numbers). Markdown, at most about 800 words. Output only the summary."""
+
+TRANSCRIPT_CAP = 400_000
+"""Characters of transcript sent for summarising; older ones are dropped first."""
+
+
+def compaction_message(summary: str) -> Message:
+    return Message.user(f"[Summary of the conversation so far — earlier turns were compacted]\n\n{summary}",
+                        compaction=True)
+
+
+async def summarise(provider: Provider, model: str, history: Sequence[Message], *,
+                    max_tokens: int = 4096) -> tuple[str, Usage]:
+    """One tool-less model call that returns the summary text."""
+    transcript = render_compact(list(history))
+    if len(transcript) > TRANSCRIPT_CAP:
+        transcript = "[… earliest part omitted …]\n" + transcript[-TRANSCRIPT_CAP:]
+    request = ModelRequest(model=model, system=SUMMARY_PROMPT, max_tokens=max_tokens,
+                           messages=[Message.user(f"<transcript>\n{transcript}\n</transcript>\n\nSummarise it.")])
+    done: StreamDone | None = None
+    async for item in stream_with_retry(provider, request, max_attempts=3):
+        if isinstance(item, StreamDone):
+            done = item
+    if done is None or not done.message.text.strip():
+        from yeetui.errors import ProviderError
+
+        raise ProviderError("the model returned an empty summary; nothing was compacted")
+    return done.message.text.strip(), done.usage
+
+
+async def compact_session(runtime, session_id: str, *, model: str | None = None) -> str:
+    """`/compact`: summarise the session's current history and append the summary message."""
+    from yeetui.events import MessageCommitted
+    from yeetui.history import repair_history
+
+    session = await runtime.store.get_session(session_id)
+    if session is None:
+        from yeetui.errors import YeetuiError
+
+        raise YeetuiError(f"There is no session {session_id} to compact.")
+    history = await repair_history(runtime.store, session_id)
+    if not history:
+        return ""
+    chosen = model or session.model or runtime.resolve_model(runtime.profiles.get(session.profile))
+    provider, bare = runtime.provider(chosen)
+    summary, _ = await summarise(provider, bare, history)
+    message = compaction_message(summary)
+    message_id = await runtime.store.append_message(session_id, message)
+    runtime.bus.publish(MessageCommitted("", session_id, message_id, message))
+    return summary

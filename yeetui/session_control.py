@@ -1,0 +1,126 @@
+"""A conversation as an interactive front end drives it: one primary run at a time, prompts typed meanwhile
+queued, Esc interrupting only this session, `!cmd` shell commands, user-launched subagents.
+
+Headless (no Textual): the TUI calls these methods and renders the events they cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+
+from yeetui.errors import YeetuiError
+from yeetui.events import MessageCommitted, Notice, SessionBusyChanged
+from yeetui.messages import Message
+from yeetui.redact import redact
+from yeetui.runner import RunResult
+from yeetui.runtime import Runtime
+from yeetui.spawner import SpawnHandle, SpawnRequest
+from yeetui.tools.shell import scrub_env
+
+log = logging.getLogger(__name__)
+
+SHELL_TIMEOUT = 120.0
+SHELL_OUTPUT_CAP = 20_000
+
+
+class SessionControl:
+    def __init__(self, runtime: Runtime, session_id: str, *, model: str | None = None) -> None:
+        self.runtime = runtime
+        self.session_id = session_id
+        self.model = model
+        self.queue: deque[str] = deque()
+        self._task: asyncio.Task[RunResult] | None = None
+        self.last_result: RunResult | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def _publish_busy(self) -> None:
+        self.runtime.bus.publish(SessionBusyChanged(self.session_id, self.busy, len(self.queue)))
+
+    async def submit(self, text: str) -> None:
+        """Send `text` to the primary agent now, or queue it behind the running turn."""
+        self.queue.append(text)
+        if not self.busy:
+            self._start_next()
+        self._publish_busy()
+
+    def _start_next(self) -> None:
+        if not self.queue:
+            return
+        prompt = self.queue.popleft()
+        self._task = asyncio.create_task(self._run(prompt), name=f"yeetui primary {self.session_id[:8]}")
+        self._task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[RunResult]) -> None:
+        if not task.cancelled() and task.exception() is not None and not isinstance(task.exception(), YeetuiError):
+            log.error("primary run crashed", exc_info=task.exception())
+        if self._task is task:
+            self._task = None
+            self._start_next()
+            self._publish_busy()
+
+    async def _run(self, prompt: str) -> RunResult:
+        try:
+            result = await self.runtime.run_prompt(prompt, session_id=self.session_id, model=self.model,
+                                                   interactive=True)
+        except YeetuiError as exc:
+            self.runtime.bus.publish(Notice("error", str(exc), self.session_id))
+            raise
+        self.last_result = result
+        if result.error and result.status.value not in ("completed", "waiting_user"):
+            self.runtime.bus.publish(Notice("error", f"The run {result.status.value}: {result.error}",
+                                            self.session_id))
+        return result
+
+    async def wait_idle(self) -> None:
+        """Wait until the running turn and every queued prompt are done."""
+        while self._task is not None:
+            try:
+                await asyncio.shield(self._task)
+            except (asyncio.CancelledError, YeetuiError):
+                await asyncio.sleep(0)
+
+    async def interrupt(self) -> bool:
+        """Esc: cancel this session's running turn (its subagents stop with it). Queued prompts stay."""
+        if not self.busy:
+            return False
+        task = self._task
+        assert task is not None
+        task.cancel()
+        try:
+            await task
+        except (asyncio.CancelledError, YeetuiError):
+            pass
+        self.runtime.bus.publish(Notice("info", "Interrupted.", self.session_id))
+        return True
+
+    async def shell(self, command: str) -> Message:
+        """`!cmd`: run a shell command in the project without the model; the output joins the conversation
+        (as a user message) so the agent sees it next turn."""
+        proc = await asyncio.create_subprocess_shell(
+            command, cwd=self.runtime.project_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            env=scrub_env(dict(self.runtime.env)), start_new_session=True)
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT)
+            code: int | str = proc.returncode if proc.returncode is not None else "?"
+        except TimeoutError:
+            proc.kill()
+            out, code = b"", f"killed after {SHELL_TIMEOUT:g} s"
+        text = redact(out.decode("utf-8", errors="replace"), self.runtime.secrets())
+        if len(text) > SHELL_OUTPUT_CAP:
+            text = text[:SHELL_OUTPUT_CAP] + f"\n[output truncated: {len(text) - SHELL_OUTPUT_CAP} characters omitted]"
+        body = f"I ran `{command}` in the shell (exit {code}):\n```\n{text.rstrip()}\n```"
+        message = Message.user(body, shell=True, command=command, exit_code=code)
+        message_id = await self.runtime.store.append_message(self.session_id, message)
+        self.runtime.bus.publish(MessageCommitted("", self.session_id, message_id, message))
+        return message
+
+    async def spawn(self, profile: str, prompt: str, **kw) -> SpawnHandle:
+        """A subagent the user launched (slash command, @profile, hotkey): a child of this session."""
+        return await self.runtime.spawner.spawn(SpawnRequest(profile=profile, prompt=prompt,
+                                                             parent_session_id=self.session_id,
+                                                             requested_by="user", **kw))
