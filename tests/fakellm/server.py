@@ -1,6 +1,8 @@
 """The fake LLM HTTP server: a threaded stdlib server on 127.0.0.1 that answers scripted `Reply`s.
 
-Routes: `POST …/v1/messages` (Anthropic), `POST …/chat/completions` (OpenAI), `GET /health`. Two control
+Routes: `POST …/v1/messages` (Anthropic), `POST …/chat/completions` (OpenAI), `GET /health`. API requests
+are first checked by `validate.check` (unless `FakeLLM.validate` is off): one the real API would reject is
+answered 400 with its error shape and uses up no scripted reply. Two control
 routes serve the standalone mode and are not recorded: `POST /_fake/replies` (a JSON list of Reply dicts to
 queue) and `GET /_fake/requests` (the request log, API-key headers redacted). Every other request is
 recorded and answered 404.
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from tests.fakellm import validate as validation
 from tests.fakellm import wire_anthropic, wire_openai
 from tests.fakellm.script import Fault, Reply, ToolCall
 from tests.fakellm.wire_common import Aborted, Exchange, Sink, usage_for
@@ -49,6 +52,8 @@ class RecordedRequest:
     """Index of the scripted Reply that answered, in the order replies were added; None if none did."""
     status: int | None = None
     """HTTP status sent; None if the connection was dropped before any headers."""
+    rejected: str | None = None
+    """The 400 message when the request broke a rule of the real API (see `validate.py`), else None."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with API-key header values redacted (for logs that land in test dirs)."""
@@ -60,7 +65,9 @@ class RecordedRequest:
 class FakeLLM:
     """A scripted local LLM endpoint; use as a context manager or `start()`/`stop()`."""
 
-    def __init__(self, port: int = 0, log_path: Path | None = None) -> None:
+    def __init__(self, port: int = 0, log_path: Path | None = None, validate: bool = True) -> None:
+        self.validate = validate
+        """Answer 400 to requests the real API would reject; turn off for tests that send odd ones on purpose."""
         self._port = port
         self._log_path = log_path
         self._cond = threading.Condition()
@@ -318,6 +325,9 @@ class _Handler(BaseHTTPRequestHandler):
                 wire.send_error(sink, 404, f"fake LLM: no route for {method} {path}")
             elif not isinstance(body, dict):
                 wire.send_error(sink, 400, f"fake LLM: request {record.number} body is not a JSON object")
+            elif fake.validate and (problem := validation.check(api, body, headers)) is not None:
+                record.rejected = problem.message
+                wire.send_error(sink, 400, problem.message, param=problem.param)
             elif (picked := fake._take(text, body)) is None:
                 wire.send_error(sink, 500, f"fake LLM: no scripted reply for request {record.number}")
             else:

@@ -50,7 +50,10 @@ def error_body(status: int, message: str | None = None) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message or _ERROR_MESSAGES[kind]}}
 
 
-def send_error(out: Sink, status: int, message: str | None = None, retry_after: float | None = None) -> None:
+def send_error(
+    out: Sink, status: int, message: str | None = None, retry_after: float | None = None, param: str | None = None
+) -> None:
+    """An error response; `param` is accepted for symmetry with OpenAI but Anthropic errors carry none."""
     headers = {"request-id": "req_fake", **retry_after_header(retry_after)}
     out.json(status, error_body(status, message), headers)
 

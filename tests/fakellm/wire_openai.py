@@ -36,14 +36,17 @@ _ERRORS: dict[int, tuple[str, str | None, str]] = {
 }
 
 
-def error_body(status: int, message: str | None = None) -> dict[str, Any]:
+def error_body(status: int, message: str | None = None, param: str | None = None) -> dict[str, Any]:
     kind, code, default = _ERRORS.get(status, ("server_error", None, "fake LLM: error"))
-    return {"error": {"message": message or default, "type": kind, "param": None, "code": code}}
+    return {"error": {"message": message or default, "type": kind, "param": param, "code": code}}
 
 
-def send_error(out: Sink, status: int, message: str | None = None, retry_after: float | None = None) -> None:
+def send_error(
+    out: Sink, status: int, message: str | None = None, retry_after: float | None = None, param: str | None = None
+) -> None:
+    """An error response; `param` names the offending request parameter, as OpenAI's 400s do."""
     headers = {"x-request-id": "req_fake", **retry_after_header(retry_after)}
-    out.json(status, error_body(status, message), headers)
+    out.json(status, error_body(status, message, param), headers)
 
 
 def respond(reply: Reply, ex: Exchange, out: Sink) -> None:

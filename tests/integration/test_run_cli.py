@@ -189,3 +189,13 @@ def test_version_and_profiles_list(project: Path) -> None:
     assert {"generic", "oracle", "reviewer", "pair", "orchestrator", "planner", "builder"} <= names
     shown = run_yeetui("profiles", "show", "oracle", "--json", cwd=project)
     assert json.loads(shown.stdout)["workspace"]["allow_writes"] is False
+
+
+def test_whitespace_text_before_tool_call_is_not_sent_back(fake_env, project: Path) -> None:
+    """Claude often streams "\\n\\n" before a tool_use; the API rejects whitespace-only text blocks."""
+    (project / "a.txt").write_text("alpha")
+    fake_env.script(Reply(text="\n\n", tool_calls=[ToolCall("read_file", {"path": "a.txt"})]),
+                    Reply.tool("complete", output="done"))
+    done = run_yeetui("run", "--json", "read a.txt", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert all(r.status == 200 for r in fake_env.requests)

@@ -7,6 +7,7 @@ what went wrong without the key.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -65,11 +66,17 @@ _STATUS_WORDING = {
 # Neutral → Anthropic
 
 
+def _tool_id(call_id: str) -> str:
+    """Anthropic accepts tool ids matching ^[a-zA-Z0-9_-]+$; ids from other providers (`call.1`) are mapped
+    the same way on both the call and its result, so pairs stay paired."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", call_id) or "call"
+
+
 def _blocks(message: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, TextPart):
-            if part.text:  # the API rejects empty text blocks
+            if part.text.strip():  # the API rejects empty and whitespace-only text blocks
                 blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ThinkingPart):
             if message.role != "assistant":
@@ -81,11 +88,11 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
         elif isinstance(part, ToolCallPart):
             # Malformed arguments (raw_arguments set) go back as {}; the tool result explains the error.
             blocks.append(
-                {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.arguments)}
+                {"type": "tool_use", "id": _tool_id(part.id), "name": part.name, "input": dict(part.arguments)}
             )
         elif isinstance(part, ToolResultPart):
             block: dict[str, Any] = {  # an empty error result is rejected by the API
-                "type": "tool_result", "tool_use_id": part.call_id, "content": part.content or "(no output)"
+                "type": "tool_result", "tool_use_id": _tool_id(part.call_id), "content": part.content or "(no output)"
             }
             if part.is_error:
                 block["is_error"] = True
