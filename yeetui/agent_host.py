@@ -101,7 +101,7 @@ async def review_request(runtime: Any, *, parent_session_id: str, target: str | 
     yeetui's hardened git. Refused with a clear reason when there is nothing to review."""
     try:
         text = await git_diff(runtime.project_dir, target or "HEAD")
-    except RuntimeError as exc:
+    except (RuntimeError, OSError) as exc:
         raise SpawnRefused(f"Could not get the diff to review: {exc}") from None
     if not text.strip():
         raise SpawnRefused(f"There is nothing to review: the diff of {target or 'the working tree'} is empty.")

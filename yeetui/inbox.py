@@ -70,14 +70,16 @@ class Delivery:
 
     async def completion(self, *, recipient_session_id: str, run_id: str, child_session_id: str, label: str,
                          status: RunStatus, output: str, error: str | None, result: dict[str, Any] | None,
-                         announce: bool = True) -> tuple[InboxItem, bool]:
-        """Record a finished child run for its requester. Returns the inbox item and whether it is new."""
+                         announce: bool = True, attempt: int = 0) -> tuple[InboxItem, bool]:
+        """Record a finished child run for its requester. Returns the inbox item and whether it is new.
+        `attempt` counts resumes: a resumed run that ends again is delivered again."""
         text = announcement_text(label, status, output, error)
         data = {"status": status.value, "label": label, "child_session_id": child_session_id,
                 "announce": announce, "announcement": text, "result": result or {}}
         item, created = await self.store.put_inbox_item(
             session_id=recipient_session_id, run_id=run_id, kind=_kind(result), title=f"{label} — {status.value}",
-            body=output[:ANNOUNCE_CAP] if output else (error or ""), data=data, dedupe_key=f"completion:{run_id}")
+            body=output[:ANNOUNCE_CAP] if output else (error or ""), data=data,
+            dedupe_key=f"completion:{run_id}" + (f":{attempt}" if attempt else ""))
         if created:
             lines = (output or error or "").strip().splitlines()
             summary = lines[0][:200] if lines else status.value

@@ -95,7 +95,7 @@ class Runtime:
                     recipient_session_id=parent, run_id=run.id, child_session_id=run.session_id,
                     label=run.label or run.profile, status=RunStatus.INTERRUPTED,
                     output=(run.result or {}).get("output", ""), error=run.error, result=run.result,
-                    announce=not run.options.get("blocking", False))
+                    announce=not run.options.get("blocking", False), attempt=int(run.options.get("attempt", 0)))
         for session_id in await self.store.pending_announcement_sessions():
             await self.delivery.flush(session_id)
 

@@ -86,6 +86,8 @@ class _Live:
     label: str
     task: asyncio.Task[RunResult] | None = None
     started: bool = False
+    lent: bool = False
+    """Its slot is lent to a child it waits for."""
     abort_timer: asyncio.TimerHandle | None = None
     mailbox: list[Message] = field(default_factory=list)
 
@@ -157,8 +159,22 @@ class AgentSpawner:
                                         name=f"yeetui run {label}")
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
-            handle.result = await live.task
+            handle.result = await self._wait_lending_slot(live.task, req.parent_run_id)
         return handle
+
+    async def _wait_lending_slot(self, task: asyncio.Task[RunResult], parent_run_id: str | None) -> RunResult:
+        """A parent blocked on its child gives its run slot to the child meanwhile, so nested spawns can
+        never deadlock the concurrency limit (8 parents each waiting for a queued child)."""
+        parent = self._live.get(parent_run_id or "")
+        if parent is None or not parent.started or parent.lent:
+            return await task
+        parent.lent = True
+        self._slots.release()
+        try:
+            return await task
+        finally:
+            await asyncio.shield(self._slots.acquire())
+            parent.lent = False
 
     async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
         """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
@@ -179,7 +195,9 @@ class AgentSpawner:
                            parent_run_id=run.parent_run_id, blocking=blocking, thinking=opts.get("thinking"),
                            cleanup=opts.get("cleanup", "keep"), deliver=opts.get("deliver", True),
                            requested_by=opts.get("requested_by", "user"))
-        await rt.store.update_run(run.id, status=RunStatus.QUEUED, pid=os.getpid())
+        if resume:
+            opts = {**opts, "attempt": int(opts.get("attempt", 0)) + 1}  # a new ending to deliver
+        await rt.store.update_run(run.id, status=RunStatus.QUEUED, pid=os.getpid(), options=opts)
         timeout = float(opts.get("timeout") or profile.limits.timeout or self.default_timeout)
         has_prompt = not resume and run.status == RunStatus.QUEUED
         return await self._launch(run.id, session, profile, run.prompt if has_prompt else None,
@@ -269,7 +287,8 @@ class AgentSpawner:
                 recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
                 label=live.label, status=status, output=result.output,
                 error=result.error or (run.error if run else None),
-                result=result.result, announce=not req.blocking)
+                result=result.result, announce=not req.blocking,
+                attempt=int((run.options if run else {}).get("attempt", 0)))
             if req.blocking:
                 await rt.delivery.consumed(item.id)
         if req.cleanup == "delete":

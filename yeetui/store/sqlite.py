@@ -260,7 +260,7 @@ class Store(RegistryMixin, AnnounceMixin):
     async def update_run(
         self, run_id: str, *, status: RunStatus | None = None, result: Any = None, usage: Usage | None = None,
         cost: float | EllipsisType | None = ..., error: str | None = None, pid: int | None = None,
-        worktree: str | Path | None = None,
+        worktree: str | Path | None = None, options: dict[str, Any] | None = None,
     ) -> RunRecord:
         """Change a run; arguments left as None (`...` for cost) stay as they are.
 
@@ -283,6 +283,8 @@ class Store(RegistryMixin, AnnounceMixin):
             values["cost"] = cost
         if worktree is not None:
             values["worktree"] = str(worktree)
+        if options is not None:
+            values["options"] = dump_json(options)
         async with self._write(f"update run {run_id}") as conn:
             row = await self._row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?",
                                   (run_id,))

@@ -1,0 +1,386 @@
+"""ConversationView: streaming through MarkdownStream, tool blocks, announcements, the bounded window and
+paging older messages from a real SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.markdown import Markdown as RichMarkdown
+from textual.app import App, ComposeResult
+from textual.message import Message as TextualMessage
+from textual.widgets import Markdown, Static
+
+from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from yeetui.store import Store
+from yeetui.store.records import StoredMessage
+from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.message_views import (
+    AnnouncementView,
+    AssistantMessageView,
+    LiveMarkdown,
+    NoticeView,
+    OlderMarker,
+    SteerView,
+    ThinkingBlock,
+    UserMessageView,
+)
+from yeetui.tui.widgets.tool_views import ToolCallView
+
+SIZE = (80, 24)
+
+
+class Host(App[None]):
+    def __init__(self, view: ConversationView, on_load_older: Callable[[ConversationView.LoadOlder], Any] | None
+                 = None) -> None:
+        super().__init__()
+        self.view = view
+        self.on_load_older = on_load_older
+
+    def compose(self) -> ComposeResult:
+        yield self.view
+
+    async def on_conversation_view_load_older(self, message: ConversationView.LoadOlder) -> None:
+        if self.on_load_older is not None:
+            await self.on_load_older(message)
+
+
+def stored(message_id: int, message: Message, *, partial: bool = False) -> StoredMessage:
+    now = datetime.now(UTC)
+    return StoredMessage(message_id, "s1", "r1", message_id, message, partial, now, now)
+
+
+def plain(widget: Any) -> str:
+    """The text a Static-like widget shows."""
+    return widget.visual.plain
+
+
+def posted(messages: list[TextualMessage], kind: type) -> list[Any]:
+    """Messages of `kind` seen by the hook, once each (the hook sees a message at every hop it bubbles)."""
+    unique = {id(m): m for m in messages if isinstance(m, kind)}
+    return list(unique.values())
+
+
+async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Let the app run until `predicate()` holds (timers and layout run on their own schedule)."""
+    for _ in range(int(timeout / 0.02)):
+        if predicate():
+            return
+        await pilot.pause(0.02)
+    assert predicate()
+
+
+@pytest.fixture
+def spy_markdown(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count whole-document `update` and incremental `append` calls on the live Markdown widget."""
+    calls = {"update": 0, "append": 0}
+    original_update, original_append = Markdown.update, Markdown.append
+
+    def update(self: Markdown, markdown: str) -> Any:
+        calls["update"] += 1
+        return original_update(self, markdown)
+
+    def append(self: Markdown, markdown: str) -> Any:
+        calls["append"] += 1
+        return original_append(self, markdown)
+
+    monkeypatch.setattr(LiveMarkdown, "update", update)
+    monkeypatch.setattr(LiveMarkdown, "append", append)
+    return calls
+
+
+async def test_streaming_500_deltas_goes_through_the_stream(spy_markdown: dict[str, int]) -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        text = ""
+        for i in range(500):
+            delta = f"w{i} " + ("\n\n" if i % 100 == 99 else "")
+            text += delta
+            await view.stream_text("r1", delta)
+        live = view.query_one(LiveMarkdown)
+        await wait_for(pilot, lambda: live.source == text)
+        assert spy_markdown["update"] <= 1  # only the empty document on mount
+        assert 1 <= spy_markdown["append"] < 100  # deltas were coalesced, never one write per token
+        shown = " ".join(plain(block) for block in live.children)
+        assert "w0 " in shown and "w499" in shown
+
+        updates_before = spy_markdown["update"]
+        await view.add_message(Message.assistant(text), 7)
+        await pilot.pause()
+        views = view.query(AssistantMessageView)
+        assert len(views) == 1  # the committed message did not duplicate the streamed one
+        assert views.first().message_id == 7
+        assert view.query_one(LiveMarkdown) is live  # same widget kept
+        assert live.source == text
+        assert spy_markdown["update"] == updates_before  # identical text: not re-rendered
+
+
+async def test_commit_right_after_deltas_flushes_the_buffer() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        for word in ("alpha ", "beta ", "gamma"):
+            await view.stream_text("r1", word)
+        await view.add_message(Message.assistant("alpha beta gamma"), 3)
+        await pilot.pause()
+        assert view.query_one(LiveMarkdown).source == "alpha beta gamma"
+        assert len(view.query(AssistantMessageView)) == 1
+
+
+async def test_committed_text_that_differs_replaces_the_streamed_text() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        await view.stream_text("r1", "a draft that was")
+        await pilot.pause(0.1)
+        await view.add_message(Message.assistant("the final answer"), 3)
+        await pilot.pause()
+        assert view.query_one(LiveMarkdown).source == "the final answer"
+        assert len(view.query(AssistantMessageView)) == 1
+
+
+async def test_stream_restarted_clears_the_live_text() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        await view.stream_thinking("r1", "pondering")
+        await view.stream_text("r1", "first attempt")
+        live = view.query_one(LiveMarkdown)
+        await wait_for(pilot, lambda: live.source == "first attempt")
+        await view.stream_restarted("r1")
+        await pilot.pause()
+        assert live.source == ""
+        assert not view.query(ThinkingBlock)
+        await view.stream_text("r1", "second")
+        await view.add_message(Message.assistant("second"), 2)
+        await pilot.pause()
+        assert live.source == "second"
+        assert "first attempt" not in live.source
+
+
+async def test_thinking_streams_dimmed_and_collapsed() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        await view.stream_thinking("r1", "let me ")
+        await view.stream_thinking("r1", "think")
+        await view.stream_text("r1", "Answer")
+        await wait_for(pilot, lambda: bool(view.query(ThinkingBlock)))
+        block = view.query_one(ThinkingBlock)
+        assert block.collapsed
+        assert block.text == "let me think"
+        message = Message(role="assistant", parts=(ThinkingPart(text="let me think"), TextPart(text="Answer")))
+        await view.add_message(message, 4)
+        await pilot.pause()
+        assert len(view.query(ThinkingBlock)) == 1
+
+
+async def test_tool_block_shows_arguments_then_result_and_error_styling() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        await view.tool_started("c1", "bash", {"command": "pytest -q [tests]"})
+        await pilot.pause()
+        block = view.query_one(ToolCallView)
+        assert block.collapsed
+        assert "bash  pytest -q [tests]" in plain(block.query_one("CollapsibleTitle"))
+        assert plain(block.query_one(".tool-args")) == "$ pytest -q [tests]"
+        assert plain(block.query_one(".tool-result")) == "running…"
+
+        await view.tool_finished("c1", "bash", "FAILED tests/test_a.py\n" + "line\n" * 40, True)
+        await pilot.pause()
+        result = plain(block.query_one(".tool-result"))
+        assert result.startswith("FAILED tests/test_a.py")
+        assert "more lines" in result  # a preview, not the whole output
+        assert block.has_class("-error")
+        assert "✗" in plain(block.query_one("CollapsibleTitle"))
+
+        await view.tool_started("c2", "read_file", {"path": "src/a.py"})
+        await view.tool_finished("c2", "read_file", "print('hi')", False)
+        await pilot.pause()
+        ok = view.query(ToolCallView).last()
+        assert "read_file  src/a.py" in plain(ok.query_one("CollapsibleTitle"))
+        assert not ok.has_class("-error")
+        await pilot.click(ok.query_one("CollapsibleTitle"))
+        assert not ok.collapsed
+
+
+async def test_committed_tool_messages_do_not_duplicate_blocks() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        await view.stream_text("r1", "Reading it.")
+        call = ToolCallPart(id="c1", name="read_file", arguments={"path": "src/a.py"})
+        await view.add_message(Message(role="assistant", parts=(TextPart(text="Reading it."), call)), 2)
+        await view.tool_started("c1", "read_file", {"path": "src/a.py"})
+        await view.tool_finished("c1", "read_file", "content", False)
+        result = ToolResultPart(call_id="c1", name="read_file", content="content")
+        await view.add_message(Message(role="tool", parts=(result,)), 3)
+        await pilot.pause()
+        assert len(view.query(ToolCallView)) == 1
+        assert len(view.query(AssistantMessageView)) == 1
+        assert plain(view.query_one(ToolCallView).query_one(".tool-result")) == "content"
+
+
+async def test_load_renders_every_kind_of_message() -> None:
+    view = ConversationView("s1")
+    messages = [
+        stored(1, Message.user("why does [b]login[/b] flake?")),
+        stored(2, Message(role="assistant", parts=(
+            ThinkingPart(text="hmm"), TextPart(text="Looking."),
+            ToolCallPart(id="c1", name="grep", arguments={"pattern": "login"})))),
+        stored(3, Message(role="tool", parts=(ToolResultPart(call_id="c1", name="grep", content="x", is_error=True),))),
+        stored(4, Message.user("[Guidance from parent]\nfocus on auth", steer=True)),
+        stored(5, Message.user("Remember to call `complete`.", nudge=True)),
+        stored(6, Message.assistant("half a sent", interrupted=True)),
+    ]
+    async with Host(view).run_test(size=SIZE) as pilot:
+        await view.load(messages, has_older=False)
+        await pilot.pause()
+        kinds = [type(child).__name__ for child in view.children]
+        assert kinds == ["UserMessageView", "AssistantMessageView", "ToolCallView", "SteerView", "SteerView",
+                         "AssistantMessageView"]
+        assert "why does [b]login[/b] flake?" in plain(view.query_one(UserMessageView))  # no markup parsing
+        assert view.query_one(ToolCallView).has_class("-error")
+        steer, nudge = view.query(SteerView)
+        assert plain(steer).startswith("↪ guidance from parent: focus on auth")
+        assert plain(nudge).startswith("↪ reminder:")
+        assert view.query(".interrupted")
+        assert not view.query(OlderMarker)
+
+
+async def test_a_partial_tail_keeps_streaming_into_the_same_view() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        await view.load([stored(1, Message.user("go")), stored(2, Message.assistant("Half of it"), partial=True)],
+                        has_older=False)
+        await view.stream_text("r1", ", and the rest.")
+        await view.add_message(Message.assistant("Half of it, and the rest."), 2)
+        await pilot.pause()
+        (reply,) = view.query(AssistantMessageView)
+        assert reply.query_one(LiveMarkdown).source == "Half of it, and the rest."
+        assert not view.query(".interrupted")
+
+
+async def test_announcement_posts_open_session_on_click_and_enter() -> None:
+    seen: list[TextualMessage] = []
+    view = ConversationView("s1")
+    text = ('[Subagent: oracle#4] Complete.\n<subagent-output label="oracle#4" trust="untrusted">\n'
+            "It is a race in the session fixture.\n</subagent-output>\nThe text inside …")
+    message = Message.user(text, announcement=True, label="oracle#4", child_session_id="child-1",
+                           status="completed")
+    async with Host(view).run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await view.add_message(message, 9)
+        await pilot.pause()
+        block = view.query_one(AnnouncementView)
+        assert block.border_title == "↳ oracle#4 · completed"
+        assert "It is a race in the session fixture." in plain(block)
+        assert "subagent-output" not in plain(block)
+        assert block.has_class("-completed")
+
+        await pilot.click(AnnouncementView)
+        await pilot.pause()
+        assert [m.session_id for m in posted(seen, ConversationView.OpenSession)] == ["child-1"]
+
+        block.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [m.session_id for m in posted(seen, ConversationView.OpenSession)] == ["child-1", "child-1"]
+
+
+async def test_notices_are_readable_lines() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        await view.add_notice("warning", "Profile file agents/x.yaml is invalid: line 3.")
+        await view.add_notice("error", "The provider refused the request.")
+        await pilot.pause()
+        warning, error = view.query(NoticeView)
+        assert plain(warning) == "⚠ Profile file agents/x.yaml is invalid: line 3."
+        assert warning.has_class("-warning") and error.has_class("-error")
+
+
+async def test_window_stays_bounded_and_top_asks_for_older() -> None:
+    seen: list[TextualMessage] = []
+    view = ConversationView("s1", window=150)
+    async with Host(view).run_test(size=SIZE, message_hook=seen.append) as pilot:
+        for i in range(1, 401):
+            message = Message.user(f"question {i}") if i % 2 else Message.assistant(f"answer **{i}**")
+            await view.add_message(message, i)
+        await pilot.pause()
+        assert len(view.entries) <= 150
+        assert len(view.children) <= 151  # plus the "older messages" line
+        assert view.has_older and view.query(OlderMarker)
+        oldest = view.oldest_message_id
+        assert oldest is not None and oldest > 250
+        assert view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y  # followed the end
+
+        view.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        requests = posted(seen, ConversationView.LoadOlder)
+        assert [(r.session_id, r.before_message_id) for r in requests] == [("s1", oldest)]
+        view.scroll_end(animate=False, immediate=True)
+        view.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert len(posted(seen, ConversationView.LoadOlder)) == 1  # one request per page
+
+
+async def test_streaming_follows_the_end_only_while_the_user_is_there() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        for i in range(1, 41):
+            await view.add_message(Message.user(f"message {i}"), i)
+        await pilot.pause()
+        assert view.scroll_y == view.max_scroll_y > 0
+        await view.stream_text("r1", "\n\n".join(f"paragraph {i}" for i in range(10)))
+        await wait_for(pilot, lambda: "paragraph 9" in view.query_one(LiveMarkdown).source)
+        await pilot.pause(0.1)
+        assert view.scroll_y == view.max_scroll_y  # followed the growing reply
+
+        view.scroll_to(y=5, animate=False, immediate=True)  # the user scrolls up to read
+        await pilot.pause()
+        await view.stream_text("r1", "\n\nmore and more\n\nand more")
+        await wait_for(pilot, lambda: "and more" in view.query_one(LiveMarkdown).source)
+        await pilot.pause(0.1)
+        assert view.scroll_y == 5
+        assert view.max_scroll_y > 5
+
+
+async def test_streamed_messages_become_light_after_later_turns() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE) as pilot:
+        for turn in range(4):
+            await view.stream_text(f"r{turn}", f"reply {turn}")
+            await view.add_message(Message.assistant(f"reply {turn}"), turn + 1)
+        replies = list(view.query(AssistantMessageView))
+        await wait_for(pilot, lambda: [r.is_heavy for r in replies] == [False, False, True, True])
+        body = replies[0].query_one(".body", Static)
+        assert isinstance(body.content, RichMarkdown) and body.content.markup == "reply 0"
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> Any:
+    async with await Store.open(tmp_path / "data" / "yeetui.db") as opened:
+        yield opened
+
+
+async def test_scrolling_up_pages_older_messages_from_sqlite(store: Store) -> None:
+    session = await store.create_session(profile="generic")
+    for i in range(300):
+        message = Message.user(f"question {i}") if i % 2 == 0 else Message.assistant(f"answer {i}")
+        await store.append_message(session.id, message)
+    view = ConversationView(session.id)
+
+    async def load_older(request: ConversationView.LoadOlder) -> None:
+        older = await store.messages(request.session_id, limit=60, before_id=request.before_message_id)
+        await view.prepend(older, has_older=bool(older) and older[0].seq > 0)
+
+    async with Host(view, load_older).run_test(size=SIZE) as pilot:
+        tail = await store.messages(session.id, limit=60)
+        await view.load(tail, has_older=True)
+        await pilot.pause()
+        first_id = view.oldest_message_id
+        assert first_id == tail[0].id
+
+        view.scroll_home(animate=False, immediate=True)
+        await wait_for(pilot, lambda: view.oldest_message_id == tail[0].id - 60 and view.scroll_y > 0)
+        assert len(view.entries) == 120
+        assert view.scroll_y > 0  # the position was kept, not reset to the new top
+        texts = [plain(e).splitlines()[-1] for e in view.entries if isinstance(e, UserMessageView)]
+        assert texts[0] == f"question {300 - 120}"

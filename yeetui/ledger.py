@@ -1,0 +1,325 @@
+"""The status ledger: one row per live run, kept up to date from bus events (SPEC §1).
+
+`Ledger(bus)` listens to the bus and publishes `LedgerChanged(run_id, row)` whenever a row really changes
+(`row` is None when it disappears), so a front end redraws one line at a time. Activity text comes from
+the run's own events (`reading src/auth.py`, `thinking`, `answering`, …); streaming deltas only flip the
+activity word, they never cause a publish per delta. Rows of finished runs linger briefly, then go.
+
+A watcher between runs shows as `pair#2 watching`: call `watching()` / `stopped_watching()`, or publish a
+`WatcherChanged` event if events.py has one (read through getattr, so the ledger does not depend on it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from yeetui import events as ev
+from yeetui.bus import Bus
+from yeetui.events import RunStatus
+
+Clock = Callable[[], float]
+WATCHING = "watching"
+"""The ledger status of a watcher with no run in flight."""
+
+_STATUS_WORDS = {RunStatus.WAITING_PERMISSION: "needs permission", RunStatus.WAITING_USER: "needs input",
+                 RunStatus.TIMEOUT: "timed out"}
+_PERMISSION = "waiting for permission"
+_BASH_CHARS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    run_id: str
+    session_id: str
+    parent_session_id: str | None
+    label: str
+    profile: str
+    model: str
+    """The short model name (`claude-sonnet-4-6`), without the provider."""
+    status: RunStatus | str
+    """A RunStatus, or `watching` for a watcher between runs."""
+    registered: float
+    """Clock time the row appeared (orders queued rows)."""
+    started: float | None = None
+    """Clock time the run started running."""
+    ended: float | None = None
+    """Clock time the run reached a final status; the elapsed time stops there."""
+    cost: float | None = 0.0
+    """USD so far; None when the model's price is unknown."""
+    activity: str = ""
+    clock: Clock = field(default=time.monotonic, repr=False, compare=False)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds spent running (0 while queued), frozen at the end of the run."""
+        if self.started is None:
+            return 0.0
+        return max((self.ended if self.ended is not None else self.clock()) - self.started, 0.0)
+
+    @property
+    def is_final(self) -> bool:
+        return isinstance(self.status, RunStatus) and self.status.is_final
+
+    def to_json(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "clock"}
+        data["status"] = str(self.status)
+        data["elapsed"] = round(self.elapsed, 3)
+        return data
+
+
+def short_model(model: str) -> str:
+    """`anthropic/claude-sonnet-4-6` → `claude-sonnet-4-6` (the last path segment)."""
+    return model.rpartition("/")[2] if model else ""
+
+
+def format_elapsed(seconds: float) -> str:
+    total = int(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def format_row(row: LedgerRow) -> str:
+    """`oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading src/auth.py`."""
+    status = row.status
+    word = _STATUS_WORDS.get(status, str(status)) if isinstance(status, RunStatus) else str(status)
+    parts = [f"{row.label} {word}"]
+    if row.model:
+        parts.append(row.model)
+    if status != WATCHING:
+        parts.append(format_elapsed(row.elapsed))
+        parts.append("$?" if row.cost is None else f"${row.cost:.2f}")
+    if row.activity:
+        parts.append(row.activity)
+    return " · ".join(parts)
+
+
+def describe_tool(name: str, arguments: dict[str, Any]) -> str:
+    """What a tool call is doing, in a few words."""
+    def arg(key: str, default: str = "") -> str:
+        value = arguments.get(key, default)
+        return " ".join(str(value).split())
+
+    if name == "read_file":
+        return f"reading {arg('path')}"
+    if name == "list_dir":
+        return f"listing {arg('path', '.')}"
+    if name == "grep":
+        return f'searching "{arg("pattern")}"'
+    if name == "glob":
+        return f"globbing {arg('pattern')}"
+    if name == "bash":
+        command = arg("command")
+        return f"running {command[:_BASH_CHARS]}{'…' if len(command) > _BASH_CHARS else ''}"
+    if name == "write_file":
+        return f"writing {arg('path')}"
+    if name == "edit_file":
+        return f"editing {arg('path')}"
+    if name == "spawn_subagent":
+        return f"spawning {arg('profile')}"
+    if name == "request_review":
+        return "spawning reviewer"
+    if name == "complete":
+        return "finishing"
+    if name == "ask_user":
+        return "asking the user"
+    return f"calling {name}"
+
+
+class Ledger:
+    def __init__(self, bus: Bus, *, linger: float = 10.0, clock: Clock = time.monotonic) -> None:
+        self.bus = bus
+        self.linger = linger
+        self.clock = clock
+        self._rows: dict[str, LedgerRow] = {}
+        self._watchers: dict[str, LedgerRow] = {}
+        """Watcher rows by session id, shown while that session has no run row."""
+        self._paused: dict[str, str] = {}
+        """Activity before a permission question, restored when the run goes on."""
+        self._gone: dict[str, None] = {}
+        """Runs whose rows were removed: late events must not bring them back (insertion-ordered, capped)."""
+        self._timers: list[asyncio.TimerHandle] = []
+        self._closed = False
+        bus.add_listener(self._on_event)
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def rows(self) -> list[LedgerRow]:
+        """Live rows (and lingering finished ones), in order of start."""
+        self.prune()
+        return sorted(self._rows.values(), key=lambda r: (r.started if r.started is not None else r.registered,
+                                                         r.registered))
+
+    def get(self, run_id: str) -> LedgerRow | None:
+        return self._rows.get(run_id)
+
+    # -- watchers -----------------------------------------------------------------------------------
+
+    def watching(self, session_id: str, *, label: str, profile: str = "", model: str = "",
+                 parent_session_id: str | None = None) -> None:
+        """A watcher session is active: show `label watching` whenever it has no run in flight. Calling it
+        again with the same details changes nothing."""
+        old = self._watchers.get(session_id)
+        row = LedgerRow(run_id=_watch_key(session_id), session_id=session_id, parent_session_id=parent_session_id,
+                        label=label, profile=profile, model=short_model(model), status=WATCHING,
+                        registered=old.registered if old else self.clock(), clock=self.clock)
+        self._watchers[session_id] = row
+        if not self._session_busy(session_id):
+            self._put(row)
+
+    def stopped_watching(self, session_id: str) -> None:
+        if self._watchers.pop(session_id, None) is not None:
+            self._drop(_watch_key(session_id))
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def prune(self) -> None:
+        """Remove finished rows whose linger is over."""
+        now = self.clock()
+        for key, row in list(self._rows.items()):
+            if row.ended is not None and now - row.ended >= self.linger:
+                self._drop(key)
+
+    def close(self) -> None:
+        """Stop reacting to events and cancel pending removals."""
+        self._closed = True
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+
+    # -- events -------------------------------------------------------------------------------------
+
+    def _on_event(self, event: Any) -> None:
+        if self._closed:
+            return
+        watcher_event = getattr(ev, "WatcherChanged", None)
+        if watcher_event is not None and isinstance(event, watcher_event):
+            self._on_watcher(event)
+        elif isinstance(event, ev.RunRegistered):
+            self._on_registered(event)
+        elif isinstance(event, ev.RunStatusChanged):
+            self._on_status(event)
+        elif isinstance(event, ev.ToolCallStarted):
+            self._set(event.run_id, activity=describe_tool(event.name, event.arguments))
+        elif isinstance(event, ev.PermissionRequested):
+            self._set(event.run_id, activity=_PERMISSION)
+        elif isinstance(event, ev.ThinkingDelta):
+            self._set(event.run_id, activity="thinking")
+        elif isinstance(event, ev.TextDelta):
+            self._set(event.run_id, activity="answering")
+        elif isinstance(event, ev.UsageUpdated):
+            self._set(event.run_id, cost=event.cost)
+        else:
+            return
+        self.prune()
+
+    def _on_registered(self, event: ev.RunRegistered) -> None:
+        now = self.clock()
+        self._gone.pop(event.run_id, None)
+        old = self._rows.get(event.run_id)
+        status = RunStatus(event.status)
+        row = LedgerRow(
+            run_id=event.run_id, session_id=event.session_id, parent_session_id=event.parent_session_id,
+            label=event.label, profile=event.profile, model=short_model(event.model), status=status,
+            registered=old.registered if old else now, started=now if status == RunStatus.RUNNING else None,
+            cost=old.cost if old else 0.0, activity="queued" if status == RunStatus.QUEUED else "",
+            clock=self.clock)
+        if event.session_id in self._watchers:
+            self._drop(_watch_key(event.session_id))
+        self._put(row)
+
+    def _on_status(self, event: ev.RunStatusChanged) -> None:
+        status = RunStatus(event.status)
+        row = self._rows.get(event.run_id)
+        if row is None:
+            if status.is_final or event.run_id in self._gone:
+                return
+            row = LedgerRow(run_id=event.run_id, session_id=event.session_id, parent_session_id=None,
+                            label=event.run_id[:8], profile="", model="", status=status, registered=self.clock(),
+                            clock=self.clock)
+        now = self.clock()
+        changes: dict[str, Any] = {"status": status}
+        if status == RunStatus.QUEUED:
+            changes["activity"] = "queued"
+        elif status == RunStatus.RUNNING:
+            if row.started is None:
+                changes["started"] = now
+            if row.status == RunStatus.WAITING_PERMISSION or row.activity == _PERMISSION:
+                changes["activity"] = self._paused.pop(event.run_id, "")
+            elif row.activity == "queued":
+                changes["activity"] = ""
+        elif status == RunStatus.WAITING_PERMISSION:
+            if row.activity != _PERMISSION:
+                self._paused[event.run_id] = row.activity
+            changes["activity"] = _PERMISSION
+        elif status.is_final:
+            self._paused.pop(event.run_id, None)
+            changes["ended"] = now
+            reason = event.reason if event.reason and event.reason != status.value else ""
+            changes["activity"] = reason[:80]
+            if row.session_id in self._watchers:  # a watcher's run ended: back to `watching` at once
+                self._drop(event.run_id)
+                self._put(self._watchers[row.session_id])
+                return
+            self._schedule_prune()
+        self._put(replace(row, **changes))
+
+    def _on_watcher(self, event: Any) -> None:
+        session_id = getattr(event, "session_id", None)
+        if not session_id:
+            return
+        active = getattr(event, "watching", None)
+        if active is None:
+            active = str(getattr(event, "status", getattr(event, "state", ""))) in (WATCHING, "started", "active")
+        if active:
+            self.watching(session_id, label=getattr(event, "label", "") or session_id[:8],
+                          profile=getattr(event, "profile", "") or "", model=getattr(event, "model", "") or "",
+                          parent_session_id=getattr(event, "parent_session_id", None)
+                          or getattr(event, "watched_session_id", None))
+        else:
+            self.stopped_watching(session_id)
+
+    # -- changing rows ------------------------------------------------------------------------------
+
+    def _set(self, run_id: str, **changes: Any) -> None:
+        row = self._rows.get(run_id)
+        if row is None or row.is_final:
+            return
+        if changes.get("activity") == _PERMISSION and row.activity != _PERMISSION:
+            self._paused[run_id] = row.activity
+        self._put(replace(row, **changes))
+
+    def _put(self, row: LedgerRow) -> None:
+        if self._rows.get(row.run_id) == row:
+            return  # nothing changed: nothing to publish
+        self._rows[row.run_id] = row
+        self.bus.publish(ev.LedgerChanged(row.run_id, row))
+
+    def _drop(self, key: str) -> None:
+        if self._rows.pop(key, None) is None:
+            return
+        if not key.startswith("watch:"):
+            self._gone[key] = None
+            while len(self._gone) > 1000:
+                del self._gone[next(iter(self._gone))]
+        self.bus.publish(ev.LedgerChanged(key, None))
+
+    def _session_busy(self, session_id: str) -> bool:
+        return any(r.session_id == session_id and r.status != WATCHING for r in self._rows.values())
+
+    def _schedule_prune(self) -> None:
+        """With a running loop, remove the row when its linger is over even if no other event comes."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # driven synchronously (tests): callers prune explicitly
+        self._timers = [t for t in self._timers if not t.cancelled() and t.when() > loop.time()]
+        self._timers.append(loop.call_later(self.linger + 0.01, self.prune))
+
+
+def _watch_key(session_id: str) -> str:
+    return f"watch:{session_id}"

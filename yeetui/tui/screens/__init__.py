@@ -1,0 +1,1 @@
+"""Screens: the main screen (the controller) and the modal screens it pushes."""

@@ -1,0 +1,404 @@
+"""The main screen: the controller between the domain and the widgets.
+
+Domain events arrive through one worker (`_pump`) and are routed to the widget that shows them; user input
+arrives as widget messages and becomes domain calls (SessionControl, the spawner, the watcher). No agent
+logic lives here, and none in the widgets.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer
+
+from yeetui import events as ev
+from yeetui.ledger import Ledger
+from yeetui.runtime import Runtime
+from yeetui.session_control import SessionControl
+from yeetui.tui.bridge import permission_preview
+from yeetui.tui.commands import all_commands
+from yeetui.tui.screens.permission import PermissionScreen
+from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
+from yeetui.tui.slash import SlashCommands
+from yeetui.tui.widgets.composer import Composer
+from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.inbox import InboxPanel
+from yeetui.tui.widgets.ledger import LedgerPanel
+
+log = logging.getLogger(__name__)
+PAGE = 100
+"""Messages loaded when a session opens, and per page when scrolling back."""
+
+
+class MainScreen(SlashCommands, Screen):
+    CSS_PATH = "main.tcss"
+
+    def __init__(self, runtime: Runtime, *, resume: str | None = None, continue_latest: bool = False,
+                 model: str | None = None, extra_warnings: list[str] | None = None) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.resume, self.continue_latest, self.model = resume, continue_latest, model
+        self.extra_warnings = extra_warnings or []
+        self.commands = all_commands(runtime.profiles)
+        self.ledger = getattr(runtime, "ledger", None) or Ledger(runtime.bus)
+        self.controls: dict[str, SessionControl] = {}
+        self.current: str | None = None
+        self.root: str | None = None
+        """The top-level session whose tree is on screen (inbox, switcher)."""
+        self.session_ids: set[str] = set()
+        self._permissions: deque[ev.PermissionRequested] = deque()
+        self._asking = False
+
+    def compose(self) -> ComposeResult:
+        yield LedgerPanel(id="ledger")
+        with Horizontal(id="body"):
+            yield ContentSwitcher(id="conversations")
+            yield InboxPanel(id="inbox")
+        yield Composer(id="composer")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.run_worker(self._pump(), name="events", exclusive=False)
+        composer = self.query_one(Composer)
+        composer.commands = [(f"/{c.name}", c.help) for c in self.commands]
+        composer.profiles = list(self.runtime.profiles.names())
+        composer.file_source = self._files
+        session_id = await self._initial_session()
+        await self.open_session(session_id)
+        self._bind_profile_hotkeys()
+        for warning in [*self.runtime.warnings, *self.extra_warnings]:
+            await self.view().add_notice("warning", warning)
+        if problem := self._provider_problem():
+            await self.view().add_notice("warning", problem)
+        composer.focus()
+
+    async def _initial_session(self) -> str:
+        store = self.runtime.store
+        if self.resume:
+            return (await store.resolve_session(self.resume)).id
+        if self.continue_latest and (latest := await store.latest_session()):
+            return latest.id
+        profile = self.runtime.profiles.get(self.runtime.settings.primary_profile)
+        return (await self.runtime.new_session(profile, model=self.model)).id
+
+    def _provider_problem(self) -> str | None:
+        """Say how to configure a provider when the default model has no key (the app still opens)."""
+        from yeetui.config import provider_credentials
+        from yeetui.providers.base import split_model
+
+        model = self.model or self.runtime.settings.model
+        provider, _ = split_model(model)
+        creds = provider_credentials(self.runtime.settings, provider, self.runtime.env)
+        if creds.api_key or provider == "ollama":
+            return None
+        var = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
+               "openrouter": "OPENROUTER_API_KEY"}.get(provider, f"{provider.upper()}_API_KEY")
+        return (f"No API key for {provider} (model {model}). Set {var}, or add `providers: {{{provider}: "
+                f"{{api_key: …}}}}` to ~/.config/yeetui/config.yaml, or pick another model with /model.")
+
+    def _files(self, prefix: str) -> list[str]:
+        """`@path` completion: project files under the typed prefix (skipping .git and the like)."""
+        root = self.runtime.project_dir
+        directory, _, stem = prefix.rpartition("/")
+        base = (root / directory).resolve()
+        if not base.is_dir() or (base != root and root not in base.parents):
+            return []
+        found = []
+        try:
+            for entry in sorted(base.iterdir()):
+                if entry.name.startswith(".") and not stem.startswith("."):
+                    continue
+                if entry.name.startswith(stem):
+                    rel = entry.relative_to(root).as_posix()
+                    found.append(rel + "/" if entry.is_dir() else rel)
+                if len(found) >= 50:
+                    break
+        except OSError:
+            return []
+        return found
+
+    def on_resize(self) -> None:
+        """Narrow terminals: the inbox is hidden until toggled (ctrl+b)."""
+        narrow = self.size.width < 100
+        if narrow != self.has_class("-narrow"):
+            self.set_class(narrow, "-narrow")
+            self.query_one(InboxPanel).display = not narrow
+
+    def _bind_profile_hotkeys(self) -> None:
+        taken = {b.key for _, b in self.app._bindings} | {"f2", "ctrl+s", "ctrl+p", "escape", "ctrl+q", "ctrl+b"}
+        for profile in self.runtime.profiles.profiles.values():
+            key = profile.triggers.hotkey
+            if not key or profile.name == "pair":
+                continue
+            if key in taken:
+                self.runtime.warnings.append(f"Profile {profile.name!r}: hotkey {key} is already bound to a "
+                                             "built-in action; the built-in wins.")
+                self.app.call_later(self._late_notice, self.runtime.warnings[-1])
+                continue
+            self.app.bind(key, f"profile_hotkey('{profile.name}')", description=profile.name)
+            taken.add(key)
+
+    async def _late_notice(self, text: str) -> None:
+        await self.view().add_notice("warning", text)
+
+    # -- sessions ----------------------------------------------------------------------------------
+
+    def view(self, session_id: str | None = None) -> ConversationView:
+        return self.query_one(f"#conv-{session_id or self.current}", ConversationView)
+
+    def control(self, session_id: str) -> SessionControl:
+        if session_id not in self.controls:
+            self.controls[session_id] = SessionControl(self.runtime, session_id, model=self.model)
+        return self.controls[session_id]
+
+    async def open_session(self, session_id: str) -> None:
+        store = self.runtime.store
+        session = await store.get_session(session_id)
+        if session is None:
+            self.notify(f"Session {session_id} no longer exists.", severity="error")
+            return
+        switcher = self.query_one("#conversations", ContentSwitcher)
+        if not self.query(f"#conv-{session_id}"):
+            view = ConversationView(session_id, id=f"conv-{session_id}")
+            await switcher.mount(view)
+            total = await store.count_messages(session_id)
+            await view.load(await store.messages(session_id, limit=PAGE), has_older=total > PAGE)
+        switcher.current = f"conv-{session_id}"
+        self.current = session_id
+        root = session
+        while root.parent_id and (parent := await store.get_session(root.parent_id)):
+            root = parent
+        if root.id != self.root:
+            self.root = root.id
+            self.session_ids = {root.id, *(s.id for s in await store.descendants(root.id))}
+            inbox = self.query_one(InboxPanel)
+            inbox.set_items([i for sid in self.session_ids for i in await store.list_inbox(sid)])
+        self.sub_title = f"{session.profile} · {session.title or session.id[:8]}"
+        composer = self.query_one(Composer)
+        if session_id in self.controls:
+            control = self.controls[session_id]
+            composer.set_busy(control.busy, len(control.queue))
+        else:
+            composer.set_busy(False, 0)
+
+    async def open_parent(self) -> None:
+        session = await self.runtime.store.get_session(self.current or "")
+        if session and session.parent_id:
+            await self.open_session(session.parent_id)
+
+    async def open_switcher(self) -> None:
+        store = self.runtime.store
+        nodes: list[SessionNode] = []
+        for top in await store.list_sessions(parent_id=None, limit=30):
+            for session in [top, *await store.descendants(top.id)]:
+                runs = await store.list_runs(session_id=session.id, limit=1)
+                unread = await store.count_inbox(session.id, statuses=["unread"])
+                nodes.append(SessionNode(id=session.id, parent_id=session.parent_id,
+                                         label=runs[0].label if runs and runs[0].label else session.profile,
+                                         profile=session.profile, title=session.title,
+                                         status=runs[0].status.value if runs else "new", unread=unread,
+                                         depth=session.depth))
+
+        async def chosen(result: str | None) -> None:
+            if result == "new":
+                await self.cmd_new("")
+            elif result:
+                await self.open_session(result)
+
+        await self.app.push_screen(SwitcherScreen(nodes, self.current), chosen)
+
+    # -- input -------------------------------------------------------------------------------------
+
+    @on(Composer.Submitted)
+    async def submitted(self, message: Composer.Submitted) -> None:
+        text = message.text.strip()
+        if text:
+            await self.handle_input(text)
+
+    async def handle_input(self, text: str) -> None:
+        from yeetui.tui.commands import parse
+
+        if (slash := parse(text)) is not None:
+            await self.run_slash(*slash)
+            return
+        session = await self.runtime.store.get_session(self.current or "")
+        if session is None:
+            return
+        if text.startswith("!") and len(text) > 1:
+            await self.control(session.id).shell(text[1:].strip())
+            return
+        if text.startswith("@"):
+            name, _, rest = text[1:].partition(" ")
+            if name in self.runtime.profiles and rest.strip():
+                await self._spawn(name, rest.strip())
+                return
+        if session.parent_id is None:
+            await self.control(session.id).submit(text)
+            return
+        live = [r for r in await self.runtime.store.list_runs(session_id=session.id, limit=1)
+                if self.runtime.spawner.is_live(r.id)]
+        if live:
+            await self.runtime.spawner.steer(live[0].id, text, sender="user")
+            await self.view().add_notice("info", "Sent to the subagent; it reads it at its next turn.")
+        else:
+            await self.view().add_notice("warning", "This subagent has finished; its transcript is read-only. "
+                                         "Press ctrl+o to go back to the parent.")
+
+    async def _spawn(self, profile: str, prompt: str, **kw: Any) -> None:
+        from yeetui.errors import YeetuiError
+
+        try:
+            handle = await self.control(self.current or "").spawn(profile, prompt, **kw)
+        except YeetuiError as exc:
+            await self.view().add_notice("error", str(exc))
+            return
+        self.session_ids.add(handle.session_id)
+        await self.view().add_notice("info", f"Started {handle.label}.")
+
+    async def interrupt(self) -> None:
+        if self.current in self.controls and await self.controls[self.current].interrupt():
+            return
+        runs = await self.runtime.store.list_runs(session_id=self.current or "", limit=1)
+        if runs and self.runtime.spawner.is_live(runs[0].id):
+            self.runtime.spawner.abort(runs[0].id)
+
+    def toggle_inbox(self) -> None:
+        inbox = self.query_one(InboxPanel)
+        inbox.display = not inbox.display
+
+    async def toggle_pair(self) -> None:
+        from yeetui.watcher import toggle_watcher
+
+        target = self.current if self.current in self.controls or self.current == self.root else self.root
+        watcher = await toggle_watcher(self.runtime, target or "")
+        await self.view().add_notice("info", "Pair watcher on." if watcher else "Pair watcher off.")
+
+    async def profile_hotkey(self, profile: str) -> None:
+        composer = self.query_one(Composer)
+        composer.text = f"@{profile} "
+        composer.focus()
+
+    # -- domain events -----------------------------------------------------------------------------
+
+    async def _pump(self) -> None:
+        async for event in self.runtime.bus.subscribe():
+            try:
+                await self._route(event)
+            except Exception:  # one bad event must not stop the screen from updating
+                log.exception("could not show %s", getattr(event, "kind", event))
+
+    async def _route(self, event: ev.Event) -> None:
+        session_id = getattr(event, "session_id", None)
+        view = self.query(f"#conv-{session_id}").first(ConversationView) if session_id and self.query(
+            f"#conv-{session_id}") else None
+        match event:
+            case ev.TextDelta() if view:
+                await view.stream_text(event.run_id, event.text)
+            case ev.ThinkingDelta() if view:
+                await view.stream_thinking(event.run_id, event.text)
+            case ev.StreamRestarted() if view:
+                await view.stream_restarted(event.run_id)
+            case ev.MessageCommitted() if view:
+                await view.add_message(event.message, event.message_id, run_id=event.run_id or None)
+            case ev.RunStatusChanged() if view and event.status.is_final:
+                await view.end_stream(event.run_id)
+            case ev.ToolCallStarted() if view:
+                await view.tool_started(event.call_id, event.name, event.arguments)
+            case ev.ToolCallFinished() if view:
+                await view.tool_finished(event.call_id, event.name, event.content, event.is_error)
+            case ev.Notice():
+                target = view or (self.view() if self.current else None)
+                if target is not None:
+                    await target.add_notice(event.level, event.text)
+            case ev.PermissionRequested():
+                self._permissions.append(event)
+                self._next_permission()
+            case ev.LedgerChanged():
+                self.query_one(LedgerPanel).update_row(event.run_id, event.row)
+            case ev.RunRegistered() if event.parent_session_id in self.session_ids:
+                self.session_ids.add(event.session_id)
+            case ev.InboxItemAdded() if event.session_id in self.session_ids:
+                item = await self.runtime.store.get_inbox_item(event.item_id)
+                if item is not None:
+                    self.query_one(InboxPanel).add_item(item)
+            case ev.SessionBusyChanged() if event.session_id == self.current:
+                self.query_one(Composer).set_busy(event.busy, event.queued)
+
+    def _next_permission(self) -> None:
+        if self._asking:
+            return
+        while self._permissions:
+            request = self._permissions.popleft()
+            if request.reply.done():
+                continue
+            self._asking = True
+
+            def answered(answer: str | None, request: ev.PermissionRequested = request) -> None:
+                if not request.reply.done():
+                    request.reply.set_result(answer or "deny")  # type: ignore[arg-type]
+                self._asking = False
+                self._next_permission()
+
+            screen = PermissionScreen(request.agent_label, request.tool, request.subject, request.arguments,
+                                      permission_preview(request.tool, request.arguments))
+            self.app.push_screen(screen, answered)
+            return
+
+    # -- widget messages ---------------------------------------------------------------------------
+
+    @on(ConversationView.OpenSession)
+    async def open_child(self, message: ConversationView.OpenSession) -> None:
+        await self.open_session(message.session_id)
+
+    @on(ConversationView.LoadOlder)
+    async def load_older(self, message: ConversationView.LoadOlder) -> None:
+        store = self.runtime.store
+        older = await store.messages(message.session_id, limit=PAGE, before_id=message.before_message_id)
+        has_more = bool(older) and bool(await store.messages(message.session_id, limit=1,
+                                                             before_id=older[0].id))
+        await self.view(message.session_id).prepend(older, has_older=has_more)
+
+    @on(LedgerPanel.Action)
+    async def ledger_action(self, message: LedgerPanel.Action) -> None:
+        run = await self.runtime.store.get_run(message.run_id)
+        if run is None:  # a watcher row between runs: open the watcher's session
+            row = self.query_one(LedgerPanel).rows.get(message.run_id)
+            if row is not None and message.action in ("open", "steer"):
+                await self.open_session(row.session_id)
+            return
+        if message.action == "open":
+            await self.open_session(run.session_id)
+        elif message.action == "steer":
+            await self.open_session(run.session_id)
+            self.query_one(Composer).focus()
+        elif message.action in ("cancel", "abort") and self.runtime.spawner.is_live(run.id):
+            await self.runtime.spawner.cancel(run.id, graceful=message.action == "cancel")
+
+    @on(InboxPanel.Action)
+    async def inbox_action(self, message: InboxPanel.Action) -> None:
+        store = self.runtime.store
+        item = await store.get_inbox_item(message.item_id)
+        if item is None:
+            return
+        status = {"open": "read", "accept": "read", "reply": "read", "dismiss": "dismissed"}[message.action]
+        await store.set_inbox_status(item.id, status)
+        self.query_one(InboxPanel).set_status(item.id, status)
+        if item.kind == "interjection" and message.action in ("accept", "dismiss"):
+            from yeetui.watcher import watcher_for
+
+            if watcher := watcher_for(self.runtime, item.session_id):
+                await watcher.mark(item.id, accepted=message.action == "accept")
+        child = (item.data or {}).get("child_session_id") or (item.data or {}).get("watcher_session_id")
+        if message.action == "open" and child:
+            await self.open_session(child)
+        elif message.action == "reply":
+            composer = self.query_one(Composer)
+            label = (item.data or {}).get("label") or item.title
+            composer.text = f"Re {label}: "
+            composer.focus()

@@ -1,0 +1,303 @@
+"""The session switcher: the tree of sessions (primary → children → grandchildren) with a fuzzy filter.
+
+The screen gets plain `SessionNode`s and returns what the user picked: a session id, `"new"` for a new
+session, or None (escape). Typing filters the tree by subsequence match on label, title and profile;
+ancestors of a match stay (dimmed) so every match keeps its place in the tree. While the filter has the
+focus, up/down still move the tree's cursor and enter opens it; tab moves into the tree, where `p` or
+backspace jump to the parent and `n` starts a new session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Tree
+from textual.widgets.tree import TreeNode
+
+NEW_SESSION = "new"
+"""What the switcher returns for "start a new session"."""
+NEW_LABEL = "+ New session"
+
+_STATUS_WORDS = {"waiting_permission": "needs permission", "waiting_user": "needs input"}
+_STATUS_GROUPS = {
+    "running": "live", "watching": "live", "completed": "ok", "failed": "bad", "timeout": "bad",
+    "waiting_permission": "attention", "waiting_user": "attention", "interrupted": "attention",
+}
+_TOGGLE = Style.from_meta({"toggle": True})
+"""Clicking the expand icon toggles the node instead of opening it (Tree's own convention)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionNode:
+    id: str
+    parent_id: str | None
+    label: str
+    """`oracle#4`, or the profile name for a primary session."""
+    profile: str
+    title: str
+    status: str
+    """The latest run's status (a RunStatus value), `watching`, or anything else the screen wants shown."""
+    unread: int = 0
+    depth: int = 0
+
+
+def fuzzy_positions(query: str, text: str) -> list[int] | None:
+    """Where the characters of `query` occur in order in `text` (case-insensitive); None when they do not."""
+    lowered = text.lower()
+    positions: list[int] = []
+    start = 0
+    for char in query.lower():
+        index = lowered.find(char, start)
+        if index < 0:
+            return None
+        positions.append(index)
+        start = index + 1
+    return positions
+
+
+def matches(query: str, node: SessionNode) -> bool:
+    """Every word of `query` is a subsequence of the node's label, title and profile."""
+    haystack = f"{node.label} {node.title} {node.profile}"
+    return all(fuzzy_positions(word, haystack) is not None for word in query.split())
+
+
+def visible_ids(nodes: Iterable[SessionNode], query: str) -> tuple[set[str], set[str]]:
+    """(ids to show, ids that match): the matches plus every ancestor of one."""
+    by_id = {node.id: node for node in nodes}
+    matched = {node.id for node in by_id.values() if matches(query, node)}
+    shown: set[str] = set()
+    for node_id in matched:
+        current: str | None = node_id
+        while current is not None and current in by_id and current not in shown:
+            shown.add(current)
+            current = by_id[current].parent_id
+    return shown, matched
+
+
+class SessionTree(Tree[str]):
+    """A Tree whose labels are drawn from `SessionNode`s at render time, so theme changes apply."""
+
+    COMPONENT_CLASSES = {
+        "session-tree--live", "session-tree--ok", "session-tree--bad", "session-tree--attention",
+        "session-tree--muted", "session-tree--unread", "session-tree--current", "session-tree--match",
+        "session-tree--new", "session-tree--context",
+    }
+
+    DEFAULT_CSS = """
+    SessionTree {
+        & > .session-tree--live { color: $primary; }
+        & > .session-tree--ok { color: $success; }
+        & > .session-tree--bad { color: $error; }
+        & > .session-tree--attention { color: $warning; }
+        & > .session-tree--muted { color: $text-muted; }
+        & > .session-tree--unread { color: $accent; text-style: bold; }
+        & > .session-tree--current { color: $accent; text-style: bold; }
+        & > .session-tree--match { text-style: bold underline; }
+        & > .session-tree--new { color: $success; }
+        & > .session-tree--context { text-style: dim; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        # Set before Tree's __init__, which already draws the root and so calls render_label.
+        self.sessions: dict[str, SessionNode] = {}
+        self.current: str | None = None
+        self.query_text = ""
+        self.matched: set[str] = set()
+        super().__init__("sessions", id=id, classes=classes)
+        self.show_root = False
+        self.auto_expand = False
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"session-tree--{name}", partial=True)
+
+    def label_text(self, session: SessionNode) -> Text:
+        """`» oracle#4 · completed · 2 unread · title` (» marks the current session)."""
+        text = Text()
+        if session.id == self.current:
+            text.append("» ", self._style("current"))
+        text.append(session.label, Style(bold=True))
+        text.append(" · ")
+        text.append(_STATUS_WORDS.get(session.status, session.status),
+                    self._style(_STATUS_GROUPS.get(session.status, "muted")))
+        if session.unread:
+            text.append(" · ")
+            text.append(f"{session.unread} unread", self._style("unread"))
+        title = " ".join(session.title.split())
+        if title:
+            text.append(f" · {title}")
+        if self.query_text:
+            if session.id not in self.matched:
+                text.stylize(self._style("context"))
+            match_style = self._style("match")
+            for word in self.query_text.split():
+                for position in fuzzy_positions(word, text.plain) or ():
+                    text.stylize(match_style, position, position + 1)
+        return text
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        if node.data == NEW_SESSION:
+            label = Text(NEW_LABEL, self._style("new"))
+        elif node.data in self.sessions:
+            label = self.label_text(self.sessions[node.data])
+        else:
+            label = node.label.copy()
+        label.stylize(style)
+        icon = ""
+        if node.allow_expand:
+            icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
+        level, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            level, parent = level + 1, parent.parent
+        room = self.scrollable_content_region.width - level * self.guide_depth - len(icon)
+        if room > 0 and label.cell_len > room:
+            label.truncate(room, overflow="ellipsis")
+        return Text.assemble((icon, base_style + _TOGGLE), label)
+
+
+class SwitcherScreen(ModalScreen[str | None]):
+    """Pick a session to open (its id), `"new"`, or nothing (None)."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="switcher.close"),
+        Binding("n", "new_session", "New session", id="switcher.new"),
+        Binding("backspace,p", "parent", "Parent", id="switcher.parent"),
+        Binding("down", "cursor_down", "Down", show=False, id="switcher.down"),
+        Binding("up", "cursor_up", "Up", show=False, id="switcher.up"),
+        Binding("slash", "focus_filter", "Filter", show=False, id="switcher.filter"),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | escape | Close without choosing. |
+    | enter | Open the session under the cursor. |
+    | n | Start a new session (when not typing in the filter). |
+    | backspace, p | Jump to the parent session (when not typing in the filter). |
+    | up, down | Move the cursor (also while typing in the filter). |
+    | / | Back to the filter. |
+    """
+
+    DEFAULT_CSS = """
+    SwitcherScreen {
+        align: center middle;
+        #switcher-box {
+            width: 90%;
+            max-width: 110;
+            height: 85%;
+            border: round $primary;
+            border-title-color: $primary;
+            border-subtitle-color: $text-muted;
+            background: $surface;
+            padding: 0 1;
+        }
+        #switcher-filter { margin-bottom: 1; }
+        SessionTree { height: 1fr; background: $surface; }
+    }
+    """
+
+    def __init__(self, nodes: list[SessionNode], current: str | None) -> None:
+        super().__init__()
+        self.nodes = list(nodes)
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="switcher-box") as box:
+            box.border_title = "sessions"
+            box.border_subtitle = "enter open · n new · p parent · esc close"
+            yield Input(placeholder="filter: label, title or profile", id="switcher-filter", compact=True)
+            yield SessionTree(id="switcher-tree")
+
+    @property
+    def session_tree(self) -> SessionTree:
+        return self.query_one(SessionTree)
+
+    def on_mount(self) -> None:
+        self.rebuild("")
+        self.query_one(Input).focus()
+
+    # -- building ---------------------------------------------------------------------------------
+
+    def rebuild(self, query: str) -> None:
+        """Show the sessions that match `query` (all when it is blank) and their ancestors."""
+        tree = self.session_tree
+        tree.clear()
+        tree.sessions = {node.id: node for node in self.nodes}
+        tree.current, tree.query_text = self.current, query.strip()
+        shown, tree.matched = visible_ids(self.nodes, tree.query_text)
+        children: dict[str | None, list[SessionNode]] = {}
+        for node in self.nodes:
+            if node.id in shown:
+                parent = node.parent_id if node.parent_id in shown else None
+                children.setdefault(parent, []).append(node)
+        placed: dict[str, TreeNode[str]] = {}
+        new_entry = tree.root.add_leaf(NEW_LABEL, data=NEW_SESSION)
+
+        def place(under: TreeNode[str], node: SessionNode) -> None:
+            kids = [kid for kid in children.get(node.id, []) if kid.id not in placed]
+            label = Text(node.label)
+            branch = under.add(label, data=node.id, expand=True) if kids else under.add_leaf(label, data=node.id)
+            placed[node.id] = branch
+            for kid in kids:
+                if kid.id not in placed:
+                    place(branch, kid)
+
+        for top in children.get(None, []):
+            place(tree.root, top)
+        for node in self.nodes:  # a cycle in parent ids: show what is left at the top rather than lose it
+            if node.id in shown and node.id not in placed:
+                place(tree.root, node)
+        if tree.query_text:
+            target = next((placed[n.id] for n in self.nodes if n.id in tree.matched and n.id in placed), None)
+        else:
+            target = placed.get(self.current or "") or next(iter(placed.values()), None)
+        tree.last_line  # noqa: B018 — builds the tree's lines, so the nodes know where they are
+        tree.move_cursor(target or new_entry)
+
+    @on(Input.Changed, "#switcher-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.rebuild(event.value)
+
+    # -- choosing ---------------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#switcher-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._choose(self.session_tree.cursor_node)
+
+    @on(Tree.NodeSelected)
+    def _node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        event.stop()
+        self._choose(event.node)
+
+    def _choose(self, node: TreeNode[str] | None) -> None:
+        if node is not None and node.data:
+            self.dismiss(node.data)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_new_session(self) -> None:
+        self.dismiss(NEW_SESSION)
+
+    def action_parent(self) -> None:
+        tree = self.session_tree
+        node = tree.cursor_node
+        if node is not None and node.parent is not None and node.parent is not tree.root:
+            tree.move_cursor(node.parent)
+
+    def action_cursor_down(self) -> None:
+        self.session_tree.action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        self.session_tree.action_cursor_up()
+
+    def action_focus_filter(self) -> None:
+        self.query_one(Input).focus()

@@ -1,0 +1,1 @@
+"""Widgets: plain data in through methods and attributes, Textual messages out."""

@@ -1,0 +1,266 @@
+"""The message input: Enter sends, Ctrl+J / Shift+Enter / Alt+Enter break the line, Up/Down walk history,
+`/` and `@` open a completion popup. The screen decides what a submitted text means.
+
+Keys are priority bindings on the Composer (the focused TextArea is inside it), so Enter is seen before
+the TextArea turns it into a newline. Bindings that only matter while the popup is open are switched off
+by `check_action`, letting Tab and Escape fall through to the app otherwise. Through tmux, Shift+Enter and
+Alt+Enter usually arrive as a plain Enter; Ctrl+J always works, and a line ending in `\\` + Enter also
+breaks the line instead of sending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import on
+from textual.actions import SkipAction
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import OptionList, Static, TextArea
+
+from yeetui.tui.widgets.completion import Candidate, CompletionPopup, candidates, find_context
+
+PLACEHOLDER = "Message yeetui — / for commands, @ for files and agents, ! for shell"
+HISTORY_LIMIT = 500
+
+
+def _no_files(prefix: str) -> list[str]:
+    return []
+
+
+class ComposerInput(TextArea):
+    """The TextArea inside the Composer (its own class so styles and tests can find it)."""
+
+    DEFAULT_CSS = """
+    ComposerInput {
+        height: auto;
+        min-height: 3;
+        max-height: 10;
+        border: tall $border-blurred;
+        background: $surface;
+        &:focus { border: tall $primary; }
+    }
+    """
+
+
+class Composer(Widget):
+    BINDINGS = [
+        Binding("enter", "submit", "Send", id="composer.submit", priority=True),
+        Binding("ctrl+j,shift+enter,alt+enter,ctrl+enter", "newline", "Newline", id="composer.newline",
+                priority=True, key_display="ctrl+j"),
+        Binding("up", "history_previous", "Previous message", id="composer.history_previous", priority=True,
+                show=False),
+        Binding("down", "history_next", "Next message", id="composer.history_next", priority=True, show=False),
+        Binding("tab", "complete", "Complete", id="composer.complete", priority=True, show=False),
+        Binding("escape", "close_completion", "Close completion", id="composer.close_completion", priority=True,
+                show=False),
+    ]
+
+    DEFAULT_CSS = """
+    Composer {
+        height: auto;
+        max-height: 12;
+        padding: 0 1;
+        & > #composer-hint {
+            height: 1;
+            padding: 0 1;
+            color: $text-warning;
+            display: none;
+            &.-visible { display: block; }
+        }
+    }
+    """
+
+    class Submitted(Message):
+        """The user sent `text` (a prompt, `/command`, `!shell`, or `@profile …`)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.commands: list[tuple[str, str]] = []
+        self.profiles: list[str] = []
+        self.file_source: Callable[[str], list[str]] = _no_files
+        self.history: list[str] = []
+        self.busy = False
+        self.queued = 0
+        self._history_index: int | None = None
+        self._draft = ""
+        self._suppressed: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield CompletionPopup(id="composer-completion")
+        yield Static(id="composer-hint")
+        yield ComposerInput(placeholder=PLACEHOLDER, id="composer-input", soft_wrap=True)
+
+    @property
+    def input(self) -> ComposerInput:
+        return self.query_one(ComposerInput)
+
+    @property
+    def popup(self) -> CompletionPopup:
+        return self.query_one(CompletionPopup)
+
+    @property
+    def text(self) -> str:
+        return self.input.text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._set_text(value, at_end=True)
+
+    def focus(self, scroll_visible: bool = True) -> Composer:
+        self.input.focus(scroll_visible)
+        return self
+
+    # -- busy hint ---------------------------------------------------------------------------------
+
+    def set_busy(self, busy: bool, queued: int = 0) -> None:
+        """Show whether the agent works and how many typed messages wait for it."""
+        self.busy, self.queued = busy, queued
+        parts: list[str] = []
+        if busy:
+            parts.append("● agent working")
+        if queued:
+            parts.append(f"{queued} queued")
+        if busy:
+            parts.append("esc to interrupt")
+        hint = self.query_one("#composer-hint", Static)
+        hint.update(" · ".join(parts))
+        hint.set_class(bool(parts), "-visible")
+
+    # -- actions -----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("complete", "close_completion"):
+            popups = self.query(CompletionPopup)  # bindings are checked before compose, too
+            return bool(popups) and popups.first().is_open
+        return True
+
+    def action_submit(self) -> None:
+        popup = self.popup
+        chosen = popup.selected
+        if chosen is not None and popup.context is not None and not self._token_is(chosen):
+            self._apply(chosen)
+            return
+        popup.hide()
+        text = self.input.text
+        row, column = self.input.cursor_location
+        line = self.input.document[row]
+        if column > 0 and line[:column].endswith("\\"):  # `\` + Enter: a newline where Shift+Enter cannot reach
+            self.input.replace("\n", (row, column - 1), (row, column), maintain_selection_offset=False)
+            return
+        if not text.strip():
+            return
+        self._remember(text)
+        self.input.clear()
+        self.post_message(self.Submitted(text))
+
+    def action_newline(self) -> None:
+        start, end = sorted(self.input.selection)
+        self.input.replace("\n", start, end, maintain_selection_offset=False)
+
+    def action_complete(self) -> None:
+        if (chosen := self.popup.selected) is not None:
+            self._apply(chosen)
+
+    def action_close_completion(self) -> None:
+        self._suppressed = self.input.text
+        self.popup.hide()
+
+    def action_history_previous(self) -> None:
+        if self.popup.is_open:
+            self.popup.move(-1)
+            return
+        if not self.input.cursor_at_first_line or not self.history:
+            raise SkipAction()
+        if self._history_index is None:
+            self._draft = self.input.text
+            self._history_index = len(self.history) - 1
+        elif self._history_index > 0:
+            self._history_index -= 1
+        else:
+            return
+        self._set_text(self.history[self._history_index], at_end=False)
+
+    def action_history_next(self) -> None:
+        if self.popup.is_open:
+            self.popup.move(1)
+            return
+        if not self.input.cursor_at_last_line or self._history_index is None:
+            raise SkipAction()
+        if self._history_index < len(self.history) - 1:
+            self._history_index += 1
+            self._set_text(self.history[self._history_index], at_end=True)
+        else:
+            self._history_index = None
+            self._set_text(self._draft, at_end=True)
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _remember(self, text: str) -> None:
+        if not self.history or self.history[-1] != text:
+            self.history.append(text)
+            del self.history[:-HISTORY_LIMIT]
+        self._history_index, self._draft = None, ""
+
+    def _set_text(self, text: str, *, at_end: bool) -> None:
+        """Replace the text; the cursor goes to the end, or to the end of the first line (history going back,
+        so the next Up keeps walking)."""
+        self._suppressed = text
+        area = self.input
+        area.load_text(text)
+        if at_end:
+            area.move_cursor(area.document.end)
+        else:
+            area.move_cursor((0, len(area.document[0])))
+
+    def _token_is(self, chosen: Candidate) -> bool:
+        """Enter on a token that is already complete (`/help`) sends rather than re-inserting it."""
+        context = self.popup.context
+        if context is None:
+            return False
+        sigil = "/" if context.kind == "command" else "@"
+        return sigil + context.prefix == chosen.value and not chosen.value.endswith("/")
+
+    def _apply(self, chosen: Candidate) -> None:
+        context = self.popup.context
+        if context is None:
+            return
+        self.popup.hide()
+        self.input.replace(chosen.insert_text, context.start, context.end, maintain_selection_offset=False)
+        self._refresh_completion()
+
+    @on(OptionList.OptionSelected, "#composer-completion")
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if 0 <= event.option_index < len(self.popup.items):
+            self._apply(self.popup.items[event.option_index])
+        self.input.focus()
+
+    @on(TextArea.Changed, "#composer-input")
+    def _changed(self, event: TextArea.Changed) -> None:
+        if self.input.text != self._suppressed:
+            self._suppressed = None
+        self._refresh_completion()
+
+    @on(TextArea.SelectionChanged, "#composer-input")
+    def _moved(self, event: TextArea.SelectionChanged) -> None:
+        self._refresh_completion()
+
+    def _refresh_completion(self) -> None:
+        area, popup = self.input, self.popup
+        if self._suppressed is not None and area.text == self._suppressed:
+            popup.hide()
+            return
+        row, column = area.cursor_location
+        context = find_context(area.document[row], row, column)
+        if context is None:
+            popup.hide()
+            return
+        items = candidates(context, commands=self.commands, profiles=self.profiles, file_source=self.file_source)
+        popup.show(context, items)

@@ -1,0 +1,179 @@
+"""The status ledger strip: one compact line per live run (SPEC §1, §3.13).
+
+Attributes down: the main screen calls `update_row(run_id, row)` for every `LedgerChanged` event. Messages
+up: `LedgerPanel.Action` (open / steer / cancel / abort) for the highlighted row. The domain ledger decides
+which rows exist and how long finished ones linger; this widget only draws them, and redraws running rows
+once a second so their elapsed time ticks (one interval for the whole panel).
+
+When no row is left the panel collapses (CSS class `-empty`, `display: none`) instead of showing a
+placeholder: at 80×24 an empty strip is a wasted line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from yeetui.events import RunStatus
+from yeetui.ledger import WATCHING, LedgerRow, format_row
+
+LedgerAction = Literal["open", "steer", "cancel", "abort"]
+
+STATUS_STYLES: dict[str, str] = {
+    RunStatus.QUEUED: "$text-muted",
+    RunStatus.RUNNING: "$primary",
+    RunStatus.WAITING_PERMISSION: "bold $warning",
+    RunStatus.WAITING_USER: "$warning",
+    RunStatus.COMPLETED: "$success",
+    RunStatus.FAILED: "bold $error",
+    RunStatus.TIMEOUT: "$error",
+    RunStatus.CANCELLED: "$text-muted",
+    RunStatus.INTERRUPTED: "$warning",
+    WATCHING: "$accent",
+}
+"""How the status word of a row is coloured; theme variables, so every theme applies."""
+
+
+def row_content(row: LedgerRow) -> Content:
+    """`format_row`'s text with the label in bold and the status word coloured."""
+    line = format_row(row)
+    content = Content(line)
+    if not line.startswith(f"{row.label} "):
+        return content
+    head = line.split(" · ", 1)[0]
+    content = content.stylize("bold", 0, len(row.label))
+    style = STATUS_STYLES.get(str(row.status))
+    if style:
+        content = content.stylize(style, len(row.label) + 1, len(head))
+    return content
+
+
+class LedgerPanel(OptionList):
+    """Every live session at a glance: `oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading …`."""
+
+    BINDINGS = [
+        Binding("enter", "open", "Open", show=False, id="ledger.open"),
+        Binding("s", "steer", "Steer", id="ledger.steer"),
+        Binding("c", "cancel", "Cancel", id="ledger.cancel"),
+        Binding("x", "abort", "Abort", id="ledger.abort"),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | enter | Open the selected run's session. |
+    | s | Steer the selected run (inject guidance). |
+    | c | Cancel the selected run gracefully. |
+    | x | Abort the selected run (hard kill). |
+    """
+
+    DEFAULT_CSS = """
+    LedgerPanel {
+        height: auto;
+        max-height: 6;
+        border: none;
+        padding: 0 1;
+        background: $surface;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        &:focus { border: none; }
+        & > .option-list--option { padding: 0; }
+        & > .option-list--option-highlighted { color: $foreground; background: transparent; text-style: none; }
+        &.-empty { display: none; }
+    }
+    """
+
+    class Action(Message):
+        """The user asked for `action` on the run `run_id` (a watcher's row has id `watch:<session>`)."""
+
+        def __init__(self, run_id: str, action: LedgerAction) -> None:
+            super().__init__()
+            self.run_id = run_id
+            self.action = action
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None,
+                 disabled: bool = False) -> None:
+        super().__init__(name=name, id=id, classes=classes, disabled=disabled, markup=False)
+        self._rows: dict[str, LedgerRow] = {}
+        self._texts: dict[str, str] = {}
+        """The text last drawn per run, so the tick only redraws rows whose text changed."""
+        self.add_class("-empty")
+
+    # -- attributes down --------------------------------------------------------------------------
+
+    @property
+    def rows(self) -> Mapping[str, LedgerRow]:
+        """The rows on show, by run id, in display order."""
+        return self._rows
+
+    @property
+    def selected_run_id(self) -> str | None:
+        option = self.highlighted_option
+        return option.id if option is not None else None
+
+    def update_row(self, run_id: str, row: LedgerRow | None) -> None:
+        """Add, replace or (with `None`) remove the row of `run_id`."""
+        if row is None:
+            if self._rows.pop(run_id, None) is not None:
+                self._texts.pop(run_id, None)
+                selected = self.selected_run_id
+                self.remove_option(run_id)
+                if selected is not None and selected != run_id:
+                    self.highlighted = self.get_option_index(selected)  # keep the cursor on its run
+        else:
+            content = row_content(row)
+            if run_id in self._rows:
+                self._rows[run_id] = row
+                if self._texts.get(run_id) != content.plain:
+                    self.replace_option_prompt(run_id, content)
+            else:
+                self._rows[run_id] = row
+                self.add_option(Option(content, id=run_id))
+                if self.highlighted is None:
+                    self.highlighted = 0
+            self._texts[run_id] = content.plain
+        self.set_class(not self._rows, "-empty")
+
+    def tick(self) -> None:
+        """Redraw rows whose text changed since last drawn (elapsed time, mostly)."""
+        for run_id, row in self._rows.items():
+            if row.is_final or row.status in (WATCHING, RunStatus.QUEUED):
+                continue
+            content = row_content(row)
+            if content.plain != self._texts.get(run_id):
+                self._texts[run_id] = content.plain
+                self.replace_option_prompt(run_id, content)
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.tick, name="ledger-tick")
+
+    # -- messages up ------------------------------------------------------------------------------
+
+    def _post(self, action: LedgerAction) -> None:
+        run_id = self.selected_run_id
+        if run_id is not None:
+            self.post_message(self.Action(run_id, action))
+
+    def action_open(self) -> None:
+        self._post("open")
+
+    def action_select(self) -> None:
+        """A click on a row (OptionList's select) opens it."""
+        self._post("open")
+
+    def action_steer(self) -> None:
+        self._post("steer")
+
+    def action_cancel(self) -> None:
+        self._post("cancel")
+
+    def action_abort(self) -> None:
+        self._post("abort")
+
+    def _on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()  # the panel speaks only in `Action`s; the screen may hold other option lists

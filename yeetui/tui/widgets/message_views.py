@@ -1,0 +1,334 @@
+"""The views a ConversationView is made of: one per user/assistant message, plus announcements, steering,
+notices and tool blocks (`tool_views.py`).
+
+Finished assistant text is a light `Static` holding a pre-rendered Rich Markdown renderable; only the live
+(streaming) message — and the last few that streamed — use Textual's `Markdown` widget, written through
+`Markdown.get_stream()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from rich.markdown import Markdown as RichMarkdown
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message as TextualMessage
+from textual.timer import Timer
+from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from yeetui.messages import Message, ThinkingPart
+from yeetui.tui.widgets.render_text import ANNOUNCEMENT_LINES, preview, split_announcement
+from yeetui.tui.widgets.tool_views import Entry
+
+_GUIDANCE_RE = re.compile(r"^\[Guidance from ([^\]]+)\]\s*")
+
+FLUSH_INTERVAL = 0.05
+"""Seconds between writes of buffered deltas into the live Markdown (deltas arrive far faster)."""
+
+
+def thinking_text(message: Message) -> str:
+    parts = [p for p in message.parts if isinstance(p, ThinkingPart)]
+    return "\n\n".join("(redacted thinking)" if p.redacted else p.text for p in parts)
+
+
+class UserMessageView(Entry, Static):
+    DEFAULT_CSS = """
+    UserMessageView {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border-left: outer $primary;
+        background: $primary 8%;
+    }
+    """
+
+    def __init__(self, text: str, *, message_id: int | None = None) -> None:
+        self.message_id = message_id
+        self.text = text
+        super().__init__(Content.assemble(("you", "bold"), "\n", text))
+
+
+class LiveMarkdown(Markdown):
+    """The Markdown widget of a streaming message (a class of its own so styles and tests can find it)."""
+
+
+class ThinkingBlock(Collapsible):
+    DEFAULT_CSS = """
+    ThinkingBlock {
+        background: transparent;
+        border-top: none;
+        padding: 0;
+        margin: 0;
+        color: $text-muted;
+        & > CollapsibleTitle { color: $text-muted; text-style: italic; padding: 0 1; }
+        & > Contents { padding: 0 1 0 3; }
+        & .thinking-text { color: $text-muted; text-style: italic; }
+    }
+    """
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self._body = Static(Content(text), classes="thinking-text")
+        super().__init__(self._body, title="thinking", collapsed=True, collapsed_symbol="▸", expanded_symbol="▾")
+
+    def set_text(self, text: str) -> None:
+        self.text = text
+        self._body.update(Content(text))
+
+
+class AssistantMessageView(Entry, Vertical):
+    """An assistant message: optional thinking, then the text. Streams while `live`."""
+
+    DEFAULT_CSS = """
+    AssistantMessageView {
+        height: auto;
+        margin: 1 0 0 0;
+        & > .body, & > LiveMarkdown { padding: 0 1; margin: 0; }
+        & > LiveMarkdown > MarkdownBlock:last-child { margin-bottom: 0; }
+        & > .interrupted { color: $text-warning; padding: 0 1; }
+    }
+    """
+
+    def __init__(self, text: str = "", thinking: str = "", *, message_id: int | None = None, live: bool = False,
+                 interrupted: bool = False) -> None:
+        super().__init__()
+        self.message_id = message_id
+        self.live = live
+        self.text = text
+        self.thinking = thinking
+        self.interrupted = interrupted
+        self._text_buffer: list[str] = []
+        self._thinking_buffer: list[str] = []
+        self._timer: Timer | None = None
+        self._stream: MarkdownStream | None = None
+        self._markdown: Markdown | None = None
+
+    # -- composition -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        if self.thinking:
+            yield ThinkingBlock(self.thinking)
+        if self.live:
+            self._markdown = LiveMarkdown(self.text)
+            yield self._markdown
+        elif self.text.strip():
+            yield Static(self._rich(self.text), classes="body")
+        if self.interrupted:
+            yield Static("(interrupted)", classes="interrupted")
+
+    def _rich(self, text: str) -> RichMarkdown:
+        dark = self.app.current_theme.dark if self.is_attached else True
+        return RichMarkdown(text, code_theme="monokai" if dark else "default")
+
+    @property
+    def is_heavy(self) -> bool:
+        """True while the text is a Textual Markdown widget (after streaming) rather than a light Static."""
+        return self._markdown is not None
+
+    @property
+    def source(self) -> str:
+        """The text as shown (for a live message: everything written so far, buffered or not)."""
+        if self._markdown is not None:
+            return (self._markdown.source or self.text) + "".join(self._text_buffer)
+        return self.text
+
+    # -- streaming ---------------------------------------------------------------------------------
+
+    def append_text(self, delta: str) -> None:
+        self._text_buffer.append(delta)
+        self._schedule()
+
+    def append_thinking(self, delta: str) -> None:
+        self._thinking_buffer.append(delta)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._timer is None:
+            self._timer = self.set_timer(FLUSH_INTERVAL, self.flush, name="stream-flush")
+
+    async def flush(self) -> None:
+        """Write everything buffered: text through the MarkdownStream, thinking into its block."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if self._thinking_buffer:
+            self.thinking += "".join(self._thinking_buffer)
+            self._thinking_buffer.clear()
+            await self._show_thinking(self.thinking)
+        if self._text_buffer and self._markdown is not None:
+            chunk = "".join(self._text_buffer)
+            self._text_buffer.clear()
+            if self._stream is None:
+                self._stream = Markdown.get_stream(self._markdown)
+            await self._stream.write(chunk)
+
+    async def _show_thinking(self, text: str) -> None:
+        blocks = self.query(ThinkingBlock)
+        if blocks:
+            blocks.first().set_text(text)
+        elif text:
+            await self.mount(ThinkingBlock(text), before=0)
+
+    async def _stop_stream(self) -> None:
+        """Let the stream write what it holds, then stop it (`MarkdownStream.stop` appends the remainder)."""
+        if self._stream is None or self._markdown is None:
+            return
+        await asyncio.sleep(0)  # let the stream task pick up the last write
+        async with self._markdown.lock:
+            pass
+        await self._stream.stop()
+        self._stream = None
+
+    async def finish(self, text: str, thinking: str, *, interrupted: bool = False) -> None:
+        """The committed message arrived: stop streaming and keep the widget; re-render only if it differs."""
+        await self.flush()
+        await self._stop_stream()
+        self.live = False
+        self.text = text
+        if self._markdown is not None and self._markdown.source != text:
+            await self._markdown.update(text)
+        if thinking != self.thinking:
+            self.thinking = thinking
+            await self._show_thinking(thinking)
+        if self._markdown is not None:
+            self._markdown.display = bool(text.strip())
+        if interrupted and not self.interrupted:
+            self.interrupted = True
+            await self.mount(Static("(interrupted)", classes="interrupted"))
+
+    async def restart(self) -> None:
+        """The provider stream restarted: drop what was shown; new deltas follow."""
+        self._text_buffer.clear()
+        self._thinking_buffer.clear()
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        await self._stop_stream()
+        if self._markdown is not None:
+            await self._markdown.update("")
+        self.text = self.thinking = ""
+        await self.query(ThinkingBlock).remove()
+
+    async def abandon(self) -> None:
+        """The run ended without committing this message (cancelled): keep what was shown, marked."""
+        await self.finish(self.source, self.thinking + "".join(self._thinking_buffer), interrupted=True)
+
+    async def lighten(self) -> None:
+        """Swap the Markdown widget for a pre-rendered Static; cheaper to lay out once the text is final."""
+        if self.live or self._markdown is None:
+            return
+        markdown, self._markdown = self._markdown, None
+        if self.text.strip():
+            await self.mount(Static(self._rich(self.text), classes="body"), after=markdown)
+        await markdown.remove()
+
+
+class AnnouncementView(Entry, Static, can_focus=True):
+    """A subagent's completion as a bordered block; click or Enter opens the child's session."""
+
+    BINDINGS = [Binding("enter", "open", "Open session", id="conversation.open_child", show=False)]
+
+    DEFAULT_CSS = """
+    AnnouncementView {
+        margin: 1 0 0 2;
+        padding: 0 1;
+        border: round $accent 60%;
+        border-title-color: $accent;
+        border-subtitle-color: $text-muted;
+        background: $accent 5%;
+        &.-failed, &.-timeout { border: round $error 70%; border-title-color: $text-error; }
+        &.-cancelled, &.-interrupted, &.-waiting_user { border: round $warning 70%;
+                                                         border-title-color: $text-warning; }
+        &.-completed { border: round $success 60%; border-title-color: $text-success; }
+        &:focus { border: round $accent; background: $accent 12%; }
+        &.-linked { pointer: pointer; }
+        &:hover.-linked { background: $accent 12%; }
+    }
+    """
+
+    class Selected(TextualMessage):
+        def __init__(self, child_session_id: str) -> None:
+            super().__init__()
+            self.child_session_id = child_session_id
+
+    def __init__(self, message: Message, *, message_id: int | None = None) -> None:
+        meta: dict[str, Any] = message.meta
+        self.message_id = message_id
+        self.label: str = meta.get("label") or "subagent"
+        self.status: str = meta.get("status") or ""
+        self.child_session_id: str | None = meta.get("child_session_id")
+        head, body = split_announcement(message.text)
+        lines = [head] if head else []
+        if body:
+            lines.append(preview(body, max_lines=ANNOUNCEMENT_LINES, max_chars=800))
+        super().__init__(Content("\n".join(lines) or self.label))
+        self.border_title = f"↳ {self.label}" + (f" · {self.status}" if self.status else "")
+        if self.child_session_id:
+            self.border_subtitle = "enter/click: open session"
+            self.add_class("-linked")
+        if self.status:
+            self.add_class(f"-{self.status}")
+
+    def on_click(self) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        if self.child_session_id:
+            self.post_message(self.Selected(self.child_session_id))
+
+
+class SteerView(Entry, Static):
+    """Guidance sent into a run, or the runner's reminder: small and dimmed."""
+
+    DEFAULT_CSS = """
+    SteerView { margin: 1 0 0 2; padding: 0 1; color: $text-muted; text-style: italic; }
+    """
+
+    def __init__(self, message: Message, *, message_id: int | None = None) -> None:
+        self.message_id = message_id
+        text = message.text
+        if message.meta.get("nudge"):
+            kind = "reminder"
+        elif match := _GUIDANCE_RE.match(text):
+            kind, text = f"guidance from {match.group(1)}", text[match.end():]
+        else:
+            kind = "guidance"
+        super().__init__(Content.assemble((f"↪ {kind}: ", "bold"), preview(text.strip(), max_lines=3)))
+
+
+class NoticeView(Entry, Static):
+    """A warning or error as a readable line (wrapped, never a traceback)."""
+
+    ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
+    DEFAULT_CSS = """
+    NoticeView {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        color: $text-muted;
+        &.-warning { color: $text-warning; }
+        &.-error { color: $text-error; background: $error 10%; }
+    }
+    """
+
+    def __init__(self, level: str, text: str) -> None:
+        self.level = level
+        super().__init__(Content(f"{self.ICONS.get(level, '•')} {text}"), classes=f"-{level}")
+
+
+class OlderMarker(Static):
+    """The top line while older messages exist in the store but are not mounted."""
+
+    DEFAULT_CSS = """
+    OlderMarker { color: $text-muted; text-align: center; width: 1fr; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__("↑ older messages · scroll up to load")
+
+    def set_loading(self, loading: bool) -> None:
+        self.update("loading older messages…" if loading else "↑ older messages · scroll up to load")

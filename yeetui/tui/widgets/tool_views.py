@@ -1,0 +1,93 @@
+"""A tool call as a collapsible block: `▸ bash  pytest -q  ✓`, arguments and a result preview inside."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Collapsible, Static
+
+from yeetui.tui.widgets.render_text import preview, tool_arguments_text, tool_summary
+
+
+class Entry:
+    """Mixin for everything mounted directly in a ConversationView.
+
+    `message_id` is the stored message the view renders (None for notices and other UI-only lines); the
+    conversation evicts and pages whole messages by it.
+    """
+
+    message_id: int | None = None
+
+
+class ToolCallView(Entry, Collapsible):
+    """One tool call. Arguments are known when the call is made; the result arrives later via `set_result`."""
+
+    DEFAULT_CSS = """
+    ToolCallView {
+        height: auto;
+        margin: 0 0 0 2;
+        padding: 0;
+        border-top: none;
+        border-left: tall $secondary 50%;
+        background: $surface;
+        &.-first { margin-top: 1; }
+        &.-error { border-left: tall $error; }
+        &.-running { border-left: tall $warning 70%; }
+        & > Contents { padding: 0 1 0 2; }
+        & > CollapsibleTitle { padding: 0 1; }
+        &.-error > CollapsibleTitle { color: $text-error; }
+        & .tool-args { color: $text-muted; }
+        & .tool-result { margin-top: 1; }
+        &.-error .tool-result { color: $text-error; }
+        & .tool-pending { color: $text-muted; text-style: italic; }
+    }
+    """
+
+    def __init__(self, call_id: str, name: str, arguments: dict[str, Any] | None, *,
+                 message_id: int | None = None) -> None:
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments: dict[str, Any] | None = arguments
+        self.message_id = message_id
+        self.result: str | None = None
+        self.is_error = False
+        self._args = Static(self._args_content(), classes="tool-args")
+        self._result = Static(Content("running…"), classes="tool-result tool-pending")
+        super().__init__(self._args, self._result, title=self._make_title(), collapsed=True,  # type: ignore[arg-type]
+                         collapsed_symbol="▸", expanded_symbol="▾")
+        self.add_class("-running")
+
+    @property
+    def has_call(self) -> bool:
+        """False for a block made from a result alone (its call is older than what is loaded)."""
+        return self.arguments is not None
+
+    def set_arguments(self, arguments: dict[str, Any]) -> None:
+        self.arguments = arguments
+        self._args.update(self._args_content())
+        self.title = self._make_title()  # type: ignore[assignment]
+
+    def set_result(self, content: str, is_error: bool) -> None:
+        self.result, self.is_error = content, is_error
+        self._result.update(Content(preview(content)))
+        self._result.remove_class("tool-pending")
+        self.remove_class("-running")
+        self.set_class(is_error, "-error")
+        self.title = self._make_title()  # type: ignore[assignment]
+
+    def _args_content(self) -> Content:
+        if self.arguments is None:
+            return Content("(call not loaded)")
+        return Content(tool_arguments_text(self.tool_name, self.arguments))
+
+    def _make_title(self) -> Content:
+        """Title as Content, never markup: commands are full of `[` and `]`."""
+        summary = tool_summary(self.tool_name, self.arguments or {})
+        if self.result is None:
+            status = ("  ⋯", "dim")
+        elif self.is_error:
+            status = ("  ✗ error", "bold")
+        else:
+            status = ("  ✓", "dim")
+        return Content.assemble((self.tool_name, "bold"), ("  " + summary) if summary else "", status)
