@@ -1,4 +1,4 @@
-"""Command line: `yeetui run`, `yeetui sessions`, `yeetui profiles`, `yeetui --version`.
+"""Command line: `yeetui run`, `yeetui sessions`, `yeetui profiles`, `yeetui agents`, `yeetui --version`.
 
 Only argparse is imported at module level, so `yeetui --version` and `--help` stay fast; each command
 imports what it needs.
@@ -23,6 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="yeetui", description="A terminal app for LLM coding agents built around subagents.")
     parser.add_argument("--version", action="version", version=f"yeetui {__version__}")
     parser.add_argument("--model", help="model for this run, as provider/model")
+    parser.add_argument("--continue", dest="cont", action="store_true",
+                        help="open the TUI on the latest session")
+    parser.add_argument("--resume", metavar="SESSION", help="open the TUI on this session (id or unique prefix)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = sub.add_parser("run", help="run one prompt headless and print the result")
@@ -53,18 +56,89 @@ def build_parser() -> argparse.ArgumentParser:
     pval = psub.add_parser("validate", help="check profile files (all, or one PATH)")
     pval.add_argument("path", nargs="?")
     pval.add_argument("--json", action="store_true")
+    _add_agents(sub)
     return parser
+
+
+def _positive(kind: type[int] | type[float]):
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+        return value
+
+    return parse
+
+
+def _add_agents(sub) -> None:
+    agents = sub.add_parser("agents", help="start, list, inspect, cancel and resume subagent runs")
+    asub = agents.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
+    start = asub.add_parser("start", help="start PROFILE on PROMPT in a detached process (or --wait for it)")
+    start.add_argument("profile")
+    start.add_argument("prompt")
+    start.add_argument("--wait", action="store_true", help="run here and print the result instead of detaching")
+    start.add_argument("--json", action="store_true")
+    start.add_argument("--model", "-m", dest="agent_model", help="model as provider/model")
+    start.add_argument("--context", default="none", metavar="SPEC",
+                       help="context for the task: none, file:<path>, session_id:<id>, …")
+    start.add_argument("--timeout", type=_positive(float), metavar="S", help="seconds before the run is stopped")
+    start.add_argument("--label", metavar="L", help="a title for the run's session")
+    start.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
+    alist = asub.add_parser("list", help="live and recently finished runs")
+    alist.add_argument("--json", action="store_true")
+    alist.add_argument("--all", action="store_true", help="every run, not only live and recent ones")
+    status = asub.add_parser("status", help="one run's record and result")
+    status.add_argument("id")
+    status.add_argument("--json", action="store_true")
+    cancel = asub.add_parser("cancel", help="cancel a queued or running run")
+    cancel.add_argument("id")
+    cancel.add_argument("--json", action="store_true")
+    history = asub.add_parser("history", help="finished runs, newest first")
+    history.add_argument("--json", action="store_true")
+    history.add_argument("--limit", type=_positive(int), default=20, metavar="N")
+    resume = asub.add_parser("resume", help="continue an interrupted run (detached, or --wait)")
+    resume.add_argument("id")
+    resume.add_argument("--wait", action="store_true")
+    resume.add_argument("--json", action="store_true")
+    resume.add_argument("--yes", "-y", action="store_true", help="with --wait: allow tool calls that would ask")
+
+    worker = sub.add_parser("agent")  # hidden: no help, so it is not listed
+    wsub = worker.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
+    wrun = wsub.add_parser("run")
+    wrun.add_argument("--run-id", required=True)
+    wrun.add_argument("--resume", action="store_true")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return 0
+        return run_tui(args)
     from yeetui.cli_commands import dispatch
 
     return dispatch(args)
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    """`yeetui`: the full-screen app in the current directory."""
+    if args.model and "/" not in args.model:
+        print(f"yeetui: error: --model {args.model!r} is not of the form provider/model "
+              "(for example anthropic/claude-sonnet-4-6).", file=sys.stderr)
+        return 2
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        print("yeetui: the TUI needs a terminal; for scripts use `yeetui run PROMPT` (see yeetui --help).",
+              file=sys.stderr)
+        return 2
+    from yeetui.cli_commands import setup_logging
+    from yeetui.tui.app import YeetuiApp
+
+    setup_logging()
+    app = YeetuiApp(resume=args.resume, continue_latest=args.cont, model=args.model)
+    app.run()
+    return app.return_code or 0
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING_USER, EXIT_CANCELLED = 0, 1, 2, 3
 
 def dispatch(args: argparse.Namespace) -> int:
     setup_logging()
-    handler = {"run": cmd_run, "sessions": cmd_sessions, "profiles": cmd_profiles}[args.command]
+    handler = {"run": cmd_run, "sessions": cmd_sessions, "profiles": cmd_profiles, "agents": cmd_agents,
+               "agent": cmd_agent}[args.command]
     try:
         return asyncio.run(_guarded(handler, args))
     except KeyboardInterrupt:
@@ -120,6 +121,20 @@ async def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_WAITING_USER if result.status == RunStatus.WAITING_USER else EXIT_FAILED
     finally:
         await runtime.close()
+
+
+# -- agents (yeetui/cli_agents.py) -----------------------------------------------------------------
+
+async def cmd_agents(args: argparse.Namespace) -> int:
+    from yeetui.cli_agents import cmd_agents as run_agents_command
+
+    return await run_agents_command(args)
+
+
+async def cmd_agent(args: argparse.Namespace) -> int:
+    from yeetui.cli_agents import cmd_agent as run_worker
+
+    return await run_worker(args)
 
 
 # -- sessions --------------------------------------------------------------------------------------

@@ -66,7 +66,9 @@ class Runtime:
 
     @classmethod
     async def open(cls, *, cwd: Path | None = None, overrides: Mapping[str, Any] | None = None,
-                   env: Mapping[str, str] | None = None) -> Runtime:
+                   env: Mapping[str, str] | None = None, recover: bool = True) -> Runtime:
+        """Build everything. `recover=False` skips the crash sweep (`recover()`): a detached worker about to
+        claim a run must not sweep it up as a leftover of a dead process."""
         env = dict(os.environ if env is None else env)
         project_dir = (cwd or Path.cwd()).resolve()
         loaded: LoadedSettings = load_settings(project_dir=project_dir, env=env, overrides=overrides)
@@ -82,7 +84,8 @@ class Runtime:
         registry = ToolRegistry([*builtin_tools(), AskUserTool(), *agent_tools()])
         runtime = cls(settings=loaded.settings, store=store, bus=Bus(), profiles=profiles, workflows=workflows,
                       registry=registry, project_dir=project_dir, env=env, warnings=warnings)
-        await runtime.recover()
+        if recover:
+            await runtime.recover()
         return runtime
 
     async def recover(self) -> None:

@@ -30,7 +30,8 @@ _LIVE_STATUSES = (RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.WAITING_PERMISS
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (signal 0 checks without sending anything)."""
+    """Whether a process with this id is running (signal 0 checks without sending anything). A zombie —
+    exited, not yet reaped, common under container inits that never reap — counts as dead."""
     if pid <= 0:
         return False
     try:
@@ -41,7 +42,12 @@ def pid_alive(pid: int) -> bool:
         return True
     except OSError:
         return False
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            state = handle.read().rpartition(")")[2].split()[0]
+        return state not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
 
 
 def session_key(profile: str, session_id: str, *, subagent: bool) -> str:

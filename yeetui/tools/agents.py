@@ -33,7 +33,7 @@ class SpawnArgs(BaseModel):
     prompt: str = Field(min_length=1, description="The complete, self-contained task for the subagent.")
     blocking: bool = Field(True, description="Wait for the result (true), or return at once and get the result "
                                              "announced later (false).")
-    label: str | None = Field(None, description="Short title shown in the ledger.")
+    label: str | None = Field(None, description="Short title for the subagent's session (shown in the switcher).")
     model: str | None = Field(None, description="Override the model (provider/model).")
     timeout: float | None = Field(None, gt=0, le=1800, description="Seconds before the subagent is stopped.")
     context: str = Field("none", description="Context to pass: none, summary_markdown, compact_markdown, "

@@ -1,0 +1,216 @@
+"""`yeetui agents …` end to end: the real binary, detached worker processes, the fake LLM server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
+from yeetui.cli_agents import process_running
+
+ORACLE = "you never change anything"
+"""A phrase of the oracle's system prompt: it marks requests made by an oracle run."""
+SLOW_TEXT = "".join(f"word{i} " for i in range(2000))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def workers() -> Iterator[list[int]]:
+    """Pids of detached workers a test started; any still running at the end is killed."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if process_running(pid):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _json(done, code: int = 0):
+    assert done.returncode == code, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def _start(project: Path, workers: list[int], *args: str) -> dict:
+    started = _json(run_yeetui("agents", "start", *args, "--json", cwd=project))
+    workers.append(started["pid"])
+    return started
+
+
+def _status(project: Path, run_id: str) -> dict:
+    return _json(run_yeetui("agents", "status", run_id, "--json", cwd=project))
+
+
+def _wait_status(project: Path, run_id: str, wanted: set[str], timeout: float = 40.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        record = _status(project, run_id)
+        if record["status"] in wanted:
+            return record
+        if time.monotonic() > deadline:
+            raise AssertionError(f"run {run_id} stayed {record['status']}, wanted {wanted}: {record}")
+        time.sleep(0.2)
+
+
+def _wait_until(predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.1)
+
+
+def test_start_wait_json_prints_the_completed_record(fake_env, project: Path) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "The clock is mocked twice."})],
+                          when_contains="WAIT-Q"))
+    record = _json(run_yeetui("agents", "start", "oracle", "WAIT-Q why does the login test flake?", "--wait",
+                              "--json", cwd=project))
+    assert record["status"] == "completed"
+    assert record["profile"] == "oracle" and record["label"] == "oracle#1"
+    assert record["model"] == "anthropic/claude-opus-4-5"
+    assert record["result"]["output"] == record["output"] == "The clock is mocked twice."
+    assert record["parent_session_id"] is None and record["session_id"]
+    assert record["usage"]["input_tokens"] > 0 and record["cost"] is not None
+    assert record["created_at"] and record["started_at"] and record["finished_at"]
+    (request,) = fake_env.requests
+    assert ORACLE in request.text and "WAIT-Q" in request.text
+
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "plain answer"})], when_contains="PLAIN-Q"))
+    plain = run_yeetui("agents", "start", "oracle", "PLAIN-Q", "--wait", cwd=project)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.strip() == "plain answer"
+
+
+def test_detached_start_returns_at_once_and_the_worker_completes_it(fake_env, project: Path, workers,
+                                                                   isolated_env: Path) -> None:
+    fake_env.script(
+        Reply(text="Reading the test first. " * 10, chunk_size=8, chunk_delay=0.05,
+              tool_calls=[ToolCall("complete", {"output": "DETACHED-ANSWER"})], when_contains="DETACHED-Q"),
+    )
+    started = _start(project, workers, "oracle", "DETACHED-Q what is flaky?", "--timeout", "120")
+    assert started["status"] == "queued" and started["label"] == "oracle#1"
+    right_after = _status(project, started["run_id"])
+    assert right_after["status"] in ("queued", "running"), right_after  # the reply alone takes over a second
+    assert right_after["pid"] == started["pid"] != os.getpid()
+    assert right_after["options"]["timeout"] == 120
+
+    record = _wait_status(project, started["run_id"], {"completed", "failed", "interrupted", "timeout"})
+    assert record["status"] == "completed", record
+    assert record["output"] == "DETACHED-ANSWER"
+    assert record["session_id"] == started["session_id"]
+    assert [r for r in fake_env.requests if "DETACHED-Q" in r.text and ORACLE in r.text]
+    log = Path(started["log"])
+    assert log.is_relative_to(isolated_env / "data") and log.exists()
+    _wait_until(lambda: not process_running(started["pid"]))
+
+    plain = run_yeetui("agents", "start", "oracle", "second question", cwd=project)
+    assert plain.returncode == 0, plain.stderr
+    run_id = plain.stdout.strip()
+    assert len(run_id) == 32 and _status(project, run_id)["label"] == "oracle#2"
+    workers.append(_status(project, run_id)["pid"])  # no reply is scripted for it; it fails on its own
+
+
+def test_list_history_and_cancel_of_a_slow_detached_run(fake_env, project: Path, workers) -> None:
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("complete", {"output": "fast one"})], when_contains="FAST-Q"),
+        Reply(text=SLOW_TEXT, chunk_size=4, chunk_delay=0.05, when_contains="SLOW-Q"),
+    )
+    fast = _json(run_yeetui("agents", "start", "oracle", "FAST-Q", "--wait", "--json", cwd=project))
+    slow = _start(project, workers, "oracle", "SLOW-Q think for a long time")
+    fake_env.wait_for_requests(2, timeout=30)
+    running = _wait_status(project, slow["run_id"], {"running"})
+    assert running["finished_at"] is None
+
+    listed = _json(run_yeetui("agents", "list", "--json", cwd=project))
+    assert [r["id"] for r in listed] == [slow["run_id"], fast["id"]]  # live first
+    assert [r["status"] for r in listed] == ["running", "completed"]
+    history = _json(run_yeetui("agents", "history", "--json", cwd=project))
+    assert [r["id"] for r in history] == [fast["id"]]
+    text = run_yeetui("agents", "list", cwd=project)
+    assert text.returncode == 0 and "oracle#2" in text.stdout and "running" in text.stdout
+
+    cancelled = _json(run_yeetui("agents", "cancel", slow["run_id"][:10], "--json", cwd=project))
+    assert cancelled["id"] == slow["run_id"] and cancelled["status"] == "cancelled"
+    assert _status(project, slow["run_id"])["status"] == "cancelled"
+    _wait_until(lambda: not process_running(slow["pid"]))
+    history = _json(run_yeetui("agents", "history", "--json", "--limit", "1", cwd=project))
+    assert [(r["id"], r["status"]) for r in history] == [(slow["run_id"], "cancelled")]
+    again = run_yeetui("agents", "cancel", slow["run_id"], cwd=project)
+    assert again.returncode == 1 and "already ended: cancelled" in again.stderr
+
+
+def test_killed_worker_shows_interrupted_and_resumes_detached(fake_env, project: Path, workers) -> None:
+    fake_env.script(Reply(text=SLOW_TEXT, chunk_size=4, chunk_delay=0.05, when_contains="RESUME-Q"))
+    slow = _start(project, workers, "oracle", "RESUME-Q long investigation")
+    _wait_status(project, slow["run_id"], {"running"})
+    fake_env.wait_for_requests(1, timeout=30)
+    time.sleep(1.0)  # past a few checkpoints of the streamed text
+    os.killpg(slow["pid"], signal.SIGKILL)
+    _wait_until(lambda: not process_running(slow["pid"]))
+    assert _status(project, slow["run_id"])["status"] == "interrupted"
+
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "resumed answer"})],
+                          when_contains="RESUME-Q"))
+    resumed = _json(run_yeetui("agents", "resume", slow["run_id"], "--json", cwd=project))
+    workers.append(resumed["pid"])
+    assert resumed["run_id"] == slow["run_id"] and resumed["pid"] != slow["pid"]
+    record = _wait_status(project, slow["run_id"], {"completed", "failed", "timeout", "cancelled"})
+    assert record["status"] == "completed" and record["output"] == "resumed answer", record
+    assert record["error"] is None
+    last = fake_env.requests[-1].text
+    assert last.count("RESUME-Q") == 1 and "word0 " in last  # the conversation went on, the prompt not re-sent
+    assert "Continue where you left off" in last
+    again = run_yeetui("agents", "resume", slow["run_id"], cwd=project)
+    assert again.returncode == 1 and "nothing to resume" in again.stderr
+
+
+def test_sigterm_cancels_a_waiting_start_which_resume_wait_finishes(fake_env, project: Path) -> None:
+    fake_env.script(Reply(text=SLOW_TEXT, chunk_size=4, chunk_delay=0.05, when_contains="TERM-Q"))
+    proc = subprocess.Popen(yeetui_argv("agents", "start", "oracle", "TERM-Q", "--wait", "--json"), cwd=project,
+                            env=yeetui_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        fake_env.wait_for_requests(1, timeout=30)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    record = json.loads(out)
+    assert record["status"] == "cancelled" and record["finished_at"]
+    assert _status(project, record["id"])["status"] == "cancelled"
+
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "finished after all"})],
+                          when_contains="TERM-Q"))
+    resumed = _json(run_yeetui("agents", "resume", record["id"][:8], "--wait", "--json", cwd=project))
+    assert (resumed["id"], resumed["status"], resumed["output"]) == (record["id"], "completed", "finished after all")
+
+
+def test_bad_ids_and_bad_flags(project: Path) -> None:
+    for args in (("status", "nope"), ("cancel", "nope"), ("resume", "nope")):
+        done = run_yeetui("agents", *args, cwd=project)
+        assert done.returncode == 1, (args, done.stderr)
+        assert done.stderr.strip().splitlines() == ["yeetui: No run has an id starting with 'nope'."]
+    unknown = run_yeetui("agents", "start", "no-such-profile", "hello", cwd=project)
+    assert unknown.returncode == 1 and "no-such-profile" in unknown.stderr and "Traceback" not in unknown.stderr
+    assert _json(run_yeetui("agents", "list", "--all", "--json", cwd=project)) == []
+    for args in (("start", "oracle"), ("start", "oracle", "q", "--timeout", "-3"), ("history", "--limit", "0"),
+                 ("list", "--bogus"), ("frobnicate",)):
+        done = run_yeetui("agents", *args, cwd=project)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "usage:" in done.stderr

@@ -1,0 +1,381 @@
+"""`yeetui agents …`: start, list, inspect, cancel and resume subagent runs from the shell.
+
+`agents start` without `--wait` writes the session and a queued run record here, then hands the run to a
+detached worker process (`yeetui agent run --run-id ID`, hidden) and exits at once. The worker carries the
+run to its end; SIGTERM (what `agents cancel` sends) makes it cancel the run, which then ends `cancelled`
+and is delivered like any other ending. Every command reads the store, so it sees runs of any process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from yeetui import paths
+from yeetui.cli_commands import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, _error, _open_runtime
+from yeetui.errors import ContextResolutionError, YeetuiError
+from yeetui.events import RunRegistered, RunStatus
+from yeetui.ledger import format_elapsed, short_model
+from yeetui.store.records import RunRecord
+
+if TYPE_CHECKING:
+    from yeetui.runtime import Runtime
+    from yeetui.spawner import SpawnHandle
+    from yeetui.store import Store
+
+LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
+RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
+             RunStatus.CANCELLED)
+RECENT = timedelta(minutes=15)
+"""`agents list` shows live runs and runs that ended this recently (`--all`: every run)."""
+CANCEL_WAIT = 20.0
+"""Seconds `agents cancel` waits for a signalled worker to record the end of its run."""
+_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def exit_code(status: RunStatus) -> int:
+    if status == RunStatus.COMPLETED:
+        return EXIT_OK
+    if status == RunStatus.WAITING_USER:
+        return EXIT_WAITING_USER
+    return EXIT_CANCELLED if status == RunStatus.CANCELLED else EXIT_FAILED
+
+
+async def run_json(store: Store, run: RunRecord) -> dict[str, Any]:
+    """A run record for `--json`: the stored run plus its session's parent and the output up front."""
+    session = await store.get_session(run.session_id)
+    data = run.to_json()
+    data["parent_session_id"] = session.parent_id if session else run.options.get("parent_session_id")
+    data["result"] = {"output": "", **(run.result or {})}
+    data["output"] = data["result"]["output"]
+    return data
+
+
+# -- creating and launching detached runs ----------------------------------------------------------
+
+async def create_run_record(rt: Runtime, *, profile_name: str, prompt: str, model: str | None = None,
+                            context: str = "none", timeout: float | None = None, title: str | None = None,
+                            approve: bool = False) -> RunRecord:
+    """What `AgentSpawner.spawn` does up to the run record, for a run another process will execute:
+    profile, timeout and model resolved, context injected, session and queued run written."""
+    from yeetui.context import resolve_context
+    from yeetui.spawner import SpawnRefused
+
+    spawner = rt.spawner
+    try:
+        profile = rt.profiles.get(profile_name)
+    except YeetuiError as exc:
+        raise SpawnRefused(str(exc)) from None
+    timeout = min(timeout or profile.limits.timeout or spawner.default_timeout, spawner.max_timeout)
+    chosen = rt.resolve_model(profile, model)
+    try:
+        full_prompt = await resolve_context(context, store=rt.store, parent_session_id=None,
+                                            project_root=rt.project_dir, task=prompt)
+    except ContextResolutionError as exc:
+        raise SpawnRefused(str(exc)) from None
+    label = await rt.next_label(profile.name)
+    session = await rt.store.create_session(profile=profile.name, title=(title or prompt)[:80], model=chosen,
+                                            cwd=str(rt.project_dir))
+    options = {"timeout": timeout, "blocking": False, "cleanup": "keep", "mode": "in_process",
+               "session_context": context, "requested_by": "user", "thinking": None, "parent_session_id": None,
+               "deliver": True, "detached": True, "approve": approve}
+    return await rt.store.create_run(session_id=session.id, profile=profile.name, model=chosen, prompt=full_prompt,
+                                     label=label, workflow=profile.workflow, options=options)
+
+
+def worker_log(run_id: str, env: dict[str, str] | None = None) -> Path:
+    return paths.data_dir(env) / "agents" / f"{run_id}.log"
+
+
+async def launch_detached(rt: Runtime, run_id: str, *, resume: bool = False) -> int:
+    """Start `yeetui agent run` for `run_id` in its own session (process group), output to a log file under
+    the data dir, and record its pid on the run before returning it — so no other yeetui process takes the
+    run for a leftover of a dead one while the worker starts up."""
+    argv = [sys.executable, "-m", "yeetui", "agent", "run", "--run-id", run_id, *(["--resume"] if resume else [])]
+    try:
+        pid = _spawn_worker(argv, cwd=rt.project_dir, env=dict(rt.env), log_path=worker_log(run_id, dict(rt.env)))
+    except OSError as exc:
+        if not resume:
+            await rt.store.update_run(run_id, status=RunStatus.FAILED, error=f"could not start its process: {exc}")
+        raise YeetuiError(f"Could not start the worker process for run {run_id[:12]}: {exc}.") from None
+    await rt.store.update_run(run_id, pid=pid)
+    return pid
+
+
+def _spawn_worker(argv: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> int:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    return proc.pid
+
+
+def process_running(pid: int | None) -> bool:
+    """Whether `pid` is a running process (a zombie waiting for its parent counts as gone)."""
+    from yeetui.store.sqlite import pid_alive
+
+    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]
+
+
+# -- the commands -----------------------------------------------------------------------------------
+
+async def cmd_agents(args: argparse.Namespace) -> int:
+    handler = {"start": _start, "list": _list, "status": _status, "cancel": _cancel, "history": _history,
+               "resume": _resume}[args.action]
+    return await handler(args)
+
+
+async def _start(args: argparse.Namespace) -> int:
+    if args.wait:
+        from yeetui.spawner import SpawnRequest
+
+        request = SpawnRequest(profile=args.profile, prompt=args.prompt, blocking=True, requested_by="user",
+                               model=args.agent_model or args.model, timeout=args.timeout, label=args.label,
+                               session_context=args.context)
+        return await _in_process(args, await _open_runtime(args), lambda rt: rt.spawner.spawn(request))
+    runtime = await _open_runtime(args)
+    try:
+        run = await create_run_record(runtime, profile_name=args.profile, prompt=args.prompt,
+                                      model=args.agent_model or args.model, context=args.context,
+                                      timeout=args.timeout, title=args.label, approve=args.yes)
+        pid = await launch_detached(runtime, run.id)
+    finally:
+        await runtime.close()
+    _print_started(args, run, pid)
+    return EXIT_OK
+
+
+async def _resume(args: argparse.Namespace) -> int:
+    runtime = await _open_runtime(args)
+    try:
+        await runtime.store.mark_interrupted()
+        run = await runtime.store.resolve_run(args.id)
+        if run.status in LIVE:
+            raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is still {run.status.value} in "
+                              f"process {run.pid}; only a run that ended can be resumed.")
+        if run.status not in RESUMABLE:
+            raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is {run.status.value}; there is "
+                              "nothing to resume. Start a new run instead.")
+    except BaseException:
+        await runtime.close()
+        raise
+    if args.wait:
+        return await _in_process(args, runtime, lambda rt: rt.spawner.start_existing(run.id, resume=True))
+    try:
+        pid = await launch_detached(runtime, run.id, resume=True)
+    finally:
+        await runtime.close()
+    _print_started(args, run, pid)
+    return EXIT_OK
+
+
+def _print_started(args: argparse.Namespace, run: RunRecord, pid: int) -> None:
+    if args.json:
+        print(json.dumps({"run_id": run.id, "session_id": run.session_id, "status": "queued", "pid": pid,
+                          "label": run.label, "profile": run.profile, "model": run.model,
+                          "log": str(worker_log(run.id))}), flush=True)
+    else:
+        print(run.id, flush=True)
+
+
+async def _in_process(args: argparse.Namespace, runtime: Runtime,
+                      start: Callable[[Runtime], Awaitable[SpawnHandle]]) -> int:
+    """Run to the end here (`--wait`), then close `runtime`. Ctrl-C or SIGTERM cancels the run."""
+    from yeetui.runtime import answer_permissions_headless
+
+    try:
+        answer_permissions_headless(runtime, approve=getattr(args, "yes", False))
+        registered: list[str] = []
+        runtime.bus.add_listener(lambda e: isinstance(e, RunRegistered) and registered.append(e.run_id))
+        task = asyncio.ensure_future(start(runtime))
+        loop = asyncio.get_running_loop()
+        for sig in _SIGNALS:
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            handle = await task
+            run_id = handle.run_id
+        except asyncio.CancelledError:
+            if not registered:
+                _error(args, "cancelled before the run started.")
+                return EXIT_CANCELLED
+            run_id = registered[0]
+        finally:
+            for sig in _SIGNALS:
+                loop.remove_signal_handler(sig)
+        run = await _ensure_final(runtime.store, run_id)
+        _print_finished(args, await run_json(runtime.store, run))
+        return exit_code(run.status)
+    finally:
+        await runtime.close()
+
+
+def _print_finished(args: argparse.Namespace, data: dict[str, Any]) -> None:
+    if args.json:
+        print(json.dumps(data, default=str), flush=True)
+        return
+    if data["output"]:
+        print(data["output"], flush=True)
+    if data["status"] != RunStatus.COMPLETED.value:
+        print(f"yeetui: run {data['id'][:12]} {data['status']}: {data.get('error') or ''}".rstrip(": "),
+              file=sys.stderr, flush=True)
+
+
+async def _ensure_final(store: Store, run_id: str) -> RunRecord:
+    """The run after its execution ended; one stopped before it really began is recorded `cancelled`."""
+    run = await store.resolve_run(run_id)
+    if not run.status.is_final:
+        run = await store.update_run(run.id, status=RunStatus.CANCELLED, error="cancelled")
+    return run
+
+
+async def _list(args: argparse.Namespace) -> int:
+    async with await _store() as store:
+        runs = await store.list_runs(limit=1_000_000 if args.all else 1000)
+        if not args.all:
+            since = datetime.now(UTC) - RECENT
+            runs = [r for r in runs if r.status in LIVE or (r.finished_at or r.created_at) >= since]
+        runs.sort(key=lambda r: r.status not in LIVE)  # stable: live first, each part newest first
+        await _print_runs(args, store, runs)
+    return EXIT_OK
+
+
+async def _history(args: argparse.Namespace) -> int:
+    async with await _store() as store:
+        finals = [s for s in RunStatus if s.is_final]
+        runs = await store.list_runs(statuses=finals, limit=max(args.limit * 4, 200))
+        runs.sort(key=lambda r: r.finished_at or r.created_at, reverse=True)
+        await _print_runs(args, store, runs[: args.limit])
+    return EXIT_OK
+
+
+async def _status(args: argparse.Namespace) -> int:
+    async with await _store() as store:
+        run = await store.resolve_run(args.id)
+        data = await run_json(store, run)
+    if args.json:
+        print(json.dumps(data, default=str))
+        return EXIT_OK
+    print(_line(run))
+    if run.error:
+        print(f"error: {run.error}")
+    if data["output"]:
+        print(data["output"])
+    return EXIT_OK
+
+
+async def _cancel(args: argparse.Namespace) -> int:
+    async with await _store() as store:
+        run = await store.resolve_run(args.id)
+        name = f"Run {run.id[:12]} ({run.label or run.profile})"
+        if run.status.is_final and run.status != RunStatus.INTERRUPTED:
+            raise YeetuiError(f"{name} already ended: {run.status.value}.")
+        if run.status in LIVE and process_running(run.pid) and run.pid != os.getpid():
+            if not run.options.get("detached") or not _leads_its_group(run.pid):
+                raise YeetuiError(f"{name} runs inside another yeetui process (pid {run.pid}), not in a detached "
+                                  "worker; cancel it there.")
+            os.killpg(run.pid, signal.SIGTERM)
+            run = await _wait_final(store, run)
+        if not run.status.is_final or run.status == RunStatus.INTERRUPTED:
+            # nobody is running it (its process is gone): record the cancellation here
+            run = await store.update_run(run.id, status=RunStatus.CANCELLED, error="cancelled by the user")
+        data = await run_json(store, run)
+    if args.json:
+        print(json.dumps(data, default=str))
+    else:
+        print(f"{run.id[:12]} {run.label or run.profile} {run.status.value}")
+    if run.status != RunStatus.CANCELLED:
+        print(f"yeetui: {name} ended {run.status.value} before it could be cancelled.", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+async def _wait_final(store: Store, run: RunRecord) -> RunRecord:
+    deadline = time.monotonic() + CANCEL_WAIT
+    while time.monotonic() < deadline:
+        current = await store.resolve_run(run.id)
+        if current.status.is_final or not process_running(run.pid):
+            return current
+        await asyncio.sleep(0.1)
+    raise YeetuiError(f"Sent SIGTERM to process {run.pid}, but run {run.id[:12]} was still "
+                      f"{current.status.value} after {CANCEL_WAIT:g} s.")
+
+
+def _leads_its_group(pid: int) -> bool:
+    """A detached worker is the leader of its own process group; anything else under that pid is not ours."""
+    try:
+        return os.getpgid(pid) == pid
+    except OSError:
+        return False
+
+
+async def _store() -> Store:
+    from yeetui.store import Store
+
+    store = await Store.open(paths.database_path())
+    await store.mark_interrupted()  # a run whose process died shows as interrupted
+    return store
+
+
+async def _print_runs(args: argparse.Namespace, store: Store, runs: list[RunRecord]) -> None:
+    if args.json:
+        print(json.dumps([await run_json(store, r) for r in runs], default=str))
+        return
+    if not runs:
+        print("No agent runs.", file=sys.stderr)
+    for run in runs:
+        print(_line(run))
+
+
+def _line(run: RunRecord) -> str:
+    """`0b3c9e1f2a4d  oracle#4  running  claude-sonnet-4-6  0:42  $0.03  why does the login test flake?`"""
+    end = run.finished_at or datetime.now(UTC)
+    elapsed = format_elapsed((end - run.started_at).total_seconds()) if run.started_at else "-"
+    cost = "$?" if run.cost is None and run.usage.total_tokens else f"${run.cost or 0:.2f}"
+    prompt = " ".join(run.prompt.split())
+    return (f"{run.id[:12]}  {run.label or run.profile:<12} {run.status.value:<18} {short_model(run.model or ''):<20}"
+            f" {elapsed:>7} {cost:>6}  {prompt[:60]}{'…' if len(prompt) > 60 else ''}")
+
+
+# -- the hidden worker: `yeetui agent run --run-id ID` ---------------------------------------------
+
+async def cmd_agent(args: argparse.Namespace) -> int:
+    """Execute a run record made by `agents start`/`agents resume`, in this (detached) process."""
+    from yeetui.runtime import Runtime, answer_permissions_headless
+
+    loop = asyncio.get_running_loop()
+    stopping: list[int] = []
+    task: asyncio.Future[SpawnHandle] | None = None
+
+    def on_signal() -> None:
+        stopping.append(1)
+        if task is not None:
+            task.cancel()
+
+    for sig in _SIGNALS:
+        loop.add_signal_handler(sig, on_signal)
+    # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
+    runtime = await Runtime.open(cwd=Path.cwd(), recover=False)
+    try:
+        run = await runtime.store.resolve_run(args.run_id)
+        answer_permissions_headless(runtime, approve=bool(run.options.get("approve")))
+        if not stopping:
+            task = asyncio.ensure_future(runtime.spawner.start_existing(run.id, blocking=True, resume=args.resume))
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        final = await _ensure_final(runtime.store, run.id)
+        print(json.dumps(await run_json(runtime.store, final), default=str), flush=True)
+        return exit_code(final.status)
+    finally:
+        await runtime.close()
