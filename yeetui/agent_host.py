@@ -51,6 +51,8 @@ class AgentHost:
         for child in await self.store.children(self.session_id):
             runs = await self.store.list_runs(session_id=child.id, limit=1)
             run = runs[0] if runs else None
+            if run is not None and run.options.get("watcher"):
+                continue  # a pair watcher watches this agent; it is not the agent's to manage
             rows.append({"run_id": run.id if run else None, "label": run.label if run else child.profile,
                          "profile": child.profile, "status": run.status.value if run else "unknown",
                          "session_key": child.key})
@@ -63,7 +65,7 @@ class AgentHost:
                 run = await self.store.resolve_run(run_id)
             except YeetuiError:
                 run = None
-        if run is None or run.options.get("parent_session_id") != self.session_id:
+        if run is None or run.options.get("parent_session_id") != self.session_id or run.options.get("watcher"):
             raise SpawnRefused(f"Run {run_id} is not a subagent of {self.label}; use list_agents to see yours.")
         return run
 

@@ -93,7 +93,7 @@ class Runtime:
         announcements recorded but never made are made now."""
         for run in await self.store.mark_interrupted():
             parent = run.options.get("parent_session_id")
-            if parent:
+            if parent and run.options.get("deliver", True):
                 await self.delivery.completion(
                     recipient_session_id=parent, run_id=run.id, child_session_id=run.session_id,
                     label=run.label or run.profile, status=RunStatus.INTERRUPTED,
@@ -103,6 +103,9 @@ class Runtime:
             await self.delivery.flush(session_id)
 
     async def close(self) -> None:
+        from yeetui.watcher import stop_watchers
+
+        await stop_watchers(self)
         await self.spawner.shutdown()
         for provider, _ in self._providers.values():
             aclose = getattr(provider, "aclose", None)

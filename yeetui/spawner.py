@@ -57,6 +57,8 @@ class SpawnRequest:
     """Text appended to the prompt after context resolution (e.g. the diff for a reviewer)."""
     session_id: str | None = None
     """Run in this existing child session (a watcher's successive runs) instead of a new one."""
+    watcher: bool = False
+    """A watcher's run: not a child of the watched session for limits, listing or subtree cancel."""
     deliver: bool = True
     """Deliver the completion to the parent (inbox + announcement). Watchers deliver their own way."""
 
@@ -150,7 +152,7 @@ class AgentSpawner:
         rt = self.runtime
         live = _Live(run_id, session.id, req.parent_session_id, label)
         self._live[run_id] = live
-        if req.parent_session_id:
+        if req.parent_session_id and not req.watcher:
             self._by_parent[req.parent_session_id].add(run_id)
         rt.bus.publish(RunRegistered(run_id, session.id, req.parent_session_id, profile.name, label, model,
                                      RunStatus.QUEUED))
@@ -194,7 +196,7 @@ class AgentSpawner:
         req = SpawnRequest(profile=run.profile, prompt=run.prompt, parent_session_id=opts.get("parent_session_id"),
                            parent_run_id=run.parent_run_id, blocking=blocking, thinking=opts.get("thinking"),
                            cleanup=opts.get("cleanup", "keep"), deliver=opts.get("deliver", True),
-                           requested_by=opts.get("requested_by", "user"))
+                           requested_by=opts.get("requested_by", "user"), watcher=bool(opts.get("watcher")))
         if resume:
             opts = {**opts, "attempt": int(opts.get("attempt", 0)) + 1}  # a new ending to deliver
         await rt.store.update_run(run.id, status=RunStatus.QUEUED, pid=os.getpid(), options=opts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual import on
+from textual import events, on
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -30,8 +30,19 @@ def _no_files(prefix: str) -> list[str]:
     return []
 
 
+_IN_ORDER = {"composer.submit": ("enter", "submit"),
+             "composer.newline": ("ctrl+j,shift+enter,alt+enter,ctrl+enter", "newline")}
+
+
 class ComposerInput(TextArea):
-    """The TextArea inside the Composer (its own class so styles and tests can find it)."""
+    """The TextArea inside the Composer (its own class so styles and tests can find it).
+
+    Enter and the newline keys are handled here, in the TextArea's own key order, not as priority bindings:
+    a priority binding runs as soon as the app reads the key, before the characters typed just ahead of
+    it (queued for this widget) are inserted — so text typed and sent in one burst (a fast typist, tmux
+    send-keys, a terminal that buffers) lost its tail or was not sent at all. The keys still follow the
+    user's keymap (binding ids `composer.submit`, `composer.newline`).
+    """
 
     DEFAULT_CSS = """
     ComposerInput {
@@ -44,12 +55,25 @@ class ComposerInput(TextArea):
     }
     """
 
+    async def _on_key(self, event: events.Key) -> None:
+        composer = next((a for a in self.ancestors if isinstance(a, Composer)), None)
+        if composer is not None:
+            keymap = getattr(self.app, "_keymap", {}) or {}
+            for binding_id, (default, action) in _IN_ORDER.items():
+                if event.key in {k.strip() for k in keymap.get(binding_id, default).split(",")}:
+                    event.stop()
+                    event.prevent_default()
+                    getattr(composer, f"action_{action}")()
+                    return
+        await super()._on_key(event)
+
 
 class Composer(Widget):
     BINDINGS = [
-        Binding("enter", "submit", "Send", id="composer.submit", priority=True),
+        # Shown in the footer; carried out by ComposerInput._on_key, in key order (see its docstring).
+        Binding("enter", "submit", "Send", id="composer.submit"),
         Binding("ctrl+j,shift+enter,alt+enter,ctrl+enter", "newline", "Newline", id="composer.newline",
-                priority=True, key_display="ctrl+j"),
+                key_display="ctrl+j"),
         Binding("up", "history_previous", "Previous message", id="composer.history_previous", priority=True,
                 show=False),
         Binding("down", "history_next", "Next message", id="composer.history_next", priority=True, show=False),
