@@ -48,6 +48,15 @@ class RetryConfig(_Model):
     max_delay: float = Field(30.0, ge=0)
 
 
+class WatcherConfig(_Model):
+    debounce: float = Field(1.5, ge=0)
+    """Seconds of quiet in the watched conversation before the pair watcher looks at what changed."""
+    min_interval: float = Field(20.0, ge=0)
+    """Seconds between two pair runs at least."""
+    max_per_hour: int = Field(30, ge=1)
+    """Pair runs per hour at most."""
+
+
 class Settings(_Model):
     model: str = DEFAULT_MODEL
     """Default model, `provider/model`. Env: YEETUI_MODEL."""
@@ -62,6 +71,7 @@ class Settings(_Model):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     tools: ToolConfig = Field(default_factory=ToolConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)
+    watcher: WatcherConfig = Field(default_factory=WatcherConfig)
     permissions: dict[str, Any] = Field(default_factory=dict)
     """Global permission rules (`tool: action` or `tool: {pattern: action}`), below profile rules."""
     theme: str = "yeetui-dark"

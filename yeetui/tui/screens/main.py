@@ -276,7 +276,9 @@ class MainScreen(SlashCommands, Screen):
         from yeetui.watcher import toggle_watcher
 
         target = self.current if self.current in self.controls or self.current == self.root else self.root
-        watcher = await toggle_watcher(self.runtime, target or "")
+        conf = self.runtime.settings.watcher
+        watcher = await toggle_watcher(self.runtime, target or "", debounce=conf.debounce,
+                                       min_interval=conf.min_interval, max_per_hour=conf.max_per_hour)
         await self.view().add_notice("info", "Pair watcher on." if watcher else "Pair watcher off.")
 
     async def profile_hotkey(self, profile: str) -> None:
