@@ -218,3 +218,16 @@ def provider_credentials(settings: Settings, provider: str, env: Mapping[str, st
         return creds
     api_key = creds.api_key or (conf.api_key.get_secret_value() if conf.api_key else None)
     return ProviderCredentials(api_key=api_key, base_url=creds.base_url or conf.base_url)
+
+
+def provider_setup_problem(settings: Settings, model: str, env: Mapping[str, str] | None = None) -> str | None:
+    """A sentence telling how to configure the provider of `model` when it has no key; None when set up."""
+    from yeetui.providers.base import split_model
+
+    provider, _ = split_model(model)
+    if provider_credentials(settings, provider, env).api_key or provider == "ollama":
+        return None
+    var = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
+           "openrouter": "OPENROUTER_API_KEY"}.get(provider, f"{provider.upper()}_API_KEY")
+    return (f"No API key for {provider} (model {model}). Set {var}, or add `providers: {{{provider}: "
+            f"{{api_key: …}}}}` to ~/.config/yeetui/config.yaml, or pick another model with /model.")

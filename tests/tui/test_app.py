@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm import Reply, ToolCall
+from tests.fakellm import Fault, Reply, ToolCall
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.main import MainScreen
 from yeetui.tui.widgets.composer import Composer
@@ -84,7 +84,7 @@ async def test_oracle_scenario(fake_env, project: Path) -> None:
 
 
 async def test_unknown_command_and_bad_input_keep_the_app_usable(fake_env, project: Path) -> None:
-    fake_env.script(Reply(text="partial answ", fault=__import__("tests.fakellm").fakellm.Fault.http(400)),
+    fake_env.script(Reply(text="partial answ", fault=Fault.http(400)),
                     Reply(text="second try works"))
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(100, 30)) as pilot:

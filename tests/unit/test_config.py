@@ -93,3 +93,13 @@ def test_config_file_must_be_mapping(tmp_path: Path) -> None:
     _write(user / "config.yaml", "- just\n- a list\n")
     with pytest.raises(ConfigError, match="mapping"):
         load_settings(project_dir=None, env={"YEETUI_CONFIG_DIR": str(user)})
+
+
+def test_provider_setup_problem_names_the_env_var(tmp_path: Path) -> None:
+    from yeetui.config import provider_setup_problem
+
+    settings = load_settings(project_dir=None, env={}).settings
+    problem = provider_setup_problem(settings, "anthropic/claude-sonnet-4-6", {})
+    assert problem is not None and "ANTHROPIC_API_KEY" in problem and "config.yaml" in problem
+    assert provider_setup_problem(settings, "anthropic/claude-sonnet-4-6", {"ANTHROPIC_API_KEY": "sk-ant-x"}) is None
+    assert "OPENAI_API_KEY" in provider_setup_problem(settings, "openai/gpt-5", {})

@@ -88,40 +88,15 @@ class MainScreen(SlashCommands, Screen):
         return (await self.runtime.new_session(profile, model=self.model)).id
 
     def _provider_problem(self) -> str | None:
-        """Say how to configure a provider when the default model has no key (the app still opens)."""
-        from yeetui.config import provider_credentials
-        from yeetui.providers.base import split_model
+        from yeetui.config import provider_setup_problem
 
-        model = self.model or self.runtime.settings.model
-        provider, _ = split_model(model)
-        creds = provider_credentials(self.runtime.settings, provider, self.runtime.env)
-        if creds.api_key or provider == "ollama":
-            return None
-        var = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
-               "openrouter": "OPENROUTER_API_KEY"}.get(provider, f"{provider.upper()}_API_KEY")
-        return (f"No API key for {provider} (model {model}). Set {var}, or add `providers: {{{provider}: "
-                f"{{api_key: …}}}}` to ~/.config/yeetui/config.yaml, or pick another model with /model.")
+        return provider_setup_problem(self.runtime.settings, self.model or self.runtime.settings.model,
+                                      self.runtime.env)
 
     def _files(self, prefix: str) -> list[str]:
-        """`@path` completion: project files under the typed prefix (skipping .git and the like)."""
-        root = self.runtime.project_dir
-        directory, _, stem = prefix.rpartition("/")
-        base = (root / directory).resolve()
-        if not base.is_dir() or (base != root and root not in base.parents):
-            return []
-        found = []
-        try:
-            for entry in sorted(base.iterdir()):
-                if entry.name.startswith(".") and not stem.startswith("."):
-                    continue
-                if entry.name.startswith(stem):
-                    rel = entry.relative_to(root).as_posix()
-                    found.append(rel + "/" if entry.is_dir() else rel)
-                if len(found) >= 50:
-                    break
-        except OSError:
-            return []
-        return found
+        from yeetui.tui.file_complete import project_files
+
+        return project_files(self.runtime.project_dir, prefix)
 
     def on_resize(self) -> None:
         """Narrow terminals: the inbox is hidden until toggled (ctrl+b)."""
