@@ -103,6 +103,8 @@ async def review_request(runtime: Any, *, parent_session_id: str, target: str | 
     yeetui's hardened git. Refused with a clear reason when there is nothing to review."""
     try:
         text = await git_diff(runtime.project_dir, target or "HEAD")
+        if target is None:
+            text += await untracked_diff(runtime.project_dir)
     except (RuntimeError, OSError) as exc:
         raise SpawnRefused(f"Could not get the diff to review: {exc}") from None
     if not text.strip():
@@ -114,3 +116,21 @@ async def review_request(runtime: Any, *, parent_session_id: str, target: str | 
     return SpawnRequest(profile="reviewer", prompt=task, parent_session_id=parent_session_id,
                         parent_run_id=parent_run_id, blocking=blocking, requested_by=requested_by,  # type: ignore[arg-type]
                         prompt_suffix=f"\n\n## Diff to review\n\n```diff\n{text}\n```\n")
+
+
+async def untracked_diff(cwd: Any) -> str:
+    """New files git does not track yet (and does not ignore), as diffs against nothing — a builder's new
+    module is part of the change to review even before anyone commits it."""
+    from yeetui.system.git import git
+
+    rc, out, err = await git("ls-files", "--others", "--exclude-standard", "-z", cwd=cwd)
+    if rc != 0:
+        raise RuntimeError(f"git ls-files failed in {cwd}: {err.strip()}")
+    parts = []
+    for name in filter(None, out.split("\0")):
+        # --no-index exits 1 when the files differ, which they always do here.
+        rc, diff, err = await git("diff", "--no-index", "--no-color", "--", "/dev/null", name, cwd=cwd)
+        if rc not in (0, 1):
+            raise RuntimeError(f"git diff of new file {name} failed: {err.strip()}")
+        parts.append(diff)
+    return "".join(parts)

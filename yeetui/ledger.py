@@ -90,10 +90,10 @@ def format_row(row: LedgerRow) -> str:
     parts = [f"{row.label} {word}"]
     if row.model:
         parts.append(row.model)
-    if status != WATCHING:
+    if status not in (WATCHING, RunStatus.QUEUED):  # a queued run has no time or cost yet
         parts.append(format_elapsed(row.elapsed))
         parts.append("$?" if row.cost is None else f"${row.cost:.2f}")
-    if row.activity:
+    if row.activity and row.activity != word:
         parts.append(row.activity)
     return " · ".join(parts)
 

@@ -235,3 +235,16 @@ async def test_reviewer_gets_the_diff_and_cannot_write(runtime: Runtime, fake_en
     (item,) = await runtime.store.list_inbox(result.session_id)
     assert item.kind == "review" and item.data["result"]["artifacts"]["verdict"] == "request_changes"
     assert "request_changes" in fake_env.requests[-1].text
+
+
+async def test_review_diff_includes_new_untracked_files(runtime: Runtime, fake_env) -> None:
+    from yeetui.agent_host import review_request
+
+    await asyncio.to_thread(_git_repo, runtime.project_dir)
+    (runtime.project_dir / "brand_new.py").write_text("NEW_MODULE = True\n")
+    (runtime.project_dir / ".gitignore").write_text("ignored.txt\n")
+    (runtime.project_dir / "ignored.txt").write_text("SECRET_IGNORED\n")
+    parent = await runtime.new_session(runtime.profiles.get("generic"))
+    request = await review_request(runtime, parent_session_id=parent.id)
+    assert "brand_new.py" in request.prompt_suffix and "NEW_MODULE = True" in request.prompt_suffix
+    assert "SECRET_IGNORED" not in request.prompt_suffix

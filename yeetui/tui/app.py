@@ -30,7 +30,7 @@ class YeetuiApp(App):
     CSS_PATH = "app.tcss"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
-        Binding("ctrl+p", "command_palette", "Commands", id="command_palette", priority=True),
+        Binding("ctrl+p", "command_palette", "Commands", id="command_palette", priority=True, show=False),
         Binding("ctrl+s", "switcher", "Sessions", id="switcher", priority=True),
         Binding("f2", "toggle_pair", "Pair", id="toggle_pair", priority=True),
         Binding("escape", "interrupt", "Interrupt", id="interrupt"),

@@ -119,7 +119,7 @@ class SlashCommands(_Base):
 
         request = await review_request(self.runtime, parent_session_id=self.current or "", target=args or None)
         handle = await self.runtime.spawner.spawn(request)
-        self.tree.add(handle.session_id)
+        self.session_ids.add(handle.session_id)
         await self.view().add_notice("info", f"Started {handle.label}.")
 
     async def cmd_pair(self, args: str) -> None:

@@ -112,9 +112,8 @@ class MainScreen(SlashCommands, Screen):
             if not key or profile.name == "pair":
                 continue
             if key in taken:
-                self.runtime.warnings.append(f"Profile {profile.name!r}: hotkey {key} is already bound to a "
-                                             "built-in action; the built-in wins.")
-                self.app.call_later(self._late_notice, self.runtime.warnings[-1])
+                self.app.call_later(self._late_notice, f"Profile {profile.name!r}: hotkey {key} is already "
+                                    "bound to a built-in action; the built-in wins.")
                 continue
             self.app.bind(key, f"profile_hotkey('{profile.name}')", description=profile.name)
             taken.add(key)
@@ -303,7 +302,10 @@ class MainScreen(SlashCommands, Screen):
             case ev.InboxItemAdded() if event.session_id in self.session_ids:
                 item = await self.runtime.store.get_inbox_item(event.item_id)
                 if item is not None:
-                    self.query_one(InboxPanel).add_item(item)
+                    inbox = self.query_one(InboxPanel)
+                    inbox.add_item(item)
+                    if not inbox.display:  # narrow terminal: say so, or unread items go unseen
+                        self.notify(f"Inbox: {item.title} ({inbox.unread} unread · ctrl+b)", timeout=4)
             case ev.SessionBusyChanged() if event.session_id == self.current:
                 self.query_one(Composer).set_busy(event.busy, event.queued)
 

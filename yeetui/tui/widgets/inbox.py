@@ -62,7 +62,7 @@ def kind_badge(item: InboxItem) -> tuple[str, str, str]:
         return "?", "permission", "bold $warning"
     if kind.startswith("orchestr") or kind == "progress":
         return "▸", "progress", "$primary"
-    return "•", kind, "$text-muted"
+    return "•", kind, "$foreground-muted"
 
 
 def preview_line(body: str) -> str:
@@ -91,7 +91,7 @@ def item_content(item: InboxItem) -> Content:
     preview = preview_line(item.body)
     if not preview:
         return head
-    return Content("\n").join([head, Content.styled(f"  {preview}", "$text-muted")])
+    return Content("\n").join([head, Content.styled(f"  {preview}", "$foreground-muted")])
 
 
 def _newest_first(item: InboxItem) -> tuple[Any, int]:
@@ -198,7 +198,7 @@ class InboxPanel(OptionList):
             ids = [item.id for item in shown]
             self.highlighted = ids.index(selected) if selected in ids else min(index or 0, len(ids) - 1)
         else:
-            self.set_options([Option(Content.styled(EMPTY_TEXT, "$text-muted italic"), disabled=True)])
+            self.set_options([Option(Content.styled(EMPTY_TEXT, "$foreground-muted italic"), disabled=True)])
         self._count()
 
     def _count(self) -> None:

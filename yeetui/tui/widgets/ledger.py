@@ -26,14 +26,14 @@ from yeetui.ledger import WATCHING, LedgerRow, format_row
 LedgerAction = Literal["open", "steer", "cancel", "abort"]
 
 STATUS_STYLES: dict[str, str] = {
-    RunStatus.QUEUED: "$text-muted",
+    RunStatus.QUEUED: "$foreground-muted",
     RunStatus.RUNNING: "$primary",
     RunStatus.WAITING_PERMISSION: "bold $warning",
     RunStatus.WAITING_USER: "$warning",
     RunStatus.COMPLETED: "$success",
     RunStatus.FAILED: "bold $error",
     RunStatus.TIMEOUT: "$error",
-    RunStatus.CANCELLED: "$text-muted",
+    RunStatus.CANCELLED: "$foreground-muted",
     RunStatus.INTERRUPTED: "$warning",
     WATCHING: "$accent",
 }

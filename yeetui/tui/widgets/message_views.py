@@ -12,6 +12,7 @@ import asyncio
 import re
 from typing import Any
 
+from markdown_it import MarkdownIt
 from rich.markdown import Markdown as RichMarkdown
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -53,8 +54,18 @@ class UserMessageView(Entry, Static):
         super().__init__(Content.assemble(("you", "bold"), "\n", text))
 
 
+def _parser() -> MarkdownIt:
+    """GFM-like, but without linkify: `conftest.py` must not turn into http://conftest.py while streaming
+    (finished messages render through Rich, which does not linkify either)."""
+    return MarkdownIt("gfm-like").disable("linkify")
+
+
 class LiveMarkdown(Markdown):
     """The Markdown widget of a streaming message (a class of its own so styles and tests can find it)."""
+
+    def __init__(self, markdown: str | None = None, **kw: Any) -> None:
+        kw.setdefault("parser_factory", _parser)
+        super().__init__(markdown, **kw)
 
 
 class ThinkingBlock(Collapsible):

@@ -31,7 +31,7 @@ class ToolCallView(Entry, Collapsible):
         border-top: none;
         border-left: tall $secondary 50%;
         background: $surface;
-        &.-first { margin-top: 1; }
+        &.-first { margin: 1 0 0 2; }
         &.-error { border-left: tall $error; }
         &.-running { border-left: tall $warning 70%; }
         & > Contents { padding: 0 1 0 2; }
@@ -90,4 +90,4 @@ class ToolCallView(Entry, Collapsible):
             status = ("  ✗ error", "bold")
         else:
             status = ("  ✓", "dim")
-        return Content.assemble((self.tool_name, "bold"), ("  " + summary) if summary else "", status)
+        return Content.assemble((self.tool_name, "bold"), ("  " + summary, "") if summary else "", status)

@@ -1,0 +1,186 @@
+"""Small apps that show one yeetui widget or screen fed with fixed domain records, for SVG snapshots.
+
+Everything here is deterministic: fixed ids, fixed timestamps, a frozen ledger clock, no cursor blink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from textual.widgets import Input, TextArea
+
+from yeetui.events import RunStatus
+from yeetui.ledger import WATCHING, Ledger, LedgerRow
+from yeetui.store.records import InboxItem
+from yeetui.tui import app as app_module
+from yeetui.tui.app import YeetuiApp
+from yeetui.tui.screens.switcher import SessionNode
+from yeetui.tui.themes import discover_themes
+
+FROZEN_NOW = 1_000.0
+"""The clock value every snapshot's ledger sees: elapsed times are fixed offsets from it."""
+MODEL = "claude-sonnet-4-6"
+BASE_TIME = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
+
+
+def frozen_clock() -> float:
+    return FROZEN_NOW
+
+
+def stop_blinking(app: App[Any]) -> None:
+    """Keep every text cursor steadily drawn, so a capture never lands on the "off" half of a blink."""
+    for widget in app.screen.query(TextArea):
+        widget.cursor_blink = False
+    for widget in app.screen.query(Input):
+        widget.cursor_blink = False
+        widget._cursor_visible = widget.has_focus  # the blink's pause hides it; a focused input shows it
+
+
+# -- fixed domain records ---------------------------------------------------------------------------
+
+
+def ledger_rows() -> list[LedgerRow]:
+    """One row per state the ledger shows: running, queued, needs permission, watching, completed."""
+    def row(run_id: str, label: str, status: RunStatus | str, *, started: float | None = None,
+            ended: float | None = None, cost: float | None = 0.0, activity: str = "",
+            parent: str | None = "sess-primary") -> LedgerRow:
+        profile = label.partition("#")[0]
+        return LedgerRow(run_id=run_id, session_id=f"sess-{run_id}", parent_session_id=parent, label=label,
+                         profile=profile, model=MODEL if status != WATCHING else "claude-haiku-4-5",
+                         status=status, registered=FROZEN_NOW - 300, started=started, ended=ended, cost=cost,
+                         activity=activity, clock=frozen_clock)
+
+    return [
+        row("run-oracle-4", "oracle#4", RunStatus.RUNNING, started=FROZEN_NOW - 42, cost=0.0312,
+            activity="reading src/auth.py"),
+        row("run-builder-7", "builder#7", RunStatus.WAITING_PERMISSION, started=FROZEN_NOW - 133, cost=0.12,
+            activity="waiting for permission"),
+        row("run-reviewer-2", "reviewer#2", RunStatus.QUEUED, activity="queued"),
+        row("watch:sess-pair", "pair#2", WATCHING),
+        row("run-generic-3", "generic#3", RunStatus.COMPLETED, started=FROZEN_NOW - 3_725, ended=FROZEN_NOW - 5,
+            cost=None, activity=""),
+    ]
+
+
+def inbox_items() -> list[InboxItem]:
+    """A completion, two review verdicts, an interjection blocker and orchestrator progress; some read."""
+    def item(item_id: int, kind: str, title: str, body: str, data: dict[str, Any] | None, status: str,
+             minutes: int) -> InboxItem:
+        when = BASE_TIME + timedelta(minutes=minutes)
+        return InboxItem(id=item_id, session_id="sess-primary", run_id=f"run-{item_id}", kind=kind, title=title,
+                         body=body, data=data, status=status, dedupe_key=None,  # type: ignore[arg-type]
+                         created_at=when, updated_at=when)
+
+    return [
+        item(1, "completion", "oracle#4 — completed",
+             "The login test sleeps on a wall-clock timer; freeze the clock in the fixture.",
+             {"status": "completed", "child_session_id": "sess-oracle"}, "unread", 9),
+        item(2, "review", "reviewer#2 — verdict",
+             "Two issues: the retry loop never backs off, and the new flag is undocumented.",
+             {"verdict": "request_changes"}, "unread", 8),
+        item(3, "interjection", "pair#2 — blocker",
+             "You are deleting the migration that production still needs.", {"severity": "blocker"},
+             "unread", 7),
+        item(4, "orchestrator", "orchestrate#1 — step 2 of 4 done",
+             "build: the parser handles nested lists; next: review.", None, "read", 6),
+        item(5, "review", "reviewer#1 — verdict", "Looks good; tests cover the edge cases.",
+             {"verdict": "approve"}, "read", 5),
+        item(6, "completion", "builder#6 — failed", "The build broke: missing module `yeetui.frob`.",
+             {"status": "failed"}, "read", 4),
+    ]
+
+
+def session_nodes() -> list[SessionNode]:
+    """A primary session with children and a grandchild, plus an older primary."""
+    return [
+        SessionNode("sess-primary", None, "generic", "generic", "fix the flaky login test", "running", 0, 0),
+        SessionNode("sess-oracle", "sess-primary", "oracle#4", "oracle", "why does the login test flake?",
+                    "completed", 1, 1),
+        SessionNode("sess-orch", "sess-primary", "orchestrate#1", "orchestrator", "retry with backoff",
+                    "running", 0, 1),
+        SessionNode("sess-builder", "sess-orch", "builder#7", "builder", "implement the retry loop",
+                    "waiting_permission", 0, 2),
+        SessionNode("sess-review", "sess-orch", "reviewer#2", "reviewer", "review the retry loop",
+                    "failed", 2, 2),
+        SessionNode("sess-pair", "sess-primary", "pair#2", "pair", "", "watching", 0, 1),
+        SessionNode("sess-old", None, "generic", "generic", "rename the config loader", "completed", 0, 0),
+        SessionNode("sess-old-oracle", "sess-old", "oracle#1", "oracle", "where is the config read?",
+                    "completed", 0, 1),
+    ]
+
+
+# -- apps -------------------------------------------------------------------------------------------
+
+
+class SceneApp(App[None]):
+    """yeetui's themes registered, `theme` chosen, and whatever `make` composes on the default screen."""
+
+    TITLE = "yeetui"
+    AUTO_FOCUS = None
+    """Nothing is focused unless a scene focuses it (on the main screen the composer has the focus)."""
+
+    def __init__(self, make: Callable[[], ComposeResult] | None = None, *, theme: str = "yeetui-dark",
+                 screen: Callable[[], Screen[Any]] | None = None) -> None:
+        super().__init__()
+        for found in discover_themes()[0]:
+            self.register_theme(found)
+        self._theme_name = theme
+        self.make = make
+        self.make_screen = screen
+
+    def compose(self) -> ComposeResult:
+        if self.make is not None:
+            yield from self.make()
+
+    def on_mount(self) -> None:
+        self.theme = self._theme_name
+        if self.make_screen is not None:
+            self.push_screen(self.make_screen())
+
+
+class FrozenLedgerApp(YeetuiApp):
+    """The real app, whose runtime's ledger reads a frozen clock (elapsed times never tick)."""
+
+    CSS_PATH = str(Path(app_module.__file__).with_name("app.tcss"))  # relative paths resolve per subclass
+
+    async def _boot(self) -> None:
+        if self.runtime is None:
+            from yeetui.runtime import Runtime
+
+            self.runtime = await Runtime.open(cwd=self.cwd)
+            self._own_runtime = True
+            self.runtime.ledger = Ledger(self.runtime.bus, clock=frozen_clock)  # type: ignore[attr-defined]
+        await super()._boot()
+
+
+def conversation_messages() -> list[Any]:
+    """A finished exchange with every kind of entry: user, assistant with a tool call, its result,
+    a subagent announcement, guidance, and a reminder."""
+    from yeetui.events import RunStatus as Status
+    from yeetui.inbox import announcement_text
+    from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+
+    announcement = announcement_text("oracle#4", Status.COMPLETED,
+                                     "The session fixture sleeps 0.5s; under load the cookie is late.", None)
+    return [
+        Message.user("why does the login test flake? look at tests/test_login.py"),
+        Message(role="assistant", parts=[
+            ThinkingPart(text="The test name says login; read it first."),
+            TextPart(text="Let me read the test first."),
+            ToolCallPart(id="call-1", name="read_file", arguments={"path": "tests/test_login.py"}),
+            ToolCallPart(id="call-2", name="bash", arguments={"command": "pytest -q tests/test_login.py"}),
+        ]),
+        Message(role="tool", parts=[
+            ToolResultPart(call_id="call-1", name="read_file", content="def test_login(client):\n    ..."),
+            ToolResultPart(call_id="call-2", name="bash", content="F\nFAILED tests/test_login.py::test_login",
+                           is_error=True),
+        ]),
+        Message.user(announcement, announcement=True, label="oracle#4", child_session_id="sess-oracle",
+                     status="completed"),
+        Message.user("[Guidance from user]\nfocus on the fixture, not the test", steer=True),
+    ]
