@@ -166,6 +166,11 @@ class Composer(Widget):
         return True
 
     def action_submit(self) -> None:
+        # The popup follows TextArea.Changed messages, which may still be queued when Enter arrives right
+        # behind the text (typed in one burst): bring it up to date with the text as it is now.
+        row, column = self.input.cursor_location
+        if find_context(self.input.document[row], row, column) != self.popup.context:
+            self._refresh_completion()
         popup = self.popup
         chosen = popup.selected
         if chosen is not None and popup.context is not None and not self._token_is(chosen):

@@ -1,0 +1,166 @@
+"""The real `yeetui` binary in tmux, typed at like a user: keys only, no clicks, assertions on the screen.
+
+Each test starts its own tmux server (see tmux.py) and, when it needs a model, the fake LLM server in this
+process (`fake_env`); the fake server's request log shows what the app really sent.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tests.e2e.tmux import flat
+from tests.fakellm import Reply, ToolCall
+from tests.fakellm.fixtures import KEY_MARKER
+
+ORACLE_MARKER = "You are the oracle: a senior engineer consulted"
+"""The first words of agents/oracle.md's system prompt."""
+COMPOSER = "Message yeetui"
+"""The composer's placeholder: on screen whenever the composer is (and empty)."""
+
+
+_LEDGER_ROW = re.compile(r"^ ?[\w-]+#\d+ ")
+
+
+def _ledger(screen: str) -> str:
+    """The ledger rows (`oracle#1 running · …`): the lines at the top of the screen that start with a label."""
+    rows = []
+    for line in screen.splitlines():
+        if not _LEDGER_ROW.match(line):
+            break
+        rows.append(line)
+    return "\n".join(rows)
+
+
+def test_oracle_answers_in_the_conversation_and_the_inbox(launch, fake_env) -> None:
+    fake_env.script(
+        Reply(text="Reading the test. " * 12, chunk_size=6, chunk_delay=0.05,
+              tool_calls=[ToolCall("complete", {"output": "ORACLE-VERDICT: the login test sleeps on a timer."})]),
+    )
+    app = launch()
+    # Typed, looked at, then Enter: text and Enter as SEPARATE send-keys calls.
+    app.send("/oracle why does the login test flake?")
+    app.wait_for("▊ /oracle why does the login test flake?", why="the command typed into the composer")
+    app.press("Enter")
+    app.wait_for(lambda s: "oracle#1 running" in _ledger(s), why="the ledger row of the running oracle")
+    app.wait_for("Started oracle#1.", why="the notice that the oracle started")
+    done = app.wait_for("ORACLE-VERDICT: the login test sleeps on a timer.", timeout=20,
+                        why="the oracle's answer announced in the conversation")
+    assert "oracle#1 · completed" in done and "Complete." in done
+    inbox = app.wait_for("inbox · 1 unread", why="the inbox badge for the oracle's completion")
+    assert "● ✓ oracle#1 — completed" in inbox
+    app.wait_for(lambda s: "oracle#1 completed" in _ledger(s), why="the ledger row turning completed")
+    assert COMPOSER in app.screen(), "the command stayed in the composer after it was sent"
+    app.send("thanks, oracle")  # the announcement and the inbox did not take the focus from the composer
+    app.wait_for("▊ thanks, oracle", why="keys reaching the composer after the announcement")
+
+    requests = fake_env.requests
+    assert requests, "the oracle never called the model"
+    assert all(ORACLE_MARKER in r.text for r in requests), (
+        "a request without the oracle's system prompt reached the model (the primary must not be called): "
+        + repr([r.text[:200] for r in requests if ORACLE_MARKER not in r.text]))
+    assert "why does the login test flake?" in requests[0].text
+    assert KEY_MARKER not in app.screen()
+
+
+def test_burst_typed_command_is_sent_as_typed(launch, fake_env) -> None:
+    """Regression: keys arriving in one burst (tmux send-keys, a fast typist, a buffering terminal) must
+    reach the app whole and in order. Here each burst comes while the `/` completion popup is open: the
+    text and Enter go in ONE send-keys call, and Enter must send what was typed, not a stale completion.
+    Whether the app reads a burst at once depends on timing, so the move is repeated: five unknown commands
+    (answered by a notice, no model), then an oracle question whose request must carry the whole text."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "BURST-VERDICT: all keys arrived."})]))
+    app = launch()
+    for n in range(1, 6):
+        app.send("/")
+        app.wait_for("/help  keys and commands", why="the command completion popup after `/`")
+        app.send(f"nosuch{n} typed in one burst", "Enter")
+        app.wait_for(f"Unknown command /nosuch{n}.", timeout=5,
+                     why=f"the burst-typed `/nosuch{n} typed in one burst` + Enter being sent as typed")
+    app.send("/")
+    app.wait_for("/help  keys and commands", why="the command completion popup after `/`")
+    app.send("oracle why does the login test flake?", "Enter")
+    app.wait_for("BURST-VERDICT: all keys arrived.", timeout=10,
+                 why="the oracle started by the burst-typed `/oracle why does the login test flake?` + Enter")
+    assert "why does the login test flake?" in fake_env.requests[0].text
+
+
+def test_f2_toggles_the_pair_watcher(launch, fake_env) -> None:
+    app = launch()
+    app.press("F2")
+    app.wait_for(lambda s: "pair#" in _ledger(s) and "watching" in _ledger(s), why="the pair watcher row")
+    app.wait_for("Pair watcher on.", why="the notice that the watcher is on")
+    app.send("still typing")
+    app.wait_for("▊ still typing", why="keys reaching the composer after F2")
+    app.press("F2")
+    off = app.wait_for("Pair watcher off.", why="the watcher switching off")
+    app.wait_for(lambda s: "watching" not in _ledger(s), why="the watcher row leaving the ledger")
+    assert "Pair watcher on." in off  # the first notice stays in the conversation
+    assert not [r for r in fake_env.requests if r.api != "other"], "toggling the watcher called a model"
+
+
+def test_prompt_streams_and_escape_interrupts(launch, fake_env) -> None:
+    fake_env.script(
+        Reply(text="FIRST-ANSWER " + "slowly streaming words " * 60 + "FIRST-END",
+              chunk_size=4, chunk_delay=0.05, when_contains="tell me something slow"),
+        Reply(text="SECOND-ANSWER arrived after the interrupt.", when_contains="and now quickly please"),
+    )
+    app = launch()
+    # Text and Enter as SEPARATE send-keys calls, as a person typing then pressing Enter.
+    app.send("tell me something slow")
+    app.wait_for("tell me something slow", why="the typed text in the composer")
+    app.press("Enter")
+    app.wait_for("FIRST-ANSWER", why="the first tokens streaming in")
+    assert "FIRST-END" not in app.screen(), "the whole answer appeared at once; it should stream"
+    app.wait_for("slowly streaming words slowly", why="more of the stream")
+    app.wait_for("● agent working", why="the busy hint above the composer")
+    app.press("Escape")
+    interrupted = app.wait_for("Interrupted.", timeout=10, why="Esc to interrupt the streaming turn")
+    assert "FIRST-END" not in interrupted
+    app.wait_until_gone("● agent working")
+    app.send("and now quickly please", "Enter")
+    app.wait_for("SECOND-ANSWER arrived after the interrupt.", why="the app answering after an interrupt")
+    assert "FIRST-END" not in app.screen()
+    texts = [r.text for r in fake_env.requests]
+    assert len(texts) == 2, f"expected one request per prompt, got {len(texts)}"
+    assert "tell me something slow" in texts[0] and "and now quickly please" in texts[1]
+
+
+def test_switcher_opens_and_closes_then_ctrl_q_quits(launch, fake_env) -> None:
+    app = launch()
+    app.press("C-s")
+    switcher = app.wait_for("+ New session", why="ctrl+s opening the session switcher")
+    assert "esc close" in switcher
+    app.press("Escape")
+    app.wait_until_gone("+ New session")
+    # Focus is back in the composer: typing lands there.
+    app.send("typed after the switcher")
+    app.wait_for("typed after the switcher", why="keys reaching the composer after the switcher closed")
+    app.press("C-q")
+    assert app.wait_exit(timeout=10) == 0
+
+
+def test_without_a_key_the_app_opens_and_says_how_to_configure_one(launch) -> None:
+    app = launch()
+    screen = app.wait_for("ANTHROPIC_API_KEY", why="the notice on how to configure a provider key")
+    assert "No API key for anthropic" in flat(screen) and "/model" in flat(screen)
+    app.send("hello without a key", "Enter")
+    failed = app.wait_for("The run failed", why="a prompt without a key failing with a clear notice")
+    assert "set ANTHROPIC_API_KEY" in flat(failed)
+    assert COMPOSER in failed and not app.exited(), "the app should stay open and usable after the failure"
+
+
+def test_resize_to_60x20_redraws_and_keeps_the_composer(launch, fake_env) -> None:
+    fake_env.script(Reply(text="NARROW-ANSWER fits in a small window."))
+    app = launch()
+    app.wait_for("inbox", why="the inbox panel at full width")
+    app.resize(60, 20)
+    small = app.wait_for(lambda s: len(s.splitlines()) <= 20 and COMPOSER in s and "inbox" not in s,
+                         why="a 60×20 redraw with the composer and the inbox collapsed")
+    assert max(len(line) for line in small.splitlines()) <= 60
+    assert not app.exited()
+    app.send("hello from a small window", "Enter")
+    app.wait_for("NARROW-ANSWER fits", why="a prompt answered at 60×20")
+    app.resize(110, 32)
+    app.wait_for(lambda s: "inbox" in s and COMPOSER in s, why="the inbox coming back at full width")
+
+
