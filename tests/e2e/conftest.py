@@ -19,15 +19,16 @@ from tests.e2e.tmux import Tmux, tmux_path
 Launch = Callable[..., Tmux]
 
 
+_FAILED = pytest.StashKey[bool]()
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Remember whether the test body failed, so `launch` can print the app's screen and log then."""
     report = yield
     if report.when == "call":
         item.stash[_FAILED] = report.failed
     return report
-
-
-_FAILED = pytest.StashKey[bool]()
 
 
 @pytest.fixture

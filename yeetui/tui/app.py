@@ -6,8 +6,8 @@ the first frame is a bare "starting" screen, and provider SDKs are warmed in a t
 
 from __future__ import annotations
 
-import asyncio
 import importlib
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -88,11 +88,12 @@ class YeetuiApp(App):
         self.run_worker(self._warm_providers(), name="warm", exclusive=False)
 
     async def _warm_providers(self) -> None:
-        """Import the provider SDK of the default model in a thread, so the first prompt doesn't stall."""
+        """Import the provider SDK of the default model in a daemon thread, so the first prompt doesn't stall
+        — and quitting right after start doesn't wait for an import nobody needs any more."""
         model = self.model_override or self.runtime.settings.model
-        module = "anthropic" if model.startswith("anthropic/") else None
-        if module:
-            await asyncio.to_thread(importlib.import_module, module)
+        if model.startswith("anthropic/"):
+            threading.Thread(target=importlib.import_module, args=("anthropic",), daemon=True,
+                             name="yeetui-warm-sdk").start()
 
     # -- actions that belong to the main screen ----------------------------------------------------
 
