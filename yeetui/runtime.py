@@ -71,14 +71,16 @@ class Runtime:
         claim a run must not sweep it up as a leftover of a dead process."""
         env = dict(os.environ if env is None else env)
         project_dir = (cwd or Path.cwd()).resolve()
-        loaded: LoadedSettings = load_settings(project_dir=project_dir, env=env, overrides=overrides)
+        # Parsing config, profile and workflow files is blocking work: off the event loop (a UI stays live).
+        loaded: LoadedSettings = await asyncio.to_thread(load_settings, project_dir=project_dir, env=env,
+                                                         overrides=overrides)
         warnings = list(loaded.warnings)
-        profiles = load_profiles(project_dir=project_dir, user_dir=paths.config_dir(env) / "agents",
-                                 builtin_dir=builtin_dir("agents"))
+        profiles = await asyncio.to_thread(load_profiles, project_dir=project_dir,
+                                           user_dir=paths.config_dir(env) / "agents", builtin_dir=builtin_dir("agents"))
         warnings += [str(err) for err in profiles.errors]
-        workflows, workflow_errors = load_workflows(project_dir=project_dir,
-                                                    user_dir=paths.config_dir(env) / "workflows",
-                                                    builtin_dir=builtin_dir("workflows"))
+        workflows, workflow_errors = await asyncio.to_thread(load_workflows, project_dir=project_dir,
+                                                             user_dir=paths.config_dir(env) / "workflows",
+                                                             builtin_dir=builtin_dir("workflows"))
         warnings += [str(err) for err in workflow_errors]
         store = await Store.open(paths.database_path(env))
         registry = ToolRegistry([*builtin_tools(), AskUserTool(), *agent_tools()])

@@ -64,7 +64,8 @@ class YeetuiApp(App):
                 self.theme = name
                 break
         self.push_screen(StartingScreen())
-        self.run_worker(self._boot(), name="boot", exclusive=True)
+        # Boot after the first frame is on screen: building the runtime must not delay it.
+        self.call_after_refresh(lambda: self.run_worker(self._boot(), name="boot", exclusive=True))
 
     async def _boot(self) -> None:
         from yeetui.errors import YeetuiError

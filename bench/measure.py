@@ -1,0 +1,144 @@
+"""Measurement helpers shared by the spawn and TUI benchmarks: memory, event-loop lag, percentiles,
+running one measured case in a fresh subprocess, and printing a figure next to its baseline.
+
+Every figure is printed with the baseline measured in the same run and the ratio between them; nothing
+here decides pass or fail on absolute times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RESULT_PREFIX = "RESULT "
+
+
+# -- memory ----------------------------------------------------------------------------------------
+
+def _status_kb(field: str) -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def rss_kb() -> int:
+    """The process's resident set size now, in KiB."""
+    value = _status_kb("VmRSS")
+    return value if value is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def peak_rss_kb() -> int:
+    """The process's peak resident set size so far (VmHWM, else ru_maxrss), in KiB."""
+    value = _status_kb("VmHWM")
+    return value if value is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+# -- statistics ------------------------------------------------------------------------------------
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0–100) by nearest rank; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+class LagMonitor:
+    """Measures event-loop stalls: a task sleeps `interval` seconds over and over and records how much
+    longer than asked each sleep took (the oversleep is the time the loop was busy elsewhere)."""
+
+    def __init__(self, interval: float = 0.002) -> None:
+        self.interval = interval
+        self.samples: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> LagMonitor:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="bench lag monitor")
+        return self
+
+    async def _run(self) -> None:
+        clock = time.perf_counter
+        while True:
+            before = clock()
+            await asyncio.sleep(self.interval)
+            self.samples.append(max(0.0, clock() - before - self.interval))
+
+    async def stop(self) -> dict[str, float]:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        return self.stats()
+
+    def reset(self) -> None:
+        self.samples.clear()
+
+    def stats(self) -> dict[str, float]:
+        return {"max": max(self.samples, default=0.0), "p99": percentile(self.samples, 99),
+                "p50": percentile(self.samples, 50), "n": float(len(self.samples))}
+
+
+# -- cases in subprocesses -------------------------------------------------------------------------
+
+def emit(result: dict[str, Any]) -> None:
+    """A case's result, for `run_case` in the parent process: one JSON line on stdout."""
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+def run_case(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float = 600.0) -> dict[str, Any]:
+    """Run one measured case in a fresh interpreter (so memory peaks and caches don't leak between cases)
+    and return the dict it `emit`ted."""
+    proc = subprocess.run([sys.executable, *argv], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            if proc.returncode != 0:
+                break
+            return json.loads(line[len(RESULT_PREFIX):])
+    raise RuntimeError(f"benchmark case {argv[1:]} failed (exit {proc.returncode}):\n"
+                       f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+
+
+def fake_requests(base_url: str) -> list[dict[str, Any]]:
+    """The request log of a standalone fake LLM server (`GET /_fake/requests`)."""
+    with urllib.request.urlopen(base_url + "/_fake/requests", timeout=30) as response:
+        return json.loads(response.read())
+
+
+# -- printing --------------------------------------------------------------------------------------
+
+def show(name: str, subject: float, baseline: float, *, unit: str = "ms", goal: float | None = None,
+         goal_text: str | None = None) -> float:
+    """Print `name: <subject> vs baseline <baseline> → ratio r`. Times are given in seconds and shown in
+    ms when unit is "ms"; other units are shown as given."""
+    scale = 1000.0 if unit == "ms" else 1.0
+    ratio = subject / baseline if baseline > 0 else math.inf
+    verdict = ""
+    if goal is not None:
+        verdict = f" (goal ratio ≤ {goal:.2f}: {'met' if ratio <= goal else 'NOT met'})"
+    if goal_text:
+        verdict += f" ({goal_text})"
+    print(f"{name}: {subject * scale:.1f} {unit} vs baseline {baseline * scale:.1f} {unit} "
+          f"→ ratio {ratio:.2f}{verdict}", flush=True)
+    return ratio
