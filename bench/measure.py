@@ -139,6 +139,7 @@ def show(name: str, subject: float, baseline: float, *, unit: str = "ms", goal: 
         verdict = f" (goal ratio ≤ {goal:.2f}: {'met' if ratio <= goal else 'NOT met'})"
     if goal_text:
         verdict += f" ({goal_text})"
-    print(f"{name}: {subject * scale:.1f} {unit} vs baseline {baseline * scale:.1f} {unit} "
+    digits = 2 if max(subject, baseline) * scale < 10 else 1
+    print(f"{name}: {subject * scale:.{digits}f} {unit} vs baseline {baseline * scale:.{digits}f} {unit} "
           f"→ ratio {ratio:.2f}{verdict}", flush=True)
     return ratio

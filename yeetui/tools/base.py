@@ -57,9 +57,14 @@ class Tool(ABC):
     """True for tools that change files; read-only bindings refuse them."""
 
     def spec(self) -> ToolSpec:
-        schema = self.Args.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+        """Built once per tool class (pydantic's schema generation costs milliseconds per call)."""
+        cached = type(self).__dict__.get("_spec_cache")
+        if cached is None:
+            schema = self.Args.model_json_schema()
+            schema.pop("title", None)
+            cached = ToolSpec(name=self.name, description=self.description, input_schema=schema)
+            type(self)._spec_cache = cached  # type: ignore[attr-defined]
+        return cached
 
     def subject(self, args: BaseModel) -> str:
         """What permission patterns match against: the path or command. Default: empty."""

@@ -7,6 +7,7 @@ logic lives here, and none in the widgets.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from typing import Any
@@ -32,6 +33,9 @@ from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
 
 log = logging.getLogger(__name__)
+_VIEW_ONLY = (ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.ToolCallStarted, ev.ToolCallFinished,
+              ev.MessageCommitted)
+"""Events that only matter to an open conversation view."""
 PAGE = 100
 """Messages loaded when a session opens, and per page when scrolling back."""
 
@@ -52,6 +56,7 @@ class MainScreen(SlashCommands, Screen):
         self.root: str | None = None
         """The top-level session whose tree is on screen (inbox, switcher)."""
         self.session_ids: set[str] = set()
+        self._views: dict[str, ConversationView] = {}
         self._permissions: deque[ev.PermissionRequested] = deque()
         self._asking = False
 
@@ -141,6 +146,7 @@ class MainScreen(SlashCommands, Screen):
         if not self.query(f"#conv-{session_id}"):
             view = ConversationView(session_id, id=f"conv-{session_id}")
             await switcher.mount(view)
+            self._views[session_id] = view
             total = await store.count_messages(session_id)
             await view.load(await store.messages(session_id, limit=PAGE), has_older=total > PAGE)
         switcher.current = f"conv-{session_id}"
@@ -263,16 +269,21 @@ class MainScreen(SlashCommands, Screen):
     # -- domain events -----------------------------------------------------------------------------
 
     async def _pump(self) -> None:
+        handled = 0
         async for event in self.runtime.bus.subscribe():
             try:
                 await self._route(event)
             except Exception:  # one bad event must not stop the screen from updating
                 log.exception("could not show %s", getattr(event, "kind", event))
+            handled += 1
+            if handled % 20 == 0:  # a backlog must not starve keys and painting
+                await asyncio.sleep(0)
 
     async def _route(self, event: ev.Event) -> None:
         session_id = getattr(event, "session_id", None)
-        view = self.query(f"#conv-{session_id}").first(ConversationView) if session_id and self.query(
-            f"#conv-{session_id}") else None
+        view = self._views.get(session_id) if session_id else None
+        if view is None and isinstance(event, _VIEW_ONLY):
+            return  # a stream of a session that is not open: nothing to draw
         match event:
             case ev.TextDelta() if view:
                 await view.stream_text(event.run_id, event.text)

@@ -100,7 +100,6 @@ class AssistantMessageView(Entry, Vertical):
         height: auto;
         margin: 1 0 0 0;
         & > .body, & > LiveMarkdown { padding: 0 1; margin: 0; }
-        & > LiveMarkdown > MarkdownBlock:last-child { margin-bottom: 0; }
         & > .interrupted { color: $text-warning; padding: 0 1; }
     }
     """
