@@ -134,6 +134,7 @@ class Runner:
             await asyncio.shield(self._finish(result))
             raise
         await self._finish(result)
+        self._last_input.pop(run_id, None)
         return result
 
     async def _loop(self, spec: RunSpec, result: RunResult) -> None:

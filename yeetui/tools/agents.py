@@ -12,6 +12,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.errors import ToolError, YeetuiError
+from yeetui.events import RunStatus
+from yeetui.inbox import announcement_text
+from yeetui.spawner import SpawnHandle
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 
 _STRICT = ConfigDict(extra="forbid")
@@ -25,6 +28,20 @@ def _host(ctx: ToolContext):
 
 def _json(data: object) -> ToolOutput:
     return ToolOutput(content=json.dumps(data, ensure_ascii=False, indent=1))
+
+
+def _report(handle: SpawnHandle, *, with_artifacts: bool = False) -> ToolOutput:
+    """A non-blocking spawn's acceptance, or a blocking one's result as the same capped, untrusted-framed
+    announcement a non-blocking child would get (so the parent sees one format either way)."""
+    result = handle.result
+    if result is None:
+        return _json(handle.to_json())
+    text = announcement_text(handle.label, result.status, result.output, result.error)
+    artifacts = (result.result or {}).get("artifacts")
+    if with_artifacts and artifacts:
+        text += "\nStructured findings: " + json.dumps(artifacts, ensure_ascii=False)
+    return ToolOutput(content=text, is_error=result.status != RunStatus.COMPLETED,
+                      data={"run_id": handle.run_id, "status": result.status.value})
 
 
 class SpawnArgs(BaseModel):
@@ -56,13 +73,7 @@ class SpawnSubagentTool(Tool):
                                             model=args.model, timeout=args.timeout, context=args.context)
         except YeetuiError as exc:
             return ToolOutput(content=str(exc), is_error=True)
-        if handle.result is None:
-            return _json(handle.to_json())
-        from yeetui.inbox import announcement_text
-
-        text = announcement_text(handle.label, handle.result.status, handle.result.output, handle.result.error)
-        return ToolOutput(content=text, is_error=handle.result.status.value != "completed",
-                          data={"run_id": handle.run_id, "status": handle.result.status.value})
+        return _report(handle)
 
 
 class ReviewArgs(BaseModel):
@@ -83,16 +94,7 @@ class RequestReviewTool(Tool):
             handle = await _host(ctx).review(target=args.target, focus=args.focus, blocking=args.blocking)
         except YeetuiError as exc:
             return ToolOutput(content=str(exc), is_error=True)
-        if handle.result is None:
-            return _json(handle.to_json())
-        from yeetui.inbox import announcement_text
-
-        result = handle.result
-        text = announcement_text(handle.label, result.status, result.output, result.error)
-        artifacts = (result.result or {}).get("artifacts")
-        if artifacts:
-            text += "\nStructured findings: " + json.dumps(artifacts, ensure_ascii=False)
-        return ToolOutput(content=text, is_error=result.status.value != "completed")
+        return _report(handle, with_artifacts=True)
 
 
 class NoArgs(BaseModel):
