@@ -1,7 +1,7 @@
 """`yeetui run` vs a minimal script calling the anthropic SDK directly, against the same fake server.
 
 Also the cold start of `yeetui --version` against `python -c pass`.
-Usage: python bench/bench_headless.py [--rounds N]
+Usage: python bench/bench_headless.py [--quick] [--rounds N]
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ REPLY = {"text": "Hello there, this is a short answer of a few words.", "repeat"
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--quick", action="store_true", help="two rounds (smoke test)")
+    parser.add_argument("--rounds", type=int, default=None)
     args = parser.parse_args()
+    args.rounds = args.rounds or (2 if args.quick else 9)
     with tempfile.TemporaryDirectory() as tmp, fake_llm([REPLY]) as url:
         home = Path(tmp)
         env = isolated_env(url, home)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FIGURE = re.compile(r"^\s*(?P<name>.+?): (?P<subject>\d+(\.\d+)?) (?P<unit>\S+) vs baseline "
+FIGURE = re.compile(r"^\s*(?P<name>.+?): (median )?(?P<subject>\d+(\.\d+)?) (?P<unit>\S+) vs baseline "
                     r"(?P<baseline>\d+(\.\d+)?) (?P=unit) → ratio (?P<ratio>\d+\.\d\d|inf)")
 
 
@@ -48,3 +48,9 @@ def test_tui_benchmark_runs() -> None:
     _has(figures, "first visible text", "usable screen", "key echo p50", "key echo p99", "largest event-loop stall",
          "-message session, loaded", "-message session, rendered")
     assert "goal p99 < 50 ms" in figures[next(n for n in figures if "key echo p99" in n)]
+
+
+@pytest.mark.timeout(300)
+def test_headless_benchmark_runs() -> None:
+    figures = _run("bench_headless.py")
+    _has(figures, "yeetui run vs direct anthropic SDK call", "yeetui --version cold start")
