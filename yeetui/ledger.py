@@ -207,10 +207,14 @@ class Ledger:
             self._set(event.run_id, activity=describe_tool(event.name, event.arguments))
         elif isinstance(event, ev.PermissionRequested):
             self._set(event.run_id, activity=_PERMISSION)
-        elif isinstance(event, ev.ThinkingDelta):
-            self._set(event.run_id, activity="thinking")
-        elif isinstance(event, ev.TextDelta):
-            self._set(event.run_id, activity="answering")
+        elif isinstance(event, (ev.TextDelta, ev.ThinkingDelta)):
+            # Deltas arrive hundreds of times a second across runs; most change nothing, so settle those
+            # without building a row or pruning.
+            activity = "answering" if isinstance(event, ev.TextDelta) else "thinking"
+            row = self._rows.get(event.run_id)
+            if row is None or row.is_final or row.activity == activity:
+                return
+            self._set(event.run_id, activity=activity)
         elif isinstance(event, ev.UsageUpdated):
             self._set(event.run_id, cost=event.cost)
         else:

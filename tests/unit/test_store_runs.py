@@ -154,8 +154,8 @@ async def test_mark_interrupted_only_ends_runs_whose_process_is_gone(
     completed = await run_with(RunStatus.COMPLETED, dead_pid)
     waiting_user = await run_with(RunStatus.WAITING_USER, dead_pid)
     no_pid = (await store.create_run(session_id=session.id, profile="g", model=None, prompt="")).id
-    async with store._write("clear a pid") as conn:  # a row whose process was never recorded
-        await conn.execute("UPDATE agent_runs SET pid = NULL, status = 'running' WHERE id = ?", (no_pid,))
+    await store._transaction("clear a pid", lambda conn: conn.execute(  # a row whose process was never recorded
+        "UPDATE agent_runs SET pid = NULL, status = 'running' WHERE id = ?", (no_pid,)))
 
     before = {r.id: r for r in await store.list_runs()}
     marked = await store.mark_interrupted()

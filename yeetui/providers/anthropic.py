@@ -7,6 +7,7 @@ what went wrong without the key.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
 from collections.abc import AsyncIterator
@@ -301,11 +302,22 @@ class AnthropicProvider:
         self._base_url = base_url
         self._timeout = timeout
         self._client: Any = None
+        self._creating: asyncio.Lock | None = None
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(base_url={self._base_url!r})"
 
-    def _get_client(self) -> Any:
+    def _new_client(self) -> Any:
+        import anthropic  # lazily: importing the SDK costs about a second
+
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+        )
+
+    async def _get_client(self) -> Any:
+        """The SDK client, made once and reused by every stream. It is built in a worker thread: importing
+        the SDK and loading the TLS certificates takes 50–100 ms (seconds for a cold import), which
+        would stall the event loop — every key press and frame of a TUI — each time a model is first used."""
         if self._client is None:
             if not self._api_key:
                 raise ProviderError(
@@ -313,11 +325,11 @@ class AnthropicProvider:
                     "config.yaml.",
                     retryable=False,
                 )
-            import anthropic  # lazily: importing the SDK costs about a second
-
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
-            )
+            if self._creating is None:
+                self._creating = asyncio.Lock()
+            async with self._creating:  # concurrent first streams (a burst of spawns) share one client
+                if self._client is None:
+                    self._client = await asyncio.to_thread(self._new_client)
         return self._client
 
     async def aclose(self) -> None:
@@ -327,7 +339,7 @@ class AnthropicProvider:
             await client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
-        client = self._get_client()
+        client = await self._get_client()
         import anthropic
 
         secrets = [self._api_key] if self._api_key else []

@@ -7,6 +7,7 @@ to `True`; otherwise litellm fetches its price map from GitHub on import.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -50,6 +51,19 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
+_ready: Any = None
+"""The configured litellm module, once `_import_litellm` has run."""
+
+
+async def _litellm() -> Any:
+    """litellm, imported and configured in a worker thread the first time: the import takes seconds, and
+    on the event loop it would freeze the TUI."""
+    global _ready
+    if _ready is None:
+        _ready = await asyncio.to_thread(_import_litellm)
+    return _ready
 
 
 def _import_litellm() -> Any:
@@ -343,7 +357,7 @@ class LiteLLMProvider:
         return kwargs
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
-        litellm = _import_litellm()
+        litellm = await _litellm()
         secrets = [self._api_key] if self._api_key else []
         acc = ChunkAccumulator()
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from yeetui.messages import Message
 from yeetui.store.records import InboxItem, utcnow
 
@@ -10,33 +12,37 @@ class AnnounceMixin:
     async def announce(self, item_id: int, message: Message, *, run_id: str | None = None) -> int | None:
         """Append `message` to the item's recipient session and mark the item announced — unless it already
         was, in which case nothing is written and None is returned. Returns the new message id."""
-        async with self._write(f"announce inbox item {item_id}") as conn:  # type: ignore[attr-defined]
-            row = await self._row(conn, "SELECT session_id, announced_at FROM inbox_items WHERE id = ?",  # type: ignore[attr-defined]
-                                  (item_id,))
+        body = message.model_dump_json()
+
+        def announce(conn: sqlite3.Connection) -> int | None:
+            row = conn.execute("SELECT session_id, announced_at FROM inbox_items WHERE id = ?", (item_id,)).fetchone()
             if row is None or row["announced_at"] is not None:
                 return None
             now = utcnow()
             session_id = row["session_id"]
-            cursor = await conn.execute(
+            cursor = conn.execute(
                 "INSERT INTO messages (session_id, run_id, seq, role, body, partial, created_at, updated_at)"
                 " VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?),"
                 " ?, ?, 0, ?, ?)",
-                (session_id, run_id, session_id, message.role, message.model_dump_json(), now, now),
+                (session_id, run_id, session_id, message.role, body, now, now),
             )
-            await conn.execute("UPDATE inbox_items SET announced_at = ?, updated_at = ? WHERE id = ?",
-                               (now, now, item_id))
-            await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+            conn.execute("UPDATE inbox_items SET announced_at = ?, updated_at = ? WHERE id = ?", (now, now, item_id))
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
             return cursor.lastrowid
+
+        return await self._transaction(f"announce inbox item {item_id}", announce)  # type: ignore[attr-defined, no-any-return]
 
     async def mark_announced(self, item_id: int) -> bool:
         """Mark an item announced without a message (its content went out another way, e.g. as the result
         of a blocking spawn). True if this call marked it."""
-        async with self._write(f"mark inbox item {item_id} announced") as conn:  # type: ignore[attr-defined]
+        def mark(conn: sqlite3.Connection) -> bool:
             now = utcnow()
-            cursor = await conn.execute(
+            cursor = conn.execute(
                 "UPDATE inbox_items SET announced_at = ?, updated_at = ? WHERE id = ? AND announced_at IS NULL",
                 (now, now, item_id))
             return cursor.rowcount == 1
+
+        return await self._transaction(f"mark inbox item {item_id} announced", mark)  # type: ignore[attr-defined, no-any-return]
 
     async def pending_announcements(self, session_id: str) -> list[InboxItem]:
         """Items for `session_id` that should be announced and were not yet, oldest first."""

@@ -1,27 +1,33 @@
 """The connection layer under `Store`: opening, pragmas, transactions and error wrapping.
 
-One aiosqlite connection per Store, in autocommit mode; every write runs in an explicit
-`BEGIN IMMEDIATE` transaction so a second process waits on `busy_timeout` instead of failing half-way.
-An asyncio lock keeps one coroutine's statements from landing inside another coroutine's transaction
-(aiosqlite serialises statements, not transactions).
+Two aiosqlite connections per Store, both in autocommit mode, each with its own thread:
+
+- the writer runs every write as one `BEGIN IMMEDIATE` transaction (so a second process waits on
+  `busy_timeout` instead of failing half-way). `_transaction` hands the whole transaction — a plain
+  function over the sqlite3 connection — to the writer's thread in one trip: one wake-up of the event loop
+  per transaction instead of one per statement, and the transaction is atomic even if its caller is
+  cancelled. An asyncio lock keeps transactions from interleaving.
+- the reader (`PRAGMA query_only`) answers `_all` / `_one`. With WAL it reads the last committed state and
+  never waits for the writer, so the UI's reads do not queue behind a burst of checkpoints.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import aiosqlite
 
 from yeetui.errors import StoreError
 from yeetui.store.migrate import Migration, migrate
-from yeetui.store.txn import rollback_if_open
+from yeetui.store.txn import uninterruptible
 
 BUSY_TIMEOUT_MS = 5000
+T = TypeVar("T")
 
 _PRAGMAS = (
     f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",  # first, so switching to WAL waits for other writers
@@ -40,43 +46,91 @@ def _prepare(path: Path) -> Path:
     return path
 
 
+async def _connect(path: Path) -> aiosqlite.Connection:
+    try:
+        conn = await aiosqlite.connect(path, isolation_level=None)
+    except sqlite3.Error as err:
+        raise StoreError(f"Could not open the database {path}: {err}") from err
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+async def _configure(conn: aiosqlite.Connection, path: Path, *, reader: bool = False) -> None:
+    """The pragmas of a connection; the reader's also make it read-only and leave the journal mode (WAL by
+    then, set by the writer) alone."""
+    pragmas = list(_PRAGMAS)
+    if reader:
+        pragmas = [p for p in pragmas if "journal_mode" not in p] + ["PRAGMA query_only = ON"]
+    for pragma in pragmas:
+        row = await _pragma(conn, pragma)
+        if "journal_mode" in pragma and (row is None or str(row[0]).lower() != "wal"):
+            raise StoreError(
+                f"The database {path} cannot use write-ahead logging (journal mode stays "
+                f"{row[0] if row else 'unknown'!r}); is it on a network filesystem?"
+            )
+
+
+async def _pragma(conn: aiosqlite.Connection, pragma: str) -> sqlite3.Row | None:
+    """Run one pragma. Switching a brand-new file to WAL while another connection does the same can fail
+    with "database is locked" at once, without waiting on `busy_timeout`: that is retried for as long as
+    `busy_timeout` would have waited."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            async with conn.execute(pragma) as cursor:
+                row: sqlite3.Row | None = await cursor.fetchone()
+                return row
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.02)
+
+
+async def _in_thread(conn: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """Call `fn(sqlite3 connection)` on `conn`'s own thread, queued in order with its statements.
+
+    aiosqlite has no public call for this; `_execute` and `_conn` are the two private names it has kept
+    through the versions pyproject allows (>=0.21,<0.23). Every use goes through here.
+    """
+    return await conn._execute(lambda: fn(conn._conn))
+
+
 class Database:
     """Owns the connection. `Store` adds the table-level API on top."""
 
-    def __init__(self, path: Path, conn: aiosqlite.Connection) -> None:
+    def __init__(self, path: Path, conn: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         self.path = path
         self._conn: aiosqlite.Connection | None = conn
+        self._reader: aiosqlite.Connection | None = reader
         self._lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path, *, migrations: list[Migration] | None = None) -> Self:
         """Open (creating it and its parent directory if needed) and migrate the database at `path`."""
         path = await asyncio.to_thread(_prepare, Path(path))
+        conn = await _connect(path)
         try:
-            conn = await aiosqlite.connect(path, isolation_level=None)
-        except sqlite3.Error as err:
-            raise StoreError(f"Could not open the database {path}: {err}") from err
-        try:
-            conn.row_factory = sqlite3.Row
-            for pragma in _PRAGMAS:
-                async with conn.execute(pragma) as cursor:
-                    row = await cursor.fetchone()
-                if "journal_mode" in pragma and (row is None or str(row[0]).lower() != "wal"):
-                    raise StoreError(
-                        f"The database {path} cannot use write-ahead logging (journal mode stays "
-                        f"{row[0] if row else 'unknown'!r}); is it on a network filesystem?"
-                    )
+            await _configure(conn, path)
             await migrate(conn, where=str(path), migrations=migrations)
+            reader = await _connect(path)
+            try:
+                await _configure(reader, path, reader=True)
+            except BaseException:
+                await reader.close()
+                raise
         except BaseException as err:
             await conn.close()
             if isinstance(err, sqlite3.Error):
                 raise StoreError(f"Could not open the database {path}: {err}") from err
             raise
-        return cls(path, conn)
+        return cls(path, conn, reader)
 
     async def close(self) -> None:
-        """Close the connection. Safe to call twice."""
+        """Close both connections. Safe to call twice."""
         conn, self._conn = self._conn, None
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            await reader.close()
         if conn is not None:
             async with self._lock:
                 await conn.close()
@@ -99,42 +153,54 @@ class Database:
     def _fail(self, what: str, err: sqlite3.Error) -> StoreError:
         return StoreError(f"Could not {what} in the store at {self.path}: {err}.")
 
-    @asynccontextmanager
-    async def _write(self, what: str) -> AsyncIterator[aiosqlite.Connection]:
-        """A write transaction; `what` completes the sentence "Could not … in the store at …"."""
-        async with self._lock:
-            conn = self._connection()
-            try:
-                await conn.execute("BEGIN IMMEDIATE")
-                yield conn
-                await conn.execute("COMMIT")
-            except BaseException as err:
-                await rollback_if_open(conn)  # also when cancelled: see yeetui.store.txn
-                if isinstance(err, sqlite3.Error):
-                    raise self._fail(what, err) from err
-                raise
+    async def _transaction(self, what: str, body: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `body` as one write transaction on the writer's thread, in a single trip; return its result.
 
-    async def _all(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        async with self._lock:
+        `body` gets the plain sqlite3 connection and must not touch the event loop. It commits as a whole
+        or rolls back as a whole. A caller cancelled meanwhile waits for the thread to finish (the write
+        may have committed), then the cancellation goes on. `what` completes the sentence "Could not … in
+        the store at …" for SQLite errors; a StoreError raised by `body` passes through unchanged.
+        """
+        def run(raw: sqlite3.Connection) -> T:
+            raw.execute("BEGIN IMMEDIATE")
             try:
-                async with self._connection().execute(sql, params) as cursor:
-                    return list(await cursor.fetchall())
+                result = body(raw)
+                raw.execute("COMMIT")
+            except BaseException:
+                if raw.in_transaction:
+                    raw.execute("ROLLBACK")
+                raise
+            return result
+
+        async with self._lock:
+            try:  # held until the thread is done, so nothing can follow while the transaction is open
+                return await uninterruptible(_in_thread(self._connection(), run))
             except sqlite3.Error as err:
                 raise self._fail(what, err) from err
+
+    async def _all(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Rows of a read, from the reader connection: committed data only, one trip, no lock."""
+        reader = self._reader
+        if reader is None:
+            raise StoreError(f"The store at {self.path} is closed.")
+        try:
+            return list(await reader.execute_fetchall(sql, params))
+        except sqlite3.Error as err:
+            raise self._fail(what, err) from err
 
     async def _one(self, what: str, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
         rows = await self._all(what, sql, params)
         return rows[0] if rows else None
 
     @staticmethod
-    async def _row(conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
-        """One row, inside a transaction `_write` opened (errors are wrapped by `_write`)."""
-        async with conn.execute(sql, params) as cursor:
-            return await cursor.fetchone()
+    def _row(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        """One row, inside a `_transaction` body (errors are wrapped by `_transaction`)."""
+        row: sqlite3.Row | None = conn.execute(sql, params).fetchone()
+        return row
 
-    async def _require(self, conn: aiosqlite.Connection, table: str, row_id: str, what: str) -> None:
+    def _require(self, conn: sqlite3.Connection, table: str, row_id: str, what: str) -> None:
         """Raise a StoreError naming `what` when `table` has no row `row_id` (clearer than an FK error)."""
-        if await self._row(conn, f"SELECT 1 FROM {table} WHERE id = ?", (row_id,)) is None:
+        if self._row(conn, f"SELECT 1 FROM {table} WHERE id = ?", (row_id,)) is None:
             raise StoreError(f"There is no {what} {row_id} in the store at {self.path}.")
 
     async def _resolve(self, table: str, what: str, text: str, *, key_column: str | None = None

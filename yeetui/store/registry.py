@@ -5,6 +5,7 @@ A mixin over `Database`; `yeetui.store.sqlite.Store` is the class callers use.
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -43,23 +44,25 @@ class RegistryMixin(Database):
 
         Returns the item and whether this call created it, so a deliverer announces exactly once.
         """
-        async with self._write(f"add a {kind!r} inbox item for session {session_id}") as conn:
+        def put(conn: sqlite3.Connection) -> tuple[sqlite3.Row | None, bool]:
             if dedupe_key is not None:
-                row = await self._row(conn, "SELECT * FROM inbox_items WHERE dedupe_key = ?", (dedupe_key,))
+                row = self._row(conn, "SELECT * FROM inbox_items WHERE dedupe_key = ?", (dedupe_key,))
                 if row is not None:
-                    return InboxItem.from_row(row), False
-            await self._require(conn, "sessions", session_id, "session")
+                    return row, False
+            self._require(conn, "sessions", session_id, "session")
             if run_id is not None:
-                await self._require(conn, "agent_runs", run_id, "run")
+                self._require(conn, "agent_runs", run_id, "run")
             now = utcnow()
-            cursor = await conn.execute(
+            cursor = conn.execute(
                 "INSERT INTO inbox_items (session_id, run_id, kind, title, body, data, status, dedupe_key,"
                 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'unread', ?, ?, ?)",
                 (session_id, run_id, kind, title, body, dump_json(data), dedupe_key, now, now),
             )
-            row = await self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (cursor.lastrowid,))
+            return self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (cursor.lastrowid,)), True
+
+        row, created = await self._transaction(f"add a {kind!r} inbox item for session {session_id}", put)
         assert row is not None
-        return InboxItem.from_row(row), True
+        return InboxItem.from_row(row), created
 
     async def add_inbox_item(
         self, *, session_id: str, kind: str, title: str, body: str = "", run_id: str | None = None,
@@ -107,12 +110,15 @@ class RegistryMixin(Database):
 
     async def set_inbox_status(self, item_id: int, status: InboxStatus) -> InboxItem:
         _check_inbox_statuses([status])
-        async with self._write(f"mark inbox item {item_id} {status}") as conn:
-            cursor = await conn.execute("UPDATE inbox_items SET status = ?, updated_at = ? WHERE id = ?",
-                                        (status, utcnow(), item_id))
+
+        def mark(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            cursor = conn.execute("UPDATE inbox_items SET status = ?, updated_at = ? WHERE id = ?",
+                                  (status, utcnow(), item_id))
             if cursor.rowcount == 0:
                 raise StoreError(f"There is no inbox item {item_id} in the store at {self.path}.")
-            row = await self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (item_id,))
+            return self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (item_id,))
+
+        row = await self._transaction(f"mark inbox item {item_id} {status}", mark)
         assert row is not None
         return InboxItem.from_row(row)
 
@@ -120,17 +126,19 @@ class RegistryMixin(Database):
 
     async def add_breadcrumb(self, *, session_id: str, summary: str, child_session_id: str | None = None,
                              run_id: str | None = None) -> Breadcrumb:
-        async with self._write(f"add a breadcrumb to session {session_id}") as conn:
-            await self._require(conn, "sessions", session_id, "session")
+        def add(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            self._require(conn, "sessions", session_id, "session")
             if child_session_id is not None:
-                await self._require(conn, "sessions", child_session_id, "child session")
+                self._require(conn, "sessions", child_session_id, "child session")
             if run_id is not None:
-                await self._require(conn, "agent_runs", run_id, "run")
-            cursor = await conn.execute(
+                self._require(conn, "agent_runs", run_id, "run")
+            cursor = conn.execute(
                 "INSERT INTO breadcrumbs (session_id, child_session_id, run_id, summary, created_at)"
                 " VALUES (?, ?, ?, ?, ?)", (session_id, child_session_id, run_id, summary, utcnow()),
             )
-            row = await self._row(conn, "SELECT * FROM breadcrumbs WHERE id = ?", (cursor.lastrowid,))
+            return self._row(conn, "SELECT * FROM breadcrumbs WHERE id = ?", (cursor.lastrowid,))
+
+        row = await self._transaction(f"add a breadcrumb to session {session_id}", add)
         assert row is not None
         return Breadcrumb.from_row(row)
 
@@ -148,20 +156,22 @@ class RegistryMixin(Database):
                            status: str = "active") -> WorktreeRecord:
         """Register a worktree (or clone). Only one entry per path may have a status other than deleted."""
         path_text = str(path)
-        async with self._write(f"register the worktree {path_text}") as conn:
-            live = await self._row(conn, "SELECT id FROM worktrees WHERE path = ? AND status != 'deleted'",
-                                   (path_text,))
+
+        def add(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            live = self._row(conn, "SELECT id FROM worktrees WHERE path = ? AND status != 'deleted'", (path_text,))
             if live is not None and status != "deleted":
                 raise StoreError(f"A worktree at {path_text} is already registered (id {live['id']}).")
             if owner_session_id is not None:
-                await self._require(conn, "sessions", owner_session_id, "owner session")
+                self._require(conn, "sessions", owner_session_id, "owner session")
             worktree_id, now = uuid.uuid4().hex, utcnow()
-            await conn.execute(
+            conn.execute(
                 "INSERT INTO worktrees (id, path, branch, base_branch, repo, owner_session_id, status,"
                 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (worktree_id, path_text, branch, base_branch, str(repo), owner_session_id, status, now, now),
             )
-            row = await self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+            return self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+
+        row = await self._transaction(f"register the worktree {path_text}", add)
         assert row is not None
         return WorktreeRecord.from_row(row)
 
@@ -206,16 +216,18 @@ class RegistryMixin(Database):
             raise TypeError(f"update_worktree() cannot change {', '.join(sorted(unknown))}; "
                             f"it changes only {', '.join(sorted(_WORKTREE_FIELDS))}.")
         values = {k: (str(v) if isinstance(v, Path) else v) for k, v in fields.items()}
-        async with self._write(f"update worktree {worktree_id}") as conn:
+
+        def update(conn: sqlite3.Connection) -> sqlite3.Row | None:
             if values.get("owner_session_id") is not None:
-                await self._require(conn, "sessions", values["owner_session_id"], "owner session")
+                self._require(conn, "sessions", values["owner_session_id"], "owner session")
             values["updated_at"] = utcnow()
             assignments = ", ".join(f"{name} = ?" for name in values)
-            cursor = await conn.execute(f"UPDATE worktrees SET {assignments} WHERE id = ?",
-                                        [*values.values(), worktree_id])
+            cursor = conn.execute(f"UPDATE worktrees SET {assignments} WHERE id = ?", [*values.values(), worktree_id])
             if cursor.rowcount == 0:
                 raise StoreError(f"There is no worktree {worktree_id} in the store at {self.path}.")
-            row = await self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+            return self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+
+        row = await self._transaction(f"update worktree {worktree_id}", update)
         assert row is not None
         return WorktreeRecord.from_row(row)
 
@@ -224,15 +236,19 @@ class RegistryMixin(Database):
     async def save_workflow_state(self, run_id: str, workflow: str,
                                   state: dict[str, Any]) -> WorkflowStateRecord:
         """Replace the saved state of `run_id`'s workflow (one row per run)."""
-        async with self._write(f"save the workflow state of run {run_id}") as conn:
-            await self._require(conn, "agent_runs", run_id, "run")
-            await conn.execute(
+        saved = dump_json(state)
+
+        def save(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            self._require(conn, "agent_runs", run_id, "run")
+            conn.execute(
                 "INSERT INTO workflow_states (run_id, workflow, state, updated_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, state = excluded.state,"
                 " updated_at = excluded.updated_at",
-                (run_id, workflow, dump_json(state), utcnow()),
+                (run_id, workflow, saved, utcnow()),
             )
-            row = await self._row(conn, "SELECT * FROM workflow_states WHERE run_id = ?", (run_id,))
+            return self._row(conn, "SELECT * FROM workflow_states WHERE run_id = ?", (run_id,))
+
+        row = await self._transaction(f"save the workflow state of run {run_id}", save)
         assert row is not None
         return WorkflowStateRecord.from_row(row)
 

@@ -3,12 +3,15 @@
 Open it with `await Store.open(path)` (or `async with await Store.open(path) as store`). Several Store
 instances, in one process or many, may share a file: the database runs in WAL mode and writers wait up
 to `busy_timeout`. Every call commits before it returns, so a `kill -9` loses nothing already stored.
+Writes run as whole transactions on the store's writer thread; reads use a second, read-only connection
+(see `yeetui.store.db`).
 Inbox items, breadcrumbs, worktrees and workflow states come from `RegistryMixin`.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -68,22 +71,26 @@ class Store(RegistryMixin, AnnounceMixin):
         defaults to `agent:<profile>:primary:<id>`, or `…:subagent:<id>` for a child."""
         session_id = uuid.uuid4().hex
         key = key or session_key(profile, session_id, subagent=parent_id is not None)
-        async with self._write(f"create a {profile!r} session") as conn:
+
+        def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            level = depth
             if parent_id is not None:
-                parent = await self._row(conn, "SELECT depth FROM sessions WHERE id = ?", (parent_id,))
+                parent = self._row(conn, "SELECT depth FROM sessions WHERE id = ?", (parent_id,))
                 if parent is None:
                     raise StoreError(f"There is no parent session {parent_id} in the store at {self.path}.")
-                depth = parent["depth"] + 1 if depth is None else depth
-            if await self._row(conn, "SELECT 1 FROM sessions WHERE key = ?", (key,)) is not None:
+                level = parent["depth"] + 1 if level is None else level
+            if self._row(conn, "SELECT 1 FROM sessions WHERE key = ?", (key,)) is not None:
                 raise StoreError(f"A session with key {key!r} already exists in the store at {self.path}.")
             now = utcnow()
-            await conn.execute(
+            conn.execute(
                 "INSERT INTO sessions (id, key, parent_id, depth, profile, title, model, workspace, cwd,"
                 " status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, key, parent_id, depth or 0, profile, title, model, dump_json(workspace),
+                (session_id, key, parent_id, level or 0, profile, title, model, dump_json(workspace),
                  None if cwd is None else str(cwd), status, now, now),
             )
-            row = await self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
+            return self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
+
+        row = await self._transaction(f"create a {profile!r} session", insert)
         assert row is not None
         return SessionRecord.from_row(row)
 
@@ -145,62 +152,71 @@ class Store(RegistryMixin, AnnounceMixin):
             values["cwd"] = str(values["cwd"])
         values["updated_at"] = utcnow()
         assignments = ", ".join(f"{name} = ?" for name in values)
-        async with self._write(f"update session {session_id}") as conn:
-            cursor = await conn.execute(f"UPDATE sessions SET {assignments} WHERE id = ?",
-                                        [*values.values(), session_id])
+
+        def update(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            cursor = conn.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", [*values.values(), session_id])
             if cursor.rowcount == 0:
                 raise StoreError(f"There is no session {session_id} in the store at {self.path}.")
-            row = await self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
+            return self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
+
+        row = await self._transaction(f"update session {session_id}", update)
         assert row is not None
         return SessionRecord.from_row(row)
 
     async def delete_session(self, session_id: str) -> None:
         """Delete a session with its descendants, messages, runs and inbox items (spawn `cleanup: delete`)."""
-        async with self._write(f"delete session {session_id}") as conn:
-            cursor = await conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-            if cursor.rowcount == 0:
+        def delete(conn: sqlite3.Connection) -> None:
+            if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
                 raise StoreError(f"There is no session {session_id} in the store at {self.path}.")
+
+        await self._transaction(f"delete session {session_id}", delete)
 
     # ----- messages ----------------------------------------------------------------------------------
 
     async def append_message(self, session_id: str, message: Message, *, run_id: str | None = None,
                              partial: bool = False) -> int:
         """Commit `message` as the session's next message; returns its id. Bumps the session's activity."""
-        async with self._write(f"append a message to session {session_id}") as conn:
-            await self._require(conn, "sessions", session_id, "session")
+        body = message.model_dump_json()  # serialised here: the writer's thread only runs SQL
+
+        def insert(conn: sqlite3.Connection) -> int | None:
+            self._require(conn, "sessions", session_id, "session")
             if run_id is not None:
-                await self._require(conn, "agent_runs", run_id, "run")
+                self._require(conn, "agent_runs", run_id, "run")
             now = utcnow()
-            cursor = await conn.execute(
+            cursor = conn.execute(
                 "INSERT INTO messages (session_id, run_id, seq, role, body, partial, created_at, updated_at)"
                 " VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?),"
                 " ?, ?, ?, ?, ?)",
-                (session_id, run_id, session_id, message.role, message.model_dump_json(), int(partial),
-                 now, now),
+                (session_id, run_id, session_id, message.role, body, int(partial), now, now),
             )
-            await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
-            message_id = cursor.lastrowid
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+            return cursor.lastrowid
+
+        message_id = await self._transaction(f"append a message to session {session_id}", insert)
         assert message_id is not None
         return message_id
 
     async def update_message(self, message_id: int, message: Message, *, partial: bool) -> None:
         """Replace a message's content: checkpoint a streaming message, or finalise it (`partial=False`)."""
-        async with self._write(f"update message {message_id}") as conn:
+        body = message.model_dump_json()
+
+        def update(conn: sqlite3.Connection) -> None:
             now = utcnow()
-            cursor = await conn.execute(
-                "UPDATE messages SET role = ?, body = ?, partial = ?, updated_at = ? WHERE id = ?",
-                (message.role, message.model_dump_json(), int(partial), now, message_id),
-            )
+            cursor = conn.execute("UPDATE messages SET role = ?, body = ?, partial = ?, updated_at = ? WHERE id = ?",
+                                  (message.role, body, int(partial), now, message_id))
             if cursor.rowcount == 0:
                 raise StoreError(f"There is no message {message_id} in the store at {self.path}.")
-            await conn.execute("UPDATE sessions SET updated_at = ? WHERE id ="
-                               " (SELECT session_id FROM messages WHERE id = ?)", (now, message_id))
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id ="
+                         " (SELECT session_id FROM messages WHERE id = ?)", (now, message_id))
+
+        await self._transaction(f"update message {message_id}", update)
 
     async def delete_message(self, message_id: int) -> None:
-        async with self._write(f"delete message {message_id}") as conn:
-            cursor = await conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
-            if cursor.rowcount == 0:
+        def delete(conn: sqlite3.Connection) -> None:
+            if conn.execute("DELETE FROM messages WHERE id = ?", (message_id,)).rowcount == 0:
                 raise StoreError(f"There is no message {message_id} in the store at {self.path}.")
+
+        await self._transaction(f"delete message {message_id}", delete)
 
     async def get_message(self, message_id: int) -> StoredMessage | None:
         row = await self._one(f"read message {message_id}", "SELECT * FROM messages WHERE id = ?",
@@ -246,11 +262,11 @@ class Store(RegistryMixin, AnnounceMixin):
         in another process claims the run with `update_run(pid=…)`."""
         run_id, now = uuid.uuid4().hex, utcnow()
         status = RunStatus(status)
-        async with self._write(f"create a {profile!r} run in session {session_id}") as conn:
-            await self._require(conn, "sessions", session_id, "session")
+        def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            self._require(conn, "sessions", session_id, "session")
             if parent_run_id is not None:
-                await self._require(conn, "agent_runs", parent_run_id, "parent run")
-            await conn.execute(
+                self._require(conn, "agent_runs", parent_run_id, "parent run")
+            conn.execute(
                 "INSERT INTO agent_runs (id, session_id, parent_run_id, profile, model, prompt, status,"
                 " usage, label, workflow, worktree, created_at, started_at, finished_at, pid, options)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -259,7 +275,9 @@ class Store(RegistryMixin, AnnounceMixin):
                  now, now if status is RunStatus.RUNNING else None, now if status.is_final else None,
                  os.getpid() if pid is None else pid, dump_json(options or {})),
             )
-            row = await self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+            return self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+
+        row = await self._transaction(f"create a {profile!r} run in session {session_id}", insert)
         assert row is not None
         return RunRecord.from_row(row)
 
@@ -291,9 +309,8 @@ class Store(RegistryMixin, AnnounceMixin):
             values["worktree"] = str(worktree)
         if options is not None:
             values["options"] = dump_json(options)
-        async with self._write(f"update run {run_id}") as conn:
-            row = await self._row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?",
-                                  (run_id,))
+        def update(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            row = self._row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?", (run_id,))
             if row is None:
                 raise StoreError(f"There is no run {run_id} in the store at {self.path}.")
             if status is RunStatus.RUNNING and row["started_at"] is None:
@@ -302,9 +319,10 @@ class Store(RegistryMixin, AnnounceMixin):
                 values["finished_at"] = now  # a second final status keeps the first end time
             if values:
                 assignments = ", ".join(f"{name} = ?" for name in values)
-                await conn.execute(f"UPDATE agent_runs SET {assignments} WHERE id = ?",
-                                   [*values.values(), run_id])
-            row = await self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+                conn.execute(f"UPDATE agent_runs SET {assignments} WHERE id = ?", [*values.values(), run_id])
+            return self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+
+        row = await self._transaction(f"update run {run_id}", update)
         assert row is not None
         return RunRecord.from_row(row)
 
@@ -340,19 +358,17 @@ class Store(RegistryMixin, AnnounceMixin):
         gone. Runs of a live process other than this one (another yeetui, a tmux child) are left alone."""
         me = os.getpid()
         marks = ", ".join("?" * len(_LIVE_STATUSES))
-        async with self._write("mark orphaned runs interrupted") as conn:
-            async with conn.execute(f"SELECT id, pid FROM agent_runs WHERE status IN ({marks})",
-                                    [s.value for s in _LIVE_STATUSES]) as cursor:
-                candidates = list(await cursor.fetchall())
+
+        def mark(conn: sqlite3.Connection) -> list[sqlite3.Row | None]:
+            candidates = conn.execute(f"SELECT id, pid FROM agent_runs WHERE status IN ({marks})",
+                                      [s.value for s in _LIVE_STATUSES]).fetchall()
             orphaned = [r["id"] for r in candidates
                         if r["pid"] is None or r["pid"] == me or not is_alive(r["pid"])]
             now = utcnow()
             for run_id in orphaned:
-                await conn.execute(
-                    "UPDATE agent_runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
-                    (RunStatus.INTERRUPTED.value, INTERRUPTED_ERROR, now, run_id),
-                )
-            rows = []
-            for run_id in orphaned:
-                rows.append(await self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,)))
+                conn.execute("UPDATE agent_runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
+                             (RunStatus.INTERRUPTED.value, INTERRUPTED_ERROR, now, run_id))
+            return [self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,)) for run_id in orphaned]
+
+        rows = await self._transaction("mark orphaned runs interrupted", mark)
         return [RunRecord.from_row(r) for r in rows if r is not None]
