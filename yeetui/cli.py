@@ -136,7 +136,7 @@ def run_tui(args: argparse.Namespace) -> int:
     from yeetui.tui.app import YeetuiApp
 
     setup_logging()
-    app = YeetuiApp(resume=args.resume, continue_latest=args.cont, model=args.model)
+    app = YeetuiApp(resume=args.resume, continue_latest=args.cont, model=args.model, tune_gc=True)
     app.run()
     return app.return_code or 0
 

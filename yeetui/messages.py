@@ -11,9 +11,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+_FROZEN = ConfigDict(frozen=True, defer_build=True)
+"""Validators are built when first used (a stored message read, a reply committed), not at import: a new
+session opens without them."""
+
 
 class _Part(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = _FROZEN
 
 
 class TextPart(_Part):
@@ -55,7 +59,7 @@ Role = Literal["user", "assistant", "tool"]
 class Message(BaseModel):
     """One conversation message. Tool results travel in `role="tool"` messages."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _FROZEN
 
     role: Role
     parts: tuple[Part, ...] = ()
@@ -85,6 +89,8 @@ class Message(BaseModel):
 
 class Usage(BaseModel):
     """Token counts for one provider call, or summed over a run."""
+
+    model_config = ConfigDict(defer_build=True)
 
     input_tokens: int = 0
     output_tokens: int = 0

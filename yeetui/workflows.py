@@ -19,11 +19,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from yeetui.errors import WorkflowError, YeetuiError
-from yeetui.profiles import editor_schema
+from yeetui.profiles import describe_fields, editor_schema
 from yeetui.resources import workflows_dir
 from yeetui.yamlfile import YAML_SUFFIXES, Document, DocumentError, KeyPath, load_document, validation_issues
 
-_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+_CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
+"""The fields' docstrings become their descriptions in the JSON schema (`describe_fields`)."""
 _OUTPUT_CAP = 1500
 
 
@@ -108,9 +109,9 @@ class Workflow(BaseModel):
         return {s.exit.tool for s in self.steps if s.exit}
 
 
-def workflow_problems(workflow: Workflow) -> list[tuple[KeyPath, str]]:
-    """What is wrong beyond field types: unknown step names, impossible transitions, bad schemas.
-    Each problem comes with the key path it is about (for finding its line)."""
+def workflow_problems(workflow: Workflow, *, check_schemas: bool = True) -> list[tuple[KeyPath, str]]:
+    """What is wrong beyond field types: unknown step names, impossible transitions, bad schemas (unless
+    `check_schemas` is false). Each problem comes with the key path it is about (for finding its line)."""
     problems: list[tuple[KeyPath, str]] = []
     names = [s.name for s in workflow.steps]
     known = ", ".join(names)
@@ -136,9 +137,9 @@ def workflow_problems(workflow: Workflow) -> list[tuple[KeyPath, str]]:
         if step.exit and step.exit.tool in step.blocked_tools:
             problems.append((("steps", i, "exit", "tool"),
                              f"{where} blocks its own exit tool '{step.exit.tool}'"))
-        if step.exit and step.exit.json_schema is not None:
+        if check_schemas and step.exit and step.exit.json_schema is not None:
             problems += _schema_problems(("steps", i, "exit", "schema"), step.exit.json_schema)
-    if workflow.output_schema is not None:
+    if check_schemas and workflow.output_schema is not None:
         problems += _schema_problems(("output_schema",), workflow.output_schema)
     if workflow.initial not in names:
         problems.append((("initial",),
@@ -167,6 +168,7 @@ def check_workflow(workflow: Workflow) -> Workflow:
 
 
 def workflow_json_schema() -> dict[str, Any]:
+    describe_fields(Transition, StepExit, Step, Workflow)
     return editor_schema(Workflow.model_json_schema(), "yeetui workflow", ("name",))
 
 
@@ -180,8 +182,9 @@ class WorkflowFileError(WorkflowError):
         self.warning = warning
 
 
-def load_workflow_file(path: Path) -> Workflow:
-    """Parse and fully check one workflow file; raises WorkflowFileError naming the file and line."""
+def load_workflow_file(path: Path, *, check_schemas: bool = True) -> Workflow:
+    """Parse and fully check one workflow file; raises WorkflowFileError naming the file and line.
+    `check_schemas=False` skips checking its JSON schemas against the JSON Schema meta-schema."""
     try:
         doc = load_document(path)
     except DocumentError as exc:
@@ -193,7 +196,7 @@ def load_workflow_file(path: Path) -> Workflow:
         workflow = Workflow.model_validate(data)
     except ValidationError as exc:
         raise _file_error(path, validation_issues(exc, doc, Workflow)) from None
-    problems = workflow_problems(workflow)
+    problems = workflow_problems(workflow, check_schemas=check_schemas)
     if problems:
         raise _file_error(path, sorted((doc.line_of(loc), text) for loc, text in problems))
     workflow._source = path
@@ -213,7 +216,11 @@ def load_workflows(project_dir: Path, user_dir: Path, builtin_dir: Path | None =
     """Load all workflows. `project_dir` is the project root; `user_dir` is the directory of the user's
     workflow files (`<config dir>/workflows`); `builtin_dir` is the directory of built-in workflow files
     (default: the shipped `workflows/`). Bad files are reported in the returned list and skipped; the
-    others still load."""
+    others still load.
+
+    The built-in files' JSON schemas are not re-checked here: they ship with yeetui and its tests check
+    them (tests/unit/test_workflows_tracker.py loads each fully); checking them at every start would import
+    jsonschema (~60 ms) before the first session opens. The user's and the project's files are checked."""
     workflows: dict[str, Workflow] = {}
     errors: list[WorkflowError] = []
     if builtin_dir is None:
@@ -229,7 +236,7 @@ def load_workflows(project_dir: Path, user_dir: Path, builtin_dir: Path | None =
         for path in sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith(".")
                            and p.suffix.lower() in (*YAML_SUFFIXES, ".json")):
             try:
-                workflow = load_workflow_file(path)
+                workflow = load_workflow_file(path, check_schemas=directory != builtin_dir)
             except WorkflowFileError as exc:
                 errors.append(exc)
                 continue

@@ -6,6 +6,10 @@ Profiles and workflows are hand-written files; when one is wrong the user needs 
 
 YAML is read with YAML 1.2 booleans: only `true`/`false` are booleans, so `thinking: off` stays the
 string "off" instead of becoming `False` (the YAML 1.1 surprise). Duplicate keys are an error.
+
+Parsing uses libyaml's C parser when PyYAML has it (several times faster: every start reads the agent
+profiles and workflows); a document it rejects is parsed again by the pure-Python parser, whose error
+messages (and verdict) are the ones reported.
 """
 
 from __future__ import annotations
@@ -73,19 +77,26 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_FastLoader: type | None = None
+if getattr(yaml, "__with_libyaml__", False):  # libyaml's parser, the same resolvers (YAML 1.2 booleans)
+    _FastLoader = type("_FastLoader", (yaml.CSafeLoader,),
+                       {"yaml_implicit_resolvers": _Loader.yaml_implicit_resolvers})
 
 
 def parse_yaml(text: str, path: Path, *, line_offset: int = 0) -> tuple[Any, dict[KeyPath, int]]:
     """Parse one YAML document; returns the data and the key-line map. `line_offset` is added to every
     line (front matter starts below the `---`)."""
+    if _FastLoader is not None:
+        fast = _FastLoader(text)
+        try:
+            return _parse(fast, path, line_offset)
+        except yaml.YAMLError:
+            pass  # the pure-Python parser below gives the verdict and the message
+        finally:
+            fast.dispose()
     loader = _Loader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, {(): line_offset + 1}
-        lines: dict[KeyPath, int] = {}
-        _walk(node, (), lines, path, line_offset)
-        return loader.construct_document(node), lines
+        return _parse(loader, path, line_offset)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + line_offset if mark else None
@@ -99,6 +110,15 @@ def parse_yaml(text: str, path: Path, *, line_offset: int = 0) -> tuple[Any, dic
         raise DocumentError(path, None, f"invalid YAML: {exc}") from None
     finally:
         loader.dispose()
+
+
+def _parse(loader: Any, path: Path, line_offset: int) -> tuple[Any, dict[KeyPath, int]]:
+    node = loader.get_single_node()
+    if node is None:
+        return None, {(): line_offset + 1}
+    lines: dict[KeyPath, int] = {}
+    _walk(node, (), lines, path, line_offset)
+    return loader.construct_document(node), lines
 
 
 def _walk(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int], path: Path, offset: int) -> None:

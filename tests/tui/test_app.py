@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from tests.fakellm import Fault, Reply, ToolCall
-from yeetui.tui.app import YeetuiApp
+from yeetui.tui.app import StartingScreen, YeetuiApp
 from yeetui.tui.screens.main import MainScreen
-from yeetui.tui.widgets.composer import Composer
+from yeetui.tui.widgets.composer import Composer, ComposerInput
 from yeetui.tui.widgets.conversation import ConversationView
 
 
@@ -123,3 +127,127 @@ async def test_permission_modal_deny_reaches_the_child(fake_env, project: Path) 
                                         for r in fake_env.requests[1:]))
         assert "denied" in fake_env.requests[-1].text
         assert isinstance(pilot.app.screen, MainScreen)
+
+
+# -- start-up: the first screen takes keys before the session is open ------------------------------------
+
+
+class GatedApp(YeetuiApp):
+    """The real app whose boot waits for `gate` (only the timing is controlled): the starting screen stays
+    up until the test opens it. With `burst`, keys are in flight just as the main screen takes over."""
+
+    def __init__(self, *, burst: str = "", **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.gate = asyncio.Event()
+        self.burst = burst
+
+    async def _boot(self) -> None:
+        await self.gate.wait()
+        await super()._boot()
+
+    async def handover(self) -> None:
+        half = len(self.burst) // 2
+        if isinstance(self.screen, StartingScreen):
+            area = self.screen.query_one(ComposerInput)
+            for char in self.burst[:half]:  # dispatched to the starting composer, not yet handled by it
+                area.post_message(events.Key(char, char))
+        for char in self.burst[half:]:  # not yet dispatched by the app
+            self._driver.send_message(events.Key(char, char))
+        await super().handover()
+
+
+async def _starting(pilot) -> StartingScreen:
+    await _until(pilot, lambda: isinstance(pilot.app.screen, StartingScreen))
+    return pilot.app.screen
+
+
+async def test_keys_typed_during_start_up_carry_into_the_main_composer(fake_env, project: Path) -> None:
+    app = GatedApp(cwd=project, burst="ABCDEF")
+    async with app.run_test(size=(110, 30)) as pilot:
+        starting = await _starting(pilot)
+        assert "loading session" in _text(starting)
+        await pilot.press(*"hello wrld", "left", "left", "left")
+        await pilot.press("o")  # the cursor moved: "wo|rld"
+        assert isinstance(pilot.app.screen, StartingScreen), "the main screen came up before the gate opened"
+        assert starting.query_one(Composer).text == "hello world"
+        app.gate.set()
+        main = await _main(pilot)
+        composer = main.query_one(Composer)
+        # The cursor came along: the burst (in flight during the handover) went in after "wo", in order.
+        assert composer.text == "hello woABCDEFrld"
+        assert composer.input.has_focus
+        await pilot.press("!")
+        assert composer.text == "hello woABCDEF!rld"
+
+
+async def test_enter_during_start_up_sends_once_the_session_is_open(fake_env, project: Path) -> None:
+    from yeetui.tui.widgets.inbox import InboxPanel
+
+    fake_env.script(Reply(text="Queued and answered."))
+    app = GatedApp(cwd=project)
+    async with app.run_test(size=(110, 30)) as pilot:
+        starting = await _starting(pilot)
+        await pilot.press(*"say hello", "enter")
+        await pilot.press("ctrl+b")  # a main-screen action during start-up waits its turn too
+        await pilot.press(*"draft")
+        assert "1 queued" in _text(starting) and "› say hello" in _text(starting)
+        assert fake_env.requests == []
+        app.gate.set()
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "Queued and answered." in _text(view))
+        assert "say hello" in _text(view)
+        assert [r for r in fake_env.requests if "say hello" in r.text] == fake_env.requests
+        assert len(fake_env.requests) == 1, "the queued message was sent more than once"
+        assert main.query_one(Composer).text == "draft"
+        assert not main.query_one(InboxPanel).display
+        assert main.ready and not app.pending
+
+
+async def test_a_modal_open_during_start_up_delays_the_handover_until_it_closes(fake_env, project: Path) -> None:
+    from textual.command import CommandPalette
+
+    app = GatedApp(cwd=project)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await _starting(pilot)
+        await pilot.press(*"typed first", "ctrl+p")
+        await _until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
+        app.gate.set()
+        await _until(pilot, lambda: app.runtime is not None)
+        await pilot.pause(0.3)
+        assert isinstance(pilot.app.screen, CommandPalette), "the main screen replaced the open palette"
+        await pilot.press("escape")
+        main = await _main(pilot)
+        assert main.query_one(Composer).text == "typed first"
+
+
+async def test_the_config_theme_applies_once_the_runtime_is_open(project: Path, isolated_env: Path) -> None:
+    (isolated_env / "config" / "config.yaml").write_text("theme: yeetui-light\n", encoding="utf-8")
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _main(pilot)
+        assert app.theme == "yeetui-light"
+
+
+async def test_a_broken_config_file_is_named_on_the_starting_screen(project: Path, isolated_env: Path) -> None:
+    config = isolated_env / "config" / "config.yaml"
+    config.write_text("model: [unclosed\n", encoding="utf-8")
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(pilot, lambda: app.boot_error is not None)
+        await pilot.press(*"hi", "enter", "f2")
+        shown = _text(pilot.app.screen)
+        assert isinstance(pilot.app.screen, StartingScreen)
+        assert "could not start" in shown and str(config) in shown.replace("\n", "")
+        assert app.pending == []
+
+
+def test_the_start_path_imports_no_domain_module() -> None:
+    """What the first frame needs (yeetui.tui.app) loads no pydantic, runtime, store or provider SDK:
+    those come after it, in the boot worker."""
+    code = ("import sys, yeetui.tui.app; "
+            "print(' '.join(m for m in ('pydantic', 'yeetui.runtime', 'yeetui.store', 'yeetui.messages', "
+            "'anthropic', 'litellm', 'jsonschema') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == ""

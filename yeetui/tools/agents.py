@@ -17,7 +17,7 @@ from yeetui.inbox import announcement_text
 from yeetui.spawner import SpawnHandle
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 
-_STRICT = ConfigDict(extra="forbid")
+_STRICT = ConfigDict(extra="forbid", defer_build=True)  # validators built at the first call, not at start
 
 
 def _host(ctx: ToolContext):

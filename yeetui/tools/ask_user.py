@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 
 
 class AskUserArgs(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # the validator is built at the first call, not at start
+
     question: str = Field(min_length=1, description="What you need from the user, as a complete question.")
 
 

@@ -24,9 +24,10 @@ _SNIFF = 8192
 
 
 class StrictArgs(BaseModel):
-    """Argument models reject unknown fields so a misspelt argument is reported, not silently ignored."""
+    """Argument models reject unknown fields so a misspelt argument is reported, not silently ignored.
+    Their validators are built at the first call of the tool, not when yeetui starts (`defer_build`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 def is_binary(head: bytes) -> bool:

@@ -1,33 +1,68 @@
-"""The Textual app: opens the runtime after the first frame, then hands over to the main screen.
+"""The Textual app: the first frame is the real layout with a live composer; the runtime is built behind it.
 
-The runtime (store, profiles, spawner …) is built inside the app's event loop, off the start-up path:
-the first frame is a bare "starting" screen, and provider SDKs are warmed in a thread afterwards.
+Start-up, in order (see also yeetui/tui/startup.py):
+
+1. `StartingScreen` paints the main screen's layout — the conversation area ("loading session…"), the inbox
+   frame, the composer and the footer — with the composer focused, so the user types at once. This path
+   imports no domain module (pydantic, the store, the runtime): see tests/tui/test_app.py.
+2. The boot worker imports the domain in a thread (keys keep echoing meanwhile), opens the Runtime and
+   builds the MainScreen.
+3. The handover runs on the app's own message loop, so no key is dispatched while it runs: it lets the
+   starting composer handle every key already sent to it, carries its draft (text, cursor, history) into
+   the MainScreen and switches. The MainScreen focuses its composer before the app dispatches another key.
+4. What needs a session — a message sent with Enter, f2, ctrl+s, ctrl+b, ctrl+o — waits in `pending`
+   meanwhile (sent messages are shown as queued); the MainScreen runs it in order once its session is open.
 """
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import importlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Static
 
+from yeetui.tui.startup import Pending, StartingScreen
 from yeetui.tui.themes import discover_themes, save_theme, saved_theme
 
+if TYPE_CHECKING:
+    from yeetui.tui.screens.main import MainScreen
 
-class StartingScreen(Screen):
-    def compose(self) -> ComposeResult:
-        yield Static("yeetui — starting…", id="starting")
+__all__ = ["StartingScreen", "YeetuiApp"]
+DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main")
+"""What the boot worker imports off the event loop (everything the main screen needs comes with these)."""
+
+
+def calm_gc() -> None:
+    """Keep full garbage collections out of the way of typing.
+
+    Streaming Markdown churns through short-lived objects; with CPython's default thresholds that promotes
+    enough of them to trigger a full collection about once a second, and a full collection walks every
+    object the app holds (≈200,000 after start-up): 200–500 ms with the loop stopped, the largest stalls
+    measured under load. `freeze()` moves what exists now — modules, classes, the runtime, the screen —
+    out of the collector's sight, and a larger first threshold promotes far fewer temporaries. Measured
+    with bench_tui's load case: largest stall 398 → 102 ms, full collections 30 → 0 in a 10 s run.
+    """
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
+
+
+def _import_domain() -> None:
+    for name in DOMAIN:
+        importlib.import_module(name)
 
 
 class YeetuiApp(App):
     TITLE = "yeetui"
-    CSS_PATH = "app.tcss"
+    # Absolute, so subclasses elsewhere find them. The main screen's CSS is read with the app's: read when
+    # that screen first shows, it would make Textual re-parse all CSS in the middle of the handover.
+    CSS_PATH = [str(Path(__file__).with_name("app.tcss")), str(Path(__file__).parent / "screens" / "main.tcss")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
         Binding("ctrl+p", "command_palette", "Commands", id="command_palette", priority=True, show=False),
@@ -39,14 +74,20 @@ class YeetuiApp(App):
     ]
 
     def __init__(self, *, cwd: Path | None = None, resume: str | None = None, continue_latest: bool = False,
-                 model: str | None = None, runtime: Any = None, **kw: Any) -> None:
+                 model: str | None = None, runtime: Any = None, tune_gc: bool = False, **kw: Any) -> None:
         super().__init__(**kw)
         self.cwd = cwd
+        self.tune_gc = tune_gc
+        """Calm the garbage collector once the session is open (`calm_gc`); the real binary does, tests
+        that run many apps in one process don't."""
         self.resume = resume
         self.continue_latest = continue_latest
         self.model_override = model
         self.runtime = runtime
         self.boot_error: str | None = None
+        self.pending: list[Pending] = []
+        """Sent messages and main-screen actions waiting for the session (the MainScreen empties it)."""
+        self._waiting_main: MainScreen | None = None
         self._own_runtime = runtime is None
         self._theme_warnings: list[str] = []
         for theme in self._load_themes():
@@ -57,18 +98,22 @@ class YeetuiApp(App):
         return themes
 
     def on_mount(self) -> None:
-        chosen = saved_theme()
-        default = self.runtime.settings.theme if self.runtime else "yeetui-dark"
-        for name in (chosen, default, "yeetui-dark"):
-            if name and name in self.available_themes:
-                self.theme = name
-                break
-        self.push_screen(StartingScreen())
+        self._apply_theme(saved_theme(), self.runtime.settings.theme if self.runtime else None)
+        self.push_screen(StartingScreen(self.pending, on_resume=self._resumed))
         # Boot after the first frame is on screen: building the runtime must not delay it.
         self.call_after_refresh(lambda: self.run_worker(self._boot(), name="boot", exclusive=True))
 
+    def _apply_theme(self, *names: str | None) -> None:
+        for name in (*names, "yeetui-dark"):
+            if name and name in self.available_themes:
+                self.theme = name
+                return
+
     async def _boot(self) -> None:
         from yeetui.errors import YeetuiError
+
+        # Importing the domain takes a few hundred ms of Python: in a thread, the composer keeps echoing.
+        await asyncio.to_thread(_import_domain)
         from yeetui.tui.screens.main import MainScreen
 
         if self.runtime is None:
@@ -78,14 +123,43 @@ class YeetuiApp(App):
                 self.runtime = await Runtime.open(cwd=self.cwd)
             except YeetuiError as exc:
                 self.boot_error = str(exc)
-                self.query_one("#starting", Static).update(f"yeetui could not start:\n\n{exc}\n\nctrl+q quits.")
+                for screen in self.screen_stack:
+                    if isinstance(screen, StartingScreen):
+                        screen.failed(str(exc))
                 return
+            if not saved_theme():  # config.yaml's theme, unless one was chosen in the app
+                self._apply_theme(self.runtime.settings.theme, self.theme)
         keymap = dict(self.runtime.settings.keymap)
         if keymap:
             self.set_keymap(keymap)
-        screen = MainScreen(self.runtime, resume=self.resume, continue_latest=self.continue_latest,
-                            model=self.model_override, extra_warnings=self._theme_warnings)
-        await self.switch_screen(screen)
+        self._waiting_main = MainScreen(self.runtime, resume=self.resume, continue_latest=self.continue_latest,
+                                        model=self.model_override, extra_warnings=self._theme_warnings,
+                                        pending=self.pending)
+        self.call_later(self.handover)
+
+    def _resumed(self) -> None:
+        """The starting screen is on top again (a modal opened during start-up closed)."""
+        if self._waiting_main is not None:
+            self.call_later(self.handover)
+
+    async def handover(self) -> None:
+        """Switch from the starting screen to the main screen, carrying the composer's draft over.
+
+        Runs on the app's message loop (`call_later`), so no key is dispatched to any widget until the
+        main screen has mounted and focused its composer: a key is either in the draft or reaches the
+        main composer, in the order typed."""
+        main = self._waiting_main
+        starting = self.screen
+        if main is None or not isinstance(starting, StartingScreen):
+            return  # a modal is open over the starting screen: its resume calls again
+        self._waiting_main = None
+        main.carry = await starting.settle()
+        await self.switch_screen(main)
+
+    def on_main_screen_ready(self) -> None:
+        """The session is open: now warm the provider SDK (not earlier — it would compete with start-up)."""
+        if self.tune_gc:
+            calm_gc()
         self.run_worker(self._warm_providers(), name="warm", exclusive=False)
 
     async def _warm_providers(self) -> None:
@@ -93,12 +167,17 @@ class YeetuiApp(App):
         — and quitting right after start doesn't wait for an import nobody needs any more."""
         model = self.model_override or self.runtime.settings.model
         if model.startswith("anthropic/"):
-            threading.Thread(target=importlib.import_module, args=("anthropic",), daemon=True,
+            threading.Thread(target=self._import_sdk, args=("anthropic",), daemon=True,
                              name="yeetui-warm-sdk").start()
+
+    def _import_sdk(self, name: str) -> None:
+        importlib.import_module(name)
+        if self.tune_gc:
+            calm_gc()  # the SDK's modules are long-lived too
 
     # -- actions that belong to the main screen ----------------------------------------------------
 
-    def _main(self):
+    def _main(self) -> MainScreen | None:
         from yeetui.tui.screens.main import MainScreen
 
         for screen in reversed(self.screen_stack):
@@ -106,32 +185,44 @@ class YeetuiApp(App):
                 return screen
         return None
 
+    async def _on_main(self, act: Callable[[MainScreen], Awaitable[None]]) -> None:
+        """Run `act` on the main screen, or keep it for when the session is open (start-up)."""
+        if self.boot_error is not None:
+            return
+        main = self._main()
+        if main is not None and main.ready:
+            await act(main)
+        else:
+            self.pending.append(act)
+
     async def action_switcher(self) -> None:
-        if main := self._main():
-            await main.open_switcher()
+        await self._on_main(lambda main: main.open_switcher())
 
     async def action_toggle_pair(self) -> None:
-        if main := self._main():
-            await main.toggle_pair()
+        await self._on_main(lambda main: main.toggle_pair())
 
     async def action_interrupt(self) -> None:
-        if main := self._main():
+        # During start-up nothing runs yet, so there is nothing to interrupt (and a queued message is
+        # not taken back by a stray Esc).
+        main = self._main()
+        if main is not None and main.ready:
             await main.interrupt()
 
-    def action_toggle_inbox(self) -> None:
-        if main := self._main():
+    async def action_toggle_inbox(self) -> None:
+        async def toggle(main: MainScreen) -> None:
             main.toggle_inbox()
 
+        await self._on_main(toggle)
+
     async def action_parent_session(self) -> None:
-        if main := self._main():
-            await main.open_parent()
+        await self._on_main(lambda main: main.open_parent())
 
     async def action_profile_hotkey(self, profile: str) -> None:
-        if main := self._main():
-            await main.profile_hotkey(profile)
+        await self._on_main(lambda main: main.profile_hotkey(profile))
 
     def watch_theme(self, theme: str) -> None:
-        if self.runtime is not None and self.screen_stack and not isinstance(self.screen, StartingScreen):
+        booting = not self.screen_stack or any(isinstance(s, StartingScreen) for s in self.screen_stack)
+        if self.runtime is not None and not booting:
             save_theme(theme)  # a choice made in the running app (palette or /theme) persists
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -27,6 +27,7 @@ from yeetui.tui.commands import all_commands
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
 from yeetui.tui.slash import SlashCommands
+from yeetui.tui.startup import SessionStart
 from yeetui.tui.widgets.composer import Composer
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.inbox import InboxPanel
@@ -40,11 +41,12 @@ PAGE = 100
 """Messages loaded when a session opens, and per page when scrolling back."""
 
 
-class MainScreen(SlashCommands, Screen):
+class MainScreen(SessionStart, SlashCommands, Screen):
     CSS_PATH = "main.tcss"
 
     def __init__(self, runtime: Runtime, *, resume: str | None = None, continue_latest: bool = False,
-                 model: str | None = None, extra_warnings: list[str] | None = None) -> None:
+                 model: str | None = None, extra_warnings: list[str] | None = None,
+                 pending: list[Any] | None = None) -> None:
         super().__init__()
         self.runtime = runtime
         self.resume, self.continue_latest, self.model = resume, continue_latest, model
@@ -59,6 +61,9 @@ class MainScreen(SlashCommands, Screen):
         self._views: dict[str, ConversationView] = {}
         self._permissions: deque[ev.PermissionRequested] = deque()
         self._asking = False
+        self.pending = pending if pending is not None else []  # shared with the app (see SessionStart)
+        self.ready = False
+        self.carry = None
 
     def compose(self) -> ComposeResult:
         yield LedgerPanel(id="ledger")
@@ -68,35 +73,14 @@ class MainScreen(SlashCommands, Screen):
         yield Composer(id="composer")
         yield Footer()
 
-    async def on_mount(self) -> None:
+    def on_mount(self) -> None:
+        """Quick: the session opens in a worker (`SessionStart.take_over`)."""
         self.run_worker(self._pump(), name="events", exclusive=False)
         composer = self.query_one(Composer)
         composer.commands = [(f"/{c.name}", c.help) for c in self.commands]
         composer.profiles = list(self.runtime.profiles.names())
         composer.file_source = self._files
-        session_id = await self._initial_session()
-        await self.open_session(session_id)
-        self._bind_profile_hotkeys()
-        for warning in [*self.runtime.warnings, *self.extra_warnings]:
-            await self.view().add_notice("warning", warning)
-        if problem := self._provider_problem():
-            await self.view().add_notice("warning", problem)
-        composer.focus()
-
-    async def _initial_session(self) -> str:
-        store = self.runtime.store
-        if self.resume:
-            return (await store.resolve_session(self.resume)).id
-        if self.continue_latest and (latest := await store.latest_session()):
-            return latest.id
-        profile = self.runtime.profiles.get(self.runtime.settings.primary_profile)
-        return (await self.runtime.new_session(profile, model=self.model)).id
-
-    def _provider_problem(self) -> str | None:
-        from yeetui.config import provider_setup_problem
-
-        return provider_setup_problem(self.runtime.settings, self.model or self.runtime.settings.model,
-                                      self.runtime.env)
+        self.take_over()
 
     def _files(self, prefix: str) -> list[str]:
         from yeetui.tui.file_complete import project_files
@@ -198,7 +182,7 @@ class MainScreen(SlashCommands, Screen):
     @on(Composer.Submitted)
     async def submitted(self, message: Composer.Submitted) -> None:
         text = message.text.strip()
-        if text:
+        if text and not self.hold(text):
             await self.handle_input(text)
 
     async def handle_input(self, text: str) -> None:

@@ -11,6 +11,7 @@ breaks the line instead of sending.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from textual import events, on
 from textual.actions import SkipAction
@@ -19,8 +20,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import OptionList, Static, TextArea
+from textual.widgets.text_area import Selection
 
-from yeetui.tui.widgets.completion import Candidate, CompletionPopup, candidates, find_context
+from yeetui.tui.widgets.completion import Candidate, CompletionPopup, Location, candidates, find_context
 
 PLACEHOLDER = "Message yeetui — / for commands, @ for files and agents, ! for shell"
 HISTORY_LIMIT = 500
@@ -28,6 +30,15 @@ HISTORY_LIMIT = 500
 
 def _no_files(prefix: str) -> list[str]:
     return []
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What is in a composer: carried from the start-up screen's composer into the main screen's."""
+
+    text: str = ""
+    selection: tuple[Location, Location] = ((0, 0), (0, 0))
+    history: tuple[str, ...] = ()
 
 
 _IN_ORDER = {"composer.submit": ("enter", "submit"),
@@ -140,6 +151,23 @@ class Composer(Widget):
     def focus(self, scroll_visible: bool = True) -> Composer:
         self.input.focus(scroll_visible)
         return self
+
+    def draft(self) -> Draft:
+        """The text, the cursor (selection) and the history, to carry into another composer."""
+        area = self.input
+        return Draft(area.text, (area.selection.start, area.selection.end), tuple(self.history))
+
+    def restore(self, draft: Draft) -> None:
+        """Take over `draft`: the text with its cursor, the history before this composer's own; the
+        completion popup opens if the cursor sits on a completable token (`/he`)."""
+        self.history = [*draft.history, *self.history][-HISTORY_LIMIT:]
+        area = self.input
+        area.load_text(draft.text)
+        last = area.document.end
+        start, end = (min(point, last) for point in draft.selection)
+        area.selection = Selection(start, end)
+        self._suppressed = None
+        self._refresh_completion()
 
     # -- busy hint ---------------------------------------------------------------------------------
 
