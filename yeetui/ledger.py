@@ -83,10 +83,23 @@ def format_elapsed(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+ANSWERED = "answered"
+"""The word for a top-level (primary) run that ended its turn: it waits for the user, as it should."""
+
+
+def status_word(row: LedgerRow) -> str:
+    """How a row's status reads: `needs permission`, `timed out`, … A subagent waiting for the user needs
+    input; the primary conversation waiting for the user has simply answered."""
+    status = row.status
+    if status == RunStatus.WAITING_USER and row.parent_session_id is None:
+        return ANSWERED
+    return _STATUS_WORDS.get(status, str(status)) if isinstance(status, RunStatus) else str(status)
+
+
 def format_row(row: LedgerRow) -> str:
     """`oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading src/auth.py`."""
     status = row.status
-    word = _STATUS_WORDS.get(status, str(status)) if isinstance(status, RunStatus) else str(status)
+    word = status_word(row)
     parts = [f"{row.label} {word}"]
     if row.model:
         parts.append(row.model)

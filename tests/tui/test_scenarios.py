@@ -90,6 +90,12 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         await pilot.press("f2")
         await _until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
         assert "Pair watcher on." in _text(view)
+        await pilot.press("ctrl+s")  # the switcher shows the watcher as the ledger does
+        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
+        pair_node = next(n for n in pilot.app.screen.nodes if n.profile == "pair")
+        assert "pair#1 · watching" in str(pilot.app.screen.query_one(SessionTree).label_text(pair_node))
+        await pilot.press("escape")
+        await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
 
         await _type(pilot, "clean the build dir and rebuild")
         await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))

@@ -321,3 +321,12 @@ async def test_a_real_run_shows_up_and_goes(runtime: Runtime, fake_env) -> None:
     assert all(a != b for a, b in itertools.pairwise(rows))  # every publish is a real change
     await asyncio.sleep(0.4)
     assert ledger.rows() == [] and seen[-1] == "<gone>"
+
+
+def test_a_primary_waiting_for_the_user_has_answered_a_subagent_needs_input() -> None:
+    def row(parent: str | None) -> LedgerRow:
+        return LedgerRow(run_id="r", session_id="s", parent_session_id=parent, label="x#1", profile="generic",
+                         model="m", status=RunStatus.WAITING_USER, registered=0.0, started=0.0, ended=1.0)
+
+    assert format_row(row(None)).startswith("x#1 answered · m")
+    assert format_row(row("parent")).startswith("x#1 needs input · m")

@@ -157,17 +157,24 @@ class MainScreen(SessionStart, SlashCommands, Screen):
             await self.open_session(session.parent_id)
 
     async def open_switcher(self) -> None:
+        from yeetui.ledger import ANSWERED
+
         store = self.runtime.store
+        live = {row.session_id: row for row in self.ledger.rows()}  # a watcher between runs, a queued run …
         nodes: list[SessionNode] = []
         for top in await store.list_sessions(parent_id=None, limit=30):
             for session in [top, *await store.descendants(top.id)]:
                 runs = await store.list_runs(session_id=session.id, limit=1)
                 unread = await store.count_inbox(session.id, statuses=["unread"])
-                nodes.append(SessionNode(id=session.id, parent_id=session.parent_id,
-                                         label=runs[0].label if runs and runs[0].label else session.profile,
-                                         profile=session.profile, title=session.title,
-                                         status=runs[0].status.value if runs else "new", unread=unread,
-                                         depth=session.depth))
+                label = runs[0].label if runs and runs[0].label else session.profile
+                status = runs[0].status.value if runs else "new"
+                if (row := live.get(session.id)) is not None:
+                    label, status = row.label, getattr(row.status, "value", str(row.status))
+                if status == "waiting_user" and session.parent_id is None:
+                    status = ANSWERED  # the primary waiting for the user has simply answered
+                nodes.append(SessionNode(id=session.id, parent_id=session.parent_id, label=label,
+                                         profile=session.profile, title=session.title, status=status,
+                                         unread=unread, depth=session.depth))
 
         async def chosen(result: str | None) -> None:
             if result == "new":

@@ -21,7 +21,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from yeetui.events import RunStatus
-from yeetui.ledger import WATCHING, LedgerRow, format_row
+from yeetui.ledger import ANSWERED, WATCHING, LedgerRow, format_row, status_word
 
 LedgerAction = Literal["open", "steer", "cancel", "abort"]
 
@@ -36,6 +36,7 @@ STATUS_STYLES: dict[str, str] = {
     RunStatus.CANCELLED: "$foreground-muted",
     RunStatus.INTERRUPTED: "$warning",
     WATCHING: "$accent",
+    ANSWERED: "$success",
 }
 """How the status word of a row is coloured; theme variables, so every theme applies."""
 
@@ -48,7 +49,7 @@ def row_content(row: LedgerRow) -> Content:
         return content
     head = line.split(" · ", 1)[0]
     content = content.stylize("bold", 0, len(row.label))
-    style = STATUS_STYLES.get(str(row.status))
+    style = STATUS_STYLES.get(ANSWERED if status_word(row) == ANSWERED else str(row.status))
     if style:
         content = content.stylize(style, len(row.label) + 1, len(head))
     return content
