@@ -1,21 +1,18 @@
-"""ConversationView: streaming through MarkdownStream, tool blocks, announcements, the bounded window and
-paging older messages from a real SQLite store."""
+"""ConversationView: streaming through MarkdownStream, tool blocks, announcements and the bounded window
+(long sessions from a real SQLite store: test_conversation_paging.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.markdown import Markdown as RichMarkdown
 from textual.app import App, ComposeResult
 from textual.message import Message as TextualMessage
 from textual.widgets import Markdown, Static
 
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
-from yeetui.store import Store
 from yeetui.store.records import StoredMessage
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.message_views import (
@@ -24,6 +21,7 @@ from yeetui.tui.widgets.message_views import (
     LiveMarkdown,
     NoticeView,
     OlderMarker,
+    RenderedMarkdown,
     SteerView,
     ThinkingBlock,
     UserMessageView,
@@ -296,25 +294,29 @@ async def test_notices_are_readable_lines() -> None:
         assert warning.has_class("-warning") and error.has_class("-error")
 
 
-async def test_window_stays_bounded_and_top_asks_for_older() -> None:
+async def test_window_stays_bounded_and_the_store_is_asked_once_the_held_run_out() -> None:
     seen: list[TextualMessage] = []
     view = ConversationView("s1", window=150)
     async with Host(view).run_test(size=SIZE, message_hook=seen.append) as pilot:
-        for i in range(1, 401):
+        await view.load([stored(1000, Message.user("the first loaded"))], has_older=True)
+        for i in range(1001, 1401):
             message = Message.user(f"question {i}") if i % 2 else Message.assistant(f"answer **{i}**")
             await view.add_message(message, i)
-        await pilot.pause()
-        assert len(view.entries) <= 150
-        assert len(view.children) <= 151  # plus the "older messages" line
+        await wait_for(pilot, lambda: len(view.entries) <= 150)
         assert view.has_older and view.query(OlderMarker)
         oldest = view.oldest_message_id
-        assert oldest is not None and oldest > 250
+        assert oldest is not None and oldest > 1250
+        assert [item.id for item in view.held] == list(range(1000, oldest))  # trimmed views are held, in order
         assert view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y  # followed the end
 
-        view.scroll_home(animate=False, immediate=True)
-        await pilot.pause()
+        for _ in range(200):  # scroll up until the held messages are all shown again
+            if posted(seen, ConversationView.LoadOlder):
+                break
+            view.scroll_home(animate=False, immediate=True)
+            await pilot.pause(0.02)
         requests = posted(seen, ConversationView.LoadOlder)
-        assert [(r.session_id, r.before_message_id) for r in requests] == [("s1", oldest)]
+        assert [(r.session_id, r.before_message_id) for r in requests] == [("s1", 1000)]
+        assert len(view.entries) <= 150  # bounded while scrolling back too
         view.scroll_end(animate=False, immediate=True)
         view.scroll_home(animate=False, immediate=True)
         await pilot.pause()
@@ -351,36 +353,5 @@ async def test_streamed_messages_become_light_after_later_turns() -> None:
         replies = list(view.query(AssistantMessageView))
         await wait_for(pilot, lambda: [r.is_heavy for r in replies] == [False, False, True, True])
         body = replies[0].query_one(".body", Static)
-        assert isinstance(body.content, RichMarkdown) and body.content.markup == "reply 0"
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> Any:
-    async with await Store.open(tmp_path / "data" / "yeetui.db") as opened:
-        yield opened
-
-
-async def test_scrolling_up_pages_older_messages_from_sqlite(store: Store) -> None:
-    session = await store.create_session(profile="generic")
-    for i in range(300):
-        message = Message.user(f"question {i}") if i % 2 == 0 else Message.assistant(f"answer {i}")
-        await store.append_message(session.id, message)
-    view = ConversationView(session.id)
-
-    async def load_older(request: ConversationView.LoadOlder) -> None:
-        older = await store.messages(request.session_id, limit=60, before_id=request.before_message_id)
-        await view.prepend(older, has_older=bool(older) and older[0].seq > 0)
-
-    async with Host(view, load_older).run_test(size=SIZE) as pilot:
-        tail = await store.messages(session.id, limit=60)
-        await view.load(tail, has_older=True)
-        await pilot.pause()
-        first_id = view.oldest_message_id
-        assert first_id == tail[0].id
-
-        view.scroll_home(animate=False, immediate=True)
-        await wait_for(pilot, lambda: view.oldest_message_id == tail[0].id - 60 and view.scroll_y > 0)
-        assert len(view.entries) == 120
-        assert view.scroll_y > 0  # the position was kept, not reset to the new top
-        texts = [plain(e).splitlines()[-1] for e in view.entries if isinstance(e, UserMessageView)]
-        assert texts[0] == f"question {300 - 120}"
+        assert isinstance(body.content, RenderedMarkdown) and body.content.text == "reply 0"
+        assert "reply 0" in str(body.render_line(0).text)

@@ -1,8 +1,11 @@
 """One session's transcript: a scrolling column of message views, fed plain data by the screen.
 
-Only a bounded window of message views stays mounted (older ones are in SQLite and come back through
-`LoadOlder` → `prepend`). The live assistant message streams through `Markdown.get_stream()`; finished
-assistant text is a pre-rendered `Static`. The view sticks to the end while the user is at the end
+Only what is near the screen is mounted (`EntryWindow`): `load` mounts about two screens of the newest
+messages it is given and holds the rest; scrolling up mounts held messages above the screen, keeping the
+visible lines in place, and asks for the next page (`LoadOlder` → `prepend`) before they run out. While the
+user reads far above the end, views far below are unmounted too and come back as they scroll down. The
+live assistant message streams through `Markdown.get_stream()`; finished assistant text is a light
+`Static` that renders its Markdown once per width. The view sticks to the end while the user is at the end
 (Textual's `anchor()`), and stays put once they scroll up.
 """
 
@@ -11,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from textual import on
-from textual.containers import VerticalScroll
 from textual.message import Message as TextualMessage
 from textual.widget import Widget
 
-from yeetui.messages import Message, ToolCallPart
+from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart
 from yeetui.store.records import StoredMessage
+from yeetui.tui.widgets.conversation_window import EntryWindow
 from yeetui.tui.widgets.message_views import (
     AnnouncementView,
     AssistantMessageView,
@@ -26,15 +29,16 @@ from yeetui.tui.widgets.message_views import (
     UserMessageView,
     thinking_text,
 )
+from yeetui.tui.widgets.render_text import Item
 from yeetui.tui.widgets.tool_views import Entry, ToolCallView
 
-WINDOW = 150
-"""Message views kept mounted while the user follows the end of the conversation."""
+WINDOW = 60
+"""Message views kept mounted at most (a tenth fewer after each trim)."""
 HEAVY_KEEP = 2
 """Streamed messages that keep their Markdown widget; older ones are swapped for a light Static."""
 
 
-class ConversationView(VerticalScroll):
+class ConversationView(EntryWindow):
     DEFAULT_CSS = """
     ConversationView {
         height: 1fr;
@@ -45,7 +49,7 @@ class ConversationView(VerticalScroll):
     """
 
     class LoadOlder(TextualMessage):
-        """The user reached the top and older messages exist: the screen should `prepend` a page."""
+        """Older messages exist and the user is getting near them: the screen should `prepend` a page."""
 
         def __init__(self, session_id: str, before_message_id: int) -> None:
             super().__init__()
@@ -60,43 +64,33 @@ class ConversationView(VerticalScroll):
             self.session_id = session_id
 
     def __init__(self, session_id: str, *, window: int = WINDOW, **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(window=window, **kw)
         self.session_id = session_id
-        self.window = window
-        self.has_older = False
         self._loading_older = False
         self._live: AssistantMessageView | None = None
         self._live_run: str | None = None
         self._heavy: list[AssistantMessageView] = []
         self._tools: dict[str, ToolCallView] = {}
+        self._first: dict[int, Widget] = {}
+        """Message id → the mounted view that carries the message's items."""
 
     def on_mount(self) -> None:
         self.anchor()
 
-    # -- queries -----------------------------------------------------------------------------------
-
-    @property
-    def entries(self) -> list[Widget]:
-        """The mounted message views, oldest first (the `OlderMarker` excluded)."""
-        return [child for child in self.children if isinstance(child, Entry)]
-
     @property
     def oldest_message_id(self) -> int | None:
+        """The oldest mounted message."""
         ids = [e.message_id for e in self.entries if isinstance(e, Entry) and e.message_id is not None]
         return min(ids) if ids else None
-
-    @property
-    def following(self) -> bool:
-        """True while the view sticks to the end (the user has not scrolled away from it)."""
-        return self.is_anchored and not self._anchor_released
 
     # -- whole transcripts -------------------------------------------------------------------------
 
     async def load(self, messages: list[StoredMessage], *, has_older: bool) -> None:
-        """Replace everything with `messages` (the tail of the session)."""
+        """Replace everything with `messages` (the tail of the session): mount the newest, hold the rest."""
         self._live, self._live_run = None, None
         self._heavy.clear()
         self._tools.clear()
+        self._first.clear()
         self._loading_older = False
         tail = messages[-1] if messages else None
         if tail is not None and tail.partial and tail.message.role == "assistant" and tail.run_id:
@@ -105,44 +99,50 @@ class ConversationView(VerticalScroll):
             self._live = AssistantMessageView(tail.message.text, thinking_text(tail.message),
                                               message_id=tail.id, live=True)
             self._live_run = tail.run_id
-        views = self._build(messages)
+        views = self._build(self._reset([Item(m.id, m.message, m.partial) for m in messages]))
         if self._live is not None:
             views.append(self._live)
+        self.has_older = has_older
+        marker: list[Widget] = [OlderMarker()] if self._held or has_older else []
         with self.app.batch_update():
             await self.remove_children()
-            await self.mount_all(views)
-        await self._set_has_older(has_older)
-        await self._trim()
+            await self.mount_all(marker + views)
         self.anchor()
-        self.call_after_refresh(self._fill_if_short)
+        self.call_after_refresh(self._check)
 
     async def prepend(self, messages: list[StoredMessage], *, has_older: bool) -> None:
-        """Mount an older page above what is shown, keeping the visible lines where they are."""
+        """An older page from the store: hold it; it is mounted as the user scrolls up to it."""
         self._loading_older = False
-        known = self.oldest_message_id
-        messages = [m for m in messages if known is None or m.id < known]
-        views = self._build(messages)
-        old_height, old_y = self.virtual_size.height, self.scroll_y
-        following = self.following
-        first = next(iter(self.entries), None)
-        if views:
-            with self.app.batch_update():
-                if first is not None:
-                    await self.mount_all(views, before=first)
-                else:
-                    await self.mount_all(views)
-        await self._set_has_older(has_older)
-        if views and not following:
-            def keep_position() -> None:
-                grown = self.virtual_size.height - old_height
-                self.scroll_to(y=old_y + grown, animate=False, immediate=True)
-            self.call_after_refresh(keep_position)
+        known = self._oldest_known_id()
+        self._hold_older([Item(m.id, m.message, m.partial) for m in messages if known is None or m.id < known])
+        self.has_older = has_older
+        await self._window_changed()
+        self._check()
 
-    def _build(self, messages: Sequence[StoredMessage]) -> list[Widget]:
+    def _build(self, items: Sequence[Item]) -> list[Widget]:
         views: list[Widget] = []
-        for stored in messages:
-            views.extend(self._views_for(stored.message, stored.id, interrupted=stored.partial))
+        for item in items:
+            if item.notice is not None:
+                notice = NoticeView(*item.notice)
+                notice.items = (item,)
+                views.append(notice)
+            elif item.message is not None:
+                made = self._views_for(item.message, item.id, interrupted=item.partial)
+                self._give_items(item, made)
+                views.extend(made)
         return views
+
+    def _give_items(self, item: Item, views: Sequence[Widget]) -> None:
+        """Give `item` to the view that rebuilds it: its first new view, else (a tool result filling a
+        block already shown) the first view of the call's message."""
+        owner: Widget | None = views[0] if views else None
+        if owner is None and item.message is not None and item.message.tool_results:
+            block = self._tools.get(item.message.tool_results[0].call_id)
+            owner = self._first.get(block.message_id, block) if block and block.message_id else block
+        if owner is not None:
+            owner.items = (*owner.items, item)  # type: ignore[attr-defined]
+            if item.id is not None and views:
+                self._first[item.id] = owner
 
     def _views_for(self, message: Message, message_id: int | None, *, interrupted: bool = False) -> list[Widget]:
         """New views for one committed message; tool results fill their call's block instead."""
@@ -155,7 +155,7 @@ class ConversationView(VerticalScroll):
                     block = ToolCallView(part.call_id, part.name or "tool", None, message_id=message_id)
                     self._tools[part.call_id] = block
                     orphans.append(block)
-                    block.set_class(len(orphans) == 1, "-first")
+                    block.mark_first(len(orphans) == 1)
                 block.set_result(part.content, part.is_error)
             return orphans
         if message.role == "user":
@@ -172,8 +172,8 @@ class ConversationView(VerticalScroll):
         views.extend(self._tool_blocks(message.tool_calls, message_id))
         return views
 
-    def _tool_blocks(self, calls: Iterable[ToolCallPart], message_id: int | None) -> list[Widget]:
-        blocks: list[Widget] = []
+    def _tool_blocks(self, calls: Iterable[ToolCallPart], message_id: int | None) -> list[ToolCallView]:
+        blocks: list[ToolCallView] = []
         for call in calls:
             existing = self._tools.get(call.id)
             if existing is not None and existing.has_call:
@@ -183,36 +183,56 @@ class ConversationView(VerticalScroll):
             if existing is not None:  # a result-only block from a later page: the call now has its place
                 if existing.result is not None:
                     block.set_result(existing.result, existing.is_error)
+                block.items = existing.items
+                self._forget([existing])
                 if existing.is_attached:
+                    self._unmounting(existing)
                     existing.remove()
             self._tools[call.id] = block
             blocks.append(block)
         if blocks:
-            blocks[0].add_class("-first")
+            blocks[0].mark_first()
         return blocks
+
+    def _forget(self, widgets: Sequence[Widget]) -> None:
+        for widget in widgets:
+            if isinstance(widget, ToolCallView) and self._tools.get(widget.call_id) is widget:
+                del self._tools[widget.call_id]
+            if widget in self._heavy:
+                self._heavy.remove(widget)  # type: ignore[arg-type]
+            message_id = getattr(widget, "message_id", None)
+            if message_id is not None and self._first.get(message_id) is widget:
+                del self._first[message_id]
 
     # -- committed messages ------------------------------------------------------------------------
 
     async def add_message(self, message: Message, message_id: int, *, run_id: str | None = None) -> None:
         """A committed message. The assistant message of a live stream finishes that view in place."""
-        live = self._live
+        item, live = Item(message_id, message), self._live
         if message.role == "assistant" and live is not None and run_id in (None, self._live_run):
             self._live, self._live_run = None, None
             live.message_id = message_id
             thinking = thinking_text(message)
             await live.finish(message.text, thinking, interrupted=bool(message.meta.get("interrupted")))
-            if message.text.strip() or thinking or live.interrupted:
+            kept = bool(message.text.strip() or thinking or live.interrupted)
+            if kept:
                 self._note_heavy(live)
             else:  # a tool-call-only reply whose stream was restarted away: nothing left to show
+                self._unmounting(live)
                 await live.remove()
-            views = self._tool_blocks(message.tool_calls, message_id)
+            views: list[Widget] = list(self._tool_blocks(message.tool_calls, message_id))
+            shown = [live] if kept else [self._tools[c.id] for c in message.tool_calls if c.id in self._tools]
+            self._give_items(item, shown[:1])
         else:
             if live is not None and message.role == "user":
                 await self.end_stream()
+            filled = message.role == "tool" and all(p.call_id in self._tools for p in message.tool_results)
+            if self._gap_at_end() and not filled:
+                self._below.append(item)  # the user reads far above: it is mounted when they come back
+                return
             views = self._views_for(message, message_id)
-        if views:
-            await self.mount_all(views)
-        await self._trim()
+            self._give_items(item, views)
+        await self._mount_at_end(views)
 
     async def end_stream(self, run_id: str | None = None) -> None:
         """The run ended without committing its streamed text (cancelled, failed): keep it, marked."""
@@ -221,6 +241,8 @@ class ConversationView(VerticalScroll):
             return
         self._live, self._live_run = None, None
         await live.abandon()
+        parts = ((ThinkingPart(text=live.thinking),) if live.thinking else ()) + (TextPart(text=live.text),)
+        live.items = (Item(None, Message(role="assistant", parts=parts, meta={"interrupted": True})),)
         self._note_heavy(live)
 
     def _note_heavy(self, view: AssistantMessageView) -> None:
@@ -239,8 +261,7 @@ class ConversationView(VerticalScroll):
             await self.end_stream()
         if self._live is None:
             self._live, self._live_run = AssistantMessageView(live=True), run_id
-            await self.mount(self._live)
-            await self._trim()
+            await self._mount_at_end([self._live])
         return self._live
 
     async def stream_text(self, run_id: str, text: str) -> None:
@@ -274,88 +295,45 @@ class ConversationView(VerticalScroll):
         """A tool block that arrived by event rather than inside a committed message."""
         self._tools[block.call_id] = block
         if not isinstance(self.children[-1] if self.children else None, ToolCallView):
-            block.add_class("-first")
-        await self.mount(block)
-        await self._trim()
+            block.mark_first()
+        await self._mount_at_end([block])
 
     async def add_notice(self, level: str, text: str) -> None:
-        await self.mount(NoticeView(level, text))
-        await self._trim()
+        item = Item(None, notice=(level, text))
+        if self._gap_at_end():
+            self._below.append(item)
+        else:
+            await self._mount_at_end(self._build([item]))
 
-    # -- the bounded window ------------------------------------------------------------------------
+    # -- older messages ----------------------------------------------------------------------------
 
-    async def _trim(self) -> None:
-        """Unmount the oldest whole messages beyond the window (beyond 3× while the user reads history).
-
-        Trims a tenth below the window at a time, so removals (each a layout pass) come in batches."""
-        entries = self.entries
-        limit = self.window if self.following else 3 * self.window
-        if len(entries) <= limit:
-            return
-        doomed: list[Widget] = []
-        excess = len(entries) - (self.window - self.window // 10)
-        index = 0
-        while index < len(entries) and (len(doomed) < excess or self._same_message(entries[index], doomed)):
-            entry = entries[index]
-            if entry is self._live:
-                break
-            doomed.append(entry)
-            index += 1
-        if not doomed:
-            return
-        removed_height = sum(w.outer_size.height for w in doomed)
-        for widget in doomed:
-            if isinstance(widget, ToolCallView) and self._tools.get(widget.call_id) is widget:
-                del self._tools[widget.call_id]
-            if widget in self._heavy:
-                self._heavy.remove(widget)  # type: ignore[arg-type]
-        following = self.following
-        await self.remove_children(doomed)
-        await self._set_has_older(True)
-        if not following:
-            self.scroll_to(y=max(0, self.scroll_y - removed_height), animate=False, immediate=True)
-
-    @staticmethod
-    def _same_message(entry: Widget, doomed: list[Widget]) -> bool:
-        """Keep removing while `entry` belongs to the message just removed (tool blocks of a reply)."""
-        last_id = getattr(doomed[-1], "message_id", None) if doomed else None
-        return last_id is not None and getattr(entry, "message_id", None) == last_id
-
-    async def _set_has_older(self, has_older: bool) -> None:
-        self.has_older = has_older
+    async def _window_changed(self) -> None:
+        """The top line shows while older messages are held or in the store."""
         markers = self.query_children(OlderMarker)
-        if has_older and not markers:
+        older = bool(self._held) or self.has_older
+        if older and not markers:
             await self.mount(OlderMarker(), before=0)
-        elif not has_older and markers:
+        elif not older and markers:
             await markers.remove()
         elif markers:
-            markers.first().set_loading(self._loading_older)
+            markers.first().set_loading(self._loading_older and not self._held)
 
-    # -- paging older messages ---------------------------------------------------------------------
-
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if new_value <= 0 < old_value:
-            self.request_older()
-
-    def on_mouse_scroll_up(self) -> None:
-        if self.scroll_y <= 0:
-            self.request_older()
-
-    def _fill_if_short(self) -> None:
-        """A short tail that does not fill the view cannot be scrolled: ask for more at once."""
-        if self.max_scroll_y == 0:
-            self.request_older()
+    def _want_store_page(self) -> None:
+        self.request_older()
 
     def request_older(self) -> None:
-        """Post `LoadOlder` once per page while older messages exist."""
-        oldest = self.oldest_message_id
+        """Post `LoadOlder` once per page while older messages exist in the store."""
+        oldest = self._oldest_known_id()
         if not self.has_older or self._loading_older or oldest is None:
             return
         self._loading_older = True
         for marker in self.query_children(OlderMarker):
-            marker.set_loading(True)
+            marker.set_loading(not self._held)
         self.post_message(self.LoadOlder(self.session_id, oldest))
+
+    def _oldest_known_id(self) -> int | None:
+        held = next((item.id for item in self._held if item.id is not None), None)
+        return held if held is not None else self.oldest_message_id
 
     @on(AnnouncementView.Selected)
     def _open_child(self, event: AnnouncementView.Selected) -> None:

@@ -1,9 +1,9 @@
 """The views a ConversationView is made of: one per user/assistant message, plus announcements, steering,
 notices and tool blocks (`tool_views.py`).
 
-Finished assistant text is a light `Static` holding a pre-rendered Rich Markdown renderable; only the live
-(streaming) message — and the last few that streamed — use Textual's `Markdown` widget, written through
-`Markdown.get_stream()`.
+Finished assistant text is a light `Static` holding a `RenderedMarkdown` (Rich Markdown, rendered once per
+width); only the live (streaming) message — and the last few that streamed — use Textual's `Markdown`
+widget, written through `Markdown.get_stream()`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import re
 from typing import Any
 
 from markdown_it import MarkdownIt
+from rich.console import Console, ConsoleOptions
 from rich.markdown import Markdown as RichMarkdown
+from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -36,6 +38,29 @@ FLUSH_INTERVAL = 0.05
 def thinking_text(message: Message) -> str:
     parts = [p for p in message.parts if isinstance(p, ThinkingPart)]
     return "\n\n".join("(redacted thinking)" if p.redacted else p.text for p in parts)
+
+
+class RenderedMarkdown:
+    """Finished Markdown as a Rich renderable that parses on first use and renders once per width.
+
+    A `Static` renders its content twice per width (to measure its height, then to draw it) and again
+    whenever it is redrawn; Markdown with highlighted code is the costliest thing in a transcript, so the
+    segments are kept and replayed. Rich's Markdown ignores the height it is offered, so width is the key."""
+
+    def __init__(self, text: str, *, code_theme: str) -> None:
+        self.text = text
+        self.code_theme = code_theme
+        self._segments: dict[tuple[object, ...], list[Segment]] = {}
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> list[Segment]:
+        key = (options.max_width, options.justify, options.overflow, options.no_wrap)
+        segments = self._segments.get(key)
+        if segments is None:
+            if len(self._segments) >= 2:  # a terminal being resized: keep the last widths only
+                del self._segments[next(iter(self._segments))]
+            markdown = RichMarkdown(self.text, code_theme=self.code_theme)
+            segments = self._segments[key] = list(console.render(markdown, options))
+        return segments
 
 
 class UserMessageView(Entry, Static):
@@ -131,9 +156,9 @@ class AssistantMessageView(Entry, Vertical):
         if self.interrupted:
             yield Static("(interrupted)", classes="interrupted")
 
-    def _rich(self, text: str) -> RichMarkdown:
+    def _rich(self, text: str) -> RenderedMarkdown:
         dark = self.app.current_theme.dark if self.is_attached else True
-        return RichMarkdown(text, code_theme="monokai" if dark else "default")
+        return RenderedMarkdown(text, code_theme="monokai" if dark else "default")
 
     @property
     def is_heavy(self) -> bool:
@@ -339,6 +364,9 @@ class OlderMarker(Static):
 
     def __init__(self) -> None:
         super().__init__("↑ older messages · scroll up to load")
+        self.loading = False
 
     def set_loading(self, loading: bool) -> None:
-        self.update("loading older messages…" if loading else "↑ older messages · scroll up to load")
+        if loading != self.loading:
+            self.loading = loading
+            self.update("loading older messages…" if loading else "↑ older messages · scroll up to load")

@@ -1,4 +1,5 @@
-"""Pure text helpers for the conversation views: tool-call titles, previews, announcement parsing.
+"""Pure text helpers for the conversation views: tool-call titles, previews, announcement parsing, and the
+cheap height guesses that decide how many messages a conversation mounts.
 
 Kept free of widgets so they are easy to read and to test, and so the view modules stay small.
 """
@@ -7,7 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from yeetui.messages import Message
 
 SUMMARY_KEYS = ("command", "path", "pattern", "profile", "target", "run_id", "question", "query", "url")
 """Argument names that best describe a tool call in one line, most telling first."""
@@ -87,3 +92,72 @@ def split_announcement(text: str) -> tuple[str, str]:
     else:
         body = text.split("\n", 1)[1].strip() if "\n" in text else ""
     return head, body
+
+
+def wrapped_rows(text: str, width: int) -> int:
+    """About how many rows `text` takes wrapped at `width` (every line at least one)."""
+    width = max(width, 8)
+    return sum(len(line) // width + 1 for line in text.splitlines())
+
+
+def estimate_rows(message: Message, width: int) -> int:
+    """A cheap guess (no rendering) at the rows a message's views take at `width`, margins included.
+
+    Tool results add nothing (they fill their call's block, collapsed to one row); announcements and
+    steering are previews of a few lines."""
+    text = message.text
+    if message.role == "tool":
+        return 0
+    if message.role == "user":
+        if message.meta.get("announcement"):
+            return 4 + min(wrapped_rows(text, width), ANNOUNCEMENT_LINES)
+        if message.meta.get("steer") or message.meta.get("nudge"):
+            return 1 + min(wrapped_rows(text, width), 3)
+        return 2 + wrapped_rows(text, width)
+    calls = len(message.tool_calls)
+    shown = wrapped_rows(text, width) if text.strip() else 0
+    shown += any(part.kind == "thinking" for part in message.parts) + bool(message.meta.get("interrupted"))
+    return max(1, (1 + shown if shown else 0) + (1 + calls if calls else 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One thing a conversation shows, kept so that its views can be rebuilt after being unmounted: a
+    message (`id` None for one never stored, like an abandoned stream) or a notice (`level`, `text`)."""
+
+    id: int | None
+    message: Message | None = None
+    partial: bool = False
+    notice: tuple[str, str] | None = None
+
+    @property
+    def is_result(self) -> bool:
+        """A tool result: shown inside its call's block, so never the first of a run of mounted items."""
+        return self.message is not None and self.message.role == "tool"
+
+    def rows(self, width: int) -> int:
+        return estimate_rows(self.message, width) if self.message is not None else 2
+
+
+def chunk_start(items: Sequence[Item], width: int, rows: int) -> int:
+    """Where a run of the newest `items` that fills about `rows` rows at `width` starts (never at a result
+    whose call is in an earlier item: call and result show as one block)."""
+    start, total = len(items), 0
+    while start > 0 and (total < rows or start == len(items)):  # one item at least
+        start -= 1
+        total += items[start].rows(width)
+    while start > 0 and items[start].is_result:
+        start -= 1
+    return start
+
+
+def chunk_end(items: Sequence[Item], width: int, rows: int) -> int:
+    """Where a run of the oldest `items` that fills about `rows` rows at `width` ends (results of its last
+    calls included)."""
+    end, total = 0, 0
+    while end < len(items) and (total < rows or end == 0):
+        total += items[end].rows(width)
+        end += 1
+    while end < len(items) and items[end].is_result:
+        end += 1
+    return end

@@ -7,17 +7,19 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from yeetui.tui.widgets.render_text import preview, tool_arguments_text, tool_summary
+from yeetui.tui.widgets.render_text import Item, preview, tool_arguments_text, tool_summary
 
 
 class Entry:
     """Mixin for everything mounted directly in a ConversationView.
 
     `message_id` is the stored message the view renders (None for notices and other UI-only lines); the
-    conversation evicts and pages whole messages by it.
+    conversation unmounts and pages whole messages by it. `items` rebuild the entry once unmounted: the
+    first view of a message carries the message and its tool results, the message's other views none.
     """
 
     message_id: int | None = None
+    items: tuple[Item, ...] = ()
 
 
 class ToolCallView(Entry, Collapsible):
@@ -54,9 +56,10 @@ class ToolCallView(Entry, Collapsible):
         self.is_error = False
         self._args = Static(self._args_content(), classes="tool-args")
         self._result = Static(Content("running…"), classes="tool-result tool-pending")
+        # Classed as Collapsible's mount would class it: restyling a block once mounted costs more than
+        # everything else about mounting it.
         super().__init__(self._args, self._result, title=self._make_title(), collapsed=True,  # type: ignore[arg-type]
-                         collapsed_symbol="▸", expanded_symbol="▾")
-        self.add_class("-running")
+                         collapsed_symbol="▸", expanded_symbol="▾", classes="-collapsed -running")
 
     @property
     def has_call(self) -> bool:
@@ -71,10 +74,15 @@ class ToolCallView(Entry, Collapsible):
     def set_result(self, content: str, is_error: bool) -> None:
         self.result, self.is_error = content, is_error
         self._result.update(Content(preview(content)))
-        self._result.remove_class("tool-pending")
-        self.remove_class("-running")
-        self.set_class(is_error, "-error")
+        update = self.is_attached  # a block not mounted yet is styled once, when it is
+        self._result.remove_class("tool-pending", update=update)
+        self.remove_class("-running", update=update)
+        self.set_class(is_error, "-error", update=update)
         self.title = self._make_title()  # type: ignore[assignment]
+
+    def mark_first(self, first: bool = True) -> None:
+        """The first block of a run of them (a margin above it)."""
+        self.set_class(first, "-first", update=self.is_attached)
 
     def _args_content(self) -> Content:
         if self.arguments is None:
