@@ -2,18 +2,23 @@
 
 (a) Time to first frame: `python -m yeetui` vs a bare Textual app with a Header, a Markdown and an Input
     (bench/tui_probe.py), each started in a 120×40 pseudo-terminal and timed until its first visible text,
-    and until its usable screen (yeetui: the composer; the probe: all three widgets) has been written.
+    until its usable screen (yeetui: the composer; the probe: all three widgets) has been written, until
+    text typed the moment the composer (the probe's Input) shows is echoed, and — yeetui only — until
+    the main screen is up with the session open (the runtime built behind the first screen).
 (b) Responsiveness under load: the real YeetuiApp headless (`run_test(size=(120, 40))`) while the primary
     streams a long Markdown answer and 20 subagents stream in the background, vs the same app idle.
     Event-loop stalls come from a 2 ms timer task (oversleep max / p99); key echo is the time from a key
     reaching the app (sent the way the terminal driver sends it, as `pilot.press` does) to the character
     being in the composer's TextArea (its `TextArea.Changed` being dispatched).
-(c) Opening a 10,000-message session vs a 10-message one (and a 100-message one, which mounts as many
-    messages as the long one's first page): from `MainScreen.open_session(id)` to the view mounted, and to
-    the first screen refresh after it (rendered).
+(c) Opening a 10,000-message session vs a 10-message one (and a 100-message one, which is as many messages
+    as the long one's first page): from `MainScreen.open_session(id)` to the view mounted, and to the first
+    screen refresh after it (rendered); the widgets mounted. Then scrolling back through the long session
+    page by page: each page-up until the view has settled (older messages mounted, pages fetched from the
+    store) and redrawn, the last tenth of the steps vs the first tenth (does the cost grow with depth?),
+    event-loop stalls meanwhile, and the widgets mounted at the end.
 Each measurement runs in a fresh interpreter against the standalone fake LLM server.
 
-Usage: python bench/bench_tui.py [--quick] [--rounds N] [--keys N]
+Usage: python bench/bench_tui.py [--quick] [--rounds N] [--keys N] [--only frame|load|open …]
 """
 
 from __future__ import annotations
@@ -22,7 +27,6 @@ import argparse
 import asyncio
 import json
 import random
-import sqlite3
 import sys
 import tempfile
 import time
@@ -32,27 +36,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import fake_llm, isolated_env
 from bench.measure import LagMonitor, emit, median, percentile, run_case, show
+from bench.tui_fixtures import fill_session, long_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZE = (120, 40)
 PRIMARY_MARKER = "PRIMARY-LONG-ANSWER"
 SUBTASK_MARKER = "BG-SUBTASK"
-
-
-def long_markdown(target: int) -> str:
-    """A long, mixed answer: headings, paragraphs, lists, code and a table, as models write them."""
-    parts, n = [], 0
-    while sum(map(len, parts)) < target:
-        n += 1
-        parts.append(f"## Step {n}: the tokenizer\n\nThe tokenizer reads the input **once** and keeps a small "
-                     f"stack of open scopes; each scope records where it started so that errors can point at "
-                     f"the opening bracket. See `parse_scope()` and the notes below.\n\n"
-                     f"- keep `offset` monotonic\n- never re-read a token\n- report the *first* error\n\n"
-                     f"```python\ndef parse_scope(tokens, start={n}):\n    stack = [start]\n"
-                     f"    for token in tokens:\n        if token.opens:\n            stack.append(token.offset)\n"
-                     f"    return stack\n```\n\n| case | before | after |\n|---|---|---|\n"
-                     f"| {n} | 12 ms | 3 ms |\n\n")
-    return "".join(parts)[:target]
 
 
 def script(*, primary_chars: int, sub_chars: int) -> list[dict]:
@@ -99,7 +88,7 @@ async def case_load(*, busy: bool, keys: int, subagents: int, budget: float = 12
         if isinstance(message, TextArea.Changed) and message.text_area.id == "composer-input":
             echoed.set()
 
-    app = YeetuiApp(cwd=project, runtime=runtime)
+    app = YeetuiApp(cwd=project, runtime=runtime, tune_gc=True)  # as the binary runs it
     try:
         async with app.run_test(size=SIZE, message_hook=hook) as pilot:
             main = await _main_screen(pilot)
@@ -165,41 +154,7 @@ async def _until_streaming(main) -> None:
 
 # -- (c) opening long sessions ---------------------------------------------------------------------
 
-def _conversation(count: int) -> list[tuple[str, str]]:
-    """`count` messages of a realistic shape: question, reply with a tool call, tool result, answer."""
-    from yeetui.messages import Message, TextPart, ToolCallPart, ToolResultPart
-
-    code = "\n".join(f"    line_{i} = parse(tokens[{i}])  # keep offsets monotonic" for i in range(20))
-    messages: list[Message] = []
-    turn = 0
-    while len(messages) < count:
-        turn += 1
-        call = f"toolu_{turn:06d}"
-        messages += [
-            Message.user(f"Question {turn}: why does the tokenizer lose the offset after a nested scope?"),
-            Message(role="assistant", parts=(TextPart(text=f"Let me read the parser (turn {turn})."),
-                                             ToolCallPart(id=call, name="read_file",
-                                                          arguments={"path": "src/parser.py"}))),
-            Message(role="tool", parts=(ToolResultPart(call_id=call, name="read_file",
-                                                       content=f"def parse():\n{code}\n"),)),
-            Message.assistant(long_markdown(700)),
-        ]
-    return [(m.role, m.model_dump_json()) for m in messages[:count]]
-
-
-def _fill(db: Path, session_id: str, count: int) -> None:
-    """Bulk-insert `count` messages (direct SQL: a benchmark fixture, 10,000 inserts through the API
-    would only measure the API)."""
-    from yeetui.store.records import utcnow
-
-    now = utcnow()
-    rows = [(session_id, seq, role, body, now, now) for seq, (role, body) in enumerate(_conversation(count), 1)]
-    with sqlite3.connect(db, timeout=30) as conn:
-        conn.executemany("INSERT INTO messages (session_id, run_id, seq, role, body, partial, created_at, "
-                         "updated_at) VALUES (?, NULL, ?, ?, ?, 0, ?, ?)", rows)
-
-
-async def case_open(*, sizes: list[int], rounds: int) -> dict:
+async def case_open(*, sizes: list[int], rounds: int, scroll_steps: int = 0) -> dict:
     from yeetui import paths
     from yeetui.runtime import Runtime
     from yeetui.tui.app import YeetuiApp
@@ -211,11 +166,11 @@ async def case_open(*, sizes: list[int], rounds: int) -> dict:
     for size in sizes:
         record = await runtime.store.create_session(profile="generic", title=f"{size} messages",
                                                     cwd=str(project))
-        _fill(paths.database_path(runtime.env), record.id, size)
+        fill_session(paths.database_path(runtime.env), record.id, size)
         sessions[size] = record.id
     results: dict[str, dict[str, list[float]]] = {str(s): {"loaded": [], "rendered": [], "widgets": []}
                                                   for s in sizes}
-    app = YeetuiApp(cwd=project, runtime=runtime)
+    app = YeetuiApp(cwd=project, runtime=runtime, tune_gc=True)  # as the binary runs it
     try:
         async with app.run_test(size=SIZE) as pilot:
             main = await _main_screen(pilot)
@@ -241,9 +196,37 @@ async def case_open(*, sizes: list[int], rounds: int) -> dict:
                     results[str(size)]["loaded"].append(loaded)
                     results[str(size)]["rendered"].append(rendered)
                     results[str(size)]["widgets"].append(widgets)
+            if scroll_steps:
+                results["scroll"] = await _scroll_back(pilot, main, sessions[max(sizes)], scroll_steps)
     finally:
         await runtime.close()
     return results
+
+
+async def _scroll_back(pilot, main, session_id: str, steps: int) -> dict:
+    """Page up `steps` times through a long session, timing each step until the view has settled (older
+    messages mounted, pages fetched) and the screen refreshed; event-loop stalls meanwhile."""
+    await main.open_session(session_id)
+    await pilot.pause(0.3)
+    view = main.query_one(f"#conv-{session_id}")
+    after_open = len(list(view.query("*")))
+    lag = LagMonitor(0.002).start()
+    times: list[float] = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        view.scroll_page_up(animate=False)
+        await asyncio.sleep(0)
+        for _ in range(60_000):  # settled: nothing being mounted or fetched (the older code has no `paging`)
+            if not (getattr(view, "paging", False) or view._loading_older):
+                break
+            await asyncio.sleep(0.001)
+        refreshed = asyncio.Event()
+        main.call_after_refresh(refreshed.set)
+        await asyncio.wait_for(refreshed.wait(), 60)
+        times.append(time.perf_counter() - start)
+    stalls = await lag.stop()
+    return {"steps": times, "lag_max": stalls["max"], "lag_p99": stalls["p99"], "widgets_after_open": after_open,
+            "widgets_after": len(list(view.query("*")))}
 
 
 def run_one_case(args: argparse.Namespace) -> None:
@@ -251,12 +234,20 @@ def run_one_case(args: argparse.Namespace) -> None:
         emit(asyncio.run(case_load(busy=args.busy, keys=args.keys, subagents=args.subagents,
                                    budget=args.key_budget)))
     elif args.case == "open":
-        emit(asyncio.run(case_open(sizes=json.loads(args.sizes), rounds=args.rounds)))
+        emit(asyncio.run(case_open(sizes=json.loads(args.sizes), rounds=args.rounds,
+                                   scroll_steps=args.scroll_steps or 0)))
     else:
         raise SystemExit(f"unknown case {args.case!r}")
 
 
 # -- the driver ------------------------------------------------------------------------------------
+
+ECHO_PROBE = "qzxjv"
+"""Typed the moment the composer (or the bare app's Input) shows; its echo is the "accepts keys" time."""
+SESSION_READY = "nothing in the inbox"
+"""Drawn only by yeetui's main screen (its inbox panel): it replaces the starting screen once the runtime is
+open, and opens its session at once (a new session: ~10 ms later, usually before the first paint)."""
+
 
 def first_frame(rounds: int, env: dict[str, str], home: Path) -> None:
     from bench.pty_timing import time_to_markers
@@ -264,24 +255,35 @@ def first_frame(rounds: int, env: dict[str, str], home: Path) -> None:
 
     project = home / "project"
     project.mkdir(exist_ok=True)
-    env = {**env, "PYTHONPATH": str(ROOT)}
+    # Bytecode is cached, as for any installed package: a private cache dir, written in the warm-up round
+    # (a sandbox's PYTHONDONTWRITEBYTECODE would otherwise make every start compile yeetui from source).
+    env = {**{k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPATH": str(ROOT),
+           "PYTHONPYCACHEPREFIX": str(home / "pycache")}
     probe = [sys.executable, str(ROOT / "bench" / "tui_probe.py")]
     yeetui = [sys.executable, "-m", "yeetui"]
-    probe_first, probe_ready, ours_first, ours_ready = [], [], [], []
+    probe_first, probe_ready, probe_echo, ours_first, ours_ready, ours_echo, ours_session = [], [], [], [], [], [], []
     for i in range(rounds + 1):  # round 0 warms the file cache and is dropped
         seen = time_to_markers(probe, markers=[TITLE_MARKER, MARKDOWN_MARKER, INPUT_MARKER], env=env,
-                               cwd=project, size=SIZE)
-        ours = time_to_markers(yeetui, markers=["Message yeetui"], env=env, cwd=project, size=SIZE)
+                               cwd=project, size=SIZE, type_after={INPUT_MARKER: ECHO_PROBE})
+        ours = time_to_markers(yeetui, markers=["Message yeetui", SESSION_READY], env=env, cwd=project,
+                               size=SIZE, type_after={"Message yeetui": ECHO_PROBE})
         if i:
             probe_first.append(seen["first text"])
             probe_ready.append(max(seen[m] for m in (TITLE_MARKER, MARKDOWN_MARKER, INPUT_MARKER)))
+            probe_echo.append(seen[ECHO_PROBE])
             ours_first.append(ours["first text"])
             ours_ready.append(ours["Message yeetui"])
+            ours_echo.append(ours[ECHO_PROBE])
+            ours_session.append(ours[SESSION_READY])
     print(f"time to first frame in a {SIZE[0]}×{SIZE[1]} pty ({rounds} alternating rounds, medians):", flush=True)
     show("  first visible text: yeetui vs bare Textual app (Header+Markdown+Input)", median(ours_first),
          median(probe_first), goal=1.5)
     show("  usable screen: yeetui composer shown vs bare app fully drawn", median(ours_ready),
          median(probe_ready), goal=1.5)
+    show("  composer accepts keys: text typed at the placeholder echoed, yeetui vs bare app's Input",
+         median(ours_echo), median(probe_echo), goal=1.5)
+    show("  session ready: yeetui main screen up (its inbox drawn) vs bare app fully drawn",
+         median(ours_session), median(probe_ready))
 
 
 def report_load(idle: list[dict], busy: list[dict], subagents: int) -> None:
@@ -307,6 +309,7 @@ def report_load(idle: list[dict], busy: list[dict], subagents: int) -> None:
 
 def report_open(runs: dict, sizes: list[int]) -> None:
     small, middle, large = (str(s) for s in sizes)
+    scroll = runs.pop("scroll", None)
     print(f"opening a session ({len(runs[large]['loaded'])} rounds, medians; mounted widgets: "
           + ", ".join(f"{s} msgs → {int(median(runs[str(s)]['widgets']))}" for s in sizes) + "):", flush=True)
     for what in ("loaded", "rendered"):
@@ -314,6 +317,15 @@ def report_open(runs: dict, sizes: list[int]) -> None:
              median(runs[small][what]), goal=2.0)
         show(f"  {large}-message vs {middle}-message session, {what}", median(runs[large][what]),
              median(runs[middle][what]))
+    if scroll:
+        steps, tenth = scroll["steps"], max(1, len(scroll["steps"]) // 10)
+        print(f"scrolling back through the {large}-message session ({len(steps)} page-ups, each until settled and "
+              f"redrawn; mounted widgets {scroll['widgets_after_open']} after opening, {scroll['widgets_after']} "
+              f"after):", flush=True)
+        show(f"  page-up, last {tenth} vs first {tenth} (median)", median(steps[-tenth:]), median(steps[:tenth]))
+        show("  page-up, slowest vs median", max(steps), median(steps))
+        print(f"  event-loop stalls while scrolling: max {scroll['lag_max'] * 1000:.0f} ms, "
+              f"p99 {scroll['lag_p99'] * 1000:.0f} ms", flush=True)
 
 
 def main() -> None:
@@ -325,9 +337,13 @@ def main() -> None:
     parser.add_argument("--load-rounds", type=int, default=None, help="idle/busy run pairs (default 1)")
     parser.add_argument("--key-budget", type=float, default=None,
                         help="seconds of key presses per responsiveness run at most (default 120)")
+    parser.add_argument("--only", choices=("frame", "load", "open"), action="append",
+                        help="run only these cases (repeatable; default: all)")
+    parser.add_argument("--scroll-steps", type=int, default=None,
+                        help="page-ups scrolling back through the longest session (default 150; 0: skip)")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--busy", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--sizes", help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", help="open-session sizes, a JSON list of three (default [10, 100, 10000])")
     args = parser.parse_args()
     if args.case:
         run_one_case(args)
@@ -337,7 +353,9 @@ def main() -> None:
     subagents = args.subagents if args.subagents is not None else (3 if args.quick else 20)
     load_rounds = args.load_rounds or 1
     budget = args.key_budget or (40.0 if args.quick else 120.0)
-    sizes = [10, 100, 1000] if args.quick else [10, 100, 10_000]
+    sizes = json.loads(args.sizes) if args.sizes else [10, 100, 1000] if args.quick else [10, 100, 10_000]
+    only = set(args.only or ("frame", "load", "open"))
+    scroll_steps = args.scroll_steps if args.scroll_steps is not None else (40 if args.quick else 150)
     primary_chars, sub_chars = (4_000, 2_000) if args.quick else (24_000, 8_000)
     me = str(Path(__file__).resolve())
 
@@ -347,14 +365,19 @@ def main() -> None:
             home = Path(tempfile.mkdtemp(dir=tmp))
             return run_case([me, *extra], env=isolated_env(url, home), cwd=home)
 
-        first_frame(rounds, isolated_env(url, Path(tmp)), Path(tmp))
-        idle, busy = [], []
-        load = ["--case", "load", "--keys", str(keys), "--subagents", str(subagents), "--key-budget", str(budget)]
-        for _ in range(load_rounds):
-            idle.append(case(*load))
-            busy.append(case(*load, "--busy"))
-        report_load(idle, busy, subagents)
-        report_open(case("--case", "open", "--sizes", json.dumps(sizes), "--rounds", str(rounds)), sizes)
+        if "frame" in only:
+            first_frame(rounds, isolated_env(url, Path(tmp)), Path(tmp))
+        if "load" in only:
+            idle, busy = [], []
+            load = ["--case", "load", "--keys", str(keys), "--subagents", str(subagents),
+                    "--key-budget", str(budget)]
+            for _ in range(load_rounds):
+                idle.append(case(*load))
+                busy.append(case(*load, "--busy"))
+            report_load(idle, busy, subagents)
+        if "open" in only:
+            report_open(case("--case", "open", "--sizes", json.dumps(sizes), "--rounds", str(rounds),
+                             "--scroll-steps", str(scroll_steps)), sizes)
 
 
 if __name__ == "__main__":
