@@ -251,3 +251,30 @@ def test_the_start_path_imports_no_domain_module() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.stdout.strip() == ""
+
+
+async def test_page_up_and_down_scroll_the_conversation_while_the_composer_keeps_the_draft(
+        fake_env, project: Path) -> None:
+    from yeetui.messages import Message
+    from yeetui.runtime import Runtime
+
+    runtime = await Runtime.open(cwd=project)
+    session = await runtime.store.create_session(profile="generic", cwd=str(project))
+    for i in range(40):
+        await runtime.store.append_message(session.id, Message.user(f"question {i}"))
+        await runtime.store.append_message(session.id, Message.assistant(f"answer {i}\n\n" + "line\n\n" * 6))
+    await runtime.close()
+    app = YeetuiApp(cwd=project, resume=session.id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        view = main.view()
+        await _until(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y)
+        main.query_one(Composer).focus()
+        await pilot.press(*"draft")
+        page = view.scrollable_content_region.height
+        await pilot.press("pageup")  # older messages may be paged in above meanwhile: measure from the end
+        await _until(pilot, lambda: view.max_scroll_y - view.scroll_y >= page // 2)
+        composer = main.query_one(Composer)
+        assert composer.text == "draft" and isinstance(pilot.app.focused, ComposerInput)
+        await pilot.press("pagedown")
+        await _until(pilot, lambda: view.scroll_y == view.max_scroll_y)

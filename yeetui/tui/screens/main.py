@@ -14,6 +14,7 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer
@@ -43,6 +44,10 @@ PAGE = 100
 
 class MainScreen(SessionStart, SlashCommands, Screen):
     CSS_PATH = "main.tcss"
+    BINDINGS = [  # priority: the composer (a TextArea) would take them for its own cursor otherwise
+        Binding("pageup", "scroll_conversation(-1)", "Scroll up", id="scroll_up", show=False, priority=True),
+        Binding("pagedown", "scroll_conversation(1)", "Scroll down", id="scroll_down", show=False, priority=True),
+    ]
 
     def __init__(self, runtime: Runtime, *, resume: str | None = None, continue_latest: bool = False,
                  model: str | None = None, extra_warnings: list[str] | None = None,
@@ -109,6 +114,12 @@ class MainScreen(SessionStart, SlashCommands, Screen):
 
     async def _late_notice(self, text: str) -> None:
         await self.view().add_notice("warning", text)
+
+    def action_scroll_conversation(self, direction: int) -> None:
+        """Page the open conversation while the composer keeps the focus (and the draft)."""
+        view = self.view()  # releasing the anchor: the view stops following the end until scrolled back to it
+        page = view.scrollable_content_region.height
+        view.scroll_to(y=view.scroll_y + direction * page, animate=False, release_anchor=True)
 
     # -- sessions ----------------------------------------------------------------------------------
 
