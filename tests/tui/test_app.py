@@ -204,6 +204,18 @@ async def test_enter_during_start_up_sends_once_the_session_is_open(fake_env, pr
         assert main.ready and not app.pending
 
 
+async def test_a_command_queued_during_start_up_leaves_no_queued_hint_behind(fake_env, project: Path) -> None:
+    app = GatedApp(cwd=project)
+    async with app.run_test(size=(110, 30)) as pilot:
+        starting = await _starting(pilot)
+        await pilot.press(*"/agents", "enter")
+        assert "1 queued" in _text(starting)
+        app.gate.set()
+        main = await _main(pilot)
+        await _until(pilot, lambda: main.ready and "Agent profiles:" in _text(main.query_one(ConversationView)))
+        assert "queued" not in str(main.query_one("#composer-hint").render())
+
+
 async def test_a_modal_open_during_start_up_delays_the_handover_until_it_closes(fake_env, project: Path) -> None:
     from textual.command import CommandPalette
 

@@ -99,7 +99,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def _main(pilot: Any) -> MainScreen:
-    await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and bool(pilot.app.screen.current),
+    await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and pilot.app.screen.ready,
                  "the main screen")
     return pilot.app.screen
 

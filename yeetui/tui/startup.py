@@ -131,6 +131,8 @@ class SessionStart:
             else:
                 await item(self)
         self.ready = True
+        control = self.controls.get(self.current or "")  # the queued hint now belongs to the session again
+        self.query_one(Composer).set_busy(bool(control and control.busy), len(control.queue) if control else 0)
         self.post_message(self.Ready())
 
     def hold(self: Any, text: str) -> bool:
