@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from textual import events
 
 from tests.fakellm import Fault, Reply, ToolCall
@@ -15,14 +14,6 @@ from yeetui.tui.app import StartingScreen, YeetuiApp
 from yeetui.tui.screens.main import MainScreen
 from yeetui.tui.widgets.composer import Composer, ComposerInput
 from yeetui.tui.widgets.conversation import ConversationView
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 async def _main(pilot) -> MainScreen:

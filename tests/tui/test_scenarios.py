@@ -32,14 +32,6 @@ REVIEWER = "You are a code reviewer."
 """Phrases from each profile's system prompt: each occurs only in that profile's requests."""
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
 def _ledger_lines(main: MainScreen) -> list[str]:
     ledger = main.query_one(LedgerPanel)
     return [str(ledger.get_option_at_index(i).prompt) for i in range(ledger.option_count)]

@@ -90,10 +90,9 @@ when the server stops)."""
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    root = tmp_path / "project"
-    root.mkdir()
+def project(project: Path) -> Path:
+    """The shared empty project, with a README to show in completions."""
+    root = project
     (root / "README.md").write_text("# demo\n\nA project to test yeetui with.\n", encoding="utf-8")
     return root
 
