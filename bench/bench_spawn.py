@@ -65,7 +65,7 @@ async def case_overhead(url: str, rounds: int) -> dict:
     import anthropic
 
     from yeetui.events import RunStatus
-    from yeetui.spawner import SpawnRequest
+    from yeetui.subagents.spawner import SpawnRequest
 
     runtime = await _open_runtime()
     client = anthropic.AsyncAnthropic(max_retries=0)
@@ -104,7 +104,7 @@ async def case_overhead(url: str, rounds: int) -> dict:
 
 async def case_fanout(agents: int, max_concurrent: int) -> dict:
     from yeetui.events import RunStatus
-    from yeetui.spawner import AgentSpawner, SpawnRequest
+    from yeetui.subagents.spawner import AgentSpawner, SpawnRequest
 
     runtime = await _open_runtime()
     rss_open = rss_kb()

@@ -74,7 +74,7 @@ async def case_load(*, busy: bool, keys: int, subagents: int, budget: float = 12
     from textual.widgets import TextArea
 
     from yeetui.runtime import Runtime
-    from yeetui.spawner import AgentSpawner
+    from yeetui.subagents.spawner import AgentSpawner
     from yeetui.tui.app import YeetuiApp
     from yeetui.tui.widgets.composer import Composer
 

@@ -159,7 +159,7 @@ class InboxItemAdded:
 
 @dataclass(frozen=True, slots=True)
 class LedgerChanged:
-    """One ledger row changed (see yeetui.ledger.LedgerRow); `row` is None when the row was removed."""
+    """One ledger row changed (see yeetui.subagents.ledger.LedgerRow); `row` is None when the row was removed."""
 
     run_id: str
     row: Any
@@ -178,7 +178,8 @@ class SessionBusyChanged:
 
 @dataclass(frozen=True, slots=True)
 class WatcherChanged:
-    """A pair watcher (yeetui.watcher) turned on or off, started or ended a run, or its counts changed.
+    """A pair watcher (yeetui.subagents.watcher) turned on or off, started or ended a run, or its counts
+    changed.
 
     `session_id` is the watcher's own session; the ledger shows `label watching` while `watching` is true
     and no run of that session is in flight."""

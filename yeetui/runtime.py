@@ -14,25 +14,25 @@ from pathlib import Path
 from typing import Any
 
 from yeetui import paths
-from yeetui.agent_host import AgentHost
 from yeetui.bus import Bus
 from yeetui.config import LoadedSettings, Settings, load_settings, provider_credentials
 from yeetui.events import MessageCommitted, PermissionRequested, RunRegistered, RunStatus
-from yeetui.inbox import Delivery
 from yeetui.messages import Message
-from yeetui.permissions import Permissions
 from yeetui.profile_loader import load_profiles
 from yeetui.profiles import Profile, ProfileSet
-from yeetui.prompting import build_system_prompt, read_context_files
 from yeetui.providers.base import Provider, split_model
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
-from yeetui.runner import Runner, RunResult, RunSpec
-from yeetui.spawner import AgentSpawner
+from yeetui.runs.permissions import Permissions
+from yeetui.runs.prompting import build_system_prompt, read_context_files
+from yeetui.runs.runner import Runner, RunResult, RunSpec
+from yeetui.runs.tool_executor import ToolExecutor
 from yeetui.store import Store
 from yeetui.store.records import SessionRecord
-from yeetui.tool_executor import ToolExecutor
-from yeetui.tools.agents import agent_tools
+from yeetui.subagents.host import AgentHost
+from yeetui.subagents.inbox import Delivery
+from yeetui.subagents.spawner import AgentSpawner
+from yeetui.subagents.tools import agent_tools
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.base import ToolContext, ToolSettings
 from yeetui.tools.registry import ToolRegistry, builtin_tools
@@ -105,7 +105,7 @@ class Runtime:
             await self.delivery.flush(session_id)
 
     async def close(self) -> None:
-        from yeetui.watcher import stop_watchers
+        from yeetui.subagents.watcher.watcher import stop_watchers
 
         await stop_watchers(self)
         await self.spawner.shutdown()
@@ -267,7 +267,7 @@ class Runtime:
         await self.delivery.begin_run(session_id)
         try:
             if "orchestrator" in self.profiles.get(spec.profile).capabilities:
-                from yeetui.orchestrator import run_orchestrator  # the plan → spawn → review engine
+                from yeetui.subagents.orchestrator.engine import run_orchestrator  # the plan → spawn → review engine
 
                 return await run_orchestrator(self, spec, run_id)
             return await self.runner().run(spec, run_id)

@@ -27,7 +27,7 @@ def test_anthropic_run_imports_neither_textual_nor_litellm(fake_env, tmp_path: P
 
 
 def test_domain_import_does_not_load_textual_or_sdks() -> None:
-    code = ("import sys, yeetui.runtime, yeetui.cli_commands, yeetui.runner\n"
+    code = ("import sys, yeetui.runtime, yeetui.cli.common, yeetui.runs.runner\n"
             "print(sorted(m for m in ('textual', 'litellm', 'anthropic') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr

@@ -20,8 +20,8 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Static
 
 from yeetui.events import RunStatus
-from yeetui.ledger import WATCHING, LedgerRow, format_row
 from yeetui.store.records import InboxItem
+from yeetui.subagents.ledger import WATCHING, LedgerRow, format_row
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PREVIEW_LINES, PermissionScreen, preview_content
 from yeetui.tui.screens.switcher import (

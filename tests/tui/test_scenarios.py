@@ -61,7 +61,7 @@ def _walk(node):
 
 async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, project: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from yeetui.watcher import watcher_for
+    from yeetui.subagents.watcher.watcher import watcher_for
 
     monkeypatch.setenv("YEETUI_WATCHER__DEBOUNCE", "0.05")
     monkeypatch.setenv("YEETUI_WATCHER__MIN_INTERVAL", "0")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from yeetui.compaction import compact_session
 from yeetui.events import RunStatus
+from yeetui.runs.compaction import compact_session
 from yeetui.runtime import Runtime
 
 SUMMARISER = "compacting a coding-agent conversation"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.context import CONTEXT_CAP_BYTES, DEFAULT_TEMPLATE, VALID_FORMS, resolve_context
 from yeetui.errors import ContextResolutionError
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from yeetui.runs.spawn_context import CONTEXT_CAP_BYTES, DEFAULT_TEMPLATE, VALID_FORMS, resolve_context
 from yeetui.store import Store
 
 TASK = "Fix the failing test in tests/test_a.py."

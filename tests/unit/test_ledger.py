@@ -15,10 +15,10 @@ from tests.fakellm import Reply, ToolCall
 from yeetui import events as ev
 from yeetui.bus import Bus
 from yeetui.events import RunStatus
-from yeetui.ledger import Ledger, LedgerRow, describe_tool, format_row
 from yeetui.messages import Usage
 from yeetui.runtime import Runtime
-from yeetui.spawner import SpawnRequest
+from yeetui.subagents.ledger import Ledger, LedgerRow, describe_tool, format_row
+from yeetui.subagents.spawner import SpawnRequest
 
 RUN, SESSION = "run-1", "sess-1"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from yeetui import events as ev
 from yeetui.bus import Bus
 from yeetui.events import RunStatus
-from yeetui.ledger import Ledger
+from yeetui.subagents.ledger import Ledger
 
 RUN, SESSION = "run-1", "sess-1"
 

@@ -12,7 +12,7 @@ import pytest
 from tests.fakellm import Fault, Reply, ToolCall
 from yeetui.events import InboxItemAdded, Notice, RunStatus
 from yeetui.runtime import Runtime
-from yeetui.spawner import SpawnRequest
+from yeetui.subagents.spawner import SpawnRequest
 
 PLANNER = "You are the planner."
 BUILDER = "You are a builder."

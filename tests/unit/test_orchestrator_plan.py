@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from yeetui.events import RunStatus
-from yeetui.orchestrator_plan import (
+from yeetui.subagents.orchestrator.plan import (
     PlanError,
     Step,
     allowed_profiles,
@@ -19,7 +19,7 @@ from yeetui.orchestrator_plan import (
     skip_unreachable,
     topo_order,
 )
-from yeetui.orchestrator_text import final_report, findings_text, step_prompt
+from yeetui.subagents.orchestrator.prompts import final_report, findings_text, step_prompt
 
 ALLOWED = {"planner", "builder", "reviewer"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from yeetui.errors import ConfigError
-from yeetui.permissions import Permissions, literal_pattern, split_commands
+from yeetui.runs.permissions import Permissions, literal_pattern, split_commands
 
 EXAMPLE = {
     "*": "allow",

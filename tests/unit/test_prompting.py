@@ -3,7 +3,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from yeetui.prompting import CONTEXT_FILE_CAP, build_system_prompt, read_context_files
+from yeetui.runs.prompting import CONTEXT_FILE_CAP, build_system_prompt, read_context_files
 
 
 def test_agents_md_and_claude_md_join_the_prompt(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from yeetui.events import RunStatus, SessionBusyChanged
 from yeetui.runtime import Runtime
-from yeetui.session_control import SessionControl
+from yeetui.subagents.session_control import SessionControl
 
 
 @pytest.fixture

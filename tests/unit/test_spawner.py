@@ -12,7 +12,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime, answer_permissions_headless
-from yeetui.spawner import SpawnRefused, SpawnRequest
+from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
 
 
 @pytest.fixture
@@ -252,7 +252,7 @@ async def test_reviewer_gets_the_diff_and_cannot_write(runtime: Runtime, fake_en
 
 
 async def test_review_diff_includes_new_untracked_files(runtime: Runtime, fake_env) -> None:
-    from yeetui.agent_host import review_request
+    from yeetui.subagents.host import review_request
 
     await asyncio.to_thread(_git_repo, runtime.project_dir)
     (runtime.project_dir / "brand_new.py").write_text("NEW_MODULE = True\n")

@@ -15,7 +15,15 @@ from yeetui.events import InboxItemAdded, Notice, RunStatus, WatcherChanged
 from yeetui.messages import Message, ToolResultPart
 from yeetui.runtime import Runtime, answer_permissions_headless
 from yeetui.store.records import SessionRecord
-from yeetui.watcher import (
+from yeetui.subagents.watcher.delta import (
+    DELTA_HEADING,
+    EARLIER_HEADING,
+    Chunk,
+    message_chunks,
+    parse_verdict,
+    render_delta,
+)
+from yeetui.subagents.watcher.watcher import (
     PairWatcher,
     WatcherError,
     WatcherStats,
@@ -24,7 +32,6 @@ from yeetui.watcher import (
     toggle_watcher,
     watcher_for,
 )
-from yeetui.watcher_render import DELTA_HEADING, EARLIER_HEADING, Chunk, message_chunks, parse_verdict, render_delta
 
 PAIR = "the colleague who notices the wrong file"
 """A phrase of agents/pair.md's prompt: it occurs only in the pair's requests."""
@@ -281,7 +288,7 @@ async def test_malformed_verdict_and_failed_run_keep_the_watcher_going(runtime, 
         _silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"),
         *_primary("WATCHED-THREE", "echo three"))
     watcher = await toggle_watcher(runtime, watched.id, **FAST)
-    with caplog.at_level(logging.WARNING, logger="yeetui.watcher"):
+    with caplog.at_level(logging.WARNING, logger="yeetui.subagents.watcher.watcher"):
         for marker in ("WATCHED-ONE", "WATCHED-TWO", "WATCHED-THREE"):
             await runtime.run_prompt(marker, session_id=watched.id)
             await watcher.wait_idle(timeout=15)

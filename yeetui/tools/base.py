@@ -38,7 +38,7 @@ class ToolContext:
     env: dict[str, str] | None = None
     """Environment for subprocesses; None means a scrubbed copy of os.environ (see tools.shell)."""
     agents: Any = None
-    """The calling run's `yeetui.agent_host.AgentHost` when it may use agent tools; None otherwise."""
+    """The calling run's `yeetui.subagents.host.AgentHost` when it may use agent tools; None otherwise."""
 
 
 @dataclass(frozen=True)

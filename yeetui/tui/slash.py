@@ -85,7 +85,7 @@ class SlashCommands(_Base):
         await self.view().add_notice("info", f"Model set to {args} for this window's sessions.")
 
     async def cmd_compact(self, args: str) -> None:
-        from yeetui.compaction import compact_session
+        from yeetui.runs.compaction import compact_session
 
         await self.view().add_notice("info", "Compacting the conversation…")
         summary = await compact_session(self.runtime, self.current or "", model=self.model)
@@ -115,7 +115,7 @@ class SlashCommands(_Base):
             await self._spawn("oracle", args)
 
     async def cmd_review(self, args: str) -> None:
-        from yeetui.agent_host import review_request
+        from yeetui.subagents.host import review_request
 
         request = await review_request(self.runtime, parent_session_id=self.current or "", target=args or None)
         handle = await self.runtime.spawner.spawn(request)

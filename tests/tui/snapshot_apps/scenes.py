@@ -15,8 +15,8 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 from yeetui.events import RunStatus
-from yeetui.ledger import WATCHING, Ledger, LedgerRow
 from yeetui.store.records import InboxItem
+from yeetui.subagents.ledger import WATCHING, Ledger, LedgerRow
 from yeetui.tui import app as app_module
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.switcher import SessionNode
@@ -162,8 +162,8 @@ def conversation_messages() -> list[Any]:
     """A finished exchange with every kind of entry: user, assistant with a tool call, its result,
     a subagent announcement, guidance, and a reminder."""
     from yeetui.events import RunStatus as Status
-    from yeetui.inbox import announcement_text
     from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+    from yeetui.subagents.inbox import announcement_text
 
     announcement = announcement_text("oracle#4", Status.COMPLETED,
                                      "The session fixture sleeps 0.5s; under load the cookie is late.", None)

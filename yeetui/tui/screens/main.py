@@ -20,9 +20,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer
 
 from yeetui import events as ev
-from yeetui.ledger import Ledger
 from yeetui.runtime import Runtime
-from yeetui.session_control import SessionControl
+from yeetui.subagents.ledger import Ledger
+from yeetui.subagents.session_control import SessionControl
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.commands import all_commands
 from yeetui.tui.screens.permission import PermissionScreen
@@ -168,7 +168,7 @@ class MainScreen(SessionStart, SlashCommands, Screen):
             await self.open_session(session.parent_id)
 
     async def open_switcher(self) -> None:
-        from yeetui.ledger import ANSWERED
+        from yeetui.subagents.ledger import ANSWERED
 
         store = self.runtime.store
         live = {row.session_id: row for row in self.ledger.rows()}  # a watcher between runs, a queued run …
@@ -255,7 +255,7 @@ class MainScreen(SessionStart, SlashCommands, Screen):
         inbox.display = not inbox.display
 
     async def toggle_pair(self) -> None:
-        from yeetui.watcher import toggle_watcher
+        from yeetui.subagents.watcher.watcher import toggle_watcher
 
         target = self.current if self.current in self.controls or self.current == self.root else self.root
         conf = self.runtime.settings.watcher
@@ -382,7 +382,7 @@ class MainScreen(SessionStart, SlashCommands, Screen):
         await store.set_inbox_status(item.id, status)
         self.query_one(InboxPanel).set_status(item.id, status)
         if item.kind == "interjection" and message.action in ("accept", "dismiss"):
-            from yeetui.watcher import watcher_for
+            from yeetui.subagents.watcher.watcher import watcher_for
 
             if watcher := watcher_for(self.runtime, item.session_id):
                 await watcher.mark(item.id, accepted=message.action == "accept")

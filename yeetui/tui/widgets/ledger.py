@@ -21,7 +21,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from yeetui.events import RunStatus
-from yeetui.ledger import ANSWERED, WATCHING, LedgerRow, format_row, status_word
+from yeetui.subagents.ledger import ANSWERED, WATCHING, LedgerRow, format_row, status_word
 
 LedgerAction = Literal["open", "steer", "cancel", "abort"]
 

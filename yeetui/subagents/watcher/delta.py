@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from yeetui.errors import YeetuiError
-from yeetui.inbox import ANNOUNCE_CAP
 from yeetui.messages import Message, ToolResultPart
 from yeetui.store import InboxItem, Store
+from yeetui.subagents.inbox import ANNOUNCE_CAP
 
 Severity = Literal["none", "aside", "concern", "blocker"]
 SEVERITIES: tuple[Severity, ...] = ("none", "aside", "concern", "blocker")

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
-from yeetui.inbox import announcement_text
-from yeetui.spawner import SpawnHandle, SpawnRefused, SpawnRequest
+from yeetui.subagents.inbox import announcement_text
+from yeetui.subagents.spawner import SpawnHandle, SpawnRefused, SpawnRequest
 from yeetui.system.git import diff as git_diff
 
 if TYPE_CHECKING:
-    from yeetui.spawner import AgentSpawner
+    from yeetui.subagents.spawner import AgentSpawner
 
 DIFF_CAP = 60_000
 

@@ -2,17 +2,17 @@
 
 `/compact` does it on request; the runner does it by itself when a turn's input nears the context limit.
 The full transcript stays in the store — only the provider's view starts at the latest summary message
-(see yeetui.history).
+(see yeetui.runs.history).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from yeetui.context import render_compact
 from yeetui.messages import Message, Usage
 from yeetui.providers.base import ModelRequest, Provider, StreamDone
 from yeetui.providers.retry import stream_with_retry
+from yeetui.runs.spawn_context import render_compact
 
 SUMMARY_PROMPT = """You are compacting a coding-agent conversation so it can continue in a fresh context.
 Write a summary that lets the agent carry on without the transcript:
@@ -53,7 +53,7 @@ async def summarise(provider: Provider, model: str, history: Sequence[Message], 
 async def compact_session(runtime, session_id: str, *, model: str | None = None) -> str:
     """`/compact`: summarise the session's current history and append the summary message."""
     from yeetui.events import MessageCommitted
-    from yeetui.history import repair_history
+    from yeetui.runs.history import repair_history
 
     session = await runtime.store.get_session(session_id)
     if session is None:

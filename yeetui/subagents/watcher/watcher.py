@@ -28,9 +28,9 @@ from yeetui.events import (
     WatcherChanged,
 )
 from yeetui.redact import redact
-from yeetui.spawner import SpawnRefused
 from yeetui.store import InboxItem, RunRecord, SessionRecord
-from yeetui.watcher_render import (
+from yeetui.subagents.spawner import SpawnRefused
+from yeetui.subagents.watcher.delta import (
     INTERJECTION,
     SEVERITIES,
     Chunk,

@@ -1,6 +1,6 @@
 """Agent tools: how an agent hands work to subagents and manages them (SPEC §3.6).
 
-They act through `ctx.agents` (a yeetui.agent_host.AgentHost bound to the calling run); a run without one
+They act through `ctx.agents` (a yeetui.subagents.host.AgentHost bound to the calling run); a run without one
 is not allowed to spawn and never gets these tools offered.
 """
 
@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.errors import ToolError, YeetuiError
 from yeetui.events import RunStatus
-from yeetui.inbox import announcement_text
-from yeetui.spawner import SpawnHandle
+from yeetui.subagents.inbox import announcement_text
+from yeetui.subagents.spawner import SpawnHandle
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 
 _STRICT = ConfigDict(extra="forbid", defer_build=True)  # validators built at the first call, not at start

@@ -26,15 +26,15 @@ from yeetui.events import (
     ThinkingDelta,
     UsageUpdated,
 )
-from yeetui.history import repair_history
 from yeetui.messages import Message, TextPart, ToolResultPart, Usage
-from yeetui.permissions import Permissions
-from yeetui.prompting import NUDGE
 from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk, ThinkingLevel
 from yeetui.providers.pricing import cost_usd
 from yeetui.providers.retry import Restarted, stream_with_retry
+from yeetui.runs.history import repair_history
+from yeetui.runs.permissions import Permissions
+from yeetui.runs.prompting import NUDGE
+from yeetui.runs.tool_executor import ToolExecutor, ToolRunState
 from yeetui.store import Store
-from yeetui.tool_executor import ToolExecutor, ToolRunState
 from yeetui.tools.base import ToolContext
 from yeetui.workflows import WorkflowTracker
 
@@ -227,7 +227,7 @@ class Runner:
 
     async def _compact(self, spec: RunSpec, result: RunResult, history: list[Message]) -> list[Message]:
         """Auto-compaction near the context limit: summarise, commit the summary, continue from it."""
-        from yeetui.compaction import compaction_message, summarise
+        from yeetui.runs.compaction import compaction_message, summarise
 
         provider, bare_model = self.providers(spec.model)
         self.bus.publish(Notice("info", "The conversation is near the context limit; compacting it.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from yeetui.events import RunStatus
-from yeetui.orchestrator_plan import PLAN_STEP, SUMMARY_CAP, Step, by_id, cap, progress_line, topo_order
+from yeetui.subagents.orchestrator.plan import PLAN_STEP, SUMMARY_CAP, Step, by_id, cap, progress_line, topo_order
 
 ARTIFACTS_CAP = 2000
 REPORT_SUMMARY_CAP = 1500

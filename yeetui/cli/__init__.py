@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         return run_tui(args)
-    from yeetui.cli_commands import dispatch
+    from yeetui.cli.common import dispatch
 
     return dispatch(args)
 
@@ -132,7 +132,7 @@ def run_tui(args: argparse.Namespace) -> int:
         print("yeetui: the TUI needs a terminal; for scripts use `yeetui run PROMPT` (see yeetui --help).",
               file=sys.stderr)
         return 2
-    from yeetui.cli_commands import setup_logging
+    from yeetui.cli.common import setup_logging
     from yeetui.tui.app import YeetuiApp
 
     setup_logging()

@@ -17,8 +17,8 @@ from yeetui.bus import Bus
 from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
 from yeetui.messages import ToolCallPart, ToolResultPart
-from yeetui.permissions import Permissions
 from yeetui.redact import redact
+from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext, ToolOutput
 from yeetui.tools.registry import ToolRegistry
 from yeetui.workflows import WorkflowTracker

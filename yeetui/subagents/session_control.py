@@ -14,9 +14,9 @@ from yeetui.errors import YeetuiError
 from yeetui.events import MessageCommitted, Notice, SessionBusyChanged
 from yeetui.messages import Message
 from yeetui.redact import redact
-from yeetui.runner import RunResult
+from yeetui.runs.runner import RunResult
 from yeetui.runtime import Runtime
-from yeetui.spawner import SpawnHandle, SpawnRequest
+from yeetui.subagents.spawner import SpawnHandle, SpawnRequest
 from yeetui.tools.shell import scrub_env
 
 log = logging.getLogger(__name__)

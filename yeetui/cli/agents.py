@@ -22,16 +22,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yeetui import paths
-from yeetui.cli_commands import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, _error, _open_runtime
+from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, _error, _open_runtime
 from yeetui.errors import ContextResolutionError, YeetuiError
 from yeetui.events import RunRegistered, RunStatus
-from yeetui.ledger import format_elapsed, short_model
 from yeetui.store.records import RunRecord
+from yeetui.subagents.ledger import format_elapsed, short_model
 
 if TYPE_CHECKING:
     from yeetui.runtime import Runtime
-    from yeetui.spawner import SpawnHandle
     from yeetui.store import Store
+    from yeetui.subagents.spawner import SpawnHandle
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
@@ -68,8 +68,8 @@ async def create_run_record(rt: Runtime, *, profile_name: str, prompt: str, mode
                             approve: bool = False) -> RunRecord:
     """What `AgentSpawner.spawn` does up to the run record, for a run another process will execute:
     profile, timeout and model resolved, context injected, session and queued run written."""
-    from yeetui.context import resolve_context
-    from yeetui.spawner import SpawnRefused
+    from yeetui.runs.spawn_context import resolve_context
+    from yeetui.subagents.spawner import SpawnRefused
 
     spawner = rt.spawner
     try:
@@ -137,7 +137,7 @@ async def cmd_agents(args: argparse.Namespace) -> int:
 
 async def _start(args: argparse.Namespace) -> int:
     if args.wait:
-        from yeetui.spawner import SpawnRequest
+        from yeetui.subagents.spawner import SpawnRequest
 
         request = SpawnRequest(profile=args.profile, prompt=args.prompt, blocking=True, requested_by="user",
                                model=args.agent_model or args.model, timeout=args.timeout, label=args.label,

@@ -1,7 +1,7 @@
 """The orchestrator's plan: steps in a dependency graph, their validation, and the graph's queries.
 
-Pure data and functions, no I/O: `yeetui.orchestrator` runs the graph, `yeetui.orchestrator_text` words
-it. A plan comes from the planner's `complete` artifacts (`{"steps": [{"id", "profile", "task",
+Pure data and functions, no I/O: `engine` beside it runs the graph, `prompts` words it. A plan comes
+from the planner's `complete` artifacts (`{"steps": [{"id", "profile", "task",
 "depends_on"}, ...]}`); `parse_plan` checks it and names every problem in one error, so a bad plan is
 reported whole, not one problem at a time.
 """

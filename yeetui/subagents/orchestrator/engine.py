@@ -1,6 +1,6 @@
 """The orchestrator engine (SPEC §3.9): plan → run the steps as a graph → bounded review loop → report.
 
-Code drives it, not a model. The planner child proposes steps (`yeetui.orchestrator_plan`); every step
+Code drives it, not a model. The planner child proposes steps (`yeetui.subagents.orchestrator.plan`); every step
 whose dependencies are done starts at once as a blocking child spawn; each child's prompt carries its task
 and what the steps before it produced. A reviewer asking for changes sends its findings back to the
 builders it reviewed, at most `max_review_loops` times; then the run waits for the user.
@@ -15,11 +15,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Literal
 
-from yeetui.agent_host import AgentHost
 from yeetui.errors import YeetuiError
 from yeetui.events import InboxItemAdded, MessageCommitted, Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
-from yeetui.orchestrator_plan import (
+from yeetui.runs.runner import RunResult, RunSpec
+from yeetui.store.records import utcnow
+from yeetui.subagents.host import AgentHost
+from yeetui.subagents.orchestrator.plan import (
     DEFAULT_MAX_REVIEW_LOOPS,
     PLAN_STEP,
     PlanError,
@@ -34,10 +36,8 @@ from yeetui.orchestrator_plan import (
     review_loop_limit,
     skip_unreachable,
 )
-from yeetui.orchestrator_text import final_report, findings_text, planner_task, step_prompt
-from yeetui.runner import RunResult, RunSpec
-from yeetui.spawner import SpawnHandle, SpawnRefused
-from yeetui.store.records import utcnow
+from yeetui.subagents.orchestrator.prompts import final_report, findings_text, planner_task, step_prompt
+from yeetui.subagents.spawner import SpawnHandle, SpawnRefused
 from yeetui.system.git import git
 
 if TYPE_CHECKING:

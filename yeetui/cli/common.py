@@ -123,16 +123,16 @@ async def cmd_run(args: argparse.Namespace) -> int:
         await runtime.close()
 
 
-# -- agents (yeetui/cli_agents.py) -----------------------------------------------------------------
+# -- agents (yeetui/cli/agents.py) -----------------------------------------------------------------
 
 async def cmd_agents(args: argparse.Namespace) -> int:
-    from yeetui.cli_agents import cmd_agents as run_agents_command
+    from yeetui.cli.agents import cmd_agents as run_agents_command
 
     return await run_agents_command(args)
 
 
 async def cmd_agent(args: argparse.Namespace) -> int:
-    from yeetui.cli_agents import cmd_agent as run_worker
+    from yeetui.cli.agents import cmd_agent as run_worker
 
     return await run_worker(args)
 

@@ -3,7 +3,7 @@
 `spawn()` resolves the profile, checks the limits (depth, children per parent, allowlist), creates the child
 session (`agent:<profile>:subagent:<id>`) and its run record, and starts it. Runs wait for one of
 `max_concurrent` slots, visibly `queued`; the queue wait counts against the timeout. Every run, however it
-ends, is delivered to its requester exactly once (see yeetui.inbox). Cancelling a run cancels its subtree.
+ends, is delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run cancels its subtree.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from yeetui.context import resolve_context
 from yeetui.errors import ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
 from yeetui.profiles import Profile
-from yeetui.runner import RunResult
+from yeetui.runs.runner import RunResult
+from yeetui.runs.spawn_context import resolve_context
 from yeetui.store.records import SessionRecord
 
 if TYPE_CHECKING:
