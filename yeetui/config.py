@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from yeetui import paths
 from yeetui.errors import ConfigError
+from yeetui.providers.base import ProviderCredentials, credentials_from_env, split_model
 from yeetui.yamlfile import DocumentError, parse_yaml
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
@@ -207,10 +208,9 @@ def load_settings(
     return LoadedSettings(settings=settings, warnings=warnings, files=files)
 
 
-def provider_credentials(settings: Settings, provider: str, env: Mapping[str, str] | None = None):
+def provider_credentials(settings: Settings, provider: str,
+                         env: Mapping[str, str] | None = None) -> ProviderCredentials:
     """Credentials for `provider`: the standard env vars first, then the user config's providers entry."""
-    from yeetui.providers.registry import ProviderCredentials, credentials_from_env
-
     env = os.environ if env is None else env
     creds = credentials_from_env(provider, env)
     conf = settings.providers.get(provider)
@@ -222,8 +222,6 @@ def provider_credentials(settings: Settings, provider: str, env: Mapping[str, st
 
 def provider_setup_problem(settings: Settings, model: str, env: Mapping[str, str] | None = None) -> str | None:
     """A sentence telling how to configure the provider of `model` when it has no key; None when set up."""
-    from yeetui.providers.base import split_model
-
     provider, _ = split_model(model)
     if provider_credentials(settings, provider, env).api_key or provider == "ollama":
         return None

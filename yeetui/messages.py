@@ -2,11 +2,13 @@
 
 Providers translate to and from these shapes inside `yeetui/providers/<name>.py`; nothing else ever sees
 an Anthropic or litellm object. Everything here round-trips through JSON (`Message.model_dump_json()` /
-`Message.model_validate_json()`), which is how messages are stored.
+`Message.model_validate_json()`), which is how messages are stored. `pair_tool_results` makes a conversation
+one every provider accepts: each tool call answered, no result without its call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -108,3 +110,58 @@ class Usage(BaseModel):
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+INTERRUPTED_RESULT = "Interrupted: the run stopped before this tool call finished; its effect is unknown."
+"""The result given to a tool call that has none: its process died, or the run was stopped, while it ran."""
+
+
+def pair_tool_results(messages: Iterable[Message]) -> list[Message]:
+    """`messages` with every tool call answered by a result in the messages right after it, and no result
+    without its call, as the model APIs require (see `pair_tool_results_with_sources`)."""
+    return [message for message, _ in pair_tool_results_with_sources(messages)]
+
+
+def pair_tool_results_with_sources(messages: Iterable[Message]) -> Iterator[tuple[Message, int | None]]:
+    """Answer every unanswered tool call and drop every orphaned result; yields each resulting message with
+    the index of the input message it stands for (None for an added answer).
+
+    A conversation resumed after a crash or an interrupt can hold a tool call whose result was never
+    recorded, or (rarer) a result whose call is gone; either makes Anthropic and OpenAI reject the whole
+    request. The calls still unanswered when the next assistant message or a message with other content
+    begins (or the conversation ends) get one added `role="tool"` message of error results saying they were
+    interrupted (`INTERRUPTED_RESULT`, meta `{"interrupted": True}`); results answering no call of the
+    assistant message before them are dropped. A complete conversation comes back unchanged.
+
+    The providers send what `pair_tool_results` returns; `yeetui.runs.history.repair_history` uses the
+    sources to store the answers it can append.
+    """
+    pending: dict[str, str] = {}  # call id → tool name, for the calls of the last assistant message
+
+    def answer_pending() -> Iterator[tuple[Message, None]]:
+        if pending:
+            answer = Message(role="tool", meta={"interrupted": True}, parts=tuple(
+                ToolResultPart(call_id=call_id, name=name, content=INTERRUPTED_RESULT, is_error=True)
+                for call_id, name in pending.items()))
+            pending.clear()
+            yield answer, None
+
+    for index, message in enumerate(messages):
+        if message.role == "assistant":
+            yield from answer_pending()
+            yield message, index
+            pending.update({call.id: call.name for call in message.tool_calls})
+            continue
+        results = message.tool_results
+        if not results:
+            yield from answer_pending()
+            yield message, index
+            continue
+        kept = tuple(p for p in message.parts if not isinstance(p, ToolResultPart) or p.call_id in pending)
+        for part in results:
+            pending.pop(part.call_id, None)
+        if any(not isinstance(p, ToolResultPart) for p in kept):
+            yield from answer_pending()  # other content after the results: answer the rest before it
+        if kept:
+            yield (message if kept == message.parts else message.model_copy(update={"parts": kept})), index
+    yield from answer_pending()

@@ -1,18 +1,12 @@
-"""Agent profiles (SPEC §3.4): the validated model, the field-by-field merge of layers, the JSON schema.
+"""Agent profiles (SPEC §3.4): the validated model and the field-by-field merge of layers.
 
 Files are found and parsed by `yeetui.profile_loader.load_profiles`; this module holds what they mean.
-The published schemas in `schemas/` are generated from these models by `write_schemas`
-(`python -m yeetui.profiles --schema [DIR]`), and a test keeps them current.
+The published JSON schema in `schemas/` is generated from these models by `yeetui.editor_schema`.
 """
 
 from __future__ import annotations
 
-import ast
-import inspect
-import itertools
-import json
 import re
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,78 +245,3 @@ class ProfileSet:
 
 def _where(profile: Profile) -> str:
     return str(profile.sources[-1]) if profile.sources else "built in"
-
-
-def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
-    """The attribute docstrings of `model`: the string right below a field, by field name."""
-    docs: dict[str, str] = {}
-    body = ast.parse(inspect.getsource(model)).body[0].body  # type: ignore[attr-defined]
-    for field_node, doc_node in itertools.pairwise(body):
-        if (isinstance(field_node, ast.AnnAssign) and isinstance(field_node.target, ast.Name)
-                and isinstance(doc_node, ast.Expr) and isinstance(doc_node.value, ast.Constant)
-                and isinstance(doc_node.value.value, str)):
-            docs[field_node.target.id] = inspect.cleandoc(doc_node.value.value)
-    return docs
-
-
-def describe_fields(*models: type[BaseModel]) -> None:
-    """Make each field's attribute docstring its description, for the published JSON schemas; nested
-    models come first. Pydantic's `use_attribute_docstrings` would do it when the class is created, and
-    finding the source there costs ~30 ms of every start, which only the schemas need."""
-    for model in models:
-        docs = field_docstrings(model)
-        undescribed = [(info, docs[name]) for name, info in model.model_fields.items()
-                       if info.description is None and name in docs]
-        for info, doc in undescribed:
-            info.description = doc
-        if undescribed:
-            model.model_rebuild(force=True)
-
-
-def editor_schema(schema: dict[str, Any], title: str, optional: tuple[str, ...]) -> dict[str, Any]:
-    """Make a pydantic schema fit for editors: draft header, files may name it via `$schema`, and fields
-    defaulted from the file name are not required."""
-    required = [r for r in schema.get("required", []) if r not in optional]
-    if required:
-        schema["required"] = required
-    else:
-        schema.pop("required", None)
-    schema["properties"] = {"$schema": {"type": "string", "description": "Path or URL of this schema."},
-                            **schema["properties"]}
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema, "title": title}
-
-
-def profile_json_schema() -> dict[str, Any]:
-    describe_fields(WorkspacePolicy, Limits, Triggers, Profile)
-    return editor_schema(Profile.model_json_schema(), "yeetui agent profile", ("name",))
-
-
-def write_schemas(directory: Path) -> list[Path]:
-    """Write `profile.schema.json` and `workflow.schema.json` into `directory`; returns the paths."""
-    from yeetui.workflows import workflow_json_schema
-
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for filename, schema in (("profile.schema.json", profile_json_schema()),
-                             ("workflow.schema.json", workflow_json_schema())):
-        path = directory / filename
-        path.write_text(schema_text(schema), encoding="utf-8")
-        written.append(path)
-    return written
-
-
-def schema_text(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
-
-
-def main(argv: list[str]) -> int:
-    if not argv or argv[0] != "--schema" or len(argv) > 2:
-        print("usage: python -m yeetui.profiles --schema [DIR]", file=sys.stderr)
-        return 2
-    for path in write_schemas(Path(argv[1] if len(argv) == 2 else "schemas")):
-        print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -19,12 +19,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from yeetui.errors import WorkflowError, YeetuiError
-from yeetui.profiles import describe_fields, editor_schema
 from yeetui.resources import workflows_dir
 from yeetui.yamlfile import YAML_SUFFIXES, Document, DocumentError, KeyPath, load_document, validation_issues
 
 _CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
-"""The fields' docstrings become their descriptions in the JSON schema (`describe_fields`)."""
+"""The fields' docstrings become their descriptions in the published JSON schema (`yeetui.editor_schema`)."""
 _OUTPUT_CAP = 1500
 
 
@@ -165,11 +164,6 @@ def check_workflow(workflow: Workflow) -> Workflow:
     if problems:
         raise WorkflowError(f"Workflow '{workflow.name}' is invalid: {'; '.join(p for _, p in problems)}.")
     return workflow
-
-
-def workflow_json_schema() -> dict[str, Any]:
-    describe_fields(Transition, StepExit, Step, Workflow)
-    return editor_schema(Workflow.model_json_schema(), "yeetui workflow", ("name",))
 
 
 class WorkflowFileError(WorkflowError):
@@ -328,7 +322,7 @@ class WorkflowTracker:
         schema = self.exit_schema() if self.is_exit(tool_name) else None
         if schema is None:
             return None
-        from jsonschema import validators
+        from jsonschema import validators  # lazy: ~60 ms to import, paid only by runs that end with a schema
 
         validator = validators.validator_for(schema)(schema)
         errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.config import load_settings, provider_credentials
+from yeetui.config import load_settings, provider_credentials, provider_setup_problem
 from yeetui.errors import ConfigError
 
 
@@ -96,8 +96,6 @@ def test_config_file_must_be_mapping(tmp_path: Path) -> None:
 
 
 def test_provider_setup_problem_names_the_env_var(tmp_path: Path) -> None:
-    from yeetui.config import provider_setup_problem
-
     settings = load_settings(project_dir=None, env={}).settings
     problem = provider_setup_problem(settings, "anthropic/claude-sonnet-4-6", {})
     assert problem is not None and "ANTHROPIC_API_KEY" in problem and "config.yaml" in problem

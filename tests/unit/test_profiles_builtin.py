@@ -11,10 +11,11 @@ import jsonschema
 import pytest
 
 from yeetui import resources
+from yeetui.editor_schema import profile_json_schema, schema_text, workflow_json_schema, write_schemas
 from yeetui.errors import YeetuiError
 from yeetui.profile_loader import load_profiles
-from yeetui.profiles import ProfileSet, profile_json_schema, schema_text, write_schemas
-from yeetui.workflows import load_workflows, workflow_json_schema
+from yeetui.profiles import ProfileSet
+from yeetui.workflows import load_workflows
 from yeetui.yamlfile import load_document
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,18 +82,18 @@ def test_schema_files_are_current() -> None:
                          ("workflow.schema.json", workflow_json_schema())):
         committed = (REPO / "schemas" / name).read_text(encoding="utf-8")
         assert committed == schema_text(schema), (
-            f"schemas/{name} is stale; regenerate with `python -m yeetui.profiles --schema schemas`")
+            f"schemas/{name} is stale; regenerate with `python -m yeetui.editor_schema --schema schemas`")
 
 
 def test_write_schemas_and_the_module_entry_point(tmp_path: Path) -> None:
     written = write_schemas(tmp_path / "a")
     assert [p.name for p in written] == ["profile.schema.json", "workflow.schema.json"]
-    proc = subprocess.run([sys.executable, "-m", "yeetui.profiles", "--schema", str(tmp_path / "b")],
+    proc = subprocess.run([sys.executable, "-m", "yeetui.editor_schema", "--schema", str(tmp_path / "b")],
                           capture_output=True, text=True, cwd=REPO, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     for path in written:
         assert (tmp_path / "b" / path.name).read_text() == path.read_text()
-    bad = subprocess.run([sys.executable, "-m", "yeetui.profiles"], capture_output=True, text=True,
+    bad = subprocess.run([sys.executable, "-m", "yeetui.editor_schema"], capture_output=True, text=True,
                          cwd=REPO, timeout=60, check=False)
     assert bad.returncode == 2 and "usage" in bad.stderr
 

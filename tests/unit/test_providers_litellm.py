@@ -15,9 +15,17 @@ from tests.fakellm import Fault, Reply, ToolCall
 from tests.fakellm.fixtures import KEY_MARKER, OPENAI_TEST_KEY
 from yeetui.errors import ProviderError
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, Usage
-from yeetui.providers.base import ModelRequest, StreamDone, TextChunk, ThinkingChunk, ToolCallChunk, ToolSpec
+from yeetui.providers.base import (
+    ModelRequest,
+    StreamDone,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallChunk,
+    ToolSpec,
+    credentials_from_env,
+)
 from yeetui.providers.litellm import LiteLLMProvider
-from yeetui.providers.registry import create_provider, credentials_from_env
+from yeetui.providers.registry import create_provider
 from yeetui.providers.retry import stream_with_retry
 
 WRITE = ToolSpec("write_file", "Write a file.",

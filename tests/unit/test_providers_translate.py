@@ -7,18 +7,26 @@ import json
 import pytest
 
 from yeetui.errors import ConfigError
-from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
-from yeetui.providers.anthropic import AnthropicProvider, build_params, to_anthropic_messages
-from yeetui.providers.base import ModelRequest, ToolSpec
-from yeetui.providers.litellm import LiteLLMProvider, to_openai_messages
-from yeetui.providers.registry import (
+from yeetui.messages import (
     INTERRUPTED_RESULT,
-    ProviderCredentials,
-    create_provider,
-    credentials_from_env,
+    Message,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
     pair_tool_results,
+    pair_tool_results_with_sources,
+)
+from yeetui.providers.anthropic import AnthropicProvider, build_params, to_anthropic_messages
+from yeetui.providers.base import (
+    ModelRequest,
+    ProviderCredentials,
+    ToolSpec,
+    credentials_from_env,
     parse_tool_arguments,
 )
+from yeetui.providers.litellm import LiteLLMProvider, to_openai_messages
+from yeetui.providers.registry import create_provider
 
 
 def assistant(*parts) -> Message:
@@ -163,6 +171,14 @@ def test_results_without_a_call_are_dropped_and_complete_histories_unchanged() -
 def test_trailing_unanswered_call_is_answered() -> None:
     repaired = pair_tool_results([Message.user("go"), assistant(CALL)])
     assert repaired[-1].tool_results[0].call_id == "c1"
+    assert repaired[-1].meta == {"interrupted": True}  # yeetui's own mark; meta is never sent
+
+
+def test_pairing_says_which_message_each_one_stands_for() -> None:
+    orphan = tool(ToolResultPart(call_id="zz", content="?"), RESULT)
+    paired = list(pair_tool_results_with_sources([assistant(CALL), orphan, assistant(CALL), Message.user("go")]))
+    assert [source for _, source in paired] == [0, 1, 2, None, 3]
+    assert paired[1][0].parts == (RESULT,)  # the orphan dropped, the message kept in its place
 
 
 # ------------------------------------------------------------------------------------------ OpenAI

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from yeetui import yamlfile
-from yeetui.profiles import Profile, profile_json_schema
+from yeetui.editor_schema import profile_json_schema
+from yeetui.profiles import Profile
 from yeetui.resources import builtin_dir
 from yeetui.workflows import load_workflows
 

@@ -24,6 +24,7 @@ from yeetui.messages import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    pair_tool_results,
 )
 from yeetui.providers.base import (
     ModelRequest,
@@ -33,8 +34,8 @@ from yeetui.providers.base import (
     ThinkingChunk,
     ThinkingLevel,
     ToolCallChunk,
+    parse_tool_arguments,
 )
-from yeetui.providers.registry import pair_tool_results, parse_tool_arguments
 from yeetui.redact import redact
 
 THINKING_BUDGETS: dict[ThinkingLevel, int] = {"low": 2048, "medium": 8192, "high": 24576}
@@ -340,7 +341,7 @@ class AnthropicProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         client = await self._get_client()
-        import anthropic
+        import anthropic  # for its exception types; already loaded by _get_client, in a worker thread
 
         secrets = [self._api_key] if self._api_key else []
         acc = StreamAccumulator()

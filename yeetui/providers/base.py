@@ -4,14 +4,21 @@ A provider makes exactly one attempt per `stream()` call (SDK-level retries are 
 `yeetui.providers.retry` decides about retries, so that a retry never duplicates text already shown.
 Errors are raised as `yeetui.errors.ProviderError` with `retryable` set, and their text never contains
 an API key.
+
+Also home to what every provider module shares and that needs no SDK: the credentials and where they come
+from in the environment, and `parse_tool_arguments`. The provider modules import only this module (and the
+vocabulary below it); `yeetui.providers.registry` imports them to pick one for a model name.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+import re
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from yeetui.errors import ConfigError
 from yeetui.messages import Message, Usage
 
 ThinkingLevel = Literal["off", "low", "medium", "high"]
@@ -84,10 +91,65 @@ def split_model(name: str) -> tuple[str, str]:
     """`anthropic/claude-sonnet-4-5` → (`anthropic`, `claude-sonnet-4-5`). A bare name is an error."""
     provider, sep, model = name.partition("/")
     if not sep or not provider or not model:
-        from yeetui.errors import ConfigError
-
         raise ConfigError(
             f"Model {name!r} is not of the form provider/model "
             "(for example anthropic/claude-sonnet-4-5 or openai/gpt-5)."
         )
     return provider, model
+
+
+@dataclass(frozen=True)
+class ProviderCredentials:
+    """Key and endpoint for one provider. The key is kept out of `repr()` so it never reaches a log."""
+
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+
+
+# Where the standard variables are not simply `<PROVIDER>_API_KEY` / `<PROVIDER>_API_BASE`.
+_KEY_VARS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "ollama": (),
+}
+_BASE_VARS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_BASE_URL",),
+    "openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
+    "ollama": ("OLLAMA_API_BASE",),
+}
+
+
+def _env_prefix(provider: str) -> str:
+    return re.sub(r"[^A-Z0-9]", "_", provider.upper())
+
+
+def credentials_from_env(provider: str, env: Mapping[str, str]) -> ProviderCredentials:
+    """The standard environment variables for `provider` (empty values count as unset).
+
+    Known providers use their documented variables (`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL` or
+    `OPENAI_API_BASE`, `OLLAMA_API_BASE`, …); any other provider `foo` reads `FOO_API_KEY` and
+    `FOO_API_BASE` / `FOO_BASE_URL`, the names litellm itself uses.
+    """
+    prefix = _env_prefix(provider)
+    key_vars = _KEY_VARS.get(provider, (f"{prefix}_API_KEY",))
+    base_vars = _BASE_VARS.get(provider, (f"{prefix}_API_BASE", f"{prefix}_BASE_URL"))
+    api_key = next((env[v] for v in key_vars if env.get(v)), None)
+    base_url = next((env[v] for v in base_vars if env.get(v)), None)
+    return ProviderCredentials(api_key=api_key, base_url=base_url)
+
+
+def parse_tool_arguments(text: str) -> tuple[dict[str, Any], str | None]:
+    """Streamed argument JSON → (arguments, raw_arguments). Never raises.
+
+    Valid JSON objects give `(obj, None)`; empty text gives `({}, None)`; anything else (truncated JSON,
+    a bare string or list) gives `({}, text)` so the tool layer can tell the model its arguments were bad.
+    """
+    if not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}, text
+    return (value, None) if isinstance(value, dict) else ({}, text)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yeetui.errors import ProviderError
-from yeetui.messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, Usage
+from yeetui.messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, Usage, pair_tool_results
 from yeetui.providers.base import (
     ModelRequest,
     StreamDone,
@@ -26,8 +26,8 @@ from yeetui.providers.base import (
     TextChunk,
     ThinkingChunk,
     ToolCallChunk,
+    parse_tool_arguments,
 )
-from yeetui.providers.registry import pair_tool_results, parse_tool_arguments
 from yeetui.redact import redact
 
 _LABELS = {"openai": "OpenAI", "gemini": "Gemini", "openrouter": "OpenRouter", "ollama": "Ollama",
