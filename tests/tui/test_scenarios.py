@@ -61,8 +61,6 @@ def _walk(node):
 
 async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, project: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from yeetui.subagents.watcher.watcher import watcher_for
-
     monkeypatch.setenv("YEETUI_WATCHER__DEBOUNCE", "0.05")
     monkeypatch.setenv("YEETUI_WATCHER__MIN_INTERVAL", "0")
     blocker = "PAIR-BLOCKER: rm -rf build/ deletes the build output the user asked to keep; stop."
@@ -107,7 +105,7 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         second = _requests(fake_env, PRIMARY)[1]
         assert "[Pair: pair#1] Blocker: PAIR-BLOCKER" in second.text and "denied" in second.text
 
-        watcher = watcher_for(pilot.app.runtime, main.current or "")
+        watcher = pilot.app.runtime.watchers.get(main.current or "")
         assert watcher is not None
         await watcher.wait_idle(10)
         await _until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
@@ -121,7 +119,7 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         await _until(pilot, lambda: "PRIMARY-DONE-2" in _text(view))
         await pilot.pause(0.5)  # ten debounce periods: a live watcher would have looked by now
         assert len(_requests(fake_env, PAIR)) == looks
-        assert watcher_for(pilot.app.runtime, main.current or "") is None
+        assert pilot.app.runtime.watchers.get(main.current or "") is None
 
 
 # -- 2. orchestrate -----------------------------------------------------------------------------------------

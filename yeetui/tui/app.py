@@ -85,7 +85,7 @@ class YeetuiApp(App):
         self.model_override = model
         self.runtime = runtime
         self.boot_error: str | None = None
-        self.pending: list[Pending] = []
+        self.pending: list[Pending[MainScreen]] = []
         """Sent messages and main-screen actions waiting for the session (the MainScreen empties it)."""
         self._waiting_main: MainScreen | None = None
         self._own_runtime = runtime is None
@@ -230,10 +230,12 @@ class YeetuiApp(App):
         main = self._main()
         if main is None:
             return
+        from yeetui.tui.slash import palette_action  # here, not at import: the first frame needs no commands
+
         for command in main.commands:
-            if command.name in ("quit", "theme"):
+            if command.name in ("quit", "theme"):  # Textual's own system commands do these
                 continue
-            yield SystemCommand(f"/{command.name}", command.help, main.palette_callback(command))
+            yield SystemCommand(f"/{command.name}", command.help, palette_action(main, command))
 
     def _fatal_error(self) -> None:
         """Like Textual's, but without local variables in the traceback: they can hold the environment

@@ -1,11 +1,79 @@
-"""Slash commands: the built-in ones, plus one per profile with a `slash` trigger. Pure data + parsing;
-the main screen carries them out (`cmd_<name>` methods in yeetui.tui.slash)."""
+"""Slash commands as data: the record each command is, what a command may use of the main screen, and the
+parsing of what was typed. The commands themselves, and the one table of them, are in yeetui.tui.slash.
+
+Imports no domain module at run time: the domain types below are for annotations only.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
-from yeetui.profiles import ProfileSet
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from yeetui.runtime import Runtime
+    from yeetui.subagents.spawner import SpawnHandle
+
+
+class CommandScreen(Protocol):
+    """What a slash command may use of the main screen (yeetui.tui.screens.main.MainScreen has all of it)."""
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def commands(self) -> Sequence[SlashCommand]:
+        """Every command this screen knows, in the order /help lists them."""
+        ...
+
+    @property
+    def current(self) -> str | None:
+        """The id of the session on screen."""
+        ...
+
+    @property
+    def model(self) -> str | None:
+        """The model this window's sessions use; None: the configured default."""
+        ...
+
+    def set_model(self, model: str) -> None:
+        """Use `model` for this window's sessions from their next turn on."""
+        ...
+
+    async def notice(self, level: str, text: str) -> None:
+        """Show a line in the open conversation (`level`: info, warning or error)."""
+        ...
+
+    async def new_session(self) -> None: ...
+
+    async def open_switcher(self) -> None: ...
+
+    async def show_help(self, keys: list[tuple[str, str]], commands: list[tuple[str, str]]) -> None: ...
+
+    def toggle_inbox(self) -> None: ...
+
+    async def toggle_pair(self) -> None: ...
+
+    async def spawn(self, profile: str, prompt: str) -> None:
+        """Start a subagent of `profile` under the session on screen; a refusal is shown, not raised."""
+        ...
+
+    async def show_spawned(self, handle: SpawnHandle) -> None:
+        """A subagent started from this screen some other way: follow its session and say it started."""
+        ...
+
+    def prefill(self, text: str) -> None:
+        """Put `text` in the composer for the user to finish, and focus it."""
+        ...
+
+
+Handler = Callable[[CommandScreen, str], Awaitable[None]]
+"""Carries out a command: the screen, and the text typed after the command's name (stripped, maybe empty)."""
 
 
 @dataclass(frozen=True)
@@ -13,42 +81,12 @@ class SlashCommand:
     name: str
     """Without the slash: `oracle`."""
     usage: str
+    """How to type it, as /help shows it: `/oracle <question>`."""
     help: str
-    handler: str
-    """`cmd_<handler>` on the screen; profile triggers use `profile`."""
-    profile: str | None = None
-
-
-BUILTIN: tuple[SlashCommand, ...] = (
-    SlashCommand("help", "/help", "keys and commands", "help"),
-    SlashCommand("new", "/new", "start a new session", "new"),
-    SlashCommand("sessions", "/sessions", "open the session switcher", "sessions"),
-    SlashCommand("inbox", "/inbox", "show or hide the inbox", "inbox"),
-    SlashCommand("agents", "/agents", "list agent profiles", "agents"),
-    SlashCommand("model", "/model [provider/model]", "show or set this session's model", "model"),
-    SlashCommand("compact", "/compact", "summarise the conversation to free context", "compact"),
-    SlashCommand("cancel", "/cancel [run]", "stop a subagent (label like oracle#4, or run id)", "cancel"),
-    SlashCommand("oracle", "/oracle <question>", "ask the read-only oracle", "oracle"),
-    SlashCommand("review", "/review [target]", "review the working tree or a ref/range", "review"),
-    SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", "pair"),
-    SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", "orchestrate"),
-    SlashCommand("theme", "/theme [name]", "switch the theme (remembered)", "theme"),
-    SlashCommand("quit", "/quit", "leave yeetui", "quit"),
-)
-
-
-def all_commands(profiles: ProfileSet | None) -> list[SlashCommand]:
-    """Built-ins first; a profile's slash trigger adds a command unless a built-in has that name."""
-    commands = list(BUILTIN)
-    taken = {c.name for c in commands}
-    for profile in (profiles.profiles.values() if profiles else ()):
-        slash = profile.triggers.slash
-        if slash and slash.lstrip("/") not in taken:
-            name = slash.lstrip("/")
-            commands.append(SlashCommand(name, f"{slash} <task>", profile.description or f"run {profile.name}",
-                                         "profile", profile=profile.name))
-            taken.add(name)
-    return commands
+    handler: Handler
+    palette_prefills: bool = False
+    """Chosen in the command palette, the command is put in the composer for the user to finish (it needs
+    text), instead of being run at once."""
 
 
 def parse(text: str) -> tuple[str, str] | None:
@@ -59,7 +97,7 @@ def parse(text: str) -> tuple[str, str] | None:
     return head.strip().lower(), rest.strip()
 
 
-def suggest(name: str, commands: list[SlashCommand]) -> list[str]:
+def suggest(name: str, commands: Sequence[SlashCommand]) -> list[str]:
     """Close names for an unknown command (prefix or subsequence matches)."""
     names = [c.name for c in commands]
     close = [n for n in names if n.startswith(name[:2])] or [n for n in names if _subsequence(name, n)]

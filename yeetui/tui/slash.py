@@ -1,150 +1,216 @@
-"""The slash commands' behaviour, mixed into the main screen (`/help`, `/oracle …`, `/orchestrate …`)."""
+"""The slash commands: one table of them (`all_commands`), what each does, and how a typed one is run.
+
+A command is a `SlashCommand` record whose handler gets the main screen through `CommandScreen` (see
+yeetui.tui.commands) and the text typed after the name. The table is the built-in commands, then one per
+profile with a `slash` trigger; /help, the command palette (ctrl+p), the composer's completion and the
+suggestions for a mistyped name all read it.
+
+This module must not import yeetui.tui.screens (the main screen imports it). Domain modules are imported
+inside the handlers that need them, like the rest of the TUI's command paths.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from yeetui.errors import YeetuiError
-from yeetui.tui.commands import SlashCommand, suggest
+from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
+from yeetui.tui.themes import save_theme
 
 if TYPE_CHECKING:
-    from yeetui.tui.screens.main import MainScreen
+    from yeetui.profiles import ProfileSet
 
-    _Base = MainScreen
-else:
-    _Base = object
+COMPOSER_KEYS: tuple[tuple[str, str], ...] = (
+    ("enter", "send"), ("ctrl+j / shift+enter", "new line"), ("up / down", "history"),
+)
+"""The composer's own keys, listed in /help after the app's bindings."""
 
 
-class SlashCommands(_Base):
-    async def run_slash(self, name: str, args: str) -> None:
-        command = next((c for c in self.commands if c.name == name), None)
-        if command is None:
-            close = suggest(name, self.commands)
-            hint = f" Did you mean {', '.join('/' + c for c in close)}?" if close else ""
-            await self.view().add_notice("warning", f"Unknown command /{name}.{hint} Type /help for the list.")
-            return
-        try:
-            if command.handler == "profile":
-                await self.cmd_profile(command, args)
-            else:
-                await getattr(self, f"cmd_{command.handler}")(args)
-        except YeetuiError as exc:
-            await self.view().add_notice("error", str(exc))
+async def run_slash(screen: CommandScreen, name: str, args: str) -> None:
+    """Run the command `name` with `args`; an unknown name or a refusal is shown as a notice."""
+    command = next((c for c in screen.commands if c.name == name), None)
+    if command is None:
+        close = suggest(name, screen.commands)
+        hint = f" Did you mean {', '.join('/' + c for c in close)}?" if close else ""
+        await screen.notice("warning", f"Unknown command /{name}.{hint} Type /help for the list.")
+        return
+    try:
+        await command.handler(screen, args)
+    except YeetuiError as exc:
+        await screen.notice("error", str(exc))
 
-    def palette_callback(self, command: SlashCommand):
-        async def run() -> None:
-            if command.usage.endswith(">") and command.handler != "profile":
-                composer = self.query_one("#composer")
-                composer.text = f"/{command.name} "
-                composer.focus()
-            else:
-                await self.run_slash(command.name, "")
-        return run
 
-    async def _need(self, args: str, usage: str) -> bool:
-        if args:
-            return True
-        await self.view().add_notice("warning", f"Usage: {usage}")
-        return False
-
-    async def cmd_help(self, args: str) -> None:
-        from yeetui.tui.screens.help import HelpScreen
-
-        keys = [(self.app.get_key_display(b), b.description or b.action) for _, b in self.app._bindings
-                if b.description]
-        keys += [("enter", "send"), ("ctrl+j / shift+enter", "new line"), ("up / down", "history")]
-        await self.app.push_screen(HelpScreen(keys, [(c.usage, c.help) for c in self.commands]))
-
-    async def cmd_new(self, args: str) -> None:
-        profile = self.runtime.profiles.get(self.runtime.settings.primary_profile)
-        session = await self.runtime.new_session(profile, model=self.model)
-        await self.open_session(session.id)
-
-    async def cmd_sessions(self, args: str) -> None:
-        await self.open_switcher()
-
-    async def cmd_inbox(self, args: str) -> None:
-        self.toggle_inbox()
-
-    async def cmd_agents(self, args: str) -> None:
-        lines = [f"{p.name:<13} {', '.join(p.capabilities):<22} {p.description[:60]}"
-                 for p in self.runtime.profiles.profiles.values()]
-        await self.view().add_notice("info", "Agent profiles:\n" + "\n".join(lines))
-
-    async def cmd_model(self, args: str) -> None:
-        from yeetui.providers.base import split_model
-
-        if not args:
-            current = self.model or self.runtime.settings.model
-            await self.view().add_notice("info", f"Model: {current}. Change it with /model provider/model.")
-            return
-        split_model(args)
-        self.model = args
-        for control in self.controls.values():
-            control.model = args
-        await self.view().add_notice("info", f"Model set to {args} for this window's sessions.")
-
-    async def cmd_compact(self, args: str) -> None:
-        from yeetui.runs.compaction import compact_session
-
-        await self.view().add_notice("info", "Compacting the conversation…")
-        summary = await compact_session(self.runtime, self.current or "", model=self.model)
-        await self.view().add_notice("info", f"Compacted: {len(summary)} characters of summary replace the "
-                                     "earlier turns in the model's context.")
-
-    async def cmd_cancel(self, args: str) -> None:
-        store, spawner = self.runtime.store, self.runtime.spawner
-        live = [await store.get_run(r) for r in spawner.live_runs()]
-        live = [r for r in live if r is not None]
-        if not args:
-            children = [r for r in live if r.options.get("parent_session_id") == self.current]
-            if not children:
-                await self.view().add_notice("warning", "No running subagent here. Usage: /cancel [oracle#4|run id]")
-                return
-            target = children[-1]
+def palette_action(screen: CommandScreen, command: SlashCommand) -> Callable[[], Awaitable[None]]:
+    """What choosing `command` in the command palette does: fill the composer in, or run it."""
+    async def run() -> None:
+        if command.palette_prefills:
+            screen.prefill(f"/{command.name} ")
         else:
-            target = next((r for r in live if r.label == args or r.id.startswith(args)), None)
-            if target is None:
-                await self.view().add_notice("warning", f"No running subagent {args!r}.")
-                return
-        await spawner.cancel(target.id, graceful=True)
-        await self.view().add_notice("info", f"Asked {target.label} to wrap up.")
+            await run_slash(screen, command.name, "")
+    return run
 
-    async def cmd_oracle(self, args: str) -> None:
-        if await self._need(args, "/oracle <question>"):
-            await self._spawn("oracle", args)
 
-    async def cmd_review(self, args: str) -> None:
-        from yeetui.subagents.host import review_request
+async def _text_given(screen: CommandScreen, args: str, usage: str) -> bool:
+    """True when the command got text; otherwise says how to use it."""
+    if args:
+        return True
+    await screen.notice("warning", f"Usage: {usage}")
+    return False
 
-        request = await review_request(self.runtime, parent_session_id=self.current or "", target=args or None)
-        handle = await self.runtime.spawner.spawn(request)
-        self.session_ids.add(handle.session_id)
-        await self.view().add_notice("info", f"Started {handle.label}.")
 
-    async def cmd_pair(self, args: str) -> None:
-        await self.toggle_pair()
+# -- the built-in commands ---------------------------------------------------------------------------
 
-    async def cmd_orchestrate(self, args: str) -> None:
-        if await self._need(args, "/orchestrate <goal>"):
-            await self._spawn("orchestrator", args)
 
-    async def cmd_theme(self, args: str) -> None:
-        from yeetui.tui.themes import save_theme
+async def _help(screen: CommandScreen, args: str) -> None:
+    app = screen.app
+    keys = [(app.get_key_display(b), b.description or b.action) for _, b in app._bindings if b.description]
+    await screen.show_help([*keys, *COMPOSER_KEYS], [(c.usage, c.help) for c in screen.commands])
 
-        names = sorted(self.app.available_themes)
-        if not args:
-            await self.view().add_notice("info", f"Theme: {self.app.theme}. Available: {', '.join(names)}")
+
+async def _new(screen: CommandScreen, args: str) -> None:
+    await screen.new_session()
+
+
+async def _sessions(screen: CommandScreen, args: str) -> None:
+    await screen.open_switcher()
+
+
+async def _inbox(screen: CommandScreen, args: str) -> None:
+    screen.toggle_inbox()
+
+
+async def _agents(screen: CommandScreen, args: str) -> None:
+    lines = [f"{p.name:<13} {', '.join(p.capabilities):<22} {p.description[:60]}"
+             for p in screen.runtime.profiles.profiles.values()]
+    await screen.notice("info", "Agent profiles:\n" + "\n".join(lines))
+
+
+async def _model(screen: CommandScreen, args: str) -> None:
+    from yeetui.providers.base import split_model
+
+    if not args:
+        current = screen.model or screen.runtime.settings.model
+        await screen.notice("info", f"Model: {current}. Change it with /model provider/model.")
+        return
+    split_model(args)  # refuses a name without a provider before anything changes
+    screen.set_model(args)
+    await screen.notice("info", f"Model set to {args} for this window's sessions.")
+
+
+async def _compact(screen: CommandScreen, args: str) -> None:
+    await screen.notice("info", "Compacting the conversation…")
+    summary = await screen.runtime.launcher.compact(screen.current or "", model=screen.model)
+    await screen.notice("info", f"Compacted: {len(summary)} characters of summary replace the "
+                        "earlier turns in the model's context.")
+
+
+async def _cancel(screen: CommandScreen, args: str) -> None:
+    store, spawner = screen.runtime.store, screen.runtime.spawner
+    live = [await store.get_run(r) for r in spawner.live_runs()]
+    live = [r for r in live if r is not None]
+    if not args:
+        children = [r for r in live if r.options.get("parent_session_id") == screen.current]
+        if not children:
+            await screen.notice("warning", "No running subagent here. Usage: /cancel [oracle#4|run id]")
             return
-        if args not in self.app.available_themes:
-            await self.view().add_notice("warning", f"No theme {args!r}. Available: {', '.join(names)}")
+        target = children[-1]
+    else:
+        target = next((r for r in live if r.label == args or r.id.startswith(args)), None)
+        if target is None:
+            await screen.notice("warning", f"No running subagent {args!r}.")
             return
-        self.app.theme = args
-        save_theme(args)
+    await spawner.cancel(target.id, graceful=True)
+    await screen.notice("info", f"Asked {target.label} to wrap up.")
 
-    async def cmd_quit(self, args: str) -> None:
-        self.app.exit()
 
-    async def cmd_profile(self, command: SlashCommand, args: Any) -> None:
-        if await self._need(args, command.usage):
-            await self._spawn(command.profile or "", args)
+async def _oracle(screen: CommandScreen, args: str) -> None:
+    if await _text_given(screen, args, "/oracle <question>"):
+        await screen.spawn("oracle", args)
+
+
+async def _review(screen: CommandScreen, args: str) -> None:
+    from yeetui.subagents.review import review_request
+
+    runtime = screen.runtime
+    request = await review_request(runtime.project_dir, parent_session_id=screen.current or "",
+                                   target=args or None)
+    await screen.show_spawned(await runtime.spawner.spawn(request))
+
+
+async def _pair(screen: CommandScreen, args: str) -> None:
+    await screen.toggle_pair()
+
+
+async def _orchestrate(screen: CommandScreen, args: str) -> None:
+    if await _text_given(screen, args, "/orchestrate <goal>"):
+        await screen.spawn("orchestrator", args)
+
+
+async def _theme(screen: CommandScreen, args: str) -> None:
+    app = screen.app
+    names = sorted(app.available_themes)
+    if not args:
+        await screen.notice("info", f"Theme: {app.theme}. Available: {', '.join(names)}")
+        return
+    if args not in app.available_themes:
+        await screen.notice("warning", f"No theme {args!r}. Available: {', '.join(names)}")
+        return
+    app.theme = args
+    save_theme(args)
+
+
+async def _quit(screen: CommandScreen, args: str) -> None:
+    screen.app.exit()
+
+
+def builtin_commands() -> tuple[SlashCommand, ...]:
+    """The commands every window has, in the order /help lists them."""
+    return (
+        SlashCommand("help", "/help", "keys and commands", _help),
+        SlashCommand("new", "/new", "start a new session", _new),
+        SlashCommand("sessions", "/sessions", "open the session switcher", _sessions),
+        SlashCommand("inbox", "/inbox", "show or hide the inbox", _inbox),
+        SlashCommand("agents", "/agents", "list agent profiles", _agents),
+        SlashCommand("model", "/model [provider/model]", "show or set this session's model", _model),
+        SlashCommand("compact", "/compact", "summarise the conversation to free context", _compact),
+        SlashCommand("cancel", "/cancel [run]", "stop a subagent (label like oracle#4, or run id)", _cancel),
+        SlashCommand("oracle", "/oracle <question>", "ask the read-only oracle", _oracle, palette_prefills=True),
+        SlashCommand("review", "/review [target]", "review the working tree or a ref/range", _review),
+        SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", _pair),
+        SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", _orchestrate,
+                     palette_prefills=True),
+        SlashCommand("theme", "/theme [name]", "switch the theme (remembered)", _theme),
+        SlashCommand("quit", "/quit", "leave yeetui", _quit),
+    )
+
+
+# -- one command per profile with a slash trigger ----------------------------------------------------
+
+
+def _run_profile(profile: str, usage: str) -> Handler:
+    async def run(screen: CommandScreen, args: str) -> None:
+        if await _text_given(screen, args, usage):
+            await screen.spawn(profile, args)
+    return run
+
+
+def profile_commands(profiles: ProfileSet | None, taken: set[str]) -> list[SlashCommand]:
+    """One command per profile whose `slash` trigger names no command in `taken` (nor an earlier profile's).
+    From the palette these run at once, so an empty one shows its usage."""
+    commands: list[SlashCommand] = []
+    taken = set(taken)
+    for profile in (profiles.profiles.values() if profiles else ()):
+        slash = profile.triggers.slash
+        if slash and (name := slash.lstrip("/")) not in taken:
+            usage = f"{slash} <task>"
+            commands.append(SlashCommand(name, usage, profile.description or f"run {profile.name}",
+                                         _run_profile(profile.name, usage)))
+            taken.add(name)
+    return commands
+
+
+def all_commands(profiles: ProfileSet | None) -> list[SlashCommand]:
+    """The table: built-ins first; a profile's slash trigger adds a command unless a built-in has that name."""
+    builtins = builtin_commands()
+    return [*builtins, *profile_commands(profiles, {c.name for c in builtins})]

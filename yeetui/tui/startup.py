@@ -3,29 +3,61 @@
 `StartingScreen` is the main screen's layout with a live, focused composer and placeholders around it; it
 imports no domain module, so it is the first frame. What needs a session — a message sent with Enter, a
 main-screen action (f2, ctrl+s, …) — waits in a `pending` list shared by the app, the starting screen and
-the main screen. `SessionStart` (mixed into MainScreen) opens the session, then runs what is pending in the
-order it came, and only then handles input directly (`ready`).
+the main screen. The main screen's `SessionStart` opens the session, then runs what is pending in the order
+it came, and only then lets the screen handle input directly (`ready`).
+
+This module is imported for the first frame: domain modules only inside functions or for annotations. It
+must not import yeetui.tui.screens (the main screen imports it): what it needs of that screen is
+`SessionScreen`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
 from yeetui.tui.widgets.composer import Composer, Draft
 
 if TYPE_CHECKING:
-    from yeetui.tui.screens.main import MainScreen
+    from yeetui.runtime import Runtime
 
-Pending = str | Callable[["MainScreen"], Awaitable[None]]
+
+class SessionScreen(Protocol):
+    """What start-up uses of the screen the session opens in (yeetui.tui.screens.main.MainScreen)."""
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def composer(self) -> Composer: ...
+
+    async def open_session(self, session_id: str) -> None: ...
+
+    def bind_profile_hotkeys(self) -> None: ...
+
+    async def notice(self, level: str, text: str) -> None: ...
+
+    async def handle_input(self, text: str) -> None:
+        """What Enter in the composer does once the session is open."""
+        ...
+
+    def show_busy(self) -> None:
+        """The open session's busy state and queue, on the composer."""
+        ...
+
+
+ScreenT = TypeVar("ScreenT", bound=SessionScreen)
+Pending = str | Callable[[ScreenT], Awaitable[None]]
 """A message the user sent, or an action on the main screen, waiting for the session to open."""
 LOADING = "loading session…"
 
@@ -36,7 +68,7 @@ class StartingScreen(Screen):
 
     AUTO_FOCUS = "#composer-input"
 
-    def __init__(self, pending: list[Pending], on_resume: Callable[[], object] | None = None) -> None:
+    def __init__(self, pending: list[Pending[Any]], on_resume: Callable[[], object] | None = None) -> None:
         super().__init__()
         self.pending = pending
         self._on_resume = on_resume
@@ -92,50 +124,41 @@ class StartingScreen(Screen):
         return composer.draft()
 
 
-class SessionStart:
-    """Mixed into MainScreen: on mount it takes over the starting screen's draft and the focus at once,
-    then opens the session in a worker; input that comes before that is done waits in `pending`."""
+class SessionStart(Generic[ScreenT]):
+    """Opens the main screen's session in a worker, and keeps the input that comes before that is done in
+    `pending`, to be run in order once it is."""
 
-    class Ready(Message, namespace="main_screen"):
-        """The session is open and what was sent during start-up has been handled."""
+    def __init__(self, screen: ScreenT, pending: list[Pending[ScreenT]], *, resume: str | None = None,
+                 continue_latest: bool = False, warnings: list[str] | None = None) -> None:
+        self.screen = screen
+        self.pending = pending
+        """Shared with the app and the starting screen."""
+        self.resume, self.continue_latest = resume, continue_latest
+        self.warnings = warnings or []
+        """Shown once the session is open, after the runtime's own."""
+        self.ready = False
+        """The session is open and `pending` is empty: input is handled at once."""
 
-    pending: list[Pending]
-    ready: bool
-    """The session is open and `pending` is empty: input is handled at once."""
-    carry: Draft | None
-    """The starting screen's composer draft, taken over on mount."""
-
-    def take_over(self: Any) -> None:
-        """Synchronous, so the composer has the draft and the focus before the app dispatches another key
-        (see YeetuiApp.handover)."""
-        composer = self.query_one(Composer)
-        if self.carry is not None:
-            composer.restore(self.carry)
-        self.show_pending()
-        self.set_focus(composer.input)
-        self.run_worker(self.start(), name="start", exclusive=False)
-
-    async def start(self: Any) -> None:
-        session_id = await self.initial_session()
-        await self.open_session(session_id)
-        self._bind_profile_hotkeys()
-        for warning in [*self.runtime.warnings, *self.extra_warnings]:
-            await self.view().add_notice("warning", warning)
+    async def run(self) -> None:
+        """Open the session, show the warnings, then run what is pending; `ready` once it is all done."""
+        screen = self.screen
+        await screen.open_session(await self.initial_session())
+        screen.bind_profile_hotkeys()
+        for warning in [*screen.runtime.warnings, *self.warnings]:
+            await screen.notice("warning", warning)
         if problem := self.provider_problem():
-            await self.view().add_notice("warning", problem)
+            await screen.notice("warning", problem)
         self.show_pending()
         while self.pending:  # in the order they came; more may come while one is handled
             item = self.pending.pop(0)
             if isinstance(item, str):
-                await self.handle_input(item)
+                await screen.handle_input(item)
             else:
-                await item(self)
+                await item(screen)
         self.ready = True
-        control = self.controls.get(self.current or "")  # the queued hint now belongs to the session again
-        self.query_one(Composer).set_busy(bool(control and control.busy), len(control.queue) if control else 0)
-        self.post_message(self.Ready())
+        screen.show_busy()  # the queued hint now belongs to the session again
 
-    def hold(self: Any, text: str) -> bool:
+    def hold(self, text: str) -> bool:
         """Keep `text` for later if the session is not open yet."""
         if self.ready:
             return False
@@ -143,22 +166,22 @@ class SessionStart:
         self.show_pending()
         return True
 
-    def show_pending(self: Any) -> None:
+    def show_pending(self) -> None:
         """Messages sent before the session was open show as queued above the composer."""
         if queued := sum(1 for item in self.pending if isinstance(item, str)):
-            self.query_one(Composer).set_busy(False, queued)
+            self.screen.composer.set_busy(False, queued)
 
-    async def initial_session(self: Any) -> str:
-        store = self.runtime.store
+    async def initial_session(self) -> str:
+        runtime = self.screen.runtime
         if self.resume:
-            return (await store.resolve_session(self.resume)).id
-        if self.continue_latest and (latest := await store.latest_session()):
+            return (await runtime.store.resolve_session(self.resume)).id
+        if self.continue_latest and (latest := await runtime.store.latest_session()):
             return latest.id
-        profile = self.runtime.profiles.get(self.runtime.settings.primary_profile)
-        return (await self.runtime.new_session(profile, model=self.model)).id
+        profile = runtime.profiles.get(runtime.settings.primary_profile)
+        return (await runtime.launcher.new_session(profile, model=self.screen.model)).id
 
-    def provider_problem(self: Any) -> str | None:
-        from yeetui.config import provider_setup_problem
+    def provider_problem(self) -> str | None:
+        from yeetui.config import provider_setup_problem  # not at import: this module is on the first frame's path
 
-        return provider_setup_problem(self.runtime.settings, self.model or self.runtime.settings.model,
-                                      self.runtime.env)
+        runtime = self.screen.runtime
+        return provider_setup_problem(runtime.settings, self.screen.model or runtime.settings.model, runtime.env)

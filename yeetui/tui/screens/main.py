@@ -3,6 +3,10 @@
 Domain events arrive through one worker (`_pump`) and are routed to the widget that shows them; user input
 arrives as widget messages and becomes domain calls (SessionControl, the spawner, the watcher). No agent
 logic lives here, and none in the widgets.
+
+The screen holds its collaborators rather than inheriting them: `SessionStart` (yeetui.tui.startup) opens
+the session and runs what was sent meanwhile; the slash commands (yeetui.tui.slash) are a table of
+handlers that get this screen through `CommandScreen`. Both are imported here, never the other way round.
 """
 
 from __future__ import annotations
@@ -10,29 +14,34 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer
 
 from yeetui import events as ev
 from yeetui.runtime import Runtime
 from yeetui.subagents.ledger import Ledger
-from yeetui.subagents.session_control import SessionControl
 from yeetui.tui.bridge import permission_preview
-from yeetui.tui.commands import all_commands
+from yeetui.tui.commands import parse
+from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
-from yeetui.tui.slash import SlashCommands
-from yeetui.tui.startup import SessionStart
-from yeetui.tui.widgets.composer import Composer
+from yeetui.tui.slash import all_commands, run_slash
+from yeetui.tui.startup import Pending, SessionStart
+from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
+
+if TYPE_CHECKING:
+    from yeetui.subagents.session_control import SessionControl
+    from yeetui.subagents.spawner import SpawnHandle
 
 log = logging.getLogger(__name__)
 _VIEW_ONLY = (ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.ToolCallStarted, ev.ToolCallFinished,
@@ -42,20 +51,23 @@ PAGE = 100
 """Messages loaded when a session opens, and per page when scrolling back."""
 
 
-class MainScreen(SessionStart, SlashCommands, Screen):
+class MainScreen(Screen):
     CSS_PATH = "main.tcss"
     BINDINGS = [  # priority: the composer (a TextArea) would take them for its own cursor otherwise
         Binding("pageup", "scroll_conversation(-1)", "Scroll up", id="scroll_up", show=False, priority=True),
         Binding("pagedown", "scroll_conversation(1)", "Scroll down", id="scroll_down", show=False, priority=True),
     ]
 
+    class Ready(Message, namespace="main_screen"):
+        """The session is open and what was sent during start-up has been handled."""
+
     def __init__(self, runtime: Runtime, *, resume: str | None = None, continue_latest: bool = False,
                  model: str | None = None, extra_warnings: list[str] | None = None,
-                 pending: list[Any] | None = None) -> None:
+                 pending: list[Pending[MainScreen]] | None = None) -> None:
         super().__init__()
         self.runtime = runtime
-        self.resume, self.continue_latest, self.model = resume, continue_latest, model
-        self.extra_warnings = extra_warnings or []
+        self.model = model
+        """The model this window's sessions use; None: the configured default."""
         self.commands = all_commands(runtime.profiles)
         self.ledger = getattr(runtime, "ledger", None) or Ledger(runtime.bus)
         self.controls: dict[str, SessionControl] = {}
@@ -66,9 +78,20 @@ class MainScreen(SessionStart, SlashCommands, Screen):
         self._views: dict[str, ConversationView] = {}
         self._permissions: deque[ev.PermissionRequested] = deque()
         self._asking = False
-        self.pending = pending if pending is not None else []  # shared with the app (see SessionStart)
-        self.ready = False
-        self.carry = None
+        self.startup = SessionStart(self, pending if pending is not None else [], resume=resume,
+                                    continue_latest=continue_latest, warnings=extra_warnings)
+        """Opens the session; until then, what is sent waits in its `pending` (shared with the app)."""
+        self.carry: Draft | None = None
+        """The starting screen's composer draft, set by the app before this screen shows."""
+
+    @property
+    def ready(self) -> bool:
+        """The session is open and what was sent during start-up is handled: input is handled at once."""
+        return self.startup.ready
+
+    @property
+    def composer(self) -> Composer:
+        return self.query_one(Composer)
 
     def compose(self) -> ComposeResult:
         yield LedgerPanel(id="ledger")
@@ -79,13 +102,24 @@ class MainScreen(SessionStart, SlashCommands, Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Quick: the session opens in a worker (`SessionStart.take_over`)."""
+        """Quick: the session opens in a worker (`_start`).
+
+        Takes over the starting screen's draft and the focus synchronously, so the composer has both before
+        the app dispatches another key (see YeetuiApp.handover)."""
         self.run_worker(self._pump(), name="events", exclusive=False)
-        composer = self.query_one(Composer)
+        composer = self.composer
         composer.commands = [(f"/{c.name}", c.help) for c in self.commands]
         composer.profiles = list(self.runtime.profiles.names())
         composer.file_source = self._files
-        self.take_over()
+        if self.carry is not None:
+            composer.restore(self.carry)
+        self.startup.show_pending()
+        self.set_focus(composer.input)
+        self.run_worker(self._start(), name="start", exclusive=False)
+
+    async def _start(self) -> None:
+        await self.startup.run()
+        self.post_message(self.Ready())
 
     def _files(self, prefix: str) -> list[str]:
         from yeetui.tui.file_complete import project_files
@@ -99,21 +133,18 @@ class MainScreen(SessionStart, SlashCommands, Screen):
             self.set_class(narrow, "-narrow")
             self.query_one(InboxPanel).display = not narrow
 
-    def _bind_profile_hotkeys(self) -> None:
+    def bind_profile_hotkeys(self) -> None:
         taken = {b.key for _, b in self.app._bindings} | {"f2", "ctrl+s", "ctrl+p", "escape", "ctrl+q", "ctrl+b"}
         for profile in self.runtime.profiles.profiles.values():
             key = profile.triggers.hotkey
             if not key or profile.name == "pair":
                 continue
             if key in taken:
-                self.app.call_later(self._late_notice, f"Profile {profile.name!r}: hotkey {key} is already "
-                                    "bound to a built-in action; the built-in wins.")
+                self.app.call_later(self.notice, "warning", f"Profile {profile.name!r}: hotkey {key} is "
+                                    "already bound to a built-in action; the built-in wins.")
                 continue
             self.app.bind(key, f"profile_hotkey('{profile.name}')", description=profile.name)
             taken.add(key)
-
-    async def _late_notice(self, text: str) -> None:
-        await self.view().add_notice("warning", text)
 
     def action_scroll_conversation(self, direction: int) -> None:
         """Page the open conversation while the composer keeps the focus (and the draft)."""
@@ -126,10 +157,32 @@ class MainScreen(SessionStart, SlashCommands, Screen):
     def view(self, session_id: str | None = None) -> ConversationView:
         return self.query_one(f"#conv-{session_id or self.current}", ConversationView)
 
+    async def notice(self, level: str, text: str) -> None:
+        """A line in the open conversation (`level`: info, warning or error)."""
+        await self.view().add_notice(level, text)
+
     def control(self, session_id: str) -> SessionControl:
         if session_id not in self.controls:
-            self.controls[session_id] = SessionControl(self.runtime, session_id, model=self.model)
+            self.controls[session_id] = self.runtime.session_control(session_id, model=self.model)
         return self.controls[session_id]
+
+    def set_model(self, model: str) -> None:
+        """Use `model` for this window's sessions: those already open and those opened later."""
+        self.model = model
+        for control in self.controls.values():
+            control.model = model
+
+    def show_busy(self) -> None:
+        """The open session's state on the composer: whether it is busy, and how many messages wait."""
+        control = self.controls.get(self.current or "")
+        self.composer.set_busy(bool(control and control.busy), len(control.queue) if control else 0)
+
+    async def new_session(self) -> None:
+        """Start a new primary session and open it."""
+        runtime = self.runtime
+        profile = runtime.profiles.get(runtime.settings.primary_profile)
+        session = await runtime.launcher.new_session(profile, model=self.model)
+        await self.open_session(session.id)
 
     async def open_session(self, session_id: str) -> None:
         store = self.runtime.store
@@ -155,12 +208,7 @@ class MainScreen(SessionStart, SlashCommands, Screen):
             inbox = self.query_one(InboxPanel)
             inbox.set_items([i for sid in self.session_ids for i in await store.list_inbox(sid)])
         self.sub_title = f"{session.profile} · {session.title or session.id[:8]}"
-        composer = self.query_one(Composer)
-        if session_id in self.controls:
-            control = self.controls[session_id]
-            composer.set_busy(control.busy, len(control.queue))
-        else:
-            composer.set_busy(False, 0)
+        self.show_busy()
 
     async def open_parent(self) -> None:
         session = await self.runtime.store.get_session(self.current or "")
@@ -189,25 +237,27 @@ class MainScreen(SessionStart, SlashCommands, Screen):
 
         async def chosen(result: str | None) -> None:
             if result == "new":
-                await self.cmd_new("")
+                await self.new_session()
             elif result:
                 await self.open_session(result)
 
         await self.app.push_screen(SwitcherScreen(nodes, self.current), chosen)
+
+    async def show_help(self, keys: list[tuple[str, str]], commands: list[tuple[str, str]]) -> None:
+        await self.app.push_screen(HelpScreen(keys, commands))
 
     # -- input -------------------------------------------------------------------------------------
 
     @on(Composer.Submitted)
     async def submitted(self, message: Composer.Submitted) -> None:
         text = message.text.strip()
-        if text and not self.hold(text):
+        if text and not self.startup.hold(text):
             await self.handle_input(text)
 
     async def handle_input(self, text: str) -> None:
-        from yeetui.tui.commands import parse
-
+        """A prompt, `/command`, `!shell` or `@profile …` sent from the composer, once the session is open."""
         if (slash := parse(text)) is not None:
-            await self.run_slash(*slash)
+            await run_slash(self, *slash)
             return
         session = await self.runtime.store.get_session(self.current or "")
         if session is None:
@@ -218,7 +268,7 @@ class MainScreen(SessionStart, SlashCommands, Screen):
         if text.startswith("@"):
             name, _, rest = text[1:].partition(" ")
             if name in self.runtime.profiles and rest.strip():
-                await self._spawn(name, rest.strip())
+                await self.spawn(name, rest.strip())
                 return
         if session.parent_id is None:
             await self.control(session.id).submit(text)
@@ -227,21 +277,26 @@ class MainScreen(SessionStart, SlashCommands, Screen):
                 if self.runtime.spawner.is_live(r.id)]
         if live:
             await self.runtime.spawner.steer(live[0].id, text, sender="user")
-            await self.view().add_notice("info", "Sent to the subagent; it reads it at its next turn.")
+            await self.notice("info", "Sent to the subagent; it reads it at its next turn.")
         else:
-            await self.view().add_notice("warning", "This subagent has finished; its transcript is read-only. "
-                                         "Press ctrl+o to go back to the parent.")
+            await self.notice("warning", "This subagent has finished; its transcript is read-only. "
+                              "Press ctrl+o to go back to the parent.")
 
-    async def _spawn(self, profile: str, prompt: str, **kw: Any) -> None:
+    async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:
+        """Start a subagent of `profile` under the session on screen; a refusal is shown, not raised."""
         from yeetui.errors import YeetuiError
 
         try:
             handle = await self.control(self.current or "").spawn(profile, prompt, **kw)
         except YeetuiError as exc:
-            await self.view().add_notice("error", str(exc))
+            await self.notice("error", str(exc))
             return
+        await self.show_spawned(handle)
+
+    async def show_spawned(self, handle: SpawnHandle) -> None:
+        """A subagent started from this screen: its session joins the tree on screen; the conversation says so."""
         self.session_ids.add(handle.session_id)
-        await self.view().add_notice("info", f"Started {handle.label}.")
+        await self.notice("info", f"Started {handle.label}.")
 
     async def interrupt(self) -> None:
         if self.current in self.controls and await self.controls[self.current].interrupt():
@@ -255,18 +310,20 @@ class MainScreen(SessionStart, SlashCommands, Screen):
         inbox.display = not inbox.display
 
     async def toggle_pair(self) -> None:
-        from yeetui.subagents.watcher.watcher import toggle_watcher
-
         target = self.current if self.current in self.controls or self.current == self.root else self.root
         conf = self.runtime.settings.watcher
-        watcher = await toggle_watcher(self.runtime, target or "", debounce=conf.debounce,
-                                       min_interval=conf.min_interval, max_per_hour=conf.max_per_hour)
-        await self.view().add_notice("info", "Pair watcher on." if watcher else "Pair watcher off.")
+        watcher = await self.runtime.watchers.toggle(target or "", debounce=conf.debounce,
+                                                     min_interval=conf.min_interval, max_per_hour=conf.max_per_hour)
+        await self.notice("info", "Pair watcher on." if watcher else "Pair watcher off.")
+
+    def prefill(self, text: str) -> None:
+        """Put `text` in the composer for the user to finish, and focus it."""
+        composer = self.composer
+        composer.text = text
+        composer.focus()
 
     async def profile_hotkey(self, profile: str) -> None:
-        composer = self.query_one(Composer)
-        composer.text = f"@{profile} "
-        composer.focus()
+        self.prefill(f"@{profile} ")
 
     # -- domain events -----------------------------------------------------------------------------
 
@@ -320,7 +377,7 @@ class MainScreen(SessionStart, SlashCommands, Screen):
                     if not inbox.display:  # narrow terminal: say so, or unread items go unseen
                         self.notify(f"Inbox: {item.title} ({inbox.unread} unread · ctrl+b)", timeout=4)
             case ev.SessionBusyChanged() if event.session_id == self.current:
-                self.query_one(Composer).set_busy(event.busy, event.queued)
+                self.composer.set_busy(event.busy, event.queued)
 
     def _next_permission(self) -> None:
         if self._asking:
@@ -368,7 +425,7 @@ class MainScreen(SessionStart, SlashCommands, Screen):
             await self.open_session(run.session_id)
         elif message.action == "steer":
             await self.open_session(run.session_id)
-            self.query_one(Composer).focus()
+            self.composer.focus()
         elif message.action in ("cancel", "abort") and self.runtime.spawner.is_live(run.id):
             await self.runtime.spawner.cancel(run.id, graceful=message.action == "cancel")
 
@@ -382,15 +439,11 @@ class MainScreen(SessionStart, SlashCommands, Screen):
         await store.set_inbox_status(item.id, status)
         self.query_one(InboxPanel).set_status(item.id, status)
         if item.kind == "interjection" and message.action in ("accept", "dismiss"):
-            from yeetui.subagents.watcher.watcher import watcher_for
-
-            if watcher := watcher_for(self.runtime, item.session_id):
+            if watcher := self.runtime.watchers.get(item.session_id):
                 await watcher.mark(item.id, accepted=message.action == "accept")
         child = (item.data or {}).get("child_session_id") or (item.data or {}).get("watcher_session_id")
         if message.action == "open" and child:
             await self.open_session(child)
         elif message.action == "reply":
-            composer = self.query_one(Composer)
             label = (item.data or {}).get("label") or item.title
-            composer.text = f"Re {label}: "
-            composer.focus()
+            self.prefill(f"Re {label}: ")
