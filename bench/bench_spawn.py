@@ -45,12 +45,12 @@ def script() -> list[dict]:
 
 # -- cases (each runs in its own interpreter) ------------------------------------------------------
 
-async def _open_runtime():
+async def _open_runtime(**spawner_limits: int):
     from yeetui.runtime import Runtime
 
     project = Path.cwd() / "project"
     project.mkdir(exist_ok=True)
-    return await Runtime.open(cwd=project)
+    return await Runtime.open(cwd=project, spawner_limits=spawner_limits)
 
 
 async def _direct_stream(client, prompt: str) -> None:
@@ -70,7 +70,7 @@ async def case_overhead(url: str, rounds: int) -> dict:
     runtime = await _open_runtime()
     client = anthropic.AsyncAnthropic(max_retries=0)
     try:
-        primary = await runtime.new_session(runtime.profiles.get("generic"))
+        primary = await runtime.launcher.new_session(runtime.profiles.get("generic"))
         starts: dict[str, float] = {}
         calls: list[float] = []
         for i in range(rounds + 1):  # round 0 warms both paths (SDK import, connection pool, caches)
@@ -104,14 +104,13 @@ async def case_overhead(url: str, rounds: int) -> dict:
 
 async def case_fanout(agents: int, max_concurrent: int) -> dict:
     from yeetui.events import RunStatus
-    from yeetui.subagents.spawner import AgentSpawner, SpawnRequest
+    from yeetui.subagents.spawner import SpawnRequest
 
-    runtime = await _open_runtime()
+    runtime = await _open_runtime(max_concurrent=max_concurrent, max_children=agents)
     rss_open = rss_kb()
     import anthropic  # noqa: F401  # a one-time cost of the first model call, not a per-subagent one
-    runtime.spawner = AgentSpawner(runtime, max_concurrent=max_concurrent, max_children=agents)
     try:
-        primary = await runtime.new_session(runtime.profiles.get("generic"))
+        primary = await runtime.launcher.new_session(runtime.profiles.get("generic"))
         baseline = rss_kb()
         lag = LagMonitor().start()
         start = time.perf_counter()

@@ -74,14 +74,13 @@ async def case_load(*, busy: bool, keys: int, subagents: int, budget: float = 12
     from textual.widgets import TextArea
 
     from yeetui.runtime import Runtime
-    from yeetui.subagents.spawner import AgentSpawner
     from yeetui.tui.app import YeetuiApp
     from yeetui.tui.widgets.composer import Composer
 
     project = Path.cwd() / "project"
     project.mkdir(exist_ok=True)
-    runtime = await Runtime.open(cwd=project)
-    runtime.spawner = AgentSpawner(runtime, max_concurrent=max(subagents, 1), max_children=max(subagents, 1))
+    runtime = await Runtime.open(cwd=project, spawner_limits={"max_concurrent": max(subagents, 1),
+                                                              "max_children": max(subagents, 1)})
     echoed = asyncio.Event()
 
     def hook(message: object) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakellm.inprocess import ScriptedLLM
+
 pytest_plugins = ["tests.fakellm.fixtures"]
 
 _PROVIDER_ENV = (
@@ -30,3 +32,11 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     return home
+
+
+@pytest.fixture
+def scripted() -> ScriptedLLM:
+    """The fake LLM in-process: the `fake_env` script API (`script`, `requests`, `pending`, plus the async
+    `until_requests`/`until`) answered by a real Provider without HTTP. `scripted.provider_factory` goes to
+    `Runtime.open(provider_factory=...)`; a test switches between the two by the fixture name."""
+    return ScriptedLLM()

@@ -86,6 +86,8 @@ class ToolCallStarted:
     call_id: str
     name: str
     arguments: dict[str, Any]
+    activity: str = ""
+    """What the call is doing in a few words (`reading app.py`), from the tool itself."""
     kind: Literal["tool_started"] = "tool_started"
 
 

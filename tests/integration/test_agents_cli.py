@@ -14,7 +14,7 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
-from yeetui.cli.agents import process_running
+from yeetui.subagents.detached import process_running
 
 ORACLE = "you never change anything"
 """A phrase of the oracle's system prompt: it marks requests made by an oracle run."""

@@ -17,7 +17,7 @@ from yeetui.bus import Bus
 from yeetui.events import RunStatus
 from yeetui.messages import Usage
 from yeetui.runtime import Runtime
-from yeetui.subagents.ledger import Ledger, LedgerRow, describe_tool, format_row
+from yeetui.subagents.ledger import Ledger, LedgerRow, format_row
 from yeetui.subagents.spawner import SpawnRequest
 
 RUN, SESSION = "run-1", "sess-1"
@@ -63,8 +63,17 @@ def _status(bus: Bus, status: RunStatus, run_id: str = RUN, reason: str = "") ->
     bus.publish(ev.RunStatusChanged(run_id, SESSION, status, reason))
 
 
+def _registry():
+    from yeetui.subagents.tools import agent_tools
+    from yeetui.tools.ask_user import AskUserTool
+    from yeetui.tools.registry import ToolRegistry, builtin_tools
+
+    return ToolRegistry([*builtin_tools(), AskUserTool(), *agent_tools()])
+
+
 def _tool(bus: Bus, name: str, run_id: str = RUN, **arguments) -> None:
-    bus.publish(ev.ToolCallStarted(run_id, SESSION, "call-1", name, arguments))
+    """A tool call as the executor publishes it: the activity text comes from the tool."""
+    bus.publish(ev.ToolCallStarted(run_id, SESSION, "call-1", name, arguments, _registry().activity(name, arguments)))
 
 
 def test_queued_run_gets_a_row_and_a_repeated_status_publishes_nothing(bus, ledger, changes) -> None:
@@ -132,7 +141,8 @@ def test_deltas_flip_the_activity_once_not_per_delta(bus, ledger, changes) -> No
     ("mystery_tool", {}, "calling mystery_tool"),
 ])
 def test_tool_activity_text(name: str, arguments: dict, text: str) -> None:
-    assert describe_tool(name, arguments) == text
+    """Each tool words its own activity; the ledger shows what the executor publishes."""
+    assert _registry().activity(name, arguments) == text
 
 
 def test_permission_wait_and_back_to_the_tool(bus, ledger) -> None:
@@ -281,17 +291,12 @@ async def test_rows_disappear_by_timer_without_further_events(bus, changes) -> N
 
 
 @pytest.fixture
-async def runtime(fake_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "notes.txt").write_text("the flake is a race\n")
-    rt = await Runtime.open(cwd=project)
-    yield rt
-    await rt.close()
+def project_dir(project_dir: Path) -> Path:
+    (project_dir / "notes.txt").write_text("the flake is a race\n")
+    return project_dir
 
 
-async def test_a_real_run_shows_up_and_goes(runtime: Runtime, fake_env) -> None:
+async def test_a_real_run_shows_up_and_goes(runtime: Runtime, scripted) -> None:
     ledger = Ledger(runtime.bus, linger=0.2)
     seen: list[str] = []
     rows: list[LedgerRow | None] = []
@@ -302,7 +307,7 @@ async def test_a_real_run_shows_up_and_goes(runtime: Runtime, fake_env) -> None:
             seen.append(format_row(event.row) if event.row else "<gone>")
 
     runtime.bus.add_listener(collect)
-    fake_env.script(
+    scripted.script(
         Reply(text="Let me look.", tool_calls=[ToolCall("read_file", {"path": "notes.txt"})],
               when_contains="LEDGER-Q", chunk_delay=0.01),
         Reply(tool_calls=[ToolCall("complete", {"output": "a race"})], when_contains="the flake is a race"),

@@ -28,7 +28,7 @@ def test_activity_follows_thinking_tools_and_answers_through_many_deltas() -> No
         bus.publish(ev.ThinkingDelta(RUN, SESSION, "hm"))
     for _ in range(30):
         bus.publish(ev.TextDelta(RUN, SESSION, "word "))
-    bus.publish(ev.ToolCallStarted(RUN, SESSION, "call-1", "read_file", {"path": "a.py"}))
+    bus.publish(ev.ToolCallStarted(RUN, SESSION, "call-1", "read_file", {"path": "a.py"}, "reading a.py"))
     for _ in range(30):
         bus.publish(ev.TextDelta(RUN, SESSION, "more "))
     bus.publish(ev.ThinkingDelta(RUN, SESSION, "again"))

@@ -267,7 +267,7 @@ async def test_cancel_mid_review_then_resume_never_reruns_finished_steps(fake_en
 
 async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtime: Runtime, fake_env) -> None:
     store = runtime.store
-    session = await runtime.new_session(runtime.profiles.get("orchestrator"))
+    session = await runtime.launcher.new_session(runtime.profiles.get("orchestrator"))
     run = await store.create_run(session_id=session.id, profile="orchestrator", model="anthropic/x",
                                  prompt="GOAL-8", label="orchestrator#1")
     child_session = await store.create_session(profile="builder", parent_id=session.id)
@@ -287,7 +287,7 @@ async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtim
 
 
 async def test_progress_goes_to_the_parent_session(runtime: Runtime, fake_env) -> None:
-    primary = await runtime.new_session(runtime.profiles.get("generic"))
+    primary = await runtime.launcher.new_session(runtime.profiles.get("generic"))
     fake_env.script(
         Reply(tool_calls=[_complete("Just build it.")], when_contains=PLANNER),
         Reply(tool_calls=[_built()], when_contains=BUILDER),
@@ -310,7 +310,7 @@ async def test_timeout_from_a_cli_run_cancels_the_children(runtime: Runtime, fak
     runtime.profiles.profiles["orchestrator"] = profile.model_copy(
         update={"limits": profile.limits.model_copy(update={"timeout": 0.8})})
     fake_env.script(Reply(text="pondering " * 200, chunk_size=5, chunk_delay=0.05, when_contains=PLANNER))
-    result = await runtime.run_prompt("GOAL-10", profile_name="orchestrator")
+    result = await runtime.launcher.run_prompt("GOAL-10", profile_name="orchestrator")
     assert result.status == RunStatus.TIMEOUT and "0.8" in result.error
     runs = {r.profile: r.status for r in await runtime.store.list_runs()}
     assert runs == {"orchestrator": RunStatus.TIMEOUT, "planner": RunStatus.CANCELLED}

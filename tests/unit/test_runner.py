@@ -1,4 +1,8 @@
-"""The agent loop in-process (no subprocess): limits, permissions, cancellation, persistence."""
+"""The agent loop in-process (no subprocess): limits, permissions, cancellation, persistence.
+
+Models are answered by the in-process scripted provider (`scripted`, see tests/unit/conftest.py); the tests of
+how a model name reaches a real provider over HTTP (errors from the server, a missing API key) use `fake_env`.
+"""
 
 from __future__ import annotations
 
@@ -10,24 +14,15 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from yeetui.events import PermissionRequested, RunStatus, RunStatusChanged
-from yeetui.runtime import Runtime, answer_permissions_headless
+from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runtime import Runtime
 
 
-@pytest.fixture
-async def runtime(fake_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    project = tmp_path / "project"
-    project.mkdir()
-    rt = await Runtime.open(cwd=project)
-    yield rt
-    await rt.close()
-
-
-async def test_complete_ends_run_and_records_usage(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply(text="ok", tool_calls=[ToolCall("complete", {"output": "all done", "status": "partial",
+async def test_complete_ends_run_and_records_usage(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply(text="ok", tool_calls=[ToolCall("complete", {"output": "all done", "status": "partial",
                                                                           "next_steps": ["ship"]})],
                           usage={"input_tokens": 1000, "output_tokens": 200}))
-    result = await runtime.run_prompt("do it")
+    result = await runtime.launcher.run_prompt("do it")
     assert result.status == RunStatus.COMPLETED
     assert result.output == "all done"
     assert result.result["status"] == "partial" and result.result["next_steps"] == ["ship"]
@@ -38,49 +33,49 @@ async def test_complete_ends_run_and_records_usage(runtime: Runtime, fake_env) -
     assert run.usage.output_tokens == 200
 
 
-async def test_unknown_model_cost_is_unknown_not_zero(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply.tool("complete", output="x"))
-    result = await runtime.run_prompt("go", model="anthropic/some-future-model-9")
+async def test_unknown_model_cost_is_unknown_not_zero(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply.tool("complete", output="x"))
+    result = await runtime.launcher.run_prompt("go", model="anthropic/some-future-model-9")
     assert result.status == RunStatus.COMPLETED
     assert result.cost is None
 
 
-async def test_max_turns(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply(tool_calls=[ToolCall("list_dir", {"path": "."})], repeat=True))
+async def test_max_turns(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply(tool_calls=[ToolCall("list_dir", {"path": "."})], repeat=True))
     profile = runtime.profiles.get("generic")
     runtime.profiles.profiles["generic"] = profile.model_copy(
         update={"limits": profile.limits.model_copy(update={"max_turns": 3})})
-    result = await runtime.run_prompt("loop forever")
+    result = await runtime.launcher.run_prompt("loop forever")
     assert result.status == RunStatus.FAILED and "max_turns (3)" in result.error
-    assert len(fake_env.requests) == 3
+    assert len(scripted.requests) == 3
 
 
-async def test_token_budget(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply(tool_calls=[ToolCall("list_dir", {"path": "."})], repeat=True,
+async def test_token_budget(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply(tool_calls=[ToolCall("list_dir", {"path": "."})], repeat=True,
                           usage={"input_tokens": 600, "output_tokens": 10}))
     profile = runtime.profiles.get("generic")
     runtime.profiles.profiles["generic"] = profile.model_copy(
         update={"limits": profile.limits.model_copy(update={"max_total_tokens": 1000})})
-    result = await runtime.run_prompt("spend")
+    result = await runtime.launcher.run_prompt("spend")
     assert result.status == RunStatus.FAILED and "token budget exceeded" in result.error
-    assert len(fake_env.requests) == 2
+    assert len(scripted.requests) == 2
 
 
-async def test_timeout_cancels_the_run(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply(text="slow " * 200, chunk_size=5, chunk_delay=0.05))
+async def test_timeout_cancels_the_run(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply(text="slow " * 200, chunk_size=5, chunk_delay=0.05))
     profile = runtime.profiles.get("generic")
     runtime.profiles.profiles["generic"] = profile.model_copy(
         update={"limits": profile.limits.model_copy(update={"timeout": 0.5})})
-    result = await runtime.run_prompt("take your time")
+    result = await runtime.launcher.run_prompt("take your time")
     assert result.status == RunStatus.TIMEOUT and "0.5" in result.error
     assert (await runtime.store.get_run(result.run_id)).status == RunStatus.TIMEOUT
 
 
-async def test_cancel_marks_cancelled_and_kills_bash(runtime: Runtime, fake_env, tmp_path: Path) -> None:
+async def test_cancel_marks_cancelled_and_kills_bash(runtime: Runtime, scripted, tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
-    fake_env.script(Reply.tool("bash", command=f"sleep 60 & echo $! > {pidfile}; wait"))
-    answer_permissions_headless(runtime, approve=True)
-    task = asyncio.create_task(runtime.run_prompt("sleep"))
+    scripted.script(Reply.tool("bash", command=f"sleep 60 & echo $! > {pidfile}; wait"))
+    answer_permissions_headless(runtime.bus, approve=True)
+    task = asyncio.create_task(runtime.launcher.run_prompt("sleep"))
     for _ in range(200):
         if pidfile.exists() and pidfile.read_text().strip():
             break
@@ -98,7 +93,7 @@ async def test_cancel_marks_cancelled_and_kills_bash(runtime: Runtime, fake_env,
     assert run.status == RunStatus.CANCELLED
 
 
-async def test_ask_permission_round_trip(runtime: Runtime, fake_env) -> None:
+async def test_ask_permission_round_trip(runtime: Runtime, scripted) -> None:
     asked: list[PermissionRequested] = []
     statuses: list[RunStatus] = []
 
@@ -110,60 +105,60 @@ async def test_ask_permission_round_trip(runtime: Runtime, fake_env) -> None:
             statuses.append(event.status)
 
     runtime.bus.add_listener(on_event)
-    fake_env.script(Reply.tool("bash", command="echo one"), Reply.tool("bash", command="echo one"),
+    scripted.script(Reply.tool("bash", command="echo one"), Reply.tool("bash", command="echo one"),
                     Reply.tool("complete", output="ok"))
-    result = await runtime.run_prompt("echo twice")
+    result = await runtime.launcher.run_prompt("echo twice")
     assert result.status == RunStatus.COMPLETED
     assert len(asked) == 1  # "allow always" remembered for the same command
     assert asked[0].tool == "bash" and asked[0].subject == "echo one" and asked[0].agent_label.startswith("generic#")
     assert RunStatus.WAITING_PERMISSION in statuses
 
 
-async def test_headless_denies_ask_without_yes(runtime: Runtime, fake_env, tmp_path: Path) -> None:
-    answer_permissions_headless(runtime, approve=False)
-    fake_env.script(Reply.tool("bash", command="touch made"), Reply.tool("complete", output="ok"))
-    result = await runtime.run_prompt("touch")
+async def test_headless_denies_ask_without_yes(runtime: Runtime, scripted, tmp_path: Path) -> None:
+    answer_permissions_headless(runtime.bus, approve=False)
+    scripted.script(Reply.tool("bash", command="touch made"), Reply.tool("complete", output="ok"))
+    result = await runtime.launcher.run_prompt("touch")
     assert result.status == RunStatus.COMPLETED
     assert not (runtime.project_dir / "made").exists()
-    assert "denied" in fake_env.requests[1].text
+    assert "denied" in scripted.requests[1].text
 
 
-async def test_interactive_text_answer_waits_for_user_without_nudges(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply(text="Hello! What shall we build?"))
-    result = await runtime.run_prompt("hi", interactive=True)
+async def test_interactive_text_answer_waits_for_user_without_nudges(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply(text="Hello! What shall we build?"))
+    result = await runtime.launcher.run_prompt("hi", interactive=True)
     assert result.status == RunStatus.WAITING_USER and result.output == "Hello! What shall we build?"
-    assert len(fake_env.requests) == 1
+    assert len(scripted.requests) == 1
 
 
-async def test_ask_user_exit_tool(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply.tool("ask_user", question="Which database?"))
-    result = await runtime.run_prompt("set up storage")
+async def test_ask_user_exit_tool(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply.tool("ask_user", question="Which database?"))
+    result = await runtime.launcher.run_prompt("set up storage")
     assert result.status == RunStatus.WAITING_USER and result.output == "Which database?"
 
 
-async def test_provider_unreachable_fails_with_reason(runtime: Runtime, fake_env, monkeypatch) -> None:
+async def test_provider_unreachable_fails_with_reason(project_dir: Path, fake_env, monkeypatch) -> None:
     monkeypatch.setenv("YEETUI_RETRY__MAX_ATTEMPTS", "2")
     fake_env.script(Reply.error(500), Reply.error(500))
-    rt = await Runtime.open(cwd=runtime.project_dir)
+    rt = await Runtime.open(cwd=project_dir)
     try:
-        result = await rt.run_prompt("hello")
+        result = await rt.launcher.run_prompt("hello")
     finally:
         await rt.close()
     assert result.status == RunStatus.FAILED and "500" in result.error
 
 
-async def test_no_api_key_is_a_clear_failure(runtime: Runtime, fake_env, monkeypatch) -> None:
+async def test_no_api_key_is_a_clear_failure(project_dir: Path, fake_env, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    rt = await Runtime.open(cwd=runtime.project_dir)
+    rt = await Runtime.open(cwd=project_dir)
     try:
-        result = await rt.run_prompt("hello")
+        result = await rt.launcher.run_prompt("hello")
     finally:
         await rt.close()
     assert result.status == RunStatus.FAILED and "ANTHROPIC_API_KEY" in result.error
     assert fake_env.requests == []
 
 
-async def test_workflow_transition_does_not_end_the_run(fake_env, tmp_path: Path, monkeypatch) -> None:
+async def test_workflow_transition_does_not_end_the_run(scripted, tmp_path: Path, monkeypatch) -> None:
     project = tmp_path / "wf-project"
     (project / ".yeetui" / "workflows").mkdir(parents=True)
     (project / ".yeetui" / "agents").mkdir(parents=True)
@@ -174,16 +169,16 @@ async def test_workflow_transition_does_not_end_the_run(fake_env, tmp_path: Path
         "  - name: build\n    instructions: Build it.\n    exit: {tool: complete}\n")
     (project / ".yeetui" / "agents" / "stepper.yaml").write_text(
         "description: steps\ncapabilities: [subtask]\nprompt: You follow steps.\nworkflow: two\n")
-    fake_env.script(Reply.tool("bash", command="ls"), Reply.tool("complete", output="the plan"),
+    scripted.script(Reply.tool("bash", command="ls"), Reply.tool("complete", output="the plan"),
                     Reply.tool("complete", output="built"))
-    rt = await Runtime.open(cwd=project)
+    rt = await Runtime.open(cwd=project, provider_factory=scripted.provider_factory)
     try:
-        result = await rt.run_prompt("go", profile_name="stepper")
+        result = await rt.launcher.run_prompt("go", profile_name="stepper")
         state = await rt.store.load_workflow_state(result.run_id)
     finally:
         await rt.close()
     assert result.status == RunStatus.COMPLETED and result.output == "built"
-    first, second, third = (r.body for r in fake_env.requests)
+    first, second, third = (r.body for r in scripted.requests)
     assert "Current step: plan" in json.dumps(first["system"])
     assert "bash is blocked" in json.dumps(second["messages"][-1])
     assert "Current step: build" in json.dumps(third["system"]) and "the plan" in json.dumps(third["system"])

@@ -1,4 +1,4 @@
-"""AgentSpawner against the fake LLM server: concurrency, limits, delivery, cancellation, steering."""
+"""AgentSpawner against the in-process scripted provider: concurrency, limits, delivery, cancellation, steering."""
 
 from __future__ import annotations
 
@@ -10,23 +10,35 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from yeetui.events import RunStatus
-from yeetui.runtime import Runtime, answer_permissions_headless
+from yeetui.events import InboxItemAdded, RunStatus
+from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runtime import Runtime
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
-
-
-@pytest.fixture
-async def runtime(fake_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    project = tmp_path / "project"
-    project.mkdir()
-    rt = await Runtime.open(cwd=project)
-    yield rt
-    await rt.close()
 
 
 def _spawn(profile: str, prompt: str, **kw) -> ToolCall:
     return ToolCall("spawn_subagent", {"profile": profile, "prompt": prompt, **kw})
+
+
+def _wait_for(flag: Path) -> str:
+    """A bash command that runs until the test creates `flag`: the agent is busy for exactly as long as needed."""
+    return f"until [ -e {flag} ]; do sleep 0.02; done"
+
+
+def _inbox_items(runtime: Runtime, n: int) -> asyncio.Event:
+    """Set once `n` inbox items have been added from now on."""
+    arrived = asyncio.Event()
+    count = 0
+
+    def on_event(event: object) -> None:
+        nonlocal count
+        if isinstance(event, InboxItemAdded):
+            count += 1
+            if count >= n:
+                arrived.set()
+
+    runtime.bus.add_listener(on_event)
+    return arrived
 
 
 def _complete(output: str, **artifacts) -> ToolCall:
@@ -36,18 +48,18 @@ def _complete(output: str, **artifacts) -> ToolCall:
     return ToolCall("complete", args)
 
 
-async def test_three_oracles_run_concurrently_and_report_once(runtime: Runtime, fake_env) -> None:
-    fake_env.script(
+async def test_three_oracles_run_concurrently_and_report_once(runtime: Runtime, scripted) -> None:
+    scripted.script(
         Reply(tool_calls=[_spawn("oracle", f"QUESTION-{q}: why?") for q in "ABC"], when_contains="PARENT-TASK"),
         *[Reply(tool_calls=[ToolCall("read_file", {"path": "missing.txt"})], when_contains=f"QUESTION-{q}",
                 chunk_delay=0.05, text="Looking into it.") for q in "ABC"],
         *[Reply(tool_calls=[_complete(f"ANSWER-{q}")], when_contains=f"QUESTION-{q}") for q in "ABC"],
         Reply(tool_calls=[_complete("all three answered")], when_contains="[Subagent: oracle#"),
     )
-    result = await runtime.run_prompt("PARENT-TASK: ask three oracles")
+    result = await runtime.launcher.run_prompt("PARENT-TASK: ask three oracles")
     assert result.status == RunStatus.COMPLETED, result.error
 
-    children = [r for r in fake_env.requests if "QUESTION-" in r.text and "PARENT-TASK" not in r.text]
+    children = [r for r in scripted.requests if "QUESTION-" in r.text and "PARENT-TASK" not in r.text]
     firsts = {}
     for request in children:
         q = next(q for q in "ABC" if f"QUESTION-{q}" in request.text)
@@ -55,7 +67,7 @@ async def test_three_oracles_run_concurrently_and_report_once(runtime: Runtime, 
     spans = sorted((r.started, r.finished) for r in firsts.values())
     assert spans[0][1] > spans[2][0], "the three oracles did not overlap in time"
 
-    parent_requests = [r for r in fake_env.requests if "PARENT-TASK" in r.text]
+    parent_requests = [r for r in scripted.requests if "PARENT-TASK" in r.text]
     last = parent_requests[-1].text
     for q in "ABC":
         assert last.count(f"ANSWER-{q}") == 1
@@ -67,18 +79,26 @@ async def test_three_oracles_run_concurrently_and_report_once(runtime: Runtime, 
     assert not any(m.message.meta.get("announcement") for m in messages)  # blocking: the tool result delivered
 
 
-async def test_non_blocking_children_are_announced_at_next_turn(runtime: Runtime, fake_env) -> None:
-    answer_permissions_headless(runtime, approve=True)
+async def test_non_blocking_children_are_announced_at_next_turn(runtime: Runtime, scripted) -> None:
+    answer_permissions_headless(runtime.bus, approve=True)
     oracle_marker = "you never change anything"  # in the oracle's system prompt only
-    fake_env.script(
+    flag = runtime.project_dir / "go.flag"
+    scripted.script(
         Reply(tool_calls=[_spawn("oracle", f"BG-{q}", blocking=False) for q in "AB"], when_contains="PARENT-BG"),
         *[Reply(tool_calls=[_complete(f"ORACLE-OUT-{n}")], when_contains=oracle_marker) for n in (1, 2)],
-        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 1"})], when_contains="accepted"),
-        Reply(tool_calls=[_complete("done")], when_contains="sleep 1"),
+        Reply(tool_calls=[ToolCall("bash", {"command": _wait_for(flag)})], when_contains="accepted"),
+        Reply(tool_calls=[_complete("done")], when_contains="go.flag"),
     )
-    result = await runtime.run_prompt("PARENT-BG: start two background oracles")
+    delivered = _inbox_items(runtime, 2)
+    parent = asyncio.create_task(runtime.launcher.run_prompt("PARENT-BG: start two background oracles"))
+    try:
+        async with asyncio.timeout(10):
+            await delivered.wait()  # both children finished while the parent's bash call still runs
+    finally:
+        flag.touch()
+    result = await parent
     assert result.status == RunStatus.COMPLETED, result.error
-    last = [r for r in fake_env.requests if "PARENT-BG" in r.text][-1].text
+    last = [r for r in scripted.requests if "PARENT-BG" in r.text][-1].text
     assert last.count("ORACLE-OUT-1") == 1 and last.count("ORACLE-OUT-2") == 1
     messages = await runtime.store.messages(result.session_id)
     announcements = [m.message for m in messages if m.message.meta.get("announcement")]
@@ -95,27 +115,27 @@ async def test_non_blocking_children_are_announced_at_next_turn(runtime: Runtime
     assert len(await runtime.store.list_inbox(result.session_id)) == 2
 
 
-async def test_child_cannot_spawn(runtime: Runtime, fake_env) -> None:
-    fake_env.script(
+async def test_child_cannot_spawn(runtime: Runtime, scripted) -> None:
+    scripted.script(
         Reply(tool_calls=[_spawn("oracle", "NESTED-CHILD")], when_contains="NESTED-PARENT"),
         Reply(tool_calls=[_spawn("oracle", "grandchild")], when_contains="NESTED-CHILD"),
         Reply(tool_calls=[_complete("could not nest")], when_contains="not available"),
         Reply(tool_calls=[_complete("ok")], when_contains="[Subagent: oracle#"),
     )
-    result = await runtime.run_prompt("NESTED-PARENT")
+    result = await runtime.launcher.run_prompt("NESTED-PARENT")
     assert result.status == RunStatus.COMPLETED
-    child_first = next(r for r in fake_env.requests if "NESTED-CHILD" in r.text and "NESTED-PARENT" not in r.text)
+    child_first = next(r for r in scripted.requests if "NESTED-CHILD" in r.text and "NESTED-PARENT" not in r.text)
     assert "spawn_subagent" not in {t["name"] for t in child_first.body["tools"]}
-    refusal = next(r for r in fake_env.requests if "not available" in r.text)
+    refusal = next(r for r in scripted.requests if "not available" in r.text)
     assert "spawn_subagent" in refusal.text
 
 
-async def test_depth_allowlist_and_profile_refusals(runtime: Runtime, fake_env) -> None:
-    primary = await runtime.new_session(runtime.profiles.get("generic"))
+async def test_depth_allowlist_and_profile_refusals(runtime: Runtime, scripted) -> None:
+    primary = await runtime.launcher.new_session(runtime.profiles.get("generic"))
     oracle_child = await runtime.store.create_session(profile="oracle", parent_id=primary.id)
     with pytest.raises(SpawnRefused, match="may not spawn"):
         await runtime.spawner.spawn(SpawnRequest("oracle", "x", parent_session_id=oracle_child.id))
-    orchestrator = await runtime.new_session(runtime.profiles.get("orchestrator"))
+    orchestrator = await runtime.launcher.new_session(runtime.profiles.get("orchestrator"))
     with pytest.raises(SpawnRefused, match="may spawn only"):
         await runtime.spawner.spawn(SpawnRequest("oracle", "x", parent_session_id=orchestrator.id))
     with pytest.raises(SpawnRefused, match="nosuch"):
@@ -125,12 +145,12 @@ async def test_depth_allowlist_and_profile_refusals(runtime: Runtime, fake_env) 
                                                  session_context="transcript:500"))
 
 
-async def test_ninth_run_queues_until_a_slot_frees(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply(text="slow " * 30, chunk_size=5, chunk_delay=0.05, repeat=True,
+async def test_ninth_run_queues_until_a_slot_frees(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply(text="slow " * 20, chunk_size=5, chunk_delay=0.05, repeat=True,
                           tool_calls=[_complete("finished")]))
     handles = [await runtime.spawner.spawn(SpawnRequest("generic", f"job {i}", requested_by="user"))
                for i in range(9)]
-    await asyncio.sleep(0.3)
+    await scripted.until_requests(8)  # eight runs are streaming their one-second answers
     statuses = [(await runtime.store.get_run(h.run_id)).status for h in handles]
     assert statuses.count(RunStatus.RUNNING) == 8 and statuses[8] == RunStatus.QUEUED
     results = await asyncio.gather(*(runtime.spawner.wait(h.run_id) for h in handles))
@@ -140,13 +160,13 @@ async def test_ninth_run_queues_until_a_slot_frees(runtime: Runtime, fake_env) -
     assert ninth.started_at >= first_done
 
 
-async def test_child_timeout_still_delivers(runtime: Runtime, fake_env) -> None:
-    fake_env.script(
+async def test_child_timeout_still_delivers(runtime: Runtime, scripted) -> None:
+    scripted.script(
         Reply(tool_calls=[_spawn("oracle", "SLOW-CHILD", timeout=0.5)], when_contains="TIMEOUT-PARENT"),
         Reply(text="thinking " * 100, chunk_size=4, chunk_delay=0.05, when_contains="SLOW-CHILD"),
         Reply(tool_calls=[_complete("child timed out")], when_contains="Timed out"),
     )
-    result = await runtime.run_prompt("TIMEOUT-PARENT")
+    result = await runtime.launcher.run_prompt("TIMEOUT-PARENT")
     assert result.status == RunStatus.COMPLETED
     (item,) = await runtime.store.list_inbox(result.session_id)
     assert item.data["status"] == "timeout"
@@ -154,15 +174,15 @@ async def test_child_timeout_still_delivers(runtime: Runtime, fake_env) -> None:
     assert child.status == RunStatus.TIMEOUT
 
 
-async def test_cancelling_parent_cancels_children_and_their_bash(runtime: Runtime, fake_env, tmp_path) -> None:
-    answer_permissions_headless(runtime, approve=True)
+async def test_cancelling_parent_cancels_children_and_their_bash(runtime: Runtime, scripted, tmp_path) -> None:
+    answer_permissions_headless(runtime.bus, approve=True)
     pidfile = tmp_path / "child.pid"
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[_spawn("generic", "CHILD-SLEEPER")], when_contains="CANCEL-PARENT"),
         Reply(tool_calls=[ToolCall("bash", {"command": f"sleep 60 & echo $! > {pidfile}; wait"})],
               when_contains="CHILD-SLEEPER"),
     )
-    task = asyncio.create_task(runtime.run_prompt("CANCEL-PARENT"))
+    task = asyncio.create_task(runtime.launcher.run_prompt("CANCEL-PARENT"))
     for _ in range(200):
         if pidfile.exists() and pidfile.read_text().strip():
             break
@@ -193,28 +213,36 @@ def _gone(pid: int) -> bool:
         return True
 
 
-async def test_steering_reaches_child_at_next_turn(runtime: Runtime, fake_env) -> None:
-    answer_permissions_headless(runtime, approve=True)
-    fake_env.script(
-        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 0.5"})], when_contains="STEER-ME"),
+async def test_steering_reaches_child_at_next_turn(runtime: Runtime, scripted) -> None:
+    answer_permissions_headless(runtime.bus, approve=True)
+    flag = runtime.project_dir / "go.flag"
+    scripted.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": _wait_for(flag)})], when_contains="STEER-ME"),
         Reply(tool_calls=[_complete("steered")], when_contains="use the blue one"),
     )
     handle = await runtime.spawner.spawn(SpawnRequest("generic", "STEER-ME", requested_by="user"))
-    await asyncio.sleep(0.2)
-    await runtime.spawner.steer(handle.run_id, "use the blue one", sender="user")
+    try:
+        await scripted.until_requests(1, finished=True)  # the child's turn is over; its bash call runs
+        await runtime.spawner.steer(handle.run_id, "use the blue one", sender="user")
+    finally:
+        flag.touch()
     result = await runtime.spawner.wait(handle.run_id)
     assert result.status == RunStatus.COMPLETED and result.output == "steered"
 
 
-async def test_graceful_cancel_asks_to_wrap_up(runtime: Runtime, fake_env) -> None:
-    answer_permissions_headless(runtime, approve=True)
-    fake_env.script(
-        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 0.5"})], when_contains="LONG-JOB"),
+async def test_graceful_cancel_asks_to_wrap_up(runtime: Runtime, scripted) -> None:
+    answer_permissions_headless(runtime.bus, approve=True)
+    flag = runtime.project_dir / "go.flag"
+    scripted.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": _wait_for(flag)})], when_contains="LONG-JOB"),
         Reply(tool_calls=[_complete("partial work", )], when_contains="Wrap up now"),
     )
     handle = await runtime.spawner.spawn(SpawnRequest("generic", "LONG-JOB", requested_by="user"))
-    await asyncio.sleep(0.2)
-    await runtime.spawner.cancel(handle.run_id, graceful=True, grace=10)
+    try:
+        await scripted.until_requests(1, finished=True)  # started, and busy with its bash call
+        await runtime.spawner.cancel(handle.run_id, graceful=True, grace=10)
+    finally:
+        flag.touch()
     result = await runtime.spawner.wait(handle.run_id)
     assert result.status == RunStatus.COMPLETED and result.output == "partial work"
 
@@ -227,38 +255,38 @@ def _git_repo(project: Path) -> None:
     subprocess.run(["git", "commit", "-qm", "init"], cwd=project, check=True)
 
 
-async def test_reviewer_gets_the_diff_and_cannot_write(runtime: Runtime, fake_env) -> None:
+async def test_reviewer_gets_the_diff_and_cannot_write(runtime: Runtime, scripted) -> None:
     project = runtime.project_dir
     await asyncio.to_thread(_git_repo, project)
     (project / "util.py").write_text("def f():\n    return 2  # CHANGED-LINE\n")
     verdict = {"verdict": "request_changes", "findings": [{"severity": "major", "file": "util.py", "line": 2,
                                                            "message": "why 2?"}]}
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[ToolCall("request_review", {"focus": "correctness"})], when_contains="REVIEW-PARENT"),
         Reply(tool_calls=[ToolCall("write_file", {"path": "util.py", "content": "hacked"})],
               when_contains="CHANGED-LINE"),
         Reply(tool_calls=[_complete("Needs a reason for 2.", **verdict)], when_contains="is not available"),
         Reply(tool_calls=[_complete("review relayed")], when_contains="[Subagent: reviewer#"),
     )
-    result = await runtime.run_prompt("REVIEW-PARENT")
+    result = await runtime.launcher.run_prompt("REVIEW-PARENT")
     assert result.status == RunStatus.COMPLETED, result.error
-    first = next(r for r in fake_env.requests if "CHANGED-LINE" in r.text and "REVIEW-PARENT" not in r.text)
+    first = next(r for r in scripted.requests if "CHANGED-LINE" in r.text and "REVIEW-PARENT" not in r.text)
     assert "```diff" in first.text
     assert not {"write_file", "edit_file"} & {t["name"] for t in first.body["tools"]}
     assert "return 2  # CHANGED-LINE" in (project / "util.py").read_text()
     (item,) = await runtime.store.list_inbox(result.session_id)
     assert item.kind == "review" and item.data["result"]["artifacts"]["verdict"] == "request_changes"
-    assert "request_changes" in fake_env.requests[-1].text
+    assert "request_changes" in scripted.requests[-1].text
 
 
-async def test_review_diff_includes_new_untracked_files(runtime: Runtime, fake_env) -> None:
-    from yeetui.subagents.host import review_request
+async def test_review_diff_includes_new_untracked_files(runtime: Runtime, scripted) -> None:
+    from yeetui.subagents.review import review_request
 
     await asyncio.to_thread(_git_repo, runtime.project_dir)
     (runtime.project_dir / "brand_new.py").write_text("NEW_MODULE = True\n")
     (runtime.project_dir / ".gitignore").write_text("ignored.txt\n")
     (runtime.project_dir / "ignored.txt").write_text("SECRET_IGNORED\n")
-    parent = await runtime.new_session(runtime.profiles.get("generic"))
-    request = await review_request(runtime, parent_session_id=parent.id)
+    parent = await runtime.launcher.new_session(runtime.profiles.get("generic"))
+    request = await review_request(runtime.project_dir, parent_session_id=parent.id)
     assert "brand_new.py" in request.prompt_suffix and "NEW_MODULE = True" in request.prompt_suffix
     assert "SECRET_IGNORED" not in request.prompt_suffix

@@ -13,7 +13,8 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from yeetui.events import InboxItemAdded, Notice, RunStatus, WatcherChanged
 from yeetui.messages import Message, ToolResultPart
-from yeetui.runtime import Runtime, answer_permissions_headless
+from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runtime import Runtime
 from yeetui.store.records import SessionRecord
 from yeetui.subagents.watcher.delta import (
     DELTA_HEADING,
@@ -23,15 +24,8 @@ from yeetui.subagents.watcher.delta import (
     parse_verdict,
     render_delta,
 )
-from yeetui.subagents.watcher.watcher import (
-    PairWatcher,
-    WatcherError,
-    WatcherStats,
-    interjection_stats,
-    stop_watchers,
-    toggle_watcher,
-    watcher_for,
-)
+from yeetui.subagents.watcher.interjections import WatcherError, WatcherStats, interjection_stats
+from yeetui.subagents.watcher.watcher import PairWatcher
 
 PAIR = "the colleague who notices the wrong file"
 """A phrase of agents/pair.md's prompt: it occurs only in the pair's requests."""
@@ -45,15 +39,15 @@ async def runtime(fake_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     project = tmp_path / "project"
     project.mkdir()
     rt = await Runtime.open(cwd=project)
-    answer_permissions_headless(rt, approve=True)
+    answer_permissions_headless(rt.bus, approve=True)
     yield rt
-    await stop_watchers(rt)
+    await rt.watchers.stop_all()
     await rt.close()
 
 
 @pytest.fixture
 async def watched(runtime: Runtime) -> SessionRecord:
-    return await runtime.new_session(runtime.profiles.get("generic"), title="watched work")
+    return await runtime.launcher.new_session(runtime.profiles.get("generic"), title="watched work")
 
 
 @pytest.fixture
@@ -108,11 +102,12 @@ async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, wat
         _silent(),
         *_primary("WATCHED-RISKY", command),
     )
-    watcher = await toggle_watcher(runtime, watched.id, **FAST)
-    assert watcher is not None and watcher_for(runtime, watched.id) is watcher and watcher.label == "pair#1"
+    watcher = await runtime.watchers.toggle(watched.id, **FAST)
+    assert watcher is not None and runtime.watchers.get(watched.id) is watcher and watcher.label == "pair#1"
     interjected = asyncio.Event()
     runtime.bus.add_listener(lambda e: isinstance(e, InboxItemAdded) and interjected.set())
-    primary = asyncio.create_task(runtime.run_prompt("WATCHED-RISKY: clean up the build", session_id=watched.id))
+    primary = asyncio.create_task(runtime.launcher.run_prompt("WATCHED-RISKY: clean up the build",
+                                                              session_id=watched.id))
     try:
         async with asyncio.timeout(15):
             await interjected.wait()  # while the agent's command is still running
@@ -152,9 +147,9 @@ async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, wat
 async def test_benign_delta_stays_silent_and_other_sessions_are_ignored(runtime, watched, fake_env) -> None:
     fake_env.script(_silent(), *_primary("WATCHED-BENIGN", "echo benign-output"),
                     *_primary("OTHER-SESSION", "echo other-output"))
-    watcher = await toggle_watcher(runtime, watched.id, **FAST)
-    other = runtime.run_prompt("OTHER-SESSION: unrelated")
-    mine = runtime.run_prompt("WATCHED-BENIGN: print something", session_id=watched.id)
+    watcher = await runtime.watchers.toggle(watched.id, **FAST)
+    other = runtime.launcher.run_prompt("OTHER-SESSION: unrelated")
+    mine = runtime.launcher.run_prompt("WATCHED-BENIGN: print something", session_id=watched.id)
     results = await asyncio.gather(other, mine)
     assert all(r.status == RunStatus.COMPLETED for r in results)
     await watcher.wait_idle(timeout=10)
@@ -174,23 +169,23 @@ async def test_benign_delta_stays_silent_and_other_sessions_are_ignored(runtime,
 async def test_toggle_off_stops_all_pair_requests(runtime, watched, fake_env, events) -> None:
     fake_env.script(_silent(), *_primary("WATCHED-ON", "echo on"), *_primary("WATCHED-OFF", "echo off"),
                     *_primary("WATCHED-AGAIN", "echo again"))
-    watcher = await toggle_watcher(runtime, watched.id, **FAST)
-    await runtime.run_prompt("WATCHED-ON", session_id=watched.id)
+    watcher = await runtime.watchers.toggle(watched.id, **FAST)
+    await runtime.launcher.run_prompt("WATCHED-ON", session_id=watched.id)
     await watcher.wait_idle(timeout=10)
     before = len(_pair_requests(fake_env))
     assert before >= 1
 
-    assert await toggle_watcher(runtime, watched.id) is None
-    assert watcher_for(runtime, watched.id) is None and not watcher.active
+    assert await runtime.watchers.toggle(watched.id) is None
+    assert runtime.watchers.get(watched.id) is None and not watcher.active
     assert [e.state for e in events if isinstance(e, WatcherChanged)][-1] == "off"
-    result = await runtime.run_prompt("WATCHED-OFF", session_id=watched.id)
+    result = await runtime.launcher.run_prompt("WATCHED-OFF", session_id=watched.id)
     assert result.status == RunStatus.COMPLETED
     await asyncio.sleep(0.4)
     assert len(_pair_requests(fake_env)) == before
 
-    again = await toggle_watcher(runtime, watched.id, **FAST)  # back on: same session, same label
+    again = await runtime.watchers.toggle(watched.id, **FAST)  # back on: same session, same label
     assert again is not None and again.session_id == watcher.session_id and again.label == watcher.label
-    await runtime.run_prompt("WATCHED-AGAIN", session_id=watched.id)
+    await runtime.launcher.run_prompt("WATCHED-AGAIN", session_id=watched.id)
     await again.wait_idle(timeout=10)
     first_look = _pair_requests(fake_env)[before]  # what happened while off comes as earlier context
     last_user = first_look.body["messages"][-1]
@@ -202,8 +197,8 @@ async def test_toggle_off_stops_all_pair_requests(runtime, watched, fake_env, ev
 async def test_stop_cancels_a_pair_run_in_flight(runtime, watched, fake_env) -> None:
     fake_env.script(Reply(text="hmm " * 200, chunk_size=4, chunk_delay=0.02, when_contains=PAIR, repeat=True),
                     *_primary("WATCHED-SLOW", "echo slow"))
-    watcher = await toggle_watcher(runtime, watched.id, **FAST)
-    await runtime.run_prompt("WATCHED-SLOW", session_id=watched.id)
+    watcher = await runtime.watchers.toggle(watched.id, **FAST)
+    await runtime.launcher.run_prompt("WATCHED-SLOW", session_id=watched.id)
     for _ in range(200):
         if watcher.state == "running" and _pair_requests(fake_env):
             break
@@ -219,11 +214,11 @@ async def test_stop_cancels_a_pair_run_in_flight(runtime, watched, fake_env) -> 
 
 async def test_min_interval_spaces_runs_and_later_deltas_still_go_out(runtime, watched, fake_env) -> None:
     fake_env.script(_silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
-    watcher = PairWatcher(runtime, watched.id, debounce=0.05, min_interval=0.8)
+    watcher = runtime.watchers.watcher(watched.id, debounce=0.05, min_interval=0.8)
     await watcher.start()
-    await runtime.run_prompt("WATCHED-ONE", session_id=watched.id)
+    await runtime.launcher.run_prompt("WATCHED-ONE", session_id=watched.id)
     await _pair_runs_done(runtime, watcher, 1)
-    await runtime.run_prompt("WATCHED-TWO", session_id=watched.id)
+    await runtime.launcher.run_prompt("WATCHED-TWO", session_id=watched.id)
     await watcher.wait_idle(timeout=15)
     await watcher.stop()
 
@@ -236,10 +231,10 @@ async def test_min_interval_spaces_runs_and_later_deltas_still_go_out(runtime, w
 
 async def test_hourly_budget_counts_runs(runtime, watched, fake_env, events) -> None:
     fake_env.script(_silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
-    watcher = await toggle_watcher(runtime, watched.id, debounce=0.05, min_interval=0, max_per_hour=1)
-    await runtime.run_prompt("WATCHED-ONE", session_id=watched.id)
+    watcher = await runtime.watchers.toggle(watched.id, debounce=0.05, min_interval=0, max_per_hour=1)
+    await runtime.launcher.run_prompt("WATCHED-ONE", session_id=watched.id)
     await _pair_runs_done(runtime, watcher, 1)
-    await runtime.run_prompt("WATCHED-TWO", session_id=watched.id)  # news, but no run left this hour
+    await runtime.launcher.run_prompt("WATCHED-TWO", session_id=watched.id)  # news, but no run left this hour
     await asyncio.sleep(0.5)
     assert len(_pair_requests(fake_env)) == 1
     assert watcher.pending > 0
@@ -253,9 +248,9 @@ async def test_accepted_and_dismissed_counts(runtime, watched, fake_env, events)
         Reply(tool_calls=[_complete("There is a helper for this in utils.", severity="aside")],
               when_contains="$ echo two"),
         _silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
-    watcher = await toggle_watcher(runtime, watched.id, **FAST)
+    watcher = await runtime.watchers.toggle(watched.id, **FAST)
     for marker in ("WATCHED-ONE", "WATCHED-TWO"):
-        await runtime.run_prompt(marker, session_id=watched.id)
+        await runtime.launcher.run_prompt(marker, session_id=watched.id)
         await watcher.wait_idle(timeout=10)
     items = {i.data["severity"]: i for i in await runtime.store.list_inbox(watched.id)}
     assert set(items) == {"concern", "aside"}
@@ -275,7 +270,7 @@ async def test_accepted_and_dismissed_counts(runtime, watched, fake_env, events)
     with pytest.raises(WatcherError, match="not an interjection"):
         await watcher.mark(other.id, accepted=True)
     await watcher.stop()  # the counts live in the store: a new watcher of the session reads them back
-    assert await (await toggle_watcher(runtime, watched.id, **FAST)).stats() == expected
+    assert await (await runtime.watchers.toggle(watched.id, **FAST)).stats() == expected
 
 
 async def test_malformed_verdict_and_failed_run_keep_the_watcher_going(runtime, watched, fake_env, events,
@@ -287,10 +282,10 @@ async def test_malformed_verdict_and_failed_run_keep_the_watcher_going(runtime, 
         Reply(text="I would rather just chat.", when_contains="$ echo two", repeat=True),  # never completes
         _silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"),
         *_primary("WATCHED-THREE", "echo three"))
-    watcher = await toggle_watcher(runtime, watched.id, **FAST)
+    watcher = await runtime.watchers.toggle(watched.id, **FAST)
     with caplog.at_level(logging.WARNING, logger="yeetui.subagents.watcher.watcher"):
         for marker in ("WATCHED-ONE", "WATCHED-TWO", "WATCHED-THREE"):
-            await runtime.run_prompt(marker, session_id=watched.id)
+            await runtime.launcher.run_prompt(marker, session_id=watched.id)
             await watcher.wait_idle(timeout=15)
     assert "without a valid `complete`" in caplog.text
     (item,) = await runtime.store.list_inbox(watched.id)
@@ -301,26 +296,26 @@ async def test_failed_pair_run_is_a_notice(runtime, watched, fake_env, events) -
     error = Reply.error(400)
     error.when_contains = "$ echo one"
     fake_env.script(error, _silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
-    watcher = await toggle_watcher(runtime, watched.id, **FAST)
-    await runtime.run_prompt("WATCHED-ONE", session_id=watched.id)
+    watcher = await runtime.watchers.toggle(watched.id, **FAST)
+    await runtime.launcher.run_prompt("WATCHED-ONE", session_id=watched.id)
     await watcher.wait_idle(timeout=10)
     notices = [e for e in events if isinstance(e, Notice) and "pair#1 could not look" in e.text]
     assert notices and notices[0].session_id == watched.id and notices[0].level == "warning"
     failed = await runtime.store.list_runs(session_id=watcher.session_id, statuses=[RunStatus.FAILED])
     assert len(failed) == 1
     before = len(_pair_requests(fake_env))
-    await runtime.run_prompt("WATCHED-TWO", session_id=watched.id)
+    await runtime.launcher.run_prompt("WATCHED-TWO", session_id=watched.id)
     await watcher.wait_idle(timeout=10)
     assert len(_pair_requests(fake_env)) > before and watcher.active
 
 
 async def test_start_refuses_unknown_session_and_non_watcher_profile(runtime, watched) -> None:
     with pytest.raises(WatcherError, match="no such session"):
-        await PairWatcher(runtime, "nope").start()
+        await runtime.watchers.watcher("nope").start()
     with pytest.raises(WatcherError, match="without `watcher`"):
-        await PairWatcher(runtime, watched.id, profile="oracle").start()
+        await runtime.watchers.watcher(watched.id, profile="oracle").start()
     with pytest.raises(WatcherError, match="max_per_hour"):
-        PairWatcher(runtime, watched.id, max_per_hour=0)
+        runtime.watchers.watcher(watched.id, max_per_hour=0)
 
 
 # -- rendering (pure) ----------------------------------------------------------------------------------

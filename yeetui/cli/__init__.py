@@ -7,6 +7,7 @@ imports what it needs.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -112,14 +113,26 @@ def _add_agents(sub) -> None:
     wrun.add_argument("--resume", action="store_true")
 
 
+COMMANDS = {
+    "run": ("yeetui.cli.run", "cmd_run"),
+    "sessions": ("yeetui.cli.sessions", "cmd_sessions"),
+    "profiles": ("yeetui.cli.profiles", "cmd_profiles"),
+    "agents": ("yeetui.cli.agents", "cmd_agents"),
+    "agent": ("yeetui.cli.agents", "cmd_agent"),
+}
+"""Subcommand → (module, coroutine function)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         return run_tui(args)
-    from yeetui.cli.common import dispatch
+    # Imported on use: a command loads only what it needs (`yeetui` alone starts the TUI without them).
+    module, name = COMMANDS[args.command]
+    from yeetui.cli.common import run_command
 
-    return dispatch(args)
+    return run_command(getattr(importlib.import_module(module), name), args)
 
 
 def run_tui(args: argparse.Namespace) -> int:

@@ -13,25 +13,25 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yeetui import paths
-from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, _error, _open_runtime
-from yeetui.errors import ContextResolutionError, YeetuiError
+from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, error, open_runtime
+from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
+from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runs.spec import RunOptions
+from yeetui.runtime import Runtime
+from yeetui.store import Store
 from yeetui.store.records import RunRecord
+from yeetui.subagents.detached import create_detached_run, launch_worker, process_running, worker_log
 from yeetui.subagents.ledger import format_elapsed, short_model
-
-if TYPE_CHECKING:
-    from yeetui.runtime import Runtime
-    from yeetui.store import Store
-    from yeetui.subagents.spawner import SpawnHandle
+from yeetui.subagents.spawner import SpawnHandle, SpawnRequest
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
@@ -55,76 +55,10 @@ async def run_json(store: Store, run: RunRecord) -> dict[str, Any]:
     """A run record for `--json`: the stored run plus its session's parent and the output up front."""
     session = await store.get_session(run.session_id)
     data = run.to_json()
-    data["parent_session_id"] = session.parent_id if session else run.options.get("parent_session_id")
+    data["parent_session_id"] = session.parent_id if session else RunOptions.of(run).parent_session_id
     data["result"] = {"output": "", **(run.result or {})}
     data["output"] = data["result"]["output"]
     return data
-
-
-# -- creating and launching detached runs ----------------------------------------------------------
-
-async def create_run_record(rt: Runtime, *, profile_name: str, prompt: str, model: str | None = None,
-                            context: str = "none", timeout: float | None = None, title: str | None = None,
-                            approve: bool = False) -> RunRecord:
-    """What `AgentSpawner.spawn` does up to the run record, for a run another process will execute:
-    profile, timeout and model resolved, context injected, session and queued run written."""
-    from yeetui.runs.spawn_context import resolve_context
-    from yeetui.subagents.spawner import SpawnRefused
-
-    spawner = rt.spawner
-    try:
-        profile = rt.profiles.get(profile_name)
-    except YeetuiError as exc:
-        raise SpawnRefused(str(exc)) from None
-    timeout = min(timeout or profile.limits.timeout or spawner.default_timeout, spawner.max_timeout)
-    chosen = rt.resolve_model(profile, model)
-    try:
-        full_prompt = await resolve_context(context, store=rt.store, parent_session_id=None,
-                                            project_root=rt.project_dir, task=prompt)
-    except ContextResolutionError as exc:
-        raise SpawnRefused(str(exc)) from None
-    label = await rt.next_label(profile.name)
-    session = await rt.store.create_session(profile=profile.name, title=(title or prompt)[:80], model=chosen,
-                                            cwd=str(rt.project_dir))
-    options = {"timeout": timeout, "blocking": False, "cleanup": "keep", "mode": "in_process",
-               "session_context": context, "requested_by": "user", "thinking": None, "parent_session_id": None,
-               "deliver": True, "detached": True, "approve": approve}
-    return await rt.store.create_run(session_id=session.id, profile=profile.name, model=chosen, prompt=full_prompt,
-                                     label=label, workflow=profile.workflow, options=options)
-
-
-def worker_log(run_id: str, env: dict[str, str] | None = None) -> Path:
-    return paths.data_dir(env) / "agents" / f"{run_id}.log"
-
-
-async def launch_detached(rt: Runtime, run_id: str, *, resume: bool = False) -> int:
-    """Start `yeetui agent run` for `run_id` in its own session (process group), output to a log file under
-    the data dir, and record its pid on the run before returning it — so no other yeetui process takes the
-    run for a leftover of a dead one while the worker starts up."""
-    argv = [sys.executable, "-m", "yeetui", "agent", "run", "--run-id", run_id, *(["--resume"] if resume else [])]
-    try:
-        pid = _spawn_worker(argv, cwd=rt.project_dir, env=dict(rt.env), log_path=worker_log(run_id, dict(rt.env)))
-    except OSError as exc:
-        if not resume:
-            await rt.store.update_run(run_id, status=RunStatus.FAILED, error=f"could not start its process: {exc}")
-        raise YeetuiError(f"Could not start the worker process for run {run_id[:12]}: {exc}.") from None
-    await rt.store.update_run(run_id, pid=pid)
-    return pid
-
-
-def _spawn_worker(argv: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> int:
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    return proc.pid
-
-
-def process_running(pid: int | None) -> bool:
-    """Whether `pid` is a running process (a zombie waiting for its parent counts as gone)."""
-    from yeetui.store.sqlite import pid_alive
-
-    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]
 
 
 # -- the commands -----------------------------------------------------------------------------------
@@ -137,18 +71,17 @@ async def cmd_agents(args: argparse.Namespace) -> int:
 
 async def _start(args: argparse.Namespace) -> int:
     if args.wait:
-        from yeetui.subagents.spawner import SpawnRequest
 
         request = SpawnRequest(profile=args.profile, prompt=args.prompt, blocking=True, requested_by="user",
                                model=args.agent_model or args.model, timeout=args.timeout, label=args.label,
                                session_context=args.context)
-        return await _in_process(args, await _open_runtime(args), lambda rt: rt.spawner.spawn(request))
-    runtime = await _open_runtime(args)
+        return await _in_process(args, await open_runtime(args), lambda rt: rt.spawner.spawn(request))
+    runtime = await open_runtime(args)
     try:
-        run = await create_run_record(runtime, profile_name=args.profile, prompt=args.prompt,
+        run = await create_detached_run(runtime.spawner, profile_name=args.profile, prompt=args.prompt,
                                       model=args.agent_model or args.model, context=args.context,
                                       timeout=args.timeout, title=args.label, approve=args.yes)
-        pid = await launch_detached(runtime, run.id)
+        pid = await launch_worker(runtime.spawner, run.id)
     finally:
         await runtime.close()
     _print_started(args, run, pid)
@@ -156,7 +89,7 @@ async def _start(args: argparse.Namespace) -> int:
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    runtime = await _open_runtime(args)
+    runtime = await open_runtime(args)
     try:
         await runtime.store.mark_interrupted()
         run = await runtime.store.resolve_run(args.id)
@@ -172,7 +105,7 @@ async def _resume(args: argparse.Namespace) -> int:
     if args.wait:
         return await _in_process(args, runtime, lambda rt: rt.spawner.start_existing(run.id, resume=True))
     try:
-        pid = await launch_detached(runtime, run.id, resume=True)
+        pid = await launch_worker(runtime.spawner, run.id, resume=True)
     finally:
         await runtime.close()
     _print_started(args, run, pid)
@@ -191,10 +124,8 @@ def _print_started(args: argparse.Namespace, run: RunRecord, pid: int) -> None:
 async def _in_process(args: argparse.Namespace, runtime: Runtime,
                       start: Callable[[Runtime], Awaitable[SpawnHandle]]) -> int:
     """Run to the end here (`--wait`), then close `runtime`. Ctrl-C or SIGTERM cancels the run."""
-    from yeetui.runtime import answer_permissions_headless
-
     try:
-        answer_permissions_headless(runtime, approve=getattr(args, "yes", False))
+        answer_permissions_headless(runtime.bus, approve=getattr(args, "yes", False))
         registered: list[str] = []
         runtime.bus.add_listener(lambda e: isinstance(e, RunRegistered) and registered.append(e.run_id))
         task = asyncio.ensure_future(start(runtime))
@@ -206,7 +137,7 @@ async def _in_process(args: argparse.Namespace, runtime: Runtime,
             run_id = handle.run_id
         except asyncio.CancelledError:
             if not registered:
-                _error(args, "cancelled before the run started.")
+                error(args, "cancelled before the run started.")
                 return EXIT_CANCELLED
             run_id = registered[0]
         finally:
@@ -280,7 +211,7 @@ async def _cancel(args: argparse.Namespace) -> int:
         if run.status.is_final and run.status != RunStatus.INTERRUPTED:
             raise YeetuiError(f"{name} already ended: {run.status.value}.")
         if run.status in LIVE and process_running(run.pid) and run.pid != os.getpid():
-            if not run.options.get("detached") or not _leads_its_group(run.pid):
+            if not RunOptions.of(run).detached or not _leads_its_group(run.pid):
                 raise YeetuiError(f"{name} runs inside another yeetui process (pid {run.pid}), not in a detached "
                                   "worker; cancel it there.")
             os.killpg(run.pid, signal.SIGTERM)
@@ -319,8 +250,6 @@ def _leads_its_group(pid: int) -> bool:
 
 
 async def _store() -> Store:
-    from yeetui.store import Store
-
     store = await Store.open(paths.database_path())
     await store.mark_interrupted()  # a run whose process died shows as interrupted
     return store
@@ -350,7 +279,6 @@ def _line(run: RunRecord) -> str:
 
 async def cmd_agent(args: argparse.Namespace) -> int:
     """Execute a run record made by `agents start`/`agents resume`, in this (detached) process."""
-    from yeetui.runtime import Runtime, answer_permissions_headless
 
     loop = asyncio.get_running_loop()
     stopping: list[int] = []
@@ -367,7 +295,7 @@ async def cmd_agent(args: argparse.Namespace) -> int:
     runtime = await Runtime.open(cwd=Path.cwd(), recover=False)
     try:
         run = await runtime.store.resolve_run(args.run_id)
-        answer_permissions_headless(runtime, approve=bool(run.options.get("approve")))
+        answer_permissions_headless(runtime.bus, approve=RunOptions.of(run).approve)
         if not stopping:
             task = asyncio.ensure_future(runtime.spawner.start_existing(run.id, blocking=True, resume=args.resume))
             try:

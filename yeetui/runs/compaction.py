@@ -1,6 +1,7 @@
 """Context compaction: a model-written summary replaces the earlier turns in what the model is sent.
 
-`/compact` does it on request; the runner does it by itself when a turn's input nears the context limit.
+`/compact` does it on request (`RunLauncher.compact`); the runner does it by itself when a turn's input
+nears the context limit.
 The full transcript stays in the store — only the provider's view starts at the latest summary message
 (see yeetui.runs.history).
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from yeetui.errors import ProviderError
 from yeetui.messages import Message, Usage
 from yeetui.providers.base import ModelRequest, Provider, StreamDone
 from yeetui.providers.retry import stream_with_retry
@@ -44,29 +46,5 @@ async def summarise(provider: Provider, model: str, history: Sequence[Message], 
         if isinstance(item, StreamDone):
             done = item
     if done is None or not done.message.text.strip():
-        from yeetui.errors import ProviderError
-
         raise ProviderError("the model returned an empty summary; nothing was compacted")
     return done.message.text.strip(), done.usage
-
-
-async def compact_session(runtime, session_id: str, *, model: str | None = None) -> str:
-    """`/compact`: summarise the session's current history and append the summary message."""
-    from yeetui.events import MessageCommitted
-    from yeetui.runs.history import repair_history
-
-    session = await runtime.store.get_session(session_id)
-    if session is None:
-        from yeetui.errors import YeetuiError
-
-        raise YeetuiError(f"There is no session {session_id} to compact.")
-    history = await repair_history(runtime.store, session_id)
-    if not history:
-        return ""
-    chosen = model or session.model or runtime.resolve_model(runtime.profiles.get(session.profile))
-    provider, bare = runtime.provider(chosen)
-    summary, _ = await summarise(provider, bare, history)
-    message = compaction_message(summary)
-    message_id = await runtime.store.append_message(session_id, message)
-    runtime.bus.publish(MessageCommitted("", session_id, message_id, message))
-    return summary

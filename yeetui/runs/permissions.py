@@ -1,4 +1,5 @@
-"""Permission rules: per tool (name or glob) an action, or a map of subject globs to actions (SPEC §3.3).
+"""Permission rules (in `config.yaml` and profiles): per tool (name or glob) an action, or a map of subject
+globs to actions.
 
 ```yaml
 permissions:
@@ -25,7 +26,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal, TypeAlias, get_args
 
+from yeetui.bus import Bus
 from yeetui.errors import ConfigError
+from yeetui.events import PermissionRequested
 
 Action = Literal["allow", "ask", "deny"]
 Rule: TypeAlias = "Action | dict[str, Action]"
@@ -202,3 +205,13 @@ def _redirect_end(command: str, i: int) -> int | None:
         if end == len(command) or command[end] in " \t;|&\n)":
             return end
     return None
+
+
+def answer_permissions_headless(bus: Bus, *, approve: bool) -> None:
+    """Headless runs have nobody to ask: answer every `ask` on `bus` with deny (or allow, with --yes)."""
+
+    def answer(event: object) -> None:
+        if isinstance(event, PermissionRequested) and not event.reply.done():
+            event.reply.set_result("allow_once" if approve else "deny")
+
+    bus.add_listener(answer)

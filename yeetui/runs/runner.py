@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from yeetui.bus import Bus
@@ -27,69 +26,18 @@ from yeetui.events import (
     UsageUpdated,
 )
 from yeetui.messages import Message, TextPart, ToolResultPart, Usage
-from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk, ThinkingLevel
+from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk
 from yeetui.providers.pricing import cost_usd
 from yeetui.providers.retry import Restarted, stream_with_retry
+from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
-from yeetui.runs.permissions import Permissions
 from yeetui.runs.prompting import NUDGE
+from yeetui.runs.spec import RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor, ToolRunState
 from yeetui.store import Store
-from yeetui.tools.base import ToolContext
-from yeetui.workflows import WorkflowTracker
 
-PARALLEL_SAFE = frozenset({"read_file", "list_dir", "glob", "grep", "spawn_subagent", "request_review",
-                           "get_agent_result", "list_agents"})
 CHECKPOINT_INTERVAL = 0.25
 """Seconds between writes of the in-flight assistant message."""
-
-
-@dataclass
-class RunSpec:
-    """Everything one run needs, resolved up front by the runtime (profile, model, binding, rules)."""
-
-    session_id: str
-    profile: str
-    label: str
-    model: str
-    system_prompt: str
-    tools: list[str]
-    tool_context: ToolContext
-    permissions: Permissions
-    prompt: str | None = None
-    thinking: ThinkingLevel = "off"
-    exit_tools: list[str] = field(default_factory=lambda: ["complete"])
-    workflow: WorkflowTracker | None = None
-    interactive: bool = False
-    max_turns: int = 50
-    timeout: float = 300.0
-    max_nudges: int = 3
-    max_cost_usd: float | None = None
-    max_total_tokens: int | None = None
-    max_tokens: int = 8192
-    secrets: list[str] = field(default_factory=list)
-    parent_session_id: str | None = None
-    before_turn: Callable[[], Awaitable[list[Message]]] | None = None
-    """Called before every model turn; returns messages it committed meanwhile (steering, announcements)."""
-    compact_at: int | None = None
-    """Input tokens of a turn above which the history is compacted before the next turn."""
-
-
-@dataclass
-class RunResult:
-    run_id: str
-    session_id: str
-    status: RunStatus
-    output: str = ""
-    result: dict[str, Any] | None = None
-    error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    cost: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": "result", "status": self.status.value, "output": self.output, "result": self.result,
-                "error": self.error, "session_id": self.session_id, "run_id": self.run_id,
-                "usage": self.usage.model_dump(), "cost": self.cost}
 
 
 class RunEnded(Exception):
@@ -182,7 +130,7 @@ class Runner:
         """Tool calls run in order — or all at once when every one of them is safe to overlap (reads and
         agent tools: three `spawn_subagent` calls in one message run three children concurrently)."""
         calls = reply.tool_calls
-        if len(calls) > 1 and all(c.name in PARALLEL_SAFE for c in calls):
+        if len(calls) > 1 and all(self.executor.registry.parallel_safe(c.name) for c in calls):
             done = await asyncio.gather(*(self.executor.execute(c, state) for c in calls))
             return [part for part, _ in done]
         return [(await self.executor.execute(call, state))[0] for call in calls]
@@ -227,8 +175,6 @@ class Runner:
 
     async def _compact(self, spec: RunSpec, result: RunResult, history: list[Message]) -> list[Message]:
         """Auto-compaction near the context limit: summarise, commit the summary, continue from it."""
-        from yeetui.runs.compaction import compaction_message, summarise
-
         provider, bare_model = self.providers(spec.model)
         self.bus.publish(Notice("info", "The conversation is near the context limit; compacting it.",
                                 spec.session_id))

@@ -50,7 +50,8 @@ class ToolExecutor:
         self.output_cap = output_cap
 
     async def execute(self, call: ToolCallPart, state: ToolRunState) -> tuple[ToolResultPart, ToolOutput]:
-        self.bus.publish(ToolCallStarted(state.run_id, state.session_id, call.id, call.name, call.arguments))
+        self.bus.publish(ToolCallStarted(state.run_id, state.session_id, call.id, call.name, call.arguments,
+                                         self.registry.activity(call.name, call.arguments)))
         try:
             output = await self._checked_run(call, state)
         except asyncio.CancelledError:

@@ -16,6 +16,7 @@ from typing import Any
 from yeetui.bus import Bus
 from yeetui.events import InboxItemAdded, MessageCommitted, RunStatus
 from yeetui.messages import Message
+from yeetui.runs.spec import RunOptions
 from yeetui.store import Store
 from yeetui.store.records import InboxItem
 
@@ -105,6 +106,20 @@ class Delivery:
                     appended.append(message)
                     self.bus.publish(MessageCommitted(item.run_id or "", session_id, message_id, message))
         return appended
+
+    async def recover(self) -> None:
+        """After a crash: runs left running by a dead process become interrupted and are delivered like any
+        other ending; announcements recorded but never made are made now."""
+        for run in await self.store.mark_interrupted():
+            options = RunOptions.of(run)
+            if options.parent_session_id and options.deliver:
+                await self.completion(
+                    recipient_session_id=options.parent_session_id, run_id=run.id, child_session_id=run.session_id,
+                    label=run.label or run.profile, status=RunStatus.INTERRUPTED,
+                    output=(run.result or {}).get("output", ""), error=run.error, result=run.result,
+                    announce=not options.blocking, attempt=options.attempt)
+        for session_id in await self.store.pending_announcement_sessions():
+            await self.flush(session_id)
 
     async def consumed(self, item_id: int) -> bool:
         """The item's content reached the requester another way (a blocking spawn's tool result)."""

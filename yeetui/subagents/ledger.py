@@ -28,7 +28,6 @@ WATCHING = "watching"
 _STATUS_WORDS = {RunStatus.WAITING_PERMISSION: "needs permission", RunStatus.WAITING_USER: "needs input",
                  RunStatus.TIMEOUT: "timed out"}
 _PERMISSION = "waiting for permission"
-_BASH_CHARS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,38 +110,6 @@ def format_row(row: LedgerRow) -> str:
     return " · ".join(parts)
 
 
-def describe_tool(name: str, arguments: dict[str, Any]) -> str:
-    """What a tool call is doing, in a few words."""
-    def arg(key: str, default: str = "") -> str:
-        value = arguments.get(key, default)
-        return " ".join(str(value).split())
-
-    if name == "read_file":
-        return f"reading {arg('path')}"
-    if name == "list_dir":
-        return f"listing {arg('path', '.')}"
-    if name == "grep":
-        return f'searching "{arg("pattern")}"'
-    if name == "glob":
-        return f"globbing {arg('pattern')}"
-    if name == "bash":
-        command = arg("command")
-        return f"running {command[:_BASH_CHARS]}{'…' if len(command) > _BASH_CHARS else ''}"
-    if name == "write_file":
-        return f"writing {arg('path')}"
-    if name == "edit_file":
-        return f"editing {arg('path')}"
-    if name == "spawn_subagent":
-        return f"spawning {arg('profile')}"
-    if name == "request_review":
-        return "spawning reviewer"
-    if name == "complete":
-        return "finishing"
-    if name == "ask_user":
-        return "asking the user"
-    return f"calling {name}"
-
-
 class Ledger:
     def __init__(self, bus: Bus, *, linger: float = 10.0, clock: Clock = time.monotonic) -> None:
         self.bus = bus
@@ -217,7 +184,7 @@ class Ledger:
         elif isinstance(event, ev.RunStatusChanged):
             self._on_status(event)
         elif isinstance(event, ev.ToolCallStarted):
-            self._set(event.run_id, activity=describe_tool(event.name, event.arguments))
+            self._set(event.run_id, activity=event.activity or f"calling {event.name}")
         elif isinstance(event, ev.PermissionRequested):
             self._set(event.run_id, activity=_PERMISSION)
         elif isinstance(event, (ev.TextDelta, ev.ThinkingDelta)):

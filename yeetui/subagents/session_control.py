@@ -14,9 +14,10 @@ from yeetui.errors import YeetuiError
 from yeetui.events import MessageCommitted, Notice, SessionBusyChanged
 from yeetui.messages import Message
 from yeetui.redact import redact
-from yeetui.runs.runner import RunResult
-from yeetui.runtime import Runtime
-from yeetui.subagents.spawner import SpawnHandle, SpawnRequest
+from yeetui.runs.launcher import RunLauncher
+from yeetui.runs.spec import RunResult
+from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRequest
+from yeetui.text import cap
 from yeetui.tools.shell import scrub_env
 
 log = logging.getLogger(__name__)
@@ -26,8 +27,11 @@ SHELL_OUTPUT_CAP = 20_000
 
 
 class SessionControl:
-    def __init__(self, runtime: Runtime, session_id: str, *, model: str | None = None) -> None:
-        self.runtime = runtime
+    def __init__(self, launcher: RunLauncher, spawner: AgentSpawner, session_id: str, *,
+                 model: str | None = None) -> None:
+        self.launcher = launcher
+        self.spawner = spawner
+        self.bus = launcher.bus
         self.session_id = session_id
         self.model = model
         self.queue: deque[str] = deque()
@@ -39,7 +43,7 @@ class SessionControl:
         return self._task is not None and not self._task.done()
 
     def _publish_busy(self) -> None:
-        self.runtime.bus.publish(SessionBusyChanged(self.session_id, self.busy, len(self.queue)))
+        self.bus.publish(SessionBusyChanged(self.session_id, self.busy, len(self.queue)))
 
     async def submit(self, text: str) -> None:
         """Send `text` to the primary agent now, or queue it behind the running turn."""
@@ -65,14 +69,14 @@ class SessionControl:
 
     async def _run(self, prompt: str) -> RunResult:
         try:
-            result = await self.runtime.run_prompt(prompt, session_id=self.session_id, model=self.model,
-                                                   interactive=True)
+            result = await self.launcher.run_prompt(prompt, session_id=self.session_id, model=self.model,
+                                                    interactive=True)
         except YeetuiError as exc:
-            self.runtime.bus.publish(Notice("error", str(exc), self.session_id))
+            self.bus.publish(Notice("error", str(exc), self.session_id))
             raise
         self.last_result = result
         if result.error and result.status.value not in ("completed", "waiting_user"):
-            self.runtime.bus.publish(Notice("error", f"The run {result.status.value}: {result.error}",
+            self.bus.publish(Notice("error", f"The run {result.status.value}: {result.error}",
                                             self.session_id))
         return result
 
@@ -95,32 +99,29 @@ class SessionControl:
             await task
         except (asyncio.CancelledError, YeetuiError):
             pass
-        self.runtime.bus.publish(Notice("info", "Interrupted.", self.session_id))
+        self.bus.publish(Notice("info", "Interrupted.", self.session_id))
         return True
 
     async def shell(self, command: str) -> Message:
         """`!cmd`: run a shell command in the project without the model; the output joins the conversation
         (as a user message) so the agent sees it next turn."""
         proc = await asyncio.create_subprocess_shell(
-            command, cwd=self.runtime.project_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            env=scrub_env(dict(self.runtime.env)), start_new_session=True)
+            command, cwd=self.launcher.project_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            env=scrub_env(dict(self.launcher.env)), start_new_session=True)
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT)
             code: int | str = proc.returncode if proc.returncode is not None else "?"
         except TimeoutError:
             proc.kill()
             out, code = b"", f"killed after {SHELL_TIMEOUT:g} s"
-        text = redact(out.decode("utf-8", errors="replace"), self.runtime.secrets())
-        if len(text) > SHELL_OUTPUT_CAP:
-            text = text[:SHELL_OUTPUT_CAP] + f"\n[output truncated: {len(text) - SHELL_OUTPUT_CAP} characters omitted]"
+        text = cap(redact(out.decode("utf-8", errors="replace"), self.launcher.secrets), SHELL_OUTPUT_CAP)
         body = f"I ran `{command}` in the shell (exit {code}):\n```\n{text.rstrip()}\n```"
         message = Message.user(body, shell=True, command=command, exit_code=code)
-        message_id = await self.runtime.store.append_message(self.session_id, message)
-        self.runtime.bus.publish(MessageCommitted("", self.session_id, message_id, message))
+        message_id = await self.launcher.store.append_message(self.session_id, message)
+        self.bus.publish(MessageCommitted("", self.session_id, message_id, message))
         return message
 
     async def spawn(self, profile: str, prompt: str, **kw) -> SpawnHandle:
         """A subagent the user launched (slash command, @profile, hotkey): a child of this session."""
-        return await self.runtime.spawner.spawn(SpawnRequest(profile=profile, prompt=prompt,
-                                                             parent_session_id=self.session_id,
-                                                             requested_by="user", **kw))
+        return await self.spawner.spawn(SpawnRequest(profile=profile, prompt=prompt, parent_session_id=self.session_id,
+                                                     requested_by="user", **kw))

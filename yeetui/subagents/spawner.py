@@ -13,22 +13,20 @@ import logging
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from yeetui.errors import ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
 from yeetui.profiles import Profile
-from yeetui.runs.runner import RunResult
+from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
+from yeetui.runs.spec import Mode, RunOptions, RunResult
 from yeetui.store.records import SessionRecord
-
-if TYPE_CHECKING:
-    from yeetui.runtime import Runtime
+from yeetui.subagents.inbox import Delivery
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["in_process", "tmux", "terminal", "headless"]
 HARD_MAX_DEPTH = 4
 WRAP_UP = ("[yeetui] You are asked to stop. Wrap up now: do not start new work; call `complete` with what you "
            "have so far (status `partial`) within the next turn.")
@@ -95,68 +93,76 @@ class _Live:
 
 
 class AgentSpawner:
-    def __init__(self, runtime: Runtime, *, max_concurrent: int = 8, max_children: int = 5,
+    """Starts child runs through the launcher and delivers their endings through `delivery`; registers with
+    the launcher to stop a cancelled run's children."""
+
+    def __init__(self, launcher: RunLauncher, delivery: Delivery, *, max_concurrent: int = 8, max_children: int = 5,
                  default_timeout: float = 300.0, max_timeout: float = 1800.0) -> None:
-        self.runtime = runtime
+        self.launcher = launcher
+        self.delivery = delivery
+        self.store = launcher.store
+        self.bus = launcher.bus
+        self.profiles = launcher.profiles
+        self.project_dir = launcher.project_dir
         self.max_children = max_children
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
         self._slots = asyncio.Semaphore(max_concurrent)
         self._live: dict[str, _Live] = {}
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
+        launcher.on_cancel_children(self.cancel_children)
 
     # -- spawning ----------------------------------------------------------------------------------
 
     async def spawn(self, req: SpawnRequest) -> SpawnHandle:
-        rt = self.runtime
+        launcher = self.launcher
         profile = self._profile(req.profile)
-        parent = await rt.store.get_session(req.parent_session_id) if req.parent_session_id else None
+        parent = await self.store.get_session(req.parent_session_id) if req.parent_session_id else None
         if req.parent_session_id and parent is None:
             raise SpawnRefused(f"Parent session {req.parent_session_id} does not exist.")
         depth = parent.depth + 1 if parent else 0
         self._check_limits(req, profile, parent, depth)
         timeout = min(req.timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
-        model = rt.resolve_model(profile, req.model)
+        model = launcher.resolve_model(profile, req.model)
         try:
-            prompt = await resolve_context(req.session_context, store=rt.store, parent_session_id=req.parent_session_id,
-                                           project_root=rt.project_dir, task=req.prompt)
+            prompt = await resolve_context(req.session_context, store=self.store,
+                                           parent_session_id=req.parent_session_id, project_root=self.project_dir,
+                                           task=req.prompt)
         except ContextResolutionError as exc:
             raise SpawnRefused(str(exc)) from None
         if req.session_id is not None:
-            existing = await rt.store.get_session(req.session_id)
+            existing = await self.store.get_session(req.session_id)
             if existing is None:
                 raise SpawnRefused(f"Session {req.session_id} does not exist.")
-            earlier = await rt.store.list_runs(session_id=existing.id, limit=1)
+            earlier = await self.store.list_runs(session_id=existing.id, limit=1)
             session = existing
-            label = earlier[0].label if earlier and earlier[0].label else await rt.next_label(profile.name)
+            label = earlier[0].label if earlier and earlier[0].label else await launcher.next_label(profile.name)
         else:
-            label = await rt.next_label(profile.name)
-            session = await rt.store.create_session(profile=profile.name, title=(req.label or req.prompt)[:80],
-                                                    parent_id=parent.id if parent else None, model=model,
-                                                    cwd=str(rt.project_dir))
+            label = await launcher.next_label(profile.name)
+            session = await launcher.new_session(profile, title=req.label or req.prompt, model=model,
+                                                 parent_id=parent.id if parent else None)
         prompt += req.prompt_suffix
         mode = req.mode or profile.mode
         if mode != "in_process":
-            rt.bus.publish(Notice("warning", f"{label}: mode {mode!r} is not available in this build; running "
+            self.bus.publish(Notice("warning", f"{label}: mode {mode!r} is not available in this build; running "
                                   "in-process instead.", session.id))
-        options = {"timeout": timeout, "blocking": req.blocking, "cleanup": req.cleanup, "mode": "in_process",
-                   "session_context": req.session_context, "requested_by": req.requested_by,
-                   "thinking": req.thinking, "parent_session_id": req.parent_session_id, "deliver": req.deliver}
-        run = await rt.store.create_run(session_id=session.id, profile=profile.name, model=model, prompt=prompt,
-                                        parent_run_id=req.parent_run_id, label=label, workflow=profile.workflow,
-                                        options=options)
+        options = RunOptions(timeout=timeout, blocking=req.blocking, cleanup=req.cleanup, mode="in_process",
+                             session_context=req.session_context, requested_by=req.requested_by,
+                             thinking=req.thinking, parent_session_id=req.parent_session_id, deliver=req.deliver,
+                             watcher=req.watcher)
+        run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label, options=options,
+                                        parent_run_id=req.parent_run_id)
         return await self._launch(run.id, session, profile, prompt, model, timeout, req, label)
 
     async def _launch(self, run_id: str, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                       timeout: float, req: SpawnRequest, label: str) -> SpawnHandle:
-        rt = self.runtime
         live = _Live(run_id, session.id, req.parent_session_id, label)
         self._live[run_id] = live
         if req.parent_session_id and not req.watcher:
             self._by_parent[req.parent_session_id].add(run_id)
-        rt.bus.publish(RunRegistered(run_id, session.id, req.parent_session_id, profile.name, label, model,
-                                     RunStatus.QUEUED))
-        rt.bus.publish(RunStatusChanged(run_id, session.id, RunStatus.QUEUED))
+        self.bus.publish(RunRegistered(run_id, session.id, req.parent_session_id, profile.name, label, model,
+                                       RunStatus.QUEUED))
+        self.bus.publish(RunStatusChanged(run_id, session.id, RunStatus.QUEUED))
         live.task = asyncio.create_task(self._execute(live, session, profile, prompt, model, timeout, req),
                                         name=f"yeetui run {label}")
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
@@ -181,33 +187,33 @@ class AgentSpawner:
     async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
         """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
         interrupted run the user resumes (`resume=True`: its conversation continues, nothing re-sent)."""
-        rt = self.runtime
-        run = await rt.store.resolve_run(run_id)
+        run = await self.store.resolve_run(run_id)
         if run.status not in (RunStatus.QUEUED, RunStatus.INTERRUPTED, RunStatus.WAITING_USER) and not (
                 resume and run.status.is_final):
             raise SpawnRefused(f"Run {run.id[:12]} is {run.status.value}; only queued or interrupted runs start.")
         if self.is_live(run.id):
             raise SpawnRefused(f"Run {run.id[:12]} is already running here.")
-        session = await rt.store.get_session(run.session_id)
+        session = await self.store.get_session(run.session_id)
         if session is None:
             raise SpawnRefused(f"The session of run {run.id[:12]} is gone.")
         profile = self._profile(run.profile)
-        opts = run.options
-        req = SpawnRequest(profile=run.profile, prompt=run.prompt, parent_session_id=opts.get("parent_session_id"),
-                           parent_run_id=run.parent_run_id, blocking=blocking, thinking=opts.get("thinking"),
-                           cleanup=opts.get("cleanup", "keep"), deliver=opts.get("deliver", True),
-                           requested_by=opts.get("requested_by", "user"), watcher=bool(opts.get("watcher")))
+        opts = RunOptions.of(run)
+        req = SpawnRequest(profile=run.profile, prompt=run.prompt, parent_session_id=opts.parent_session_id,
+                           parent_run_id=run.parent_run_id, blocking=blocking, thinking=opts.thinking,
+                           cleanup=opts.cleanup, deliver=opts.deliver, requested_by=opts.requested_by,
+                           watcher=opts.watcher)
         if resume:
-            opts = {**opts, "attempt": int(opts.get("attempt", 0)) + 1}  # a new ending to deliver
-        await rt.store.update_run(run.id, status=RunStatus.QUEUED, pid=os.getpid(), options=opts)
-        timeout = float(opts.get("timeout") or profile.limits.timeout or self.default_timeout)
+            opts = opts.but(attempt=opts.attempt + 1)  # a new ending to deliver
+        await self.store.update_run(run.id, status=RunStatus.QUEUED, pid=os.getpid(), options=opts.to_json())
+        timeout = float(opts.timeout or profile.limits.timeout or self.default_timeout)
         has_prompt = not resume and run.status == RunStatus.QUEUED
         return await self._launch(run.id, session, profile, run.prompt if has_prompt else None,
-                                  run.model or rt.resolve_model(profile), timeout, req, run.label or profile.name)
+                                  run.model or self.launcher.resolve_model(profile), timeout, req,
+                                  run.label or profile.name)
 
     def _profile(self, name: str) -> Profile:
         try:
-            return self.runtime.profiles.get(name)
+            return self.profiles.get(name)
         except YeetuiError as exc:
             raise SpawnRefused(str(exc)) from None
 
@@ -240,7 +246,6 @@ class AgentSpawner:
 
     async def _execute(self, live: _Live, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                        timeout: float, req: SpawnRequest) -> RunResult:
-        rt = self.runtime
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         result = RunResult(run_id=live.run_id, session_id=session.id, status=RunStatus.QUEUED)
@@ -250,51 +255,50 @@ class AgentSpawner:
                     await self._slots.acquire()
             except TimeoutError:
                 result.status, result.error = RunStatus.TIMEOUT, f"timed out after {timeout:g} s while queued"
-                await rt.store.update_run(live.run_id, status=result.status, error=result.error)
-                rt.bus.publish(RunStatusChanged(live.run_id, session.id, result.status, result.error))
+                await self.store.update_run(live.run_id, status=result.status, error=result.error)
+                self.bus.publish(RunStatusChanged(live.run_id, session.id, result.status, result.error))
                 return result
             try:
                 live.started = True
-                spec = await rt.build_spec(session=session, profile=profile, prompt=prompt, model=model,
+                spec = await self.launcher.build_spec(session=session, profile=profile, prompt=prompt, model=model,
                                            label=live.label, parent_session_id=live.parent_session_id,
                                            run_id=live.run_id)
                 spec.timeout = max(deadline - loop.time(), 0.001)
                 if req.thinking:
                     spec.thinking = req.thinking
-                result = await rt.execute(spec, live.run_id, mailbox=live.mailbox)
+                result = await self.launcher.execute(spec, live.run_id, mailbox=live.mailbox)
             finally:
                 self._slots.release()
             return result
         except asyncio.CancelledError:
             result.status, result.error = RunStatus.CANCELLED, "cancelled"
             if not live.started:
-                await asyncio.shield(rt.store.update_run(live.run_id, status=result.status, error=result.error))
+                await asyncio.shield(self.store.update_run(live.run_id, status=result.status, error=result.error))
             raise
         finally:
             await asyncio.shield(self._settle(live, result, req))
 
     async def _settle(self, live: _Live, result: RunResult, req: SpawnRequest) -> None:
         """After a run, however it ended: stop its subtree, deliver it, forget it, clean up."""
-        rt = self.runtime
         self._live.pop(live.run_id, None)
         if live.parent_session_id:
             self._by_parent[live.parent_session_id].discard(live.run_id)
         if live.abort_timer:
             live.abort_timer.cancel()
         await self.cancel_children(live.session_id, graceful=False)
-        run = await rt.store.get_run(live.run_id)
+        run = await self.store.get_run(live.run_id)
         status = run.status if run else result.status
         if live.parent_session_id and req.deliver:
-            item, _ = await rt.delivery.completion(
+            item, _ = await self.delivery.completion(
                 recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
                 label=live.label, status=status, output=result.output,
                 error=result.error or (run.error if run else None),
                 result=result.result, announce=not req.blocking,
-                attempt=int((run.options if run else {}).get("attempt", 0)))
+                attempt=RunOptions.of(run).attempt)
             if req.blocking:
-                await rt.delivery.consumed(item.id)
+                await self.delivery.consumed(item.id)
         if req.cleanup == "delete":
-            await rt.store.delete_session(live.session_id)
+            await self.store.delete_session(live.session_id)
 
     # -- controls ----------------------------------------------------------------------------------
 

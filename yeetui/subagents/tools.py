@@ -7,7 +7,7 @@ is not allowed to spawn and never gets these tools offered.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +15,7 @@ from yeetui.errors import ToolError, YeetuiError
 from yeetui.events import RunStatus
 from yeetui.subagents.inbox import announcement_text
 from yeetui.subagents.spawner import SpawnHandle
+from yeetui.text import one_line
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 
 _STRICT = ConfigDict(extra="forbid", defer_build=True)  # validators built at the first call, not at start
@@ -63,6 +64,11 @@ class SpawnSubagentTool(Tool):
                    "Its tool calls never enter your context; you get its final report. Several calls in one "
                    "message run concurrently.")
     Args = SpawnArgs
+    spawns = True
+    parallel_safe = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return f"spawning {one_line(args.get('profile', ''))}"
 
     def subject(self, args: BaseModel) -> str:
         return str(getattr(args, "profile", ""))
@@ -88,6 +94,11 @@ class RequestReviewTool(Tool):
     name = "request_review"
     description = "Ask the read-only reviewer subagent for a verdict (approve | request_changes) on a diff."
     Args = ReviewArgs
+    spawns = True
+    parallel_safe = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return "spawning reviewer"
 
     async def run(self, args: ReviewArgs, ctx: ToolContext) -> ToolOutput:
         try:
@@ -105,6 +116,8 @@ class ListAgentsTool(Tool):
     name = "list_agents"
     description = "List your subagents with their run ids and statuses."
     Args = NoArgs
+    spawns = True
+    parallel_safe = True
 
     async def run(self, args: NoArgs, ctx: ToolContext) -> ToolOutput:
         return _json(await _host(ctx).children())
@@ -121,6 +134,8 @@ class GetAgentResultTool(Tool):
     name = "get_agent_result"
     description = "The status of one of your subagents and, once it has finished, its report."
     Args = ResultArgs
+    spawns = True
+    parallel_safe = True
 
     async def run(self, args: ResultArgs, ctx: ToolContext) -> ToolOutput:
         try:
@@ -140,6 +155,7 @@ class CancelAgentTool(Tool):
     name = "cancel_agent"
     description = "Stop one of your subagents (gracefully by default)."
     Args = CancelArgs
+    spawns = True
 
     async def run(self, args: CancelArgs, ctx: ToolContext) -> ToolOutput:
         try:
@@ -159,6 +175,7 @@ class SendMessageTool(Tool):
     name = "send_message"
     description = "Steer a running subagent: your message reaches it at the start of its next turn."
     Args = SendArgs
+    spawns = True
 
     async def run(self, args: SendArgs, ctx: ToolContext) -> ToolOutput:
         try:

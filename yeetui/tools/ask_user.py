@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
@@ -18,6 +20,10 @@ class AskUserTool(Tool):
     description = ("Stop and ask the user a question when you cannot continue without their decision or "
                    "information. The run pauses until the user answers.")
     Args = AskUserArgs
+    exit = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return "asking the user"
 
     def subject(self, args: BaseModel) -> str:
         return ""

@@ -54,7 +54,17 @@ class Tool(ABC):
     description: ClassVar[str]
     Args: ClassVar[type[BaseModel]]
     writes: ClassVar[bool] = False
-    """True for tools that change files; read-only bindings refuse them."""
+    """Changes files (or may, like `bash`): read-only bindings never get it, and `ask` rules apply."""
+    parallel_safe: ClassVar[bool] = False
+    """Several calls of it in one model turn may run at once (no writes, no ordering between them)."""
+    spawns: ClassVar[bool] = False
+    """An agent tool: offered only to runs whose profile and depth allow subagents."""
+    exit: ClassVar[bool] = False
+    """Ends the run (`complete`, `ask_user`): offered as the profile's stop rule says."""
+
+    def activity(self, args: dict[str, Any]) -> str:
+        """What a call is doing, in a few words, for the status ledger (`reading app.py`)."""
+        return f"calling {self.name}"
 
     def spec(self) -> ToolSpec:
         """Built once per tool class (pydantic's schema generation costs milliseconds per call)."""

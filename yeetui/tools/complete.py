@@ -36,6 +36,10 @@ class CompleteTool(Tool):
     description = ("Finish your task and hand the result back. Call it exactly once, when you are done or "
                    "cannot continue; nothing you do after it is seen.")
     Args = CompleteArgs
+    exit = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return "finishing"
 
     def __init__(self, output_schema: dict[str, Any] | None = None) -> None:
         self.output_schema = output_schema

@@ -7,12 +7,13 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.errors import ToolError
 from yeetui.system import safepath
+from yeetui.text import one_line
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 
 DEFAULT_LINES = 2000
@@ -67,6 +68,10 @@ class ReadFileTool(Tool):
     description = ("Read a text file. Lines are numbered like `cat -n` (the numbers are not part of the "
                    "file). Use offset and limit to page through long files.")
     Args = ReadFileArgs
+    parallel_safe = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return f"reading {one_line(args.get('path', ''))}"
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolOutput:
         return await asyncio.to_thread(self._read, args, ctx)
@@ -134,6 +139,9 @@ class WriteFileTool(Tool):
     Args = WriteFileArgs
     writes = True
 
+    def activity(self, args: dict[str, Any]) -> str:
+        return f"writing {one_line(args.get('path', ''))}"
+
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolOutput:
         return await asyncio.to_thread(self._write, args, ctx)
 
@@ -166,6 +174,9 @@ class EditFileTool(Tool):
                    "included) and occur once, unless replace_all is true. Read the file first.")
     Args = EditFileArgs
     writes = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return f"editing {one_line(args.get('path', ''))}"
 
     async def run(self, args: EditFileArgs, ctx: ToolContext) -> ToolOutput:
         return await asyncio.to_thread(self._edit, args, ctx)
@@ -239,6 +250,10 @@ class ListDirTool(Tool):
     name = "list_dir"
     description = "List a directory's entries: directories end with `/`, symlinks show their target."
     Args = ListDirArgs
+    parallel_safe = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return f"listing {one_line(args.get('path', '.'))}"
 
     async def run(self, args: ListDirArgs, ctx: ToolContext) -> ToolOutput:
         return await asyncio.to_thread(self._list, args, ctx)

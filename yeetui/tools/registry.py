@@ -28,6 +28,10 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def tools(self) -> list[Tool]:
+        """Every tool, in registration order."""
+        return list(self._tools.values())
+
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
@@ -36,6 +40,15 @@ class ToolRegistry:
             return self._tools[name]
         except KeyError:
             raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self._tools)}.") from None
+
+    def activity(self, name: str, arguments: dict[str, Any]) -> str:
+        """What a call of `name` is doing, in a few words (an unknown tool: `calling <name>`)."""
+        tool = self._tools.get(name)
+        return tool.activity(arguments) if tool is not None else f"calling {name}"
+
+    def parallel_safe(self, name: str) -> bool:
+        tool = self._tools.get(name)
+        return tool is not None and tool.parallel_safe
 
     def specs(self, names: Iterable[str] | None = None) -> list[ToolSpec]:
         """Specs in registration order, limited to `names` when given (unknown names are skipped)."""
@@ -90,7 +103,7 @@ def _error(text: str) -> ToolOutput:
 
 
 def builtin_tools() -> list[Tool]:
-    """The file, search, shell and `complete` tools (agent tools are registered by the spawner)."""
+    """The file, search, shell and `complete` tools (the runtime adds `ask_user` and the agent tools)."""
     from yeetui.tools.complete import CompleteTool
     from yeetui.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
     from yeetui.tools.search import GlobTool, GrepTool

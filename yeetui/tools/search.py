@@ -12,11 +12,13 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from pydantic import Field
 
 from yeetui.errors import ToolError
 from yeetui.system import safepath
+from yeetui.text import one_line
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 from yeetui.tools.files import StrictArgs, is_binary
 
@@ -96,6 +98,10 @@ class GlobTool(Tool):
     description = ("Find files whose path (relative to `path`) matches a glob pattern. `*` stays within one "
                    "directory; `**/` spans any number. `.git` is skipped.")
     Args = GlobArgs
+    parallel_safe = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return f"globbing {one_line(args.get('pattern', ''))}"
 
     async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         return await asyncio.to_thread(self._glob, args, ctx)
@@ -144,6 +150,10 @@ class GrepTool(Tool):
     description = ("Search file contents with a Python regular expression; prints `path:line:text` per "
                    "matching line. Binary files and `.git` are skipped.")
     Args = GrepArgs
+    parallel_safe = True
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return f'searching "{one_line(args.get("pattern", ""))}"'
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         return await asyncio.to_thread(self._grep, args, ctx)

@@ -19,12 +19,14 @@ import signal
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
 from yeetui.errors import ToolError
 from yeetui.redact import redact, secret_values_from_env
 from yeetui.system import sandbox
+from yeetui.text import clip, one_line
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 from yeetui.tools.files import StrictArgs
 
@@ -143,6 +145,10 @@ async def kill_group(pgid: int, grace: float = KILL_GRACE) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+ACTIVITY_CHARS = 40
+"""Characters of a command shown as a run's activity in the status ledger."""
+
+
 class BashArgs(StrictArgs):
     command: str = Field(description="The command, run with `bash -c` in the working directory.")
     timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
@@ -154,6 +160,9 @@ class BashTool(Tool):
                    "and exit code. Long-running commands are killed at the timeout; background jobs are "
                    "killed when the command ends. Prefer read_file/grep/glob for reading files.")
     Args = BashArgs
+
+    def activity(self, args: dict[str, Any]) -> str:
+        return f"running {clip(one_line(args.get('command', '')), ACTIVITY_CHARS)}"
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         settings = ctx.settings

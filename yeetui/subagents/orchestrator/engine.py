@@ -13,12 +13,12 @@ never re-run, and a step whose child finished while nobody was watching takes th
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from yeetui.errors import YeetuiError
 from yeetui.events import InboxItemAdded, MessageCommitted, Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
-from yeetui.runs.runner import RunResult, RunSpec
+from yeetui.runs.spec import RunOptions, RunResult, RunSpec
 from yeetui.store.records import utcnow
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.orchestrator.plan import (
@@ -37,11 +37,8 @@ from yeetui.subagents.orchestrator.plan import (
     skip_unreachable,
 )
 from yeetui.subagents.orchestrator.prompts import final_report, findings_text, planner_task, step_prompt
-from yeetui.subagents.spawner import SpawnHandle, SpawnRefused
+from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRefused
 from yeetui.system.git import git
-
-if TYPE_CHECKING:
-    from yeetui.runtime import Runtime
 
 STATE_NAME = "orchestrator"
 EVENTS_KEPT = 200
@@ -49,19 +46,29 @@ Level = Literal["info", "warning", "error"]
 _LEVELS: dict[str, Level] = {"failed": "error", "blocked": "warning", "skipped": "warning"}
 
 
-async def run_orchestrator(runtime: Runtime, spec: RunSpec, run_id: str) -> RunResult:
-    """Run (or resume) the orchestrator run `run_id` to its end; what `Runtime.execute` calls."""
-    return await Orchestrator(runtime, spec, run_id).run()
+class OrchestratorEngine:
+    """The run engine of profiles with the `orchestrator` capability: the runtime registers it with the
+    launcher, which calls it with a run's spec in place of the agent loop."""
+
+    def __init__(self, spawner: AgentSpawner) -> None:
+        self.spawner = spawner
+
+    async def __call__(self, spec: RunSpec, run_id: str) -> RunResult:
+        """Run (or resume) the orchestrator run `run_id` to its end."""
+        return await Orchestrator(self.spawner, spec, run_id).run()
 
 
 class Orchestrator:
-    def __init__(self, runtime: Runtime, spec: RunSpec, run_id: str) -> None:
-        self.rt = runtime
-        self.store = runtime.store
+    def __init__(self, spawner: AgentSpawner, spec: RunSpec, run_id: str) -> None:
+        self.spawner = spawner
+        self.store = spawner.store
+        self.bus = spawner.bus
+        self.profiles = spawner.profiles
+        self.project_dir = spawner.project_dir
         self.spec = spec
         self.run_id = run_id
-        self.profile = runtime.profiles.get(spec.profile)
-        self.host = AgentHost(runtime.spawner, session_id=spec.session_id, run_id=run_id, label=spec.label)
+        self.profile = spawner.profiles.get(spec.profile)
+        self.host = AgentHost(spawner, session_id=spec.session_id, run_id=run_id, label=spec.label)
         self.parent: str | None = spec.parent_session_id
         self.state: dict[str, Any] = {}
         self.steps: list[Step] = []
@@ -98,7 +105,7 @@ class Orchestrator:
             while True:
                 for step in skip_unreachable(self.steps):
                     await self._transition(step, "skipped", "skipped: a step it depends on did not finish")
-                room = self.rt.spawner.max_children - len(self._tasks)
+                room = self.spawner.max_children - len(self._tasks)
                 for step in ready_steps(self.steps)[:max(room, 0)]:
                     await self._start(step)
                 if not self._tasks:
@@ -182,12 +189,12 @@ class Orchestrator:
         await self.store.save_workflow_state(self.run_id, STATE_NAME, state)
 
     def _allowed_profiles(self) -> set[str]:
-        return allowed_profiles(self.profile, self.rt.profiles)
+        return allowed_profiles(self.profile, self.profiles)
 
     async def _git_head(self) -> str | None:
         """The commit the work starts from: reviewers see everything changed since (committed or not)."""
         try:
-            rc, out, _ = await git("rev-parse", "--verify", "-q", "HEAD^{commit}", cwd=self.rt.project_dir)
+            rc, out, _ = await git("rev-parse", "--verify", "-q", "HEAD^{commit}", cwd=self.project_dir)
         except OSError:
             return None
         return out.strip() if rc == 0 and out.strip() else None
@@ -214,7 +221,7 @@ class Orchestrator:
         spawning: asyncio.Task[SpawnHandle] | None = None
         try:
             async with self._registering:
-                with self.rt.bus.listen(on_event):
+                with self.bus.listen(on_event):
                     spawning = asyncio.create_task(self._spawn_child(step, prompt))
                     await asyncio.wait({spawning, registered}, return_when=asyncio.FIRST_COMPLETED)
             if registered.done():
@@ -319,7 +326,7 @@ class Orchestrator:
                                f"(round {review.fixes} of {limit})")
 
     def _writes(self, profile: str) -> bool:
-        return profile in self.rt.profiles and not self.rt.profiles.get(profile).read_only
+        return profile in self.profiles and not self.profiles.get(profile).read_only
 
     async def _stop_children(self) -> None:
         tasks, self._tasks = list(self._tasks), {}
@@ -348,19 +355,19 @@ class Orchestrator:
             session_id=recipient, run_id=self.run_id, kind="orchestrator", title=title, body=body,
             data={"progress": body, **data}, dedupe_key=f"orchestrator:{self.run_id}:{key}")
         if created:
-            self.rt.bus.publish(InboxItemAdded(item.id, recipient, self.run_id, item.kind, item.title, item.body,
+            self.bus.publish(InboxItemAdded(item.id, recipient, self.run_id, item.kind, item.title, item.body,
                                                item.data or {}))
 
     def _notice(self, level: Level, text: str) -> None:
-        self.rt.bus.publish(Notice(level, f"{self.spec.label}: {text}", self.spec.session_id))
+        self.bus.publish(Notice(level, f"{self.spec.label}: {text}", self.spec.session_id))
 
     async def _commit(self, message: Message) -> None:
         message_id = await self.store.append_message(self.spec.session_id, message, run_id=self.run_id)
-        self.rt.bus.publish(MessageCommitted(self.run_id, self.spec.session_id, message_id, message))
+        self.bus.publish(MessageCommitted(self.run_id, self.spec.session_id, message_id, message))
 
     async def _set_status(self, status: RunStatus) -> None:
         await self.store.update_run(self.run_id, status=status)
-        self.rt.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, status))
+        self.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, status))
 
     async def _finish(self, result: RunResult) -> None:
         """Report the ending everywhere — state, breadcrumbs, inbox, transcript — then the run record."""
@@ -380,10 +387,9 @@ class Orchestrator:
             await self._commit(Message.assistant(result.output))
         await self.store.update_run(self.run_id, status=result.status, error=result.error,
                                     result={"output": result.output, **(result.result or {})})
-        self.rt.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, result.status, result.error or ""))
+        self.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, result.status, result.error or ""))
 
     async def _delivered_to_parent(self) -> bool:
         """Whether the spawner delivers this run to the parent (its delivery adds the parent's breadcrumb)."""
-        run = await self.store.get_run(self.run_id)
-        options = run.options if run else {}
-        return options.get("parent_session_id") == self.parent and bool(options.get("deliver", True))
+        options = RunOptions.of(await self.store.get_run(self.run_id))
+        return options.parent_session_id == self.parent and options.deliver

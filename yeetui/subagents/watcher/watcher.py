@@ -1,4 +1,4 @@
-"""The pair-programmer watcher (SPEC §3.8): the `pair` profile follows one session and may interject.
+"""The pair-programmer watcher: the `pair` profile follows one session and may interject.
 
 A `PairWatcher` collects the watched session's new conversation from the bus (turns, tool calls with their
 arguments, brief results). After `debounce` quiet seconds — no sooner than `min_interval` after its last run
@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from collections import deque
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from yeetui.events import (
     Event,
@@ -28,30 +27,29 @@ from yeetui.events import (
     WatcherChanged,
 )
 from yeetui.redact import redact
+from yeetui.runs.launcher import RunLauncher
+from yeetui.runs.spec import RunOptions
 from yeetui.store import InboxItem, RunRecord, SessionRecord
-from yeetui.subagents.spawner import SpawnRefused
+from yeetui.subagents.inbox import Delivery
+from yeetui.subagents.spawner import AgentSpawner, SpawnRefused
 from yeetui.subagents.watcher.delta import (
-    INTERJECTION,
     SEVERITIES,
     Chunk,
     Severity,
-    WatcherError,
-    WatcherStats,
     blocker_announcement,
-    interjection_stats,
     is_noise,
-    mark_interjection,
     message_chunks,
     parse_verdict,
     render_delta,
     tool_call_chunk,
 )
-
-__all__ = ["PairWatcher", "WatcherError", "WatcherStats", "interjection_stats", "mark_interjection", "stop_watchers",
-           "toggle_watcher", "watcher_for"]
-
-if TYPE_CHECKING:
-    from yeetui.runtime import Runtime
+from yeetui.subagents.watcher.interjections import (
+    INTERJECTION,
+    WatcherError,
+    WatcherStats,
+    interjection_stats,
+    mark_interjection,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +63,17 @@ EARLIER_MESSAGES = 30
 class PairWatcher:
     """Watches one session; `start()`/`stop()` turn it on and off (or use `toggle_watcher`)."""
 
-    def __init__(self, runtime: Runtime, watched_session_id: str, *, profile: str = "pair", debounce: float = 1.5,
-                 min_interval: float = 20.0, max_per_hour: int = 30) -> None:
+    def __init__(self, launcher: RunLauncher, spawner: AgentSpawner, delivery: Delivery, watched_session_id: str, *,
+                 profile: str = "pair", debounce: float = 1.5, min_interval: float = 20.0,
+                 max_per_hour: int = 30) -> None:
         if debounce < 0 or min_interval < 0 or max_per_hour < 1:
             raise WatcherError(f"Watcher limits must be debounce >= 0, min_interval >= 0 and max_per_hour >= 1; "
                                f"got {debounce}, {min_interval} and {max_per_hour}.")
-        self.runtime = runtime
+        self.launcher = launcher
+        self.spawner = spawner
+        self.delivery = delivery
+        self.store = launcher.store
+        self.bus = launcher.bus
         self.watched_session_id = watched_session_id
         self.profile = profile
         self.debounce = debounce
@@ -113,23 +116,22 @@ class PairWatcher:
     async def start(self) -> None:
         if self._active:
             return
-        rt = self.runtime
-        watched = await rt.store.get_session(self.watched_session_id)
+        watched = await self.store.get_session(self.watched_session_id)
         if watched is None:
             raise WatcherError(f"Cannot watch session {self.watched_session_id}: there is no such session in the "
-                               f"store at {rt.store.path}.")
-        profile = rt.profiles.get(self.profile)
+                               f"store at {self.store.path}.")
+        profile = self.launcher.profiles.get(self.profile)
         if not profile.has("watcher"):
             raise WatcherError(f"Profile {profile.name!r} cannot watch a session: its capabilities are "
                                f"{', '.join(profile.capabilities)}, without `watcher`.")
-        self.model = rt.resolve_model(profile)
+        self.model = self.launcher.resolve_model(profile)
         session = await self._own_session(watched)
         self.session_id = session.id
-        earlier = await rt.store.messages(watched.id, include_partial=False)
+        earlier = await self.store.messages(watched.id, include_partial=False)
         self._earlier = [c for m in earlier[-EARLIER_MESSAGES:] if not is_noise(m.message)
                          for c in message_chunks(m.message)]
         self.counts = await self.stats()
-        self._listening.enter_context(rt.bus.listen(self._on_event))
+        self._listening.enter_context(self.bus.listen(self._on_event))
         self._active = True
         self._publish("watching")
 
@@ -145,7 +147,7 @@ class PairWatcher:
             await asyncio.gather(timer, return_exceptions=True)
         run_task = self._run_task
         if self._run_id is not None:
-            self.runtime.spawner.abort(self._run_id)
+            self.spawner.abort(self._run_id)
         if run_task is not None:
             await asyncio.gather(run_task, return_exceptions=True)
         self._pending.clear()
@@ -160,15 +162,14 @@ class PairWatcher:
 
     async def _own_session(self, watched: SessionRecord) -> SessionRecord:
         """The watcher's child session: made once per watched session and profile, reused after a toggle."""
-        rt = self.runtime
         key = f"agent:{self.profile}:watcher:{watched.id}"
-        session = next((s for s in await rt.store.children(watched.id) if s.key == key), None)
+        session = next((s for s in await self.store.children(watched.id) if s.key == key), None)
         if session is None:
-            session = await rt.store.create_session(
-                profile=self.profile, title=f"{self.profile} watching {watched.title or watched.id[:8]}"[:80],
-                parent_id=watched.id, key=key, model=self.model, cwd=str(rt.project_dir))
-        runs = await rt.store.list_runs(session_id=session.id, limit=1)
-        self.label = runs[0].label if runs and runs[0].label else await rt.next_label(self.profile)
+            session = await self.launcher.new_session(
+                self.launcher.profiles.get(self.profile), title=f"{self.profile} watching "
+                f"{watched.title or watched.id[:8]}", parent_id=watched.id, key=key, model=self.model)
+        runs = await self.store.list_runs(session_id=session.id, limit=1)
+        self.label = runs[0].label if runs and runs[0].label else await self.launcher.next_label(self.profile)
         return session
 
     # -- collecting the delta ------------------------------------------------------------------------
@@ -219,7 +220,7 @@ class PairWatcher:
             wait = max(wait, self._starts[0] + HOUR - now)
             if not self._budget_noticed:
                 self._budget_noticed = True
-                self.runtime.bus.publish(Notice("info", f"{self.label} reached its limit of {self.max_per_hour} "
+                self.bus.publish(Notice("info", f"{self.label} reached its limit of {self.max_per_hour} "
                                                 f"runs an hour; it looks again in {max(1, round(wait / 60))} min.",
                                                 self.watched_session_id))
         else:
@@ -241,8 +242,8 @@ class PairWatcher:
                 await self._judge(record)
         except Exception as exc:  # the watcher must outlive one bad run; the user and the log hear about it
             log.exception("%s: a pair run of session %s failed", self.label, self.watched_session_id)
-            self.runtime.bus.publish(Notice("error", f"{self.label} failed to look at the latest changes: {exc}",
-                                            self.watched_session_id))
+            self.bus.publish(Notice("error", f"{self.label} failed to look at the latest changes: {exc}",
+                                    self.watched_session_id))
         finally:
             self._run_task = self._run_id = None
             if self._active:
@@ -252,40 +253,40 @@ class PairWatcher:
 
     async def _run_pair(self, prompt: str) -> RunRecord | None:
         """Run the pair once in the watcher's session; the finished run record, or None if it never ran."""
-        rt = self.runtime
         assert self.session_id is not None
-        profile = rt.profiles.get(self.profile)
-        options: dict[str, Any] = {
-            "timeout": profile.limits.timeout, "blocking": False, "cleanup": "keep", "mode": "in_process",
-            "session_context": "none", "requested_by": "user", "thinking": None, "deliver": False,
-            "parent_session_id": self.watched_session_id, "watcher": True}
-        run = await rt.store.create_run(session_id=self.session_id, profile=self.profile, model=self.model,
-                                        prompt=redact(prompt, rt.secrets()), label=self.label, options=options)
+        profile = self.launcher.profiles.get(self.profile)
+        session = await self.store.get_session(self.session_id)
+        assert session is not None
+        options = RunOptions(timeout=profile.limits.timeout, deliver=False, parent_session_id=self.watched_session_id,
+                             watcher=True)
+        run = await self.launcher.create_run(session, profile, model=self.model,
+                                             prompt=redact(prompt, self.launcher.secrets), label=self.label,
+                                             options=options)
         if not self._active:
-            await rt.store.update_run(run.id, status=RunStatus.CANCELLED, error="the watcher was turned off")
+            await self.store.update_run(run.id, status=RunStatus.CANCELLED, error="the watcher was turned off")
             return None
         self._run_id = run.id
         self._publish("running")
         try:
-            await rt.spawner.start_existing(run.id, blocking=False)
+            await self.spawner.start_existing(run.id, blocking=False)
         except SpawnRefused as exc:
-            rt.bus.publish(Notice("warning", f"{self.label} could not run: {exc}", self.watched_session_id))
+            self.bus.publish(Notice("warning", f"{self.label} could not run: {exc}", self.watched_session_id))
             return None
         if not self._active:
-            rt.spawner.abort(run.id)
+            self.spawner.abort(run.id)
         try:
-            await rt.spawner.wait(run.id)
+            await self.spawner.wait(run.id)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise
             # The pair run itself was cancelled (stop(), or the watched session's subtree); this task goes on.
-        return await rt.store.get_run(run.id)
+        return await self.store.get_run(run.id)
 
     async def _judge(self, run: RunRecord) -> None:
         """Turn the pair's `complete` into silence, an interjection, or a notice."""
         if run.status in (RunStatus.FAILED, RunStatus.TIMEOUT, RunStatus.INTERRUPTED):
-            self.runtime.bus.publish(Notice(
+            self.bus.publish(Notice(
                 "warning", f"{self.label} could not look at the latest changes ({run.status.value}: "
                 f"{run.error or 'no reason given'}); it keeps watching.", self.watched_session_id))
             return
@@ -303,77 +304,74 @@ class PairWatcher:
         await self._interject(run.id, severity, text)
 
     async def _interject(self, run_id: str, severity: Severity, text: str) -> None:
-        rt = self.runtime
-        text = redact(text, rt.secrets())
+        text = redact(text, self.launcher.secrets)
         data: dict[str, Any] = {"severity": severity, "watcher_session_id": self.session_id, "run_id": run_id,
                                 "label": self.label, "child_session_id": self.session_id}
         if severity == "blocker":
             data.update(announce=True, announcement=blocker_announcement(self.label, text))
-        item, created = await rt.store.put_inbox_item(
+        item, created = await self.store.put_inbox_item(
             session_id=self.watched_session_id, run_id=run_id, kind=INTERJECTION, title=f"{self.label}: {severity}",
             body=text, data=data, dedupe_key=f"interjection:{run_id}")
         if created:
-            rt.bus.publish(InboxItemAdded(item.id, self.watched_session_id, run_id, INTERJECTION, item.title,
-                                          item.body, data))
-        if severity == "blocker" and not rt.delivery.is_active(self.watched_session_id):
-            await rt.delivery.flush(self.watched_session_id)  # else its next turn (or its end) announces it
+            self.bus.publish(InboxItemAdded(item.id, self.watched_session_id, run_id, INTERJECTION, item.title,
+                                            item.body, data))
+        if severity == "blocker" and not self.delivery.is_active(self.watched_session_id):
+            await self.delivery.flush(self.watched_session_id)  # else its next turn (or its end) announces it
         self.counts = await self.stats()
 
     # -- counts --------------------------------------------------------------------------------------
 
     async def mark(self, item_id: int, accepted: bool) -> InboxItem:
         """The user accepted (→ read) or dismissed an interjection of this watcher."""
-        item = await self.runtime.store.get_inbox_item(item_id)
+        item = await self.store.get_inbox_item(item_id)
         if item is None or item.session_id != self.watched_session_id:
             raise WatcherError(f"Inbox item {item_id} is not an interjection for session {self.watched_session_id}.")
-        item = await mark_interjection(self.runtime.store, item_id, accepted=accepted)
+        item = await mark_interjection(self.store, item_id, accepted=accepted)
         self.counts = await self.stats()
         self._publish(self._state)
         return item
 
     async def stats(self) -> WatcherStats:
-        return await interjection_stats(self.runtime.store, self.watched_session_id, self.session_id)
+        return await interjection_stats(self.store, self.watched_session_id, self.session_id)
 
     def _publish(self, state: Literal["watching", "running", "off"]) -> None:
         self._state = state
         c = self.counts
-        self.runtime.bus.publish(WatcherChanged(self.session_id or "", self.watched_session_id, self.label, state,
-                                                c.interjections, c.accepted, c.dismissed, self.profile, self.model))
+        self.bus.publish(WatcherChanged(self.session_id or "", self.watched_session_id, self.label, state,
+                                        c.interjections, c.accepted, c.dismissed, self.profile, self.model))
 
 
-# -- one watcher per session and runtime: what the `/pair` command and the hotkey toggle --------------
+class Watchers:
+    """The pair watchers of one runtime, at most one per watched session: what `/pair` and the hotkey toggle."""
 
-_registry: dict[int, dict[str, PairWatcher]] = {}
+    def __init__(self, launcher: RunLauncher, spawner: AgentSpawner, delivery: Delivery) -> None:
+        self.launcher = launcher
+        self.spawner = spawner
+        self.delivery = delivery
+        self._by_session: dict[str, PairWatcher] = {}
 
+    def watcher(self, session_id: str, **kw: Any) -> PairWatcher:
+        """A new watcher of `session_id`, not started and not registered (`toggle` does both)."""
+        return PairWatcher(self.launcher, self.spawner, self.delivery, session_id, **kw)
 
-def _watchers(runtime: Runtime) -> dict[str, PairWatcher]:
-    key = id(runtime)
-    if key not in _registry:
-        _registry[key] = {}
-        weakref.finalize(runtime, _registry.pop, key, None)  # a later runtime may reuse the id
-    return _registry[key]
+    def get(self, session_id: str) -> PairWatcher | None:
+        """The active watcher of `session_id`, if any."""
+        watcher = self._by_session.get(session_id)
+        return watcher if watcher is not None and watcher.active else None
 
+    async def toggle(self, session_id: str, **kw: Any) -> PairWatcher | None:
+        """Turn the watcher of `session_id` on (returns it) or off (returns None)."""
+        current = self._by_session.pop(session_id, None)
+        if current is not None and current.active:
+            await current.stop()
+            return None
+        watcher = self.watcher(session_id, **kw)
+        await watcher.start()
+        self._by_session[session_id] = watcher
+        return watcher
 
-def watcher_for(runtime: Runtime, session_id: str) -> PairWatcher | None:
-    watcher = _watchers(runtime).get(session_id)
-    return watcher if watcher is not None and watcher.active else None
-
-
-async def toggle_watcher(runtime: Runtime, session_id: str, **kw: Any) -> PairWatcher | None:
-    """Turn the watcher of `session_id` on (returns it) or off (returns None)."""
-    watchers = _watchers(runtime)
-    current = watchers.pop(session_id, None)
-    if current is not None and current.active:
-        await current.stop()
-        return None
-    watcher = PairWatcher(runtime, session_id, **kw)
-    await watcher.start()
-    watchers[session_id] = watcher
-    return watcher
-
-
-async def stop_watchers(runtime: Runtime) -> None:
-    """Turn off every watcher of `runtime` (before closing it)."""
-    for watcher in list(_watchers(runtime).values()):
-        await watcher.stop()
-    _watchers(runtime).clear()
+    async def stop_all(self) -> None:
+        """Turn off every watcher (before the runtime closes)."""
+        for watcher in list(self._by_session.values()):
+            await watcher.stop()
+        self._by_session.clear()

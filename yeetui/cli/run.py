@@ -1,0 +1,59 @@
+"""`yeetui run PROMPT`: one run in the foreground, headless; the result on stdout, exit 0 on success."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+
+from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
+from yeetui.events import RunStatus, TextDelta, event_to_json
+from yeetui.runs.permissions import answer_permissions_headless
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    if not args.prompt and not (args.resume or args.cont):
+        error(args, "run needs a PROMPT (or --resume SESSION / --continue to continue one).")
+        return EXIT_USAGE
+    runtime = await open_runtime(args)
+    try:
+        answer_permissions_headless(runtime.bus, approve=args.yes)
+        if args.json:
+            runtime.bus.add_listener(lambda e: print(json.dumps(event_to_json(e), default=str), flush=True))
+        elif sys.stderr.isatty():
+            runtime.bus.add_listener(lambda e: isinstance(e, TextDelta) and print(
+                e.text, end="", file=sys.stderr, flush=True))
+        session_id = args.resume
+        if args.cont and not session_id:
+            latest = await runtime.store.latest_session()
+            if latest is None:
+                error(args, "--continue: there is no session to continue yet.")
+                return EXIT_USAGE
+            session_id = latest.id
+        task = asyncio.ensure_future(runtime.launcher.run_prompt(
+            args.prompt, profile_name=args.profile, model=args.run_model or args.model, session_id=session_id))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            error(args, "cancelled.")
+            return EXIT_CANCELLED
+        if args.json:
+            print(json.dumps(result.to_json(), default=str), flush=True)
+        else:
+            if sys.stderr.isatty():
+                print(file=sys.stderr)
+            if result.output:
+                print(result.output, flush=True)
+            if result.status != RunStatus.COMPLETED:
+                print(f"yeetui: run {result.status.value}: {result.error or result.output or ''}".rstrip(": "),
+                      file=sys.stderr, flush=True)
+        if result.status == RunStatus.COMPLETED:
+            return EXIT_OK
+        return EXIT_WAITING_USER if result.status == RunStatus.WAITING_USER else EXIT_FAILED
+    finally:
+        await runtime.close()

@@ -1,0 +1,283 @@
+"""The launcher: the only code that creates a run record, builds a run's spec and executes it.
+
+Every run — the primary conversation's turn, a subagent, a pair watcher's look, a detached worker's job —
+is written by `create_run` (one writer, typed `RunOptions`), resolved into a `RunSpec` by `build_spec`
+(profile, model, tools, rules, prompt) and executed by `execute`, which runs the agent loop or, for a
+profile with a capability that has a run engine (the orchestrator), that engine instead.
+
+The launcher knows nothing of other runs. What it needs from the code that manages many runs it is handed
+when the runtime wires things together: the run engines (`engines`), the agent host given to a run that may
+spawn (`agent_host`), the hook that stops a run's children when it is cancelled (`on_cancel_children`),
+and the mailroom that brings announcements into a run between turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from yeetui import paths
+from yeetui.bus import Bus
+from yeetui.config import Settings
+from yeetui.errors import WorkflowError, YeetuiError
+from yeetui.events import MessageCommitted, RunRegistered, RunStatus
+from yeetui.messages import Message
+from yeetui.profiles import Profile, ProfileSet
+from yeetui.providers.base import Provider, split_model
+from yeetui.runs.compaction import compaction_message, summarise
+from yeetui.runs.history import repair_history
+from yeetui.runs.permissions import Permissions
+from yeetui.runs.prompting import build_system_prompt, read_context_files
+from yeetui.runs.runner import Runner
+from yeetui.runs.spec import RunOptions, RunResult, RunSpec
+from yeetui.runs.tool_executor import ToolExecutor
+from yeetui.store import Store
+from yeetui.store.records import RunRecord, SessionRecord
+from yeetui.tools.base import ToolContext, ToolSettings
+from yeetui.tools.registry import ToolRegistry
+from yeetui.workflows import Workflow, WorkflowTracker
+from yeetui.workspace import WorkspaceBinding
+
+RunEngine = Callable[[RunSpec, str], Awaitable[RunResult]]
+"""Runs a spec to its end in place of the agent loop (`engines`, keyed by profile capability)."""
+AgentHostFactory = Callable[..., Any]
+"""`(session_id=, run_id=, label=)` → the host a run's agent tools act through."""
+
+
+class Mailroom(Protocol):
+    """What the launcher needs of delivery (yeetui.subagents.inbox.Delivery): to hold announcements while a
+    session is mid-run and hand them over between turns."""
+
+    async def begin_run(self, session_id: str) -> None: ...
+    async def end_run(self, session_id: str) -> None: ...
+    async def flush(self, session_id: str) -> list[Message]: ...
+
+
+class RunLauncher:
+    def __init__(self, *, settings: Settings, store: Store, bus: Bus, profiles: ProfileSet,
+                 workflows: Mapping[str, Workflow], registry: ToolRegistry, project_dir: Path,
+                 env: Mapping[str, str], secrets: list[str], mailroom: Mailroom,
+                 create_provider: Callable[[str], tuple[Provider, str]]) -> None:
+        self.settings = settings
+        self.store = store
+        self.bus = bus
+        self.profiles = profiles
+        self.workflows = workflows
+        self.registry = registry
+        self.project_dir = project_dir
+        self.env = env
+        self.secrets = secrets
+        """Values to redact from anything written or shown (keys from the environment and the config)."""
+        self.mailroom = mailroom
+        self.engines: dict[str, RunEngine] = {}
+        self.agent_host: AgentHostFactory | None = None
+        self._create_provider = create_provider
+        self._providers: dict[str, tuple[Provider, str]] = {}
+        self._labels: dict[str, int] = {}
+        self._cancel_children: list[Callable[[str], Awaitable[None]]] = []
+
+    def on_cancel_children(self, hook: Callable[[str], Awaitable[None]]) -> None:
+        """Call `hook(session_id)` when a run of that session is cancelled, to stop its subtree."""
+        self._cancel_children.append(hook)
+
+    # -- providers ---------------------------------------------------------------------------------
+
+    def provider(self, model: str) -> tuple[Provider, str]:
+        """The provider for `provider/model` (created once), and the bare model id."""
+        if model not in self._providers:
+            split_model(model)  # a clear error for a name without a provider prefix
+            self._providers[model] = self._create_provider(model)
+        return self._providers[model]
+
+    async def aclose(self) -> None:
+        for provider, _ in self._providers.values():
+            aclose = getattr(provider, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    # -- what a profile gets -----------------------------------------------------------------------
+
+    def resolve_model(self, profile: Profile, override: str | None = None) -> str:
+        """CLI flag or spawn argument > profile > config default (YEETUI_MODEL feeds the config default)."""
+        model = override or profile.model or self.settings.model
+        split_model(model)
+        return model
+
+    def binding_for(self, profile: Profile, cwd: Path | None = None) -> WorkspaceBinding:
+        return WorkspaceBinding(
+            cwd=cwd or self.project_dir,
+            allow_writes=profile.workspace.allow_writes,
+            protected=(paths.config_dir(self.env), paths.data_dir(self.env)),
+            bash_sandbox=profile.workspace.bash_sandbox,
+        )
+
+    def may_spawn(self, profile: Profile, depth: int) -> bool:
+        return (self.agent_host is not None and profile.limits.can_spawn_children
+                and depth < profile.limits.max_depth)
+
+    def offered_tools(self, profile: Profile, binding: WorkspaceBinding, *, depth: int = 0) -> list[str]:
+        """The tools the model is offered: the profile's choice, less what the binding or depth forbids, plus
+        the exit tools. Each tool says what it is (`writes`, `spawns`, `exit`); no name lists here."""
+        exits = self.exit_tools(profile)
+        offered, ending = [], []
+        for tool in self.registry.tools():
+            if tool.exit:
+                if tool.name == "complete" or tool.name in exits:
+                    ending.append(tool.name)
+            elif tool.name in profile.disallowed_tools:
+                continue
+            elif tool.spawns:
+                if self.may_spawn(profile, depth):
+                    offered.append(tool.name)
+            elif (profile.tools is None or tool.name in profile.tools) and (binding.allow_writes or not tool.writes):
+                offered.append(tool.name)
+        return offered + ending
+
+    @staticmethod
+    def exit_tools(profile: Profile) -> list[str]:
+        """The profile's exit tools; a profile with a stop rule can always also end by asking the user."""
+        tools = list(profile.exit_tools)
+        return [*tools, "ask_user"] if tools and "ask_user" not in tools else tools
+
+    # -- records -----------------------------------------------------------------------------------
+
+    async def new_session(self, profile: Profile, *, title: str = "", model: str | None = None,
+                          parent_id: str | None = None, key: str | None = None) -> SessionRecord:
+        return await self.store.create_session(profile=profile.name, title=title[:80], model=model,
+                                               parent_id=parent_id, key=key, cwd=str(self.project_dir))
+
+    async def next_label(self, profile: str) -> str:
+        """`oracle#4`: a per-profile sequence number, unique in this data dir's history."""
+        if profile not in self._labels:
+            runs = await self.store.list_runs(limit=1_000_000)
+            self._labels[profile] = sum(1 for r in runs if r.profile == profile)
+        self._labels[profile] += 1
+        return f"{profile}#{self._labels[profile]}"
+
+    async def create_run(self, session: SessionRecord, profile: Profile, *, model: str, prompt: str,
+                         label: str, options: RunOptions | None = None,
+                         parent_run_id: str | None = None) -> RunRecord:
+        """Write a run record (status queued): the one place runs are created."""
+        return await self.store.create_run(
+            session_id=session.id, profile=profile.name, model=model, prompt=prompt, label=label,
+            parent_run_id=parent_run_id, workflow=profile.workflow,
+            options=options.to_json() if options is not None else None)
+
+    # -- specs -------------------------------------------------------------------------------------
+
+    async def build_spec(self, *, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
+                         interactive: bool = False, label: str | None = None, parent_session_id: str | None = None,
+                         run_id: str = "") -> RunSpec:
+        binding = self.binding_for(profile)
+        workflow = None
+        if profile.workflow:
+            if profile.workflow not in self.workflows:
+                raise WorkflowError(f"Profile {profile.name!r} names workflow {profile.workflow!r}, which is not "
+                                    f"defined (known: {', '.join(sorted(self.workflows)) or 'none'}).")
+            workflow = WorkflowTracker(self.workflows[profile.workflow])
+        system = build_system_prompt(
+            profile_prompt=profile.prompt, cwd=binding.cwd, read_only=not binding.allow_writes,
+            exit_tools=self.exit_tools(profile), interactive=interactive,
+            context_files=read_context_files(binding.cwd, self.settings.context_files),
+        )
+        tool_settings = ToolSettings(bash_timeout=self.settings.tools.bash_timeout,
+                                     bash_max_timeout=self.settings.tools.bash_max_timeout,
+                                     output_cap=self.settings.tools.output_cap)
+        limits = profile.limits
+        agents = None
+        if self.agent_host is not None and self.may_spawn(profile, session.depth):
+            agents = self.agent_host(session_id=session.id, run_id=run_id, label=label or profile.name)
+        return RunSpec(
+            session_id=session.id, profile=profile.name, label=label or profile.name, model=model,
+            system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth),
+            tool_context=ToolContext(binding=binding, session_id=session.id, run_id=run_id, settings=tool_settings,
+                                     agents=agents),
+            permissions=Permissions.merge(Permissions.from_config(self.settings.permissions),
+                                          Permissions.from_config(profile.permissions)),
+            prompt=prompt, thinking=profile.thinking or self.settings.thinking or "off",
+            exit_tools=self.exit_tools(profile), workflow=workflow, interactive=interactive,
+            max_turns=limits.max_turns, timeout=limits.timeout, max_nudges=limits.max_nudges,
+            max_cost_usd=limits.max_cost_usd, max_total_tokens=limits.max_total_tokens,
+            max_tokens=self.settings.max_tokens, secrets=self.secrets, parent_session_id=parent_session_id,
+            compact_at=self.settings.compact_at_tokens,
+        )
+
+    def runner(self) -> Runner:
+        executor = ToolExecutor(self.registry, self.bus, output_cap=self.settings.tools.output_cap)
+        retry = self.settings.retry
+        return Runner(store=self.store, bus=self.bus, executor=executor, providers=self.provider,
+                      retry_attempts=retry.max_attempts, retry_base_delay=retry.base_delay,
+                      retry_max_delay=retry.max_delay)
+
+    # -- running -----------------------------------------------------------------------------------
+
+    async def run_prompt(self, prompt: str | None, *, profile_name: str | None = None, model: str | None = None,
+                         session_id: str | None = None, interactive: bool = False) -> RunResult:
+        """Run `prompt` in a new session (or continue `session_id`) with the profile's agent, to the end."""
+        if session_id is not None:
+            session = await self.store.resolve_session(session_id)
+            profile = self.profiles.get(profile_name or session.profile)
+        else:
+            profile = self.profiles.get(profile_name or self.settings.primary_profile)
+            session = None
+        chosen = self.resolve_model(profile, model)
+        if session is None:
+            session = await self.new_session(profile, title=prompt or "", model=chosen)
+        label = await self.next_label(profile.name)
+        run = await self.create_run(session, profile, model=chosen, prompt=prompt or "", label=label)
+        spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
+                                     interactive=interactive, label=label, run_id=run.id)
+        self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))
+        return await self.execute(spec, run.id)
+
+    async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None) -> RunResult:
+        """Run `spec` to its end: announcements and steering reach it between turns; cancelling it cancels
+        its subagents too."""
+        mailbox = [] if mailbox is None else mailbox
+        session_id = spec.session_id
+
+        async def before_turn() -> list[Message]:
+            added: list[Message] = []
+            while mailbox:
+                message = mailbox.pop(0)
+                message_id = await self.store.append_message(session_id, message, run_id=run_id)
+                self.bus.publish(MessageCommitted(run_id, session_id, message_id, message))
+                added.append(message)
+            return added + await self.mailroom.flush(session_id)
+
+        spec.before_turn = before_turn
+        if spec.workflow is not None:
+            await self.store.save_workflow_state(run_id, spec.workflow.workflow.name, spec.workflow.state())
+        await self.store.update_run(run_id, pid=os.getpid())
+        await self.mailroom.begin_run(session_id)
+        try:
+            engine = next((self.engines[c] for c in self.profiles.get(spec.profile).capabilities
+                           if c in self.engines), None)
+            if engine is not None:
+                return await engine(spec, run_id)
+            return await self.runner().run(spec, run_id)
+        except asyncio.CancelledError:
+            for hook in self._cancel_children:
+                await asyncio.shield(hook(session_id))
+            raise
+        finally:
+            await asyncio.shield(self.mailroom.end_run(session_id))
+
+    async def compact(self, session_id: str, *, model: str | None = None) -> str:
+        """`/compact`: summarise the session's current history and append the summary message."""
+        session = await self.store.get_session(session_id)
+        if session is None:
+            raise YeetuiError(f"There is no session {session_id} to compact.")
+        history = await repair_history(self.store, session_id)
+        if not history:
+            return ""
+        chosen = model or session.model or self.resolve_model(self.profiles.get(session.profile))
+        provider, bare = self.provider(chosen)
+        summary, _ = await summarise(provider, bare, history)
+        message = compaction_message(summary)
+        message_id = await self.store.append_message(session_id, message)
+        self.bus.publish(MessageCommitted("", session_id, message_id, message))
+        return summary

@@ -1,0 +1,118 @@
+"""What a run is given and what it returns: `RunOptions` (stored on the run record), `RunSpec` (everything
+resolved for one execution), `RunResult` (how it ended).
+
+`RunOptions` is the run record's `options` column, typed. It says how the run was requested and how its
+ending is handled — who its parent is, whether to deliver the result there, its timeout — and it outlives
+the process that made it: a detached worker or a resume reads it back with `RunOptions.of(record)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Literal
+
+from yeetui.events import RunStatus
+from yeetui.messages import Message, Usage
+from yeetui.providers.base import ThinkingLevel
+from yeetui.runs.permissions import Permissions
+from yeetui.tools.base import ToolContext
+from yeetui.workflows import WorkflowTracker
+
+Mode = Literal["in_process", "tmux", "terminal", "headless"]
+Requester = Literal["user", "agent"]
+Cleanup = Literal["keep", "delete"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run was requested and how its ending is handled; stored as the run record's `options`."""
+
+    timeout: float | None = None
+    """Seconds from the request to the end, queueing included; None: the profile's or the default."""
+    parent_session_id: str | None = None
+    """The session the run reports to; None for a top-level run."""
+    deliver: bool = True
+    """Deliver the ending to the parent (inbox item + announcement). Watchers deliver their own way."""
+    blocking: bool = False
+    """The requester waits for the result in the same tool call."""
+    cleanup: Cleanup = "keep"
+    mode: Mode = "in_process"
+    session_context: str = "none"
+    requested_by: Requester = "user"
+    thinking: ThinkingLevel | None = None
+    watcher: bool = False
+    """A pair watcher's run: not a child of the watched session for limits, listing or subtree cancel."""
+    detached: bool = False
+    """Executed by a `yeetui agent run` worker process of its own."""
+    approve: bool = False
+    """Headless `ask` permissions are allowed (`--yes`) rather than refused."""
+    attempt: int = 0
+    """Bumped by every resume: each attempt's ending is delivered once."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> RunOptions:
+        """Read stored options; keys this version does not know are ignored, missing ones take defaults."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (data or {}).items() if k in known})
+
+    @classmethod
+    def of(cls, run: Any) -> RunOptions:
+        """The options of a run record (`yeetui.store.RunRecord`)."""
+        return cls.from_json(getattr(run, "options", None))
+
+    def but(self, **changes: Any) -> RunOptions:
+        return replace(self, **changes)
+
+
+@dataclass
+class RunSpec:
+    """Everything one run needs, resolved up front by the runtime (profile, model, binding, rules)."""
+
+    session_id: str
+    profile: str
+    label: str
+    model: str
+    system_prompt: str
+    tools: list[str]
+    tool_context: ToolContext
+    permissions: Permissions
+    prompt: str | None = None
+    thinking: ThinkingLevel = "off"
+    exit_tools: list[str] = field(default_factory=lambda: ["complete"])
+    workflow: WorkflowTracker | None = None
+    interactive: bool = False
+    max_turns: int = 50
+    timeout: float = 300.0
+    max_nudges: int = 3
+    max_cost_usd: float | None = None
+    max_total_tokens: int | None = None
+    max_tokens: int = 8192
+    secrets: list[str] = field(default_factory=list)
+    parent_session_id: str | None = None
+    before_turn: Callable[[], Awaitable[list[Message]]] | None = None
+    """Called before every model turn; returns messages it committed meanwhile (steering, announcements)."""
+    compact_at: int | None = None
+    """Input tokens of a turn above which the history is compacted before the next turn."""
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    session_id: str
+    status: RunStatus
+    output: str = ""
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "result", "status": self.status.value, "output": self.output, "result": self.result,
+                "error": self.error, "session_id": self.session_id, "run_id": self.run_id,
+                "usage": self.usage.model_dump(), "cost": self.cost}
+
+

@@ -1,0 +1,49 @@
+"""What a reviewer is given: the diff to review, taken through yeetui's hardened git, capped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
+from yeetui.system.git import diff as git_diff
+from yeetui.system.git import git
+from yeetui.text import cap
+
+DIFF_CAP = 60_000
+
+
+async def review_request(project_dir: Path, *, parent_session_id: str, target: str | None = None,
+                         focus: str | None = None, blocking: bool = False, requested_by: str = "user",
+                         parent_run_id: str | None = None) -> SpawnRequest:
+    """A reviewer spawn carrying `git diff` of `target` (None: uncommitted changes against HEAD), through
+    yeetui's hardened git. Refused with a clear reason when there is nothing to review."""
+    try:
+        text = await git_diff(project_dir, target or "HEAD")
+        if target is None:
+            text += await untracked_diff(project_dir)
+    except (RuntimeError, OSError) as exc:
+        raise SpawnRefused(f"Could not get the diff to review: {exc}") from None
+    if not text.strip():
+        raise SpawnRefused(f"There is nothing to review: the diff of {target or 'the working tree'} is empty.")
+    text = cap(text, DIFF_CAP)
+    what = f"the changes in {target}" if target else "the uncommitted changes in the working tree"
+    task = f"Review {what}." + (f" Focus: {focus}" if focus else "")
+    return SpawnRequest(profile="reviewer", prompt=task, parent_session_id=parent_session_id,
+                        parent_run_id=parent_run_id, blocking=blocking, requested_by=requested_by,  # type: ignore[arg-type]
+                        prompt_suffix=f"\n\n## Diff to review\n\n```diff\n{text}\n```\n")
+
+
+async def untracked_diff(cwd: Path) -> str:
+    """New files git does not track yet (and does not ignore), as diffs against nothing — a builder's new
+    module is part of the change to review even before anyone commits it."""
+    rc, out, err = await git("ls-files", "--others", "--exclude-standard", "-z", cwd=cwd)
+    if rc != 0:
+        raise RuntimeError(f"git ls-files failed in {cwd}: {err.strip()}")
+    parts = []
+    for name in filter(None, out.split("\0")):
+        # --no-index exits 1 when the files differ, which they always do here.
+        rc, diff, err = await git("diff", "--no-index", "--no-color", "--", "/dev/null", name, cwd=cwd)
+        if rc not in (0, 1):
+            raise RuntimeError(f"git diff of new file {name} failed: {err.strip()}")
+        parts.append(diff)
+    return "".join(parts)
