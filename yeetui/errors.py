@@ -24,7 +24,7 @@ class StoreError(YeetuiError):
 
 
 class ContextResolutionError(YeetuiError):
-    """A `session_context` source could not be resolved (SPEC §3.11)."""
+    """A `session_context` source could not be resolved."""
 
 
 class ToolError(YeetuiError):

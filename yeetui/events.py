@@ -15,7 +15,7 @@ from yeetui.messages import Message, Usage
 
 
 class RunStatus(StrEnum):
-    """The one run state machine every surface reads (SPEC §2)."""
+    """The one run state machine every surface reads."""
 
     QUEUED = "queued"
     RUNNING = "running"

@@ -1,4 +1,4 @@
-"""Finding, parsing and layering profile files (SPEC §3.4).
+"""Finding, parsing and layering profile files.
 
 Layers, lowest precedence first: built-in `agents/` → the project's `.claude/agents/` → the project's
 `.opencode/agents/` (and `.opencode/agent/`) → the user's profiles (`<config dir>/agents/`) → the

@@ -1,4 +1,4 @@
-"""Agent profiles (SPEC §3.4): the validated model and the field-by-field merge of layers.
+"""Agent profiles: the validated model and the field-by-field merge of layers.
 
 Files are found and parsed by `yeetui.profile_loader.load_profiles`; this module holds what they mean.
 The published JSON schema in `schemas/` is generated from these models by `yeetui.editor_schema`.
@@ -124,7 +124,7 @@ class Profile(BaseModel):
     workspace: WorkspacePolicy = Field(default_factory=WorkspacePolicy)
     """Write access and isolation of the agent's workspace."""
     workflow: str | None = None
-    """Name of a workflow (SPEC §3.10) the agent's runs follow."""
+    """Name of a workflow the agent's runs follow."""
     mode: RunMode = "in_process"
     """Where runs execute: in this process, a tmux pane, an external terminal, or a detached process."""
     limits: Limits = Field(default_factory=Limits)

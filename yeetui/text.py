@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from typing import Literal
 
-Keep = Literal["head", "middle"]
+Keep = Literal["head", "middle", "tail"]
 
 
-def cap(text: str, limit: int, *, keep: Keep = "head", what: str = "characters") -> str:
-    """`text` if it fits in `limit` characters; else its head (`keep="head"`) or its head and tail
-    (`keep="middle"`, for output whose end matters, like a command's error) with a note of what is omitted."""
+def cap(text: str, limit: int, *, keep: Keep = "head", what: str = "characters", note: str | None = None) -> str:
+    """`text` if it fits in `limit` characters; else its head (`keep="head"`), its head and tail
+    (`keep="middle"`, for output whose end matters, like a command's error) or its tail (`keep="tail"`, for a
+    history whose latest part matters), with a note of what is omitted. `note` replaces the note's wording for
+    a head cut; `{omitted}` in it becomes the count."""
     if len(text) <= limit:
         return text
     omitted = len(text) - limit
+    if note is not None and keep == "head":
+        return f"{text[:limit]}\n{note.format(omitted=omitted)}"
+    if keep == "tail":
+        return f"[… {omitted} earlier {what} omitted]\n{text[omitted:]}"
     if keep == "middle":
         head = limit * 2 // 3
         return f"{text[:head]}\n[… {omitted} {what} omitted …]\n{text[len(text) - (limit - head):]}"
@@ -25,8 +31,8 @@ def cap(text: str, limit: int, *, keep: Keep = "head", what: str = "characters")
 
 
 def clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, ending in `…` when cut."""
-    return text if len(text) <= limit else text[:limit] + "…"
+    """`text` in at most `limit` characters: when longer, cut (trailing space dropped) and ended with `…`."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
 
 
 def one_line(value: object) -> str:

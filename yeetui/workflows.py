@@ -1,4 +1,4 @@
-"""Workflows (SPEC §3.10): step-by-step tool rules for a run, and the tracker that enforces them.
+"""Workflows: step-by-step tool rules for a run, and the tracker that enforces them.
 
 A workflow is a list of steps. Each step may restrict tools (`allowed_tools` / `blocked_tools`), move to
 another step when a tool call succeeds (`transitions`), and end the workflow (`exit`, e.g. a `complete`

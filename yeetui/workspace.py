@@ -1,4 +1,4 @@
-"""WorkspaceBinding: where a session's tools may read and write (SPEC §3.3).
+"""WorkspaceBinding: where a session's tools may read and write.
 
 Enforced by the tool layer (`yeetui.tools.*` via `yeetui.system.safepath`), never by the prompt.
 """

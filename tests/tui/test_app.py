@@ -1,4 +1,4 @@
-"""The whole app under Pilot against the fake LLM server: the everyday moves of SPEC §1."""
+"""The whole app under Pilot against the fake LLM server: the everyday moves of a user."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rest of SPEC §1 under Pilot against the fake LLM server: the pair watcher, /orchestrate with the
+"""The rest of the everyday moves under Pilot against the fake LLM server: the pair watcher, /orchestrate with the
 switcher, queued permission questions, profile hotkeys, a provider that drops mid-stream, and a resize while
 an answer streams. Every test asserts on what the user sees; the fake server's request log proves what
 reached (or did not reach) the model."""

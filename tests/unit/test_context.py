@@ -1,4 +1,4 @@
-"""Session context injection (SPEC §3.11) against a real store and real files."""
+"""Session context injection against a real store and real files."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def test_agents_md_and_claude_md_join_the_prompt(tmp_path: Path) -> None:
 def test_context_file_is_capped(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("x" * (CONTEXT_FILE_CAP + 10))
     ((_, text),) = read_context_files(tmp_path, ["AGENTS.md"])
-    assert text.endswith("[truncated: 10 characters omitted]")
+    assert text.endswith("[… 10 more characters omitted]")
 
 
 def test_read_only_and_workflow_are_stated(tmp_path: Path) -> None:

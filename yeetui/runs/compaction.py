@@ -15,6 +15,7 @@ from yeetui.messages import Message, Usage
 from yeetui.providers.base import ModelRequest, Provider, StreamDone
 from yeetui.providers.retry import stream_with_retry
 from yeetui.runs.spawn_context import render_compact
+from yeetui.text import cap
 
 SUMMARY_PROMPT = """You are compacting a coding-agent conversation so it can continue in a fresh context.
 Write a summary that lets the agent carry on without the transcript:
@@ -37,8 +38,7 @@ async def summarise(provider: Provider, model: str, history: Sequence[Message], 
                     max_tokens: int = 4096) -> tuple[str, Usage]:
     """One tool-less model call that returns the summary text."""
     transcript = render_compact(list(history))
-    if len(transcript) > TRANSCRIPT_CAP:
-        transcript = "[… earliest part omitted …]\n" + transcript[-TRANSCRIPT_CAP:]
+    transcript = cap(transcript, TRANSCRIPT_CAP, keep="tail")
     request = ModelRequest(model=model, system=SUMMARY_PROMPT, max_tokens=max_tokens,
                            messages=[Message.user(f"<transcript>\n{transcript}\n</transcript>\n\nSummarise it.")])
     done: StreamDone | None = None

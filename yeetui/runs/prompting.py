@@ -7,6 +7,8 @@ import platform
 from collections.abc import Sequence
 from pathlib import Path
 
+from yeetui.text import cap
+
 CONTEXT_FILE_CAP = 40_000
 """Characters read from each AGENTS.md / CLAUDE.md; the rest is cut with a note."""
 
@@ -23,7 +25,7 @@ def read_context_files(cwd: Path, names: Sequence[str]) -> list[tuple[str, str]]
         except OSError:
             continue
         if len(text) > CONTEXT_FILE_CAP:
-            text = text[:CONTEXT_FILE_CAP] + f"\n[truncated: {len(text) - CONTEXT_FILE_CAP} characters omitted]"
+            text = cap(text, CONTEXT_FILE_CAP)
         found.append((name, text))
     return found
 

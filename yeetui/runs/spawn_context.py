@@ -1,4 +1,4 @@
-"""Session context injection for subagent spawns (SPEC §3.11).
+"""Session context injection for subagent spawns.
 
 A spawn's `session_context` names what the child sees before its task:
 
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from yeetui.errors import ContextResolutionError, PathEscapeError, StoreError, ToolError
 from yeetui.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from yeetui.system.safepath import open_for_read
+from yeetui.text import clip, one_line
 from yeetui.workspace import WorkspaceBinding
 
 if TYPE_CHECKING:
@@ -199,8 +200,7 @@ def _read_utf8(spec: str, fd: int, real: Path) -> tuple[bytes, int]:
 
 def _shorten(text: str, limit: int) -> str:
     """`text` on one line (whitespace collapsed), at most `limit` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    return clip(one_line(text), limit)
 
 
 def _arg_value(value: Any) -> str:
@@ -280,7 +280,5 @@ async def _summary(store: Store, session_id: str) -> str:
     if crumbs:
         sections.append("### Progress so far\n\n" + "\n".join(f"- {_shorten(c.summary, 500)}" for c in crumbs))
     if last_reply:
-        reply = last_reply if len(last_reply) <= _LAST_REPLY_CHARS else \
-            last_reply[: _LAST_REPLY_CHARS - 1].rstrip() + "…"
-        sections.append(f"### Last assistant reply\n\n{reply}")
+        sections.append(f"### Last assistant reply\n\n{clip(last_reply, _LAST_REPLY_CHARS)}")
     return "\n\n".join(sections)

@@ -70,7 +70,7 @@ class RunOptions:
 
 @dataclass
 class RunSpec:
-    """Everything one run needs, resolved up front by the runtime (profile, model, binding, rules)."""
+    """Everything one run needs, resolved up front by the launcher (profile, model, binding, rules)."""
 
     session_id: str
     profile: str

@@ -1,4 +1,4 @@
-"""yeetui's SQLite store (SPEC §3.5). `Store` is the entry point; the records are what it returns."""
+"""yeetui's SQLite store. `Store` is the entry point; the records are what it returns."""
 
 from yeetui.store.records import (
     Breadcrumb,

@@ -1,4 +1,4 @@
-"""`Store`: yeetui's SQLite persistence for sessions, messages and agent runs (SPEC §3.5).
+"""`Store`: yeetui's SQLite persistence for sessions, messages and agent runs.
 
 Open it with `await Store.open(path)` (or `async with await Store.open(path) as store`). Several Store
 instances, in one process or many, may share a file: the database runs in WAL mode and writers wait up

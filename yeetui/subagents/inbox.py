@@ -19,6 +19,7 @@ from yeetui.messages import Message
 from yeetui.runs.spec import RunOptions
 from yeetui.store import Store
 from yeetui.store.records import InboxItem
+from yeetui.text import cap
 
 ANNOUNCE_CAP = 3000
 """Characters of a child's output quoted in an announcement."""
@@ -35,10 +36,7 @@ def announcement_text(label: str, status: RunStatus, output: str, error: str | N
     head = f"[Subagent: {label}] {_STATUS_WORDS.get(status, status.value)}"
     if error and status != RunStatus.COMPLETED:
         head += f" Reason: {error}"
-    body = output.strip()
-    if len(body) > ANNOUNCE_CAP:
-        omitted = len(body) - ANNOUNCE_CAP
-        body = body[:ANNOUNCE_CAP] + f"\n[… {omitted} more characters in the child's session]"
+    body = cap(output.strip(), ANNOUNCE_CAP, note="[… {omitted} more characters in the child's session]")
     if not body:
         return head
     return (f"{head}\n<subagent-output label=\"{label}\" trust=\"untrusted\">\n{body}\n</subagent-output>\n"

@@ -1,4 +1,4 @@
-"""The status ledger: one row per live run, kept up to date from bus events (SPEC §1).
+"""The status ledger: one row per live run, kept up to date from bus events.
 
 `Ledger(bus)` listens to the bus and publishes `LedgerChanged(run_id, row)` whenever a row really changes
 (`row` is None when it disappears), so a front end redraws one line at a time. Activity text comes from

@@ -1,9 +1,10 @@
 """AgentSpawner: hands work to subagents — child session, run record, limits, execution, delivery.
 
 `spawn()` resolves the profile, checks the limits (depth, children per parent, allowlist), creates the child
-session (`agent:<profile>:subagent:<id>`) and its run record, and starts it. Runs wait for one of
-`max_concurrent` slots, visibly `queued`; the queue wait counts against the timeout. Every run, however it
-ends, is delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run cancels its subtree.
+session (`agent:<profile>:subagent:<id>`) and its run record through the launcher, and starts it. Runs wait
+for one of `max_concurrent` slots, visibly `queued`; the queue wait counts against the timeout. Every run,
+however it ends, is delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run
+cancels its subtree: the spawner registers that hook with the launcher.
 """
 
 from __future__ import annotations

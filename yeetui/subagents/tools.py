@@ -1,4 +1,4 @@
-"""Agent tools: how an agent hands work to subagents and manages them (SPEC §3.6).
+"""Agent tools: how an agent hands work to subagents and manages them.
 
 They act through `ctx.agents` (a yeetui.subagents.host.AgentHost bound to the calling run); a run without one
 is not allowed to spawn and never gets these tools offered.

@@ -1,4 +1,4 @@
-"""Race-free path confinement for the tool layer (SPEC §3.3).
+"""Race-free path confinement for the tool layer.
 
 Every path a tool touches is first resolved with symlinks (`os.path.realpath`) and must end inside one of
 the binding's roots. The resolved path is then *opened relative to a file descriptor of that root*, never by

@@ -1,4 +1,4 @@
-"""Read-only OS sandboxes for `bash` in read-only bindings (SPEC §3.3): bubblewrap, else Landlock, else none.
+"""Read-only OS sandboxes for `bash` in read-only bindings: bubblewrap, else Landlock, else none.
 
 - `bwrap`: the whole filesystem bound read-only, private /dev, /proc and /tmp, every namespace unshared
   (so no network), killed with its parent. Many containers forbid the namespaces it needs, so it is

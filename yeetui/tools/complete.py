@@ -1,4 +1,4 @@
-"""`complete`: how a subagent ends its run (SPEC §3.10). Its validated arguments become the run's result.
+"""`complete`: how a subagent ends its run. Its validated arguments become the run's result.
 
 With an `output_schema` (from a workflow), `output` must be a JSON document that validates against it;
 the schema is shown to the model in the tool description so it can comply the first time.

@@ -14,7 +14,12 @@ from pydantic import BaseModel, ValidationError
 
 from yeetui.errors import ToolError
 from yeetui.providers.base import ToolSpec
+from yeetui.text import clip
 from yeetui.tools.base import Tool, ToolOutput
+from yeetui.tools.complete import CompleteTool
+from yeetui.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from yeetui.tools.search import GlobTool, GrepTool
+from yeetui.tools.shell import BashTool
 
 
 class ToolRegistry:
@@ -66,7 +71,7 @@ class ToolRegistry:
             try:
                 arguments = json.loads(raw_text)
             except json.JSONDecodeError as exc:
-                excerpt = raw_text if len(raw_text) <= 200 else raw_text[:200] + "…"
+                excerpt = clip(raw_text, 201)
                 return _error(f"{name}: the arguments are not valid JSON ({exc.msg} at line {exc.lineno} "
                               f"column {exc.colno}): {excerpt!r}. Send the arguments as one JSON object.")
         if arguments is None:
@@ -87,9 +92,7 @@ def _describe(tool: str, error: Any) -> str:
     if kind == "extra_forbidden":
         return f"{tool}: argument {loc!r} is not accepted by this tool."
     given = error.get("input")
-    shown = json.dumps(given, default=str)
-    if len(shown) > 80:
-        shown = shown[:80] + "…"
+    shown = clip(json.dumps(given, default=str), 81)
     return f"{tool}: argument {loc!r}: {error.get('msg', 'invalid value')} (got {shown})."
 
 
@@ -104,10 +107,5 @@ def _error(text: str) -> ToolOutput:
 
 def builtin_tools() -> list[Tool]:
     """The file, search, shell and `complete` tools (the runtime adds `ask_user` and the agent tools)."""
-    from yeetui.tools.complete import CompleteTool
-    from yeetui.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
-    from yeetui.tools.search import GlobTool, GrepTool
-    from yeetui.tools.shell import BashTool
-
     return [ReadFileTool(), WriteFileTool(), EditFileTool(), ListDirTool(), GlobTool(), GrepTool(),
             BashTool(), CompleteTool()]

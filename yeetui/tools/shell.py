@@ -145,8 +145,8 @@ async def kill_group(pgid: int, grace: float = KILL_GRACE) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-ACTIVITY_CHARS = 40
-"""Characters of a command shown as a run's activity in the status ledger."""
+ACTIVITY_CHARS = 41
+"""Characters of a command shown as a run's activity in the status ledger, the `…` included."""
 
 
 class BashArgs(StrictArgs):

@@ -1,4 +1,4 @@
-"""The orchestrator engine (SPEC §3.9): plan → run the steps as a graph → bounded review loop → report.
+"""The orchestrator engine: plan → run the steps as a graph → bounded review loop → report.
 
 Code drives it, not a model. The planner child proposes steps (`yeetui.subagents.orchestrator.plan`); every step
 whose dependencies are done starts at once as a blocking child spawn; each child's prompt carries its task

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from yeetui.errors import YeetuiError
+from yeetui.text import cap as cap_text
 
 if TYPE_CHECKING:
     from yeetui.profiles import Profile, ProfileSet
@@ -207,10 +208,8 @@ def find_cycle(steps: Iterable[Step]) -> list[str] | None:
 
 
 def cap(text: str, limit: int) -> str:
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n[… {len(text) - limit} more characters]"
+    """`text` without surrounding whitespace, capped at `limit` characters (see yeetui.text.cap)."""
+    return cap_text(text.strip(), limit)
 
 
 def default_plan(goal: str, planner_summary: str = "") -> list[Step]:

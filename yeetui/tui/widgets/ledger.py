@@ -1,4 +1,4 @@
-"""The status ledger strip: one compact line per live run (SPEC §1, §3.13).
+"""The status ledger strip: one compact line per live run.
 
 Attributes down: the main screen calls `update_row(run_id, row)` for every `LedgerChanged` event. Messages
 up: `LedgerPanel.Action` (open / steer / cancel / abort) for the highlighted row. The domain ledger decides
