@@ -53,7 +53,7 @@ class ScriptedLLM(FakeLLM):
         self._providers: dict[str, ScriptedProvider] = {}
         self._changed: set[asyncio.Event] = set()
 
-    # No server: these keep a test that still expects HTTP from silently talking to nothing.
+    # No server: start/stop do nothing and `url` fails loudly, so a test still set up for HTTP is told so.
 
     def start(self) -> ScriptedLLM:
         return self
@@ -93,7 +93,8 @@ class ScriptedLLM(FakeLLM):
 
     async def until(self, condition: Callable[[list[RecordedRequest]], bool],
                     timeout: float = 10.0) -> list[RecordedRequest]:
-        """Wait (without polling) until `condition(requests)` holds; return the requests so far."""
+        """Wait until `condition(requests)` holds; return the requests so far. Checked now and whenever a request
+        begins or finishes (no polling), so the condition should depend on the requests only."""
         async with asyncio.timeout(timeout):
             while True:
                 changed = asyncio.Event()

@@ -300,11 +300,14 @@ async def test_a_real_run_shows_up_and_goes(runtime: Runtime, scripted) -> None:
     ledger = Ledger(runtime.bus, linger=0.2)
     seen: list[str] = []
     rows: list[LedgerRow | None] = []
+    gone = asyncio.Event()
 
     def collect(event: ev.Event) -> None:
         if isinstance(event, ev.LedgerChanged):
             rows.append(event.row)
             seen.append(format_row(event.row) if event.row else "<gone>")
+            if event.row is None:
+                gone.set()
 
     runtime.bus.add_listener(collect)
     scripted.script(
@@ -324,7 +327,8 @@ async def test_a_real_run_shows_up_and_goes(runtime: Runtime, scripted) -> None:
     assert any(s.startswith(f"{label} completed") for s in seen)
     assert ledger.rows()[0].status == RunStatus.COMPLETED
     assert all(a != b for a, b in itertools.pairwise(rows))  # every publish is a real change
-    await asyncio.sleep(0.4)
+    async with asyncio.timeout(5):
+        await gone.wait()  # by the linger timer, with no further events
     assert ledger.rows() == [] and seen[-1] == "<gone>"
 
 

@@ -1,4 +1,4 @@
-"""The orchestrator engine against the fake LLM server: plan → build → review, the review loop, failures,
+"""The orchestrator engine against the in-process scripted provider: plan → build → review, the review loop, failures,
 progress reporting, cancellation and resume."""
 
 from __future__ import annotations
@@ -24,16 +24,6 @@ CHANGES = {"verdict": "request_changes",
            "findings": [{"severity": "major", "file": "util.py", "line": 2, "message": "FINDING-X: explain the 2"}]}
 
 
-@pytest.fixture
-async def runtime(fake_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    project = tmp_path / "project"
-    project.mkdir()
-    rt = await Runtime.open(cwd=project)
-    yield rt
-    await rt.close()
-
-
 def _git_repo(project: Path) -> None:
     for args in (["init", "-q"], ["config", "user.email", "t@e.st"], ["config", "user.name", "T"]):
         subprocess.run(["git", *args], cwd=project, check=True)
@@ -53,13 +43,13 @@ def _built(output: str = "Wrote util.py; tests pass.") -> ToolCall:
     return ToolCall("complete", {"output": output, "files_modified": ["util.py"]})
 
 
-def _first(fake_env, marker: str) -> int:
-    return next(i for i, r in enumerate(fake_env.requests) if marker in r.text)
+def _first(scripted, marker: str) -> int:
+    return next(i for i, r in enumerate(scripted.requests) if marker in r.text)
 
 
-def _count(fake_env, marker: str) -> int:
+def _count(scripted, marker: str) -> int:
     """Runs of a profile: requests whose conversation has just the task (the first request of each run)."""
-    return sum(1 for r in fake_env.requests if marker in r.text and len(r.body["messages"]) == 1)
+    return sum(1 for r in scripted.requests if marker in r.text and len(r.body["messages"]) == 1)
 
 
 async def _orchestrate(runtime: Runtime, goal: str):
@@ -73,11 +63,11 @@ async def _state(runtime: Runtime, run_id: str) -> dict:
     return record.state
 
 
-async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, fake_env) -> None:
+async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, scripted) -> None:
     await asyncio.to_thread(_git_repo, runtime.project_dir)
     seen: list[object] = []
     runtime.bus.add_listener(seen.append)
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[_complete("No plan needed: change f to return 2. PLANNER-NOTES")], when_contains=PLANNER),
         Reply(tool_calls=[ToolCall("write_file", {"path": "util.py", "content": NEW_UTIL})], when_contains=BUILDER),
         Reply(tool_calls=[_built()], when_contains=BUILDER),
@@ -86,11 +76,11 @@ async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, fake_
     handle, result = await _orchestrate(runtime, "GOAL-1: make f return 2")
     assert result.status == RunStatus.COMPLETED, result.error
     assert (runtime.project_dir / "util.py").read_text() == NEW_UTIL
-    assert _first(fake_env, PLANNER) < _first(fake_env, BUILDER) < _first(fake_env, REVIEWER)
+    assert _first(scripted, PLANNER) < _first(scripted, BUILDER) < _first(scripted, REVIEWER)
 
-    build = fake_env.requests[_first(fake_env, BUILDER)].text
+    build = scripted.requests[_first(scripted, BUILDER)].text
     assert "GOAL-1" in build and "PLANNER-NOTES" in build  # the default build task: goal + planner's summary
-    review = fake_env.requests[_first(fake_env, REVIEWER)].text
+    review = scripted.requests[_first(scripted, REVIEWER)].text
     assert "```diff" in review and "NEW-LINE" in review  # everything changed since the run began
     assert "## Results of earlier steps" in review and "Wrote util.py; tests pass." in review
     assert "Files modified: util.py" in review
@@ -118,13 +108,13 @@ async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, fake_
     assert [m.role for m in transcript] == ["user", "assistant"] and transcript[0].text == "GOAL-1: make f return 2"
 
 
-async def test_planned_steps_run_in_parallel_and_feed_the_reviewer(runtime: Runtime, fake_env) -> None:
+async def test_planned_steps_run_in_parallel_and_feed_the_reviewer(runtime: Runtime, scripted) -> None:
     plan = {"steps": [
         {"id": "a", "profile": "builder", "task": "BUILD-A: write a.py", "depends_on": []},
         {"id": "b", "profile": "builder", "task": "BUILD-B: write b.py"},
         {"id": "check", "profile": "reviewer", "task": "Review a.py and b.py. CHECK-TASK", "depends_on": ["a", "b"]},
     ]}
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[_complete("Two files, then a review.", **plan)], when_contains=PLANNER),
         *[Reply(text="Working on it. " * 6, chunk_delay=0.03, when_contains=f"BUILD-{x}",
                 tool_calls=[ToolCall("write_file", {"path": f"{x.lower()}.py", "content": f"# {x}\n"})])
@@ -136,9 +126,9 @@ async def test_planned_steps_run_in_parallel_and_feed_the_reviewer(runtime: Runt
     handle, result = await _orchestrate(runtime, "GOAL-2: two files")
     assert result.status == RunStatus.COMPLETED, result.error
     assert (runtime.project_dir / "a.py").exists() and (runtime.project_dir / "b.py").exists()
-    firsts = [fake_env.requests[_first(fake_env, f"BUILD-{x}")] for x in "AB"]
+    firsts = [scripted.requests[_first(scripted, f"BUILD-{x}")] for x in "AB"]
     assert firsts[0].started < firsts[1].finished and firsts[1].started < firsts[0].finished, "not concurrent"
-    review = fake_env.requests[_first(fake_env, REVIEWER)].text
+    review = scripted.requests[_first(scripted, REVIEWER)].text
     assert "CHECK-TASK" in review and "REPORT-A" in review and "REPORT-B" in review
     assert "```diff" not in review  # not a git repository: the reviewer works from the reports
     state = await _state(runtime, handle.run_id)
@@ -149,11 +139,11 @@ async def test_planned_steps_run_in_parallel_and_feed_the_reviewer(runtime: Runt
     ([{"id": "x", "task": "t", "depends_on": ["y"]}, {"id": "y", "task": "t", "depends_on": ["x"]}], "cycle"),
     ([{"id": "x", "profile": "oracle", "task": "t"}], "'oracle'"),
 ])
-async def test_an_invalid_plan_falls_back_to_the_default_with_a_notice(runtime: Runtime, fake_env, bad_plan,
+async def test_an_invalid_plan_falls_back_to_the_default_with_a_notice(runtime: Runtime, scripted, bad_plan,
                                                                       problem) -> None:
     notices: list[Notice] = []
     runtime.bus.add_listener(lambda e: notices.append(e) if isinstance(e, Notice) else None)
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[_complete("A bad plan.", steps=bad_plan)], when_contains=PLANNER),
         Reply(tool_calls=[_built()], when_contains=BUILDER),
         Reply(tool_calls=[_complete("Approve.", **APPROVE)], when_contains=REVIEWER),
@@ -167,8 +157,8 @@ async def test_an_invalid_plan_falls_back_to_the_default_with_a_notice(runtime: 
 
 
 async def test_review_loop_is_bounded_then_waits_for_the_user_and_resume_goes_on(runtime: Runtime,
-                                                                                 fake_env) -> None:
-    fake_env.script(
+                                                                                 scripted) -> None:
+    scripted.script(
         Reply(tool_calls=[_complete("Just build it.")], when_contains=PLANNER),
         *[r for n in range(3) for r in (
             Reply(tool_calls=[_built(f"BUILD-ROUND-{n}")], when_contains=BUILDER),
@@ -176,8 +166,8 @@ async def test_review_loop_is_bounded_then_waits_for_the_user_and_resume_goes_on
     )
     handle, result = await _orchestrate(runtime, "GOAL-4")
     assert result.status == RunStatus.WAITING_USER, result.error
-    assert _count(fake_env, BUILDER) == 3 and _count(fake_env, REVIEWER) == 3  # 1 + max_review_loops (2)
-    rework = [r.text for r in fake_env.requests if BUILDER in r.text and "## Review findings to address" in r.text]
+    assert _count(scripted, BUILDER) == 3 and _count(scripted, REVIEWER) == 3  # 1 + max_review_loops (2)
+    rework = [r.text for r in scripted.requests if BUILDER in r.text and "## Review findings to address" in r.text]
     assert len(rework) == 2 and all("FINDING-X" in t for t in rework) and "Round 2 of 2" in rework[-1]
     assert "your decision is needed" in result.output and "FINDING-X: explain the 2" in result.output
     assert (await runtime.store.get_run(handle.run_id)).status == RunStatus.WAITING_USER
@@ -185,62 +175,58 @@ async def test_review_loop_is_bounded_then_waits_for_the_user_and_resume_goes_on
     assert [s["status"] for s in state["steps"]] == ["done", "done", "blocked"]
 
     # The user resumes: one more round of fixes, and this time the reviewer approves.
-    fake_env.script(Reply(tool_calls=[_built("BUILD-ROUND-3")], when_contains=BUILDER),
+    scripted.script(Reply(tool_calls=[_built("BUILD-ROUND-3")], when_contains=BUILDER),
                     Reply(tool_calls=[_complete("Approve now.", **APPROVE)], when_contains=REVIEWER))
-    before = len(fake_env.requests)
+    before = len(scripted.requests)
     resumed = await runtime.spawner.start_existing(handle.run_id, resume=True)
     assert resumed.result.status == RunStatus.COMPLETED, resumed.result.error
-    later = fake_env.requests[before:]
+    later = scripted.requests[before:]
     assert not any(PLANNER in r.text for r in later)
     assert [BUILDER in r.text for r in later] == [True, False]
 
 
-async def test_max_review_loops_from_the_profile(runtime: Runtime, fake_env) -> None:
+async def test_max_review_loops_from_the_profile(runtime: Runtime, scripted) -> None:
     profile = runtime.profiles.get("orchestrator")
     runtime.profiles.profiles["orchestrator"] = profile.model_copy(
         update={"default_variables": {"max_review_loops": "0"}})
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[_complete("Just build it.")], when_contains=PLANNER),
         Reply(tool_calls=[_built()], when_contains=BUILDER),
         Reply(tool_calls=[_complete("Changes needed.", **CHANGES)], when_contains=REVIEWER),
     )
     _, result = await _orchestrate(runtime, "GOAL-5")
     assert result.status == RunStatus.WAITING_USER
-    assert _count(fake_env, BUILDER) == 1 and "after 0 round(s)" in result.output
+    assert _count(scripted, BUILDER) == 1 and "after 0 round(s)" in result.output
 
 
-async def test_a_failed_child_fails_the_run_and_skips_its_dependants(runtime: Runtime, fake_env) -> None:
-    fake_env.script(
+async def test_a_failed_child_fails_the_run_and_skips_its_dependants(runtime: Runtime, scripted) -> None:
+    scripted.script(
         Reply(tool_calls=[_complete("Just build it.")], when_contains=PLANNER),
         Reply(fault=Fault.http(400), when_contains=BUILDER),
     )
     handle, result = await _orchestrate(runtime, "GOAL-6")
     assert result.status == RunStatus.FAILED
     assert "step 'build' failed: builder#1 ended failed" in result.error
-    assert not any(REVIEWER in r.text for r in fake_env.requests)
+    assert not any(REVIEWER in r.text for r in scripted.requests)
     state = await _state(runtime, handle.run_id)
     assert [s["status"] for s in state["steps"]] == ["done", "failed", "skipped"]
     assert result.output.startswith("Orchestrator failed: plan ✓ → build ✗ → review (skipped)")
 
 
-async def test_cancel_mid_review_then_resume_never_reruns_finished_steps(fake_env, tmp_path: Path,
+async def test_cancel_mid_review_then_resume_never_reruns_finished_steps(scripted, project_dir: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    project = tmp_path / "project"
-    project.mkdir()
+    project = project_dir
     await asyncio.to_thread(_git_repo, project)
-    first = await Runtime.open(cwd=project)
-    fake_env.script(
+    first = await Runtime.open(cwd=project, provider_factory=scripted.provider_factory)
+    scripted.script(
         Reply(tool_calls=[_complete("Just build it.")], when_contains=PLANNER),
         Reply(tool_calls=[ToolCall("write_file", {"path": "util.py", "content": NEW_UTIL})], when_contains=BUILDER),
         Reply(tool_calls=[_built()], when_contains=BUILDER),
         Reply(text="reading " * 400, chunk_size=4, chunk_delay=0.05, when_contains=REVIEWER),
     )
     handle = await first.spawner.spawn(SpawnRequest("orchestrator", "GOAL-7", requested_by="user"))
-    for _ in range(400):
-        if any(REVIEWER in r.text for r in fake_env.requests):
-            break
-        await asyncio.sleep(0.05)
+    await scripted.until(lambda requests: any(REVIEWER in r.text for r in requests), timeout=20)
     first.spawner.abort(handle.run_id)
     with pytest.raises(asyncio.CancelledError):
         await first.spawner.wait(handle.run_id)
@@ -250,13 +236,13 @@ async def test_cancel_mid_review_then_resume_never_reruns_finished_steps(fake_en
     assert [s["status"] for s in state["steps"]] == ["done", "done", "running"]
     await first.close()
 
-    fake_env.script(Reply(tool_calls=[_complete("Approve.", **APPROVE)], when_contains=REVIEWER))
-    before = len(fake_env.requests)
-    second = await Runtime.open(cwd=project)
+    scripted.script(Reply(tool_calls=[_complete("Approve.", **APPROVE)], when_contains=REVIEWER))
+    before = len(scripted.requests)
+    second = await Runtime.open(cwd=project, provider_factory=scripted.provider_factory)
     try:
         resumed = await second.spawner.start_existing(handle.run_id, resume=True)
         assert resumed.result.status == RunStatus.COMPLETED, resumed.result.error
-        later = fake_env.requests[before:]
+        later = scripted.requests[before:]
         assert len(later) == 1 and REVIEWER in later[0].text and "NEW-LINE" in later[0].text
         assert not any(BUILDER in r.text or PLANNER in r.text for r in later)
         state = await _state(second, handle.run_id)
@@ -265,7 +251,7 @@ async def test_cancel_mid_review_then_resume_never_reruns_finished_steps(fake_en
         await second.close()
 
 
-async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtime: Runtime, fake_env) -> None:
+async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtime: Runtime, scripted) -> None:
     store = runtime.store
     session = await runtime.launcher.new_session(runtime.profiles.get("orchestrator"))
     run = await store.create_run(session_id=session.id, profile="orchestrator", model="anthropic/x",
@@ -280,15 +266,15 @@ async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtim
               "run_id": child.id, "session_id": child_session.id, "label": "builder#1"},
              {"id": "review", "profile": "reviewer", "task": "review it", "depends_on": ["build"]}]
     await store.save_workflow_state(run.id, "orchestrator", {"goal": "GOAL-8", "steps": steps, "events": []})
-    fake_env.script(Reply(tool_calls=[_complete("Approve.", **APPROVE)], when_contains=REVIEWER))
+    scripted.script(Reply(tool_calls=[_complete("Approve.", **APPROVE)], when_contains=REVIEWER))
     resumed = await runtime.spawner.start_existing(run.id, resume=True)
     assert resumed.result.status == RunStatus.COMPLETED, resumed.result.error
-    assert len(fake_env.requests) == 1 and "BUILT-WHILE-AWAY" in fake_env.requests[0].text
+    assert len(scripted.requests) == 1 and "BUILT-WHILE-AWAY" in scripted.requests[0].text
 
 
-async def test_progress_goes_to_the_parent_session(runtime: Runtime, fake_env) -> None:
+async def test_progress_goes_to_the_parent_session(runtime: Runtime, scripted) -> None:
     primary = await runtime.launcher.new_session(runtime.profiles.get("generic"))
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[_complete("Just build it.")], when_contains=PLANNER),
         Reply(tool_calls=[_built()], when_contains=BUILDER),
         Reply(tool_calls=[_complete("Approve.", **APPROVE)], when_contains=REVIEWER),
@@ -305,11 +291,11 @@ async def test_progress_goes_to_the_parent_session(runtime: Runtime, fake_env) -
     assert own[-1] == "orchestrator#1: completed — plan ✓ → build ✓ → review ✓"
 
 
-async def test_timeout_from_a_cli_run_cancels_the_children(runtime: Runtime, fake_env) -> None:
+async def test_timeout_from_a_cli_run_cancels_the_children(runtime: Runtime, scripted) -> None:
     profile = runtime.profiles.get("orchestrator")
     runtime.profiles.profiles["orchestrator"] = profile.model_copy(
         update={"limits": profile.limits.model_copy(update={"timeout": 0.8})})
-    fake_env.script(Reply(text="pondering " * 200, chunk_size=5, chunk_delay=0.05, when_contains=PLANNER))
+    scripted.script(Reply(text="pondering " * 200, chunk_size=5, chunk_delay=0.05, when_contains=PLANNER))
     result = await runtime.launcher.run_prompt("GOAL-10", profile_name="orchestrator")
     assert result.status == RunStatus.TIMEOUT and "0.8" in result.error
     runs = {r.profile: r.status for r in await runtime.store.list_runs()}

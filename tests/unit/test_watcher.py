@@ -1,4 +1,5 @@
-"""The pair watcher against the fake LLM server: deltas, debounce and rate limits, interjections, toggling."""
+"""The pair watcher against the in-process scripted provider: deltas, debounce and rate limits, interjections,
+toggling."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import asyncio
 import itertools
 import json
 import logging
-from pathlib import Path
 
 import pytest
 
@@ -34,15 +34,9 @@ FAST = {"debounce": 0.05, "min_interval": 0.0}
 
 
 @pytest.fixture
-async def runtime(fake_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
-    project = tmp_path / "project"
-    project.mkdir()
-    rt = await Runtime.open(cwd=project)
-    answer_permissions_headless(rt.bus, approve=True)
-    yield rt
-    await rt.watchers.stop_all()
-    await rt.close()
+def runtime(runtime: Runtime) -> Runtime:
+    answer_permissions_headless(runtime.bus, approve=True)
+    return runtime
 
 
 @pytest.fixture
@@ -71,8 +65,8 @@ def _primary(marker: str, command: str) -> list[Reply]:
             Reply(tool_calls=[_complete(f"{marker} done")], when_contains=marker)]
 
 
-def _pair_requests(fake_env) -> list:
-    return [r for r in fake_env.requests if PAIR in r.text]
+def _pair_requests(scripted) -> list:
+    return [r for r in scripted.requests if PAIR in r.text]
 
 
 async def _pair_runs_done(runtime: Runtime, watcher: PairWatcher, n: int, timeout: float = 10.0) -> None:
@@ -93,10 +87,10 @@ async def _pair_runs_done(runtime: Runtime, watcher: PairWatcher, n: int, timeou
                 await news.wait()
 
 
-async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, watched, fake_env, events) -> None:
+async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, watched, scripted, events) -> None:
     (runtime.project_dir / "build").mkdir()
     command = "rm -rf build/ && until [ -e go.flag ]; do sleep 0.02; done && echo cleaned"
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[_complete("Stop: `rm -rf build/` deletes the build the user asked to keep.",
                                     severity="blocker")], when_contains="$ rm -rf build/"),
         _silent(),
@@ -119,7 +113,7 @@ async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, wat
     assert result.status == RunStatus.COMPLETED, result.error
     await watcher.wait_idle(timeout=10)
 
-    pair = _pair_requests(fake_env)
+    pair = _pair_requests(scripted)
     assert any(f"$ {command}" in r.text for r in pair)
     for request in pair:
         assert {t["name"] for t in request.body["tools"]} <= READ_ONLY_TOOLS
@@ -135,7 +129,7 @@ async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, wat
     assert len(inline) == 1 and inline[0].text.startswith("[Pair: pair#1] Blocker: Stop: `rm -rf build/`")
     position = messages.index(inline[0])
     assert messages[position - 1].role == "tool" and messages[position + 1].role == "assistant"
-    last_primary = [r for r in fake_env.requests if "WATCHED-RISKY" in r.text and PAIR not in r.text][-1]
+    last_primary = [r for r in scripted.requests if "WATCHED-RISKY" in r.text and PAIR not in r.text][-1]
     assert last_primary.text.count("[Pair: pair#1] Blocker") == 1
     # The pair does not see its own announcement in later deltas.
     assert not any("[Pair: pair#1]" in r.text for r in pair)
@@ -144,8 +138,8 @@ async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, wat
     assert watcher.counts == WatcherStats(interjections=1)
 
 
-async def test_benign_delta_stays_silent_and_other_sessions_are_ignored(runtime, watched, fake_env) -> None:
-    fake_env.script(_silent(), *_primary("WATCHED-BENIGN", "echo benign-output"),
+async def test_benign_delta_stays_silent_and_other_sessions_are_ignored(runtime, watched, scripted) -> None:
+    scripted.script(_silent(), *_primary("WATCHED-BENIGN", "echo benign-output"),
                     *_primary("OTHER-SESSION", "echo other-output"))
     watcher = await runtime.watchers.toggle(watched.id, **FAST)
     other = runtime.launcher.run_prompt("OTHER-SESSION: unrelated")
@@ -154,7 +148,7 @@ async def test_benign_delta_stays_silent_and_other_sessions_are_ignored(runtime,
     assert all(r.status == RunStatus.COMPLETED for r in results)
     await watcher.wait_idle(timeout=10)
 
-    pair = _pair_requests(fake_env)
+    pair = _pair_requests(scripted)
     assert pair and any("$ echo benign-output" in r.text for r in pair)
     assert any("benign-output" in r.text and "### Result of `bash`" in r.text for r in pair)
     assert not any("OTHER-SESSION" in r.text or "other-output" in r.text for r in pair)
@@ -166,13 +160,13 @@ async def test_benign_delta_stays_silent_and_other_sessions_are_ignored(runtime,
     assert len({r.session_id for r in runs}) == 1  # one child session, reused for every run
 
 
-async def test_toggle_off_stops_all_pair_requests(runtime, watched, fake_env, events) -> None:
-    fake_env.script(_silent(), *_primary("WATCHED-ON", "echo on"), *_primary("WATCHED-OFF", "echo off"),
+async def test_toggle_off_stops_all_pair_requests(runtime, watched, scripted, events) -> None:
+    scripted.script(_silent(), *_primary("WATCHED-ON", "echo on"), *_primary("WATCHED-OFF", "echo off"),
                     *_primary("WATCHED-AGAIN", "echo again"))
     watcher = await runtime.watchers.toggle(watched.id, **FAST)
     await runtime.launcher.run_prompt("WATCHED-ON", session_id=watched.id)
     await watcher.wait_idle(timeout=10)
-    before = len(_pair_requests(fake_env))
+    before = len(_pair_requests(scripted))
     assert before >= 1
 
     assert await runtime.watchers.toggle(watched.id) is None
@@ -181,39 +175,36 @@ async def test_toggle_off_stops_all_pair_requests(runtime, watched, fake_env, ev
     result = await runtime.launcher.run_prompt("WATCHED-OFF", session_id=watched.id)
     assert result.status == RunStatus.COMPLETED
     await asyncio.sleep(0.4)
-    assert len(_pair_requests(fake_env)) == before
+    assert len(_pair_requests(scripted)) == before
 
     again = await runtime.watchers.toggle(watched.id, **FAST)  # back on: same session, same label
     assert again is not None and again.session_id == watcher.session_id and again.label == watcher.label
     await runtime.launcher.run_prompt("WATCHED-AGAIN", session_id=watched.id)
     await again.wait_idle(timeout=10)
-    first_look = _pair_requests(fake_env)[before]  # what happened while off comes as earlier context
+    first_look = _pair_requests(scripted)[before]  # what happened while off comes as earlier context
     last_user = first_look.body["messages"][-1]
     text = json.dumps(last_user)
     assert EARLIER_HEADING in text and "$ echo off" in text
     assert text.index("$ echo off") < text.index(DELTA_HEADING) < text.index("WATCHED-AGAIN")
 
 
-async def test_stop_cancels_a_pair_run_in_flight(runtime, watched, fake_env) -> None:
-    fake_env.script(Reply(text="hmm " * 200, chunk_size=4, chunk_delay=0.02, when_contains=PAIR, repeat=True),
+async def test_stop_cancels_a_pair_run_in_flight(runtime, watched, scripted) -> None:
+    scripted.script(Reply(text="hmm " * 200, chunk_size=4, chunk_delay=0.02, when_contains=PAIR, repeat=True),
                     *_primary("WATCHED-SLOW", "echo slow"))
     watcher = await runtime.watchers.toggle(watched.id, **FAST)
     await runtime.launcher.run_prompt("WATCHED-SLOW", session_id=watched.id)
-    for _ in range(200):
-        if watcher.state == "running" and _pair_requests(fake_env):
-            break
-        await asyncio.sleep(0.02)
+    await scripted.until(lambda requests: any(PAIR in r.text for r in requests))  # the pair is streaming
     assert watcher.state == "running"
     await watcher.stop()
-    count = len(fake_env.requests)
+    count = len(scripted.requests)
     runs = await runtime.store.list_runs(session_id=watcher.session_id)
     assert [r.status for r in runs] == [RunStatus.CANCELLED]
     await asyncio.sleep(0.3)
-    assert len(fake_env.requests) == count and watcher.state == "off"
+    assert len(scripted.requests) == count and watcher.state == "off"
 
 
-async def test_min_interval_spaces_runs_and_later_deltas_still_go_out(runtime, watched, fake_env) -> None:
-    fake_env.script(_silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
+async def test_min_interval_spaces_runs_and_later_deltas_still_go_out(runtime, watched, scripted) -> None:
+    scripted.script(_silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
     watcher = runtime.watchers.watcher(watched.id, debounce=0.05, min_interval=0.8)
     await watcher.start()
     await runtime.launcher.run_prompt("WATCHED-ONE", session_id=watched.id)
@@ -224,25 +215,28 @@ async def test_min_interval_spaces_runs_and_later_deltas_still_go_out(runtime, w
 
     runs = await runtime.store.list_runs(session_id=watcher.session_id)
     starts = sorted(r.created_at.timestamp() for r in runs)
-    assert len(starts) >= 2 and len(_pair_requests(fake_env)) == len(runs)
+    assert len(starts) >= 2 and len(_pair_requests(scripted)) == len(runs)
     assert all(b - a >= 0.78 for a, b in itertools.pairwise(starts)), starts
-    assert "$ echo two" in _pair_requests(fake_env)[-1].text
+    assert "$ echo two" in _pair_requests(scripted)[-1].text
 
 
-async def test_hourly_budget_counts_runs(runtime, watched, fake_env, events) -> None:
-    fake_env.script(_silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
+async def test_hourly_budget_counts_runs(runtime, watched, scripted, events) -> None:
+    budget_reached = asyncio.Event()
+    runtime.bus.add_listener(lambda e: isinstance(e, Notice) and "runs an hour" in e.text and budget_reached.set())
+    scripted.script(_silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
     watcher = await runtime.watchers.toggle(watched.id, debounce=0.05, min_interval=0, max_per_hour=1)
     await runtime.launcher.run_prompt("WATCHED-ONE", session_id=watched.id)
     await _pair_runs_done(runtime, watcher, 1)
     await runtime.launcher.run_prompt("WATCHED-TWO", session_id=watched.id)  # news, but no run left this hour
-    await asyncio.sleep(0.5)
-    assert len(_pair_requests(fake_env)) == 1
+    async with asyncio.timeout(10):
+        await budget_reached.wait()  # the watcher wanted to look again and was held back (for up to an hour)
+    assert len(_pair_requests(scripted)) == 1
     assert watcher.pending > 0
     assert any(isinstance(e, Notice) and "limit of 1 runs an hour" in e.text for e in events)
 
 
-async def test_accepted_and_dismissed_counts(runtime, watched, fake_env, events) -> None:
-    fake_env.script(
+async def test_accepted_and_dismissed_counts(runtime, watched, scripted, events) -> None:
+    scripted.script(
         Reply(tool_calls=[_complete("`one` is misspelled in the spec.", severity="concern")],
               when_contains="$ echo one"),
         Reply(tool_calls=[_complete("There is a helper for this in utils.", severity="aside")],
@@ -273,9 +267,9 @@ async def test_accepted_and_dismissed_counts(runtime, watched, fake_env, events)
     assert await (await runtime.watchers.toggle(watched.id, **FAST)).stats() == expected
 
 
-async def test_malformed_verdict_and_failed_run_keep_the_watcher_going(runtime, watched, fake_env, events,
+async def test_malformed_verdict_and_failed_run_keep_the_watcher_going(runtime, watched, scripted, events,
                                                                        caplog) -> None:
-    fake_env.script(
+    scripted.script(
         Reply(tool_calls=[_complete("Something is off.", severity="urgent")], when_contains="$ echo one"),
         Reply(tool_calls=[_complete("Tests were never run after the edit.", severity="concern")],
               when_contains="$ echo three"),
@@ -292,10 +286,10 @@ async def test_malformed_verdict_and_failed_run_keep_the_watcher_going(runtime, 
     assert item.data["severity"] == "concern" and watcher.active
 
 
-async def test_failed_pair_run_is_a_notice(runtime, watched, fake_env, events) -> None:
+async def test_failed_pair_run_is_a_notice(runtime, watched, scripted, events) -> None:
     error = Reply.error(400)
     error.when_contains = "$ echo one"
-    fake_env.script(error, _silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
+    scripted.script(error, _silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
     watcher = await runtime.watchers.toggle(watched.id, **FAST)
     await runtime.launcher.run_prompt("WATCHED-ONE", session_id=watched.id)
     await watcher.wait_idle(timeout=10)
@@ -303,10 +297,10 @@ async def test_failed_pair_run_is_a_notice(runtime, watched, fake_env, events) -
     assert notices and notices[0].session_id == watched.id and notices[0].level == "warning"
     failed = await runtime.store.list_runs(session_id=watcher.session_id, statuses=[RunStatus.FAILED])
     assert len(failed) == 1
-    before = len(_pair_requests(fake_env))
+    before = len(_pair_requests(scripted))
     await runtime.launcher.run_prompt("WATCHED-TWO", session_id=watched.id)
     await watcher.wait_idle(timeout=10)
-    assert len(_pair_requests(fake_env)) > before and watcher.active
+    assert len(_pair_requests(scripted)) > before and watcher.active
 
 
 async def test_start_refuses_unknown_session_and_non_watcher_profile(runtime, watched) -> None:
