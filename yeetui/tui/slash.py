@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from yeetui.errors import YeetuiError
+from yeetui.providers.base import split_model
+from yeetui.subagents.review import review_request
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
 from yeetui.tui.themes import save_theme
 
@@ -87,8 +89,6 @@ async def _agents(screen: CommandScreen, args: str) -> None:
 
 
 async def _model(screen: CommandScreen, args: str) -> None:
-    from yeetui.providers.base import split_model
-
     if not args:
         current = screen.model or screen.runtime.settings.model
         await screen.notice("info", f"Model: {current}. Change it with /model provider/model.")
@@ -130,8 +130,6 @@ async def _oracle(screen: CommandScreen, args: str) -> None:
 
 
 async def _review(screen: CommandScreen, args: str) -> None:
-    from yeetui.subagents.review import review_request
-
     runtime = screen.runtime
     request = await review_request(runtime.project_dir, parent_session_id=screen.current or "",
                                    target=args or None)

@@ -25,10 +25,12 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer
 
 from yeetui import events as ev
+from yeetui.errors import YeetuiError
 from yeetui.runtime import Runtime
-from yeetui.subagents.ledger import Ledger
+from yeetui.subagents.ledger import ANSWERED, Ledger
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.commands import parse
+from yeetui.tui.file_complete import project_files
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
@@ -122,8 +124,6 @@ class MainScreen(Screen):
         self.post_message(self.Ready())
 
     def _files(self, prefix: str) -> list[str]:
-        from yeetui.tui.file_complete import project_files
-
         return project_files(self.runtime.project_dir, prefix)
 
     def on_resize(self) -> None:
@@ -216,8 +216,6 @@ class MainScreen(Screen):
             await self.open_session(session.parent_id)
 
     async def open_switcher(self) -> None:
-        from yeetui.subagents.ledger import ANSWERED
-
         store = self.runtime.store
         live = {row.session_id: row for row in self.ledger.rows()}  # a watcher between runs, a queued run …
         nodes: list[SessionNode] = []
@@ -284,8 +282,6 @@ class MainScreen(Screen):
 
     async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:
         """Start a subagent of `profile` under the session on screen; a refusal is shown, not raised."""
-        from yeetui.errors import YeetuiError
-
         try:
             handle = await self.control(self.current or "").spawn(profile, prompt, **kw)
         except YeetuiError as exc:
