@@ -19,6 +19,10 @@ class WorkflowError(YeetuiError):
     """A workflow file is invalid, or a run broke a workflow rule."""
 
 
+class ChildLimitReached(YeetuiError):
+    """A parent session already has as many live subagents as it may (checked when the run is written)."""
+
+
 class StoreError(YeetuiError):
     """The SQLite store failed or holds something unexpected."""
 

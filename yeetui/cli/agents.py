@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from yeetui import paths
+from yeetui.bus import Bus
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, error, open_runtime
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
@@ -30,6 +31,7 @@ from yeetui.runtime import Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
 from yeetui.subagents.detached import create_detached_run, launch_worker, process_running, worker_log
+from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.ledger import format_elapsed, short_model
 from yeetui.subagents.spawner import SpawnHandle, SpawnRequest
 
@@ -91,8 +93,7 @@ async def _start(args: argparse.Namespace) -> int:
 async def _resume(args: argparse.Namespace) -> int:
     runtime = await open_runtime(args)
     try:
-        await runtime.store.mark_interrupted()
-        run = await runtime.store.resolve_run(args.id)
+        run = await runtime.store.resolve_run(args.id)  # Runtime.open recovered runs whose process died
         if run.status in LIVE:
             raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is still {run.status.value} in "
                               f"process {run.pid}; only a run that ended can be resumed.")
@@ -251,7 +252,7 @@ def _leads_its_group(pid: int) -> bool:
 
 async def _store() -> Store:
     store = await Store.open(paths.database_path())
-    await store.mark_interrupted()  # a run whose process died shows as interrupted
+    await Delivery(store, Bus()).recover()  # a run whose process died ends interrupted, told to its parent
     return store
 
 

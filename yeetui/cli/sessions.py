@@ -7,13 +7,15 @@ import json
 from typing import Any
 
 from yeetui import paths
+from yeetui.bus import Bus
 from yeetui.cli.common import EXIT_OK
 from yeetui.store import Store
+from yeetui.subagents.inbox import Delivery
 
 
 async def cmd_sessions(args: argparse.Namespace) -> int:
     async with await Store.open(paths.database_path()) as store:
-        await store.mark_interrupted()  # runs whose process died show as interrupted, never as running
+        await Delivery(store, Bus()).recover()  # runs whose process died end interrupted, told to their parent
         if args.action == "list":
             rows = []
             for session in await store.list_sessions(limit=args.limit):

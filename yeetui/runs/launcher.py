@@ -76,7 +76,6 @@ class RunLauncher:
         self.agent_host: AgentHostFactory | None = None
         self._create_provider = create_provider
         self._providers: dict[str, tuple[Provider, str]] = {}
-        self._labels: dict[str, int] = {}
         self._cancel_children: list[Callable[[str], Awaitable[None]]] = []
 
     def on_cancel_children(self, hook: Callable[[str], Awaitable[None]]) -> None:
@@ -149,22 +148,20 @@ class RunLauncher:
         return await self.store.create_session(profile=profile.name, title=title[:80], model=model,
                                                parent_id=parent_id, key=key, cwd=str(self.project_dir))
 
-    async def next_label(self, profile: str) -> str:
-        """`oracle#4`: a per-profile sequence number, unique in this data dir's history."""
-        if profile not in self._labels:
-            runs = await self.store.list_runs(limit=1_000_000)
-            self._labels[profile] = sum(1 for r in runs if r.profile == profile)
-        self._labels[profile] += 1
-        return f"{profile}#{self._labels[profile]}"
+    async def allocate_label(self, session: SessionRecord, profile: Profile) -> str:
+        """`oracle#4`: the next number of `profile` in the session's tree, taken atomically for good."""
+        return await self.store.allocate_label(session.id, profile.name)
 
     async def create_run(self, session: SessionRecord, profile: Profile, *, model: str, prompt: str,
-                         label: str, options: RunOptions | None = None,
-                         parent_run_id: str | None = None) -> RunRecord:
-        """Write a run record (status queued): the one place runs are created."""
+                         label: str | None = None, options: RunOptions | None = None,
+                         parent_run_id: str | None = None, max_children: int | None = None) -> RunRecord:
+        """Write a run record (status queued): the one place runs are created. Without `label` the run is
+        numbered in its session tree; with `max_children` it is refused (ChildLimitReached) when its parent
+        session already has that many live children — both decided atomically, across processes."""
         return await self.store.create_run(
             session_id=session.id, profile=profile.name, model=model, prompt=prompt, label=label,
             parent_run_id=parent_run_id, workflow=profile.workflow,
-            options=options.to_json() if options is not None else None)
+            options=options.to_json() if options is not None else None, max_children=max_children)
 
     # -- specs -------------------------------------------------------------------------------------
 
@@ -226,8 +223,8 @@ class RunLauncher:
         chosen = self.resolve_model(profile, model)
         if session is None:
             session = await self.new_session(profile, title=prompt or "", model=chosen)
-        label = await self.next_label(profile.name)
-        run = await self.create_run(session, profile, model=chosen, prompt=prompt or "", label=label)
+        run = await self.create_run(session, profile, model=chosen, prompt=prompt or "")
+        label = run.label or profile.name
         spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
                                      interactive=interactive, label=label, run_id=run.id)
         self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))

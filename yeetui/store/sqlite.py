@@ -18,7 +18,7 @@ from pathlib import Path
 from types import EllipsisType
 from typing import Any
 
-from yeetui.errors import StoreError
+from yeetui.errors import ChildLimitReached, StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
 from yeetui.store.announce import AnnounceMixin
@@ -256,22 +256,36 @@ class Store(RegistryMixin, AnnounceMixin):
         self, *, session_id: str, profile: str, model: str | None, prompt: str,
         status: RunStatus = RunStatus.QUEUED, parent_run_id: str | None = None, label: str | None = None,
         workflow: str | None = None, worktree: str | Path | None = None, pid: int | None = None,
-        options: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None, max_children: int | None = None,
     ) -> RunRecord:
         """Create a run record. `pid` is the process responsible for it, this one unless given; a runner
-        in another process claims the run with `update_run(pid=…)`."""
+        in another process claims the run with `update_run(pid=…)`.
+
+        Without a `label` the run gets the next `profile#N` of its session tree. With `max_children`, the run
+        is a child of `options["parent_session_id"]` and is refused (ChildLimitReached) when that session
+        already has that many live children. Both are decided in the transaction that inserts the run, so
+        they hold for spawns racing in one process or in many."""
         run_id, now = uuid.uuid4().hex, utcnow()
         status = RunStatus(status)
+        parent_session = (options or {}).get("parent_session_id")
+
         def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:
             self._require(conn, "sessions", session_id, "session")
             if parent_run_id is not None:
                 self._require(conn, "agent_runs", parent_run_id, "parent run")
+            if max_children is not None and parent_session:
+                live = self._live_children(conn, parent_session)
+                if live >= max_children:
+                    raise ChildLimitReached(
+                        f"Refused: session {parent_session[:8]} already has {live} active subagents (limit "
+                        f"{max_children}). Wait for one to finish or cancel one.")
+            run_label = label if label is not None else self._next_label(conn, session_id, profile)
             conn.execute(
                 "INSERT INTO agent_runs (id, session_id, parent_run_id, profile, model, prompt, status,"
                 " usage, label, workflow, worktree, created_at, started_at, finished_at, pid, options)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, session_id, parent_run_id, profile, model, prompt, status.value,
-                 Usage().model_dump_json(), label, workflow, None if worktree is None else str(worktree),
+                 Usage().model_dump_json(), run_label, workflow, None if worktree is None else str(worktree),
                  now, now if status is RunStatus.RUNNING else None, now if status.is_final else None,
                  os.getpid() if pid is None else pid, dump_json(options or {})),
             )
@@ -280,6 +294,38 @@ class Store(RegistryMixin, AnnounceMixin):
         row = await self._transaction(f"create a {profile!r} run in session {session_id}", insert)
         assert row is not None
         return RunRecord.from_row(row)
+
+    async def allocate_label(self, session_id: str, profile: str) -> str:
+        """The next `profile#N` of the tree `session_id` belongs to, taken for good (atomically)."""
+        return await self._transaction(f"number a {profile!r} run", lambda conn: self._next_label(conn, session_id,
+                                                                                                   profile))
+
+    def _next_label(self, conn: sqlite3.Connection, session_id: str, profile: str) -> str:
+        root = session_id
+        for _ in range(64):  # sessions nest a few levels deep; the bound only guards against a corrupt cycle
+            row = self._row(conn, "SELECT parent_id FROM sessions WHERE id = ?", (root,))
+            if row is None or row["parent_id"] is None:
+                break
+            root = row["parent_id"]
+        row = self._row(conn, "SELECT last FROM run_labels WHERE root_session_id = ? AND profile = ?", (root, profile))
+        if row is None:  # a tree from before labels were counted here: continue after its runs
+            row = self._row(conn, "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree"
+                            " t ON s.parent_id = t.id) SELECT count(*) AS last FROM agent_runs WHERE profile = ?"
+                            " AND session_id IN tree", (root, profile))
+        number = (int(row["last"]) if row is not None else 0) + 1
+        conn.execute("INSERT INTO run_labels (root_session_id, profile, last) VALUES (?, ?, ?) ON CONFLICT"
+                     " (root_session_id, profile) DO UPDATE SET last = excluded.last", (root, profile, number))
+        return f"{profile}#{number}"
+
+    def _live_children(self, conn: sqlite3.Connection, parent_session_id: str) -> int:
+        """Live (queued, running, waiting for a permission) subagent runs reporting to a session; a pair
+        watcher's runs are not its children."""
+        marks = ", ".join("?" * len(_LIVE_STATUSES))
+        row = self._row(conn, f"SELECT count(*) AS n FROM agent_runs WHERE status IN ({marks}) AND"
+                        " json_extract(options, '$.parent_session_id') = ? AND"
+                        " coalesce(json_extract(options, '$.watcher'), 0) = 0",
+                        (*[s.value for s in _LIVE_STATUSES], parent_session_id))
+        return int(row["n"]) if row is not None else 0
 
     async def update_run(
         self, run_id: str, *, status: RunStatus | None = None, result: Any = None, usage: Usage | None = None,

@@ -40,11 +40,9 @@ async def create_detached_run(spawner: AgentSpawner, *, profile_name: str, promp
                                             project_root=spawner.project_dir, task=prompt)
     except ContextResolutionError as exc:
         raise SpawnRefused(str(exc)) from None
-    label = await launcher.next_label(profile.name)
     session = await launcher.new_session(profile, title=title or prompt, model=chosen)
     options = RunOptions(timeout=timeout, session_context=context, detached=True, approve=approve)
-    return await launcher.create_run(session, profile, model=chosen, prompt=full_prompt, label=label,
-                                     options=options)
+    return await launcher.create_run(session, profile, model=chosen, prompt=full_prompt, options=options)
 
 
 def worker_log(run_id: str, env: Mapping[str, str] | None = None) -> Path:

@@ -107,7 +107,9 @@ class Delivery:
 
     async def recover(self) -> None:
         """After a crash: runs left running by a dead process become interrupted and are delivered like any
-        other ending; announcements recorded but never made are made now."""
+        other ending; announcements recorded but never made are made now. Every front end and command that
+        finds such runs comes through here, so the parent hears of each exactly once, whichever runs first.
+        The ending is announced even for a blocking spawn: the parent's waiting tool call died with it."""
         for run in await self.store.mark_interrupted():
             options = RunOptions.of(run)
             if options.parent_session_id and options.deliver:
@@ -115,7 +117,7 @@ class Delivery:
                     recipient_session_id=options.parent_session_id, run_id=run.id, child_session_id=run.session_id,
                     label=run.label or run.profile, status=RunStatus.INTERRUPTED,
                     output=(run.result or {}).get("output", ""), error=run.error, result=run.result,
-                    announce=not options.blocking, attempt=options.attempt)
+                    announce=True, attempt=options.attempt)
         for session_id in await self.store.pending_announcement_sessions():
             await self.flush(session_id)
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from yeetui.errors import ContextResolutionError, YeetuiError
+from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
 from yeetui.profiles import Profile
@@ -131,28 +131,37 @@ class AgentSpawner:
                                            task=req.prompt)
         except ContextResolutionError as exc:
             raise SpawnRefused(str(exc)) from None
+        created = False
+        label: str | None = None
         if req.session_id is not None:
             existing = await self.store.get_session(req.session_id)
             if existing is None:
                 raise SpawnRefused(f"Session {req.session_id} does not exist.")
             earlier = await self.store.list_runs(session_id=existing.id, limit=1)
             session = existing
-            label = earlier[0].label if earlier and earlier[0].label else await launcher.next_label(profile.name)
+            label = earlier[0].label if earlier and earlier[0].label else None
         else:
-            label = await launcher.next_label(profile.name)
             session = await launcher.new_session(profile, title=req.label or req.prompt, model=model,
                                                  parent_id=parent.id if parent else None)
+            created = True
         prompt += req.prompt_suffix
         mode = req.mode or profile.mode
-        if mode != "in_process":
-            self.bus.publish(Notice("warning", f"{label}: mode {mode!r} is not available in this build; running "
-                                  "in-process instead.", session.id))
         options = RunOptions(timeout=timeout, blocking=req.blocking, cleanup=req.cleanup, mode="in_process",
                              session_context=req.session_context, requested_by=req.requested_by,
                              thinking=req.thinking, parent_session_id=req.parent_session_id, deliver=req.deliver,
                              watcher=req.watcher)
-        run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label, options=options,
-                                        parent_run_id=req.parent_run_id)
+        try:
+            run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
+                                            options=options, parent_run_id=req.parent_run_id,
+                                            max_children=None if req.watcher else self.max_children)
+        except ChildLimitReached as exc:
+            if created:
+                await self.store.delete_session(session.id)
+            raise SpawnRefused(str(exc)) from None
+        label = run.label or profile.name
+        if mode != "in_process":
+            self.bus.publish(Notice("warning", f"{label}: mode {mode!r} is not available in this build; running "
+                                    "in-process instead.", session.id))
         return await self._launch(run.id, session, profile, prompt, model, timeout, req, label)
 
     async def _launch(self, run_id: str, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
@@ -204,7 +213,9 @@ class AgentSpawner:
                            cleanup=opts.cleanup, deliver=opts.deliver, requested_by=opts.requested_by,
                            watcher=opts.watcher)
         if resume:
-            opts = opts.but(attempt=opts.attempt + 1)  # a new ending to deliver
+            # A new ending to deliver; and nobody waits inline for it any more (a blocking parent's tool call
+            # ended with the process that ran it), so it is announced.
+            opts = opts.but(attempt=opts.attempt + 1, blocking=False)
         await self.store.update_run(run.id, status=RunStatus.QUEUED, pid=os.getpid(), options=opts.to_json())
         timeout = float(opts.timeout or profile.limits.timeout or self.default_timeout)
         has_prompt = not resume and run.status == RunStatus.QUEUED
@@ -237,11 +248,6 @@ class AgentSpawner:
             if not ({"subtask", "orchestrator"} & set(profile.capabilities)):
                 raise SpawnRefused(f"Refused: profile {profile.name!r} cannot run as a subagent "
                                    f"(capabilities: {', '.join(profile.capabilities)}).")
-        if parent is not None:
-            active = [r for r in self._by_parent.get(parent.id, ()) if r in self._live]
-            if len(active) >= self.max_children:
-                raise SpawnRefused(f"Refused: session {parent.id[:8]} already has {len(active)} active subagents "
-                                   f"(limit {self.max_children}). Wait for one to finish or cancel one.")
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -289,14 +295,17 @@ class AgentSpawner:
         await self.cancel_children(live.session_id, graceful=False)
         run = await self.store.get_run(live.run_id)
         status = run.status if run else result.status
+        # Whether the parent is answered inline (a blocking spawn's tool result) comes from the run's record,
+        # never from how this process waits for the run.
+        inline = RunOptions.of(run).blocking if run else req.blocking
         if live.parent_session_id and req.deliver:
             item, _ = await self.delivery.completion(
                 recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
                 label=live.label, status=status, output=result.output,
                 error=result.error or (run.error if run else None),
-                result=result.result, announce=not req.blocking,
+                result=result.result, announce=not inline,
                 attempt=RunOptions.of(run).attempt)
-            if req.blocking:
+            if inline:
                 await self.delivery.consumed(item.id)
         if req.cleanup == "delete":
             await self.store.delete_session(live.session_id)

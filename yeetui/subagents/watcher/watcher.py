@@ -169,7 +169,8 @@ class PairWatcher:
                 self.launcher.profiles.get(self.profile), title=f"{self.profile} watching "
                 f"{watched.title or watched.id[:8]}", parent_id=watched.id, key=key, model=self.model)
         runs = await self.store.list_runs(session_id=session.id, limit=1)
-        self.label = runs[0].label if runs and runs[0].label else await self.launcher.next_label(self.profile)
+        self.label = (runs[0].label if runs and runs[0].label
+                      else await self.launcher.allocate_label(session, self.launcher.profiles.get(self.profile)))
         return session
 
     # -- collecting the delta ------------------------------------------------------------------------
