@@ -199,3 +199,24 @@ def test_whitespace_text_before_tool_call_is_not_sent_back(fake_env, project: Pa
     done = run_yeetui("run", "--json", "read a.txt", cwd=project)
     assert done.returncode == 0, done.stderr
     assert all(r.status == 200 for r in fake_env.requests)
+
+
+def test_run_waits_for_background_subagents_before_exiting(fake_env, project: Path) -> None:
+    """A non-blocking child still running when the primary completes is waited for (with a progress line on
+    stderr), not silently cancelled: its result reaches the session and the exit code says the run's status."""
+    fake_env.script(  # the primary's later request holds the child's prompt too: its reply comes first
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "BACKGROUND-Q: why?",
+                                                      "blocking": False})], when_contains="delegate it"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "Started the oracle."})], when_contains="accepted"),
+        Reply(text="pondering " * 40, chunk_size=8, chunk_delay=0.02, when_contains="BACKGROUND-Q",
+              tool_calls=[ToolCall("complete", {"output": "BACKGROUND-ANSWER"})]),
+    )
+    done = run_yeetui("run", "--json", "delegate it to an oracle", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "waiting for 1 subagent" in done.stderr and "oracle#1" in done.stderr
+    session = done.result["session_id"]
+    shown = run_yeetui("sessions", "show", "--json", session, cwd=project)
+    transcript = json.dumps(json.loads(shown.stdout)["messages"])
+    assert "BACKGROUND-ANSWER" in transcript  # announced in the primary's session, not lost
+    runs = json.loads(run_yeetui("agents", "list", "--all", "--json", cwd=project).stdout)
+    assert {r["label"]: r["status"] for r in runs}["oracle#1"] == "completed"

@@ -159,3 +159,48 @@ async def test_read_only_bash_timeout_still_kills_everything(tmp_path: Path) -> 
     out = await bash(f"sleep {marker} & sleep {marker}; wait", tmp_path, limit=1, allow_writes=False)
     assert out.data is not None and out.data["timed_out"] and out.data["sandbox"] == sandbox.probe_sandbox()
     assert live_processes(marker) == []
+
+
+async def test_cancel_while_the_output_pipe_is_set_up_still_kills_the_command(tmp_path: Path, monkeypatch) -> None:
+    """The command runs from the moment it is started; a cancel that lands before the tool has wired up its
+    output (a busy event loop makes that window wide) must still end the command's process group."""
+    loop = asyncio.get_running_loop()
+    wiring = asyncio.Event()
+
+    async def stalled_connect(*args, **kwargs):
+        wiring.set()
+        await asyncio.Event().wait()  # held here until the cancel arrives
+
+    monkeypatch.setattr(loop, "connect_read_pipe", stalled_connect)
+    pidfile = tmp_path / "sleeper.pid"
+    task = asyncio.create_task(BashTool._execute(["bash", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], tmp_path,
+                                                 scrub_env(dict(os.environ)), 30.0, 10_000))
+    await wiring.wait()
+    assert await _polled(lambda: pidfile.exists() and bool(pidfile.read_text().strip())), "the command never ran"
+    sleeper_pid = int(pidfile.read_text())
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # Killed at once; reaping the orphan is up to init, which a busy machine may take a moment over.
+    assert await _polled(lambda: _gone(sleeper_pid)), f"`sleep 60` (pid {sleeper_pid}) outlived the cancel"
+
+
+async def _polled(condition, seconds: float = 30.0) -> bool:
+    """Whether `condition()` (state outside this process: a file, another process) holds within `seconds`."""
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return True
+        await asyncio.sleep(0.01)
+    return condition()
+
+
+def _gone(pid: int) -> bool:
+    """The process no longer runs: it does not exist, or it is a zombie waiting to be reaped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True

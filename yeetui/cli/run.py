@@ -1,4 +1,7 @@
-"""`yeetui run PROMPT`: one run in the foreground, headless; the result on stdout, exit 0 on success."""
+"""`yeetui run PROMPT`: one run in the foreground, headless; the result on stdout, exit 0 on success.
+
+Subagents the agent started in the background are waited for before the result is printed (see
+`_wait_for_background`): a headless run never drops a child's result silently."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import sys
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
 from yeetui.events import RunStatus, TextDelta, event_to_json
 from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runtime import Runtime
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
@@ -36,9 +40,11 @@ async def cmd_run(args: argparse.Namespace) -> int:
             args.prompt, profile_name=args.profile, model=args.run_model or args.model, session_id=session_id))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, task.cancel)
+            loop.add_signal_handler(sig, lambda: task.cancel())  # whichever task is current
         try:
             result = await task
+            task = asyncio.ensure_future(_wait_for_background(runtime, result.session_id))
+            await task
         except asyncio.CancelledError:
             error(args, "cancelled.")
             return EXIT_CANCELLED
@@ -57,3 +63,16 @@ async def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_WAITING_USER if result.status == RunStatus.WAITING_USER else EXIT_FAILED
     finally:
         await runtime.close()
+
+
+async def _wait_for_background(runtime: Runtime, session_id: str) -> None:
+    """Subagents the primary started without waiting (`blocking: false`) that still run when it ends: wait for
+    them, saying so on stderr, so their results reach the session instead of being cut off. Ctrl-C (or
+    SIGTERM) stops them; the run then exits as cancelled."""
+    live = runtime.spawner.live_runs(session_id)
+    if not live:
+        return
+    labels = ", ".join(runtime.spawner.label(r) or r[:12] for r in live)
+    print(f"yeetui: waiting for {len(live)} subagent{'s' if len(live) > 1 else ''} still running: {labels} "
+          "(ctrl-c stops them)", file=sys.stderr, flush=True)
+    await asyncio.gather(*(runtime.spawner.wait(r) for r in live), return_exceptions=True)

@@ -148,16 +148,17 @@ class RunLauncher:
         return await self.store.create_session(profile=profile.name, title=title[:80], model=model,
                                                parent_id=parent_id, key=key, cwd=str(self.project_dir))
 
-    async def allocate_label(self, session: SessionRecord, profile: Profile) -> str:
-        """`oracle#4`: the next number of `profile` in the session's tree, taken atomically for good."""
-        return await self.store.allocate_label(session.id, profile.name)
+    async def allocate_label(self, profile: Profile) -> str:
+        """`oracle#4`: the next number of `profile` in this data dir, taken atomically for good."""
+        return await self.store.allocate_label(profile.name)
 
     async def create_run(self, session: SessionRecord, profile: Profile, *, model: str, prompt: str,
                          label: str | None = None, options: RunOptions | None = None,
                          parent_run_id: str | None = None, max_children: int | None = None) -> RunRecord:
         """Write a run record (status queued): the one place runs are created. Without `label` the run is
-        numbered in its session tree; with `max_children` it is refused (ChildLimitReached) when its parent
-        session already has that many live children — both decided atomically, across processes."""
+        numbered (`oracle#4`, unique in the data dir); with `max_children` it is refused (ChildLimitReached)
+        when its parent session already has that many live children — both decided atomically, across
+        processes."""
         return await self.store.create_run(
             session_id=session.id, profile=profile.name, model=model, prompt=prompt, label=label,
             parent_run_id=parent_run_id, workflow=profile.workflow,

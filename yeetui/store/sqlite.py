@@ -261,7 +261,7 @@ class Store(RegistryMixin, AnnounceMixin):
         """Create a run record. `pid` is the process responsible for it, this one unless given; a runner
         in another process claims the run with `update_run(pid=…)`.
 
-        Without a `label` the run gets the next `profile#N` of its session tree. With `max_children`, the run
+        Without a `label` the run gets the next `profile#N` of the data dir. With `max_children`, the run
         is a child of `options["parent_session_id"]` and is refused (ChildLimitReached) when that session
         already has that many live children. Both are decided in the transaction that inserts the run, so
         they hold for spawns racing in one process or in many."""
@@ -279,7 +279,7 @@ class Store(RegistryMixin, AnnounceMixin):
                     raise ChildLimitReached(
                         f"Refused: session {parent_session[:8]} already has {live} active subagents (limit "
                         f"{max_children}). Wait for one to finish or cancel one.")
-            run_label = label if label is not None else self._next_label(conn, session_id, profile)
+            run_label = label if label is not None else self._next_label(conn, profile)
             conn.execute(
                 "INSERT INTO agent_runs (id, session_id, parent_run_id, profile, model, prompt, status,"
                 " usage, label, workflow, worktree, created_at, started_at, finished_at, pid, options)"
@@ -295,26 +295,17 @@ class Store(RegistryMixin, AnnounceMixin):
         assert row is not None
         return RunRecord.from_row(row)
 
-    async def allocate_label(self, session_id: str, profile: str) -> str:
-        """The next `profile#N` of the tree `session_id` belongs to, taken for good (atomically)."""
-        return await self._transaction(f"number a {profile!r} run", lambda conn: self._next_label(conn, session_id,
-                                                                                                   profile))
+    async def allocate_label(self, profile: str) -> str:
+        """The next `profile#N` of this data dir, taken for good (atomically, across processes)."""
+        return await self._transaction(f"number a {profile!r} run", lambda conn: self._next_label(conn, profile))
 
-    def _next_label(self, conn: sqlite3.Connection, session_id: str, profile: str) -> str:
-        root = session_id
-        for _ in range(64):  # sessions nest a few levels deep; the bound only guards against a corrupt cycle
-            row = self._row(conn, "SELECT parent_id FROM sessions WHERE id = ?", (root,))
-            if row is None or row["parent_id"] is None:
-                break
-            root = row["parent_id"]
-        row = self._row(conn, "SELECT last FROM run_labels WHERE root_session_id = ? AND profile = ?", (root, profile))
-        if row is None:  # a tree from before labels were counted here: continue after its runs
-            row = self._row(conn, "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree"
-                            " t ON s.parent_id = t.id) SELECT count(*) AS last FROM agent_runs WHERE profile = ?"
-                            " AND session_id IN tree", (root, profile))
+    def _next_label(self, conn: sqlite3.Connection, profile: str) -> str:
+        row = self._row(conn, "SELECT last FROM run_labels WHERE profile = ?", (profile,))
+        if row is None:  # a data dir from before labels were counted here: continue after its runs
+            row = self._row(conn, "SELECT count(*) AS last FROM agent_runs WHERE profile = ?", (profile,))
         number = (int(row["last"]) if row is not None else 0) + 1
-        conn.execute("INSERT INTO run_labels (root_session_id, profile, last) VALUES (?, ?, ?) ON CONFLICT"
-                     " (root_session_id, profile) DO UPDATE SET last = excluded.last", (root, profile, number))
+        conn.execute("INSERT INTO run_labels (profile, last) VALUES (?, ?) ON CONFLICT (profile) DO UPDATE SET"
+                     " last = excluded.last", (profile, number))
         return f"{profile}#{number}"
 
     def _live_children(self, conn: sqlite3.Connection, parent_session_id: str) -> int:

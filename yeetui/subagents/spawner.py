@@ -320,6 +320,11 @@ class AgentSpawner:
             return list(self._live)
         return [r for r in self._by_parent.get(parent_session_id, ()) if r in self._live]
 
+    def label(self, run_id: str) -> str | None:
+        """The label of a live run of this process."""
+        live = self._live.get(run_id)
+        return live.label if live is not None else None
+
     async def wait(self, run_id: str, timeout: float | None = None) -> RunResult | None:
         """Wait for a live run of this process to end; None when it is not live here."""
         live = self._live.get(run_id)

@@ -231,8 +231,14 @@ class BashTool(Tool):
             os.close(write_fd)
         capture = _Capture(cap)
         stream = asyncio.StreamReader()
-        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0))
+        try:
+            # The command runs from here on: a cancel that lands while the pipe is wired up (a busy loop makes
+            # that window wide) must end it too, or its process group would outlive the run.
+            transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0))
+        except BaseException:
+            await asyncio.shield(kill_group(proc.pid))
+            raise
 
         async def pump() -> None:
             while chunk := await stream.read(_CHUNK):

@@ -170,7 +170,7 @@ class PairWatcher:
                 f"{watched.title or watched.id[:8]}", parent_id=watched.id, key=key, model=self.model)
         runs = await self.store.list_runs(session_id=session.id, limit=1)
         self.label = (runs[0].label if runs and runs[0].label
-                      else await self.launcher.allocate_label(session, self.launcher.profiles.get(self.profile)))
+                      else await self.launcher.allocate_label(self.launcher.profiles.get(self.profile)))
         return session
 
     # -- collecting the delta ------------------------------------------------------------------------
