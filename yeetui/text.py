@@ -38,3 +38,8 @@ def clip(text: str, limit: int) -> str:
 def one_line(value: object) -> str:
     """`value` as text on one line: runs of whitespace, newlines included, become one space."""
     return " ".join(str(value).split())
+
+
+def seconds_text(seconds: float) -> str:
+    """`3 s`, `0.5 s`, `120 s`: a duration as people write it (a deadline's remainder is 2.99919 s)."""
+    return f"{seconds:.0f} s" if seconds >= 10 or abs(seconds - round(seconds)) < 0.05 else f"{seconds:.1f} s"

@@ -25,6 +25,7 @@ from yeetui.bus import Bus
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, error, open_runtime
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
+from yeetui.messages import Usage
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
@@ -60,6 +61,8 @@ async def run_json(store: Store, run: RunRecord) -> dict[str, Any]:
     data["parent_session_id"] = session.parent_id if session else RunOptions.of(run).parent_session_id
     data["result"] = {"output": "", **(run.result or {})}
     data["output"] = data["result"]["output"]
+    usage, cost = await store.tree_usage(run.session_id)  # the run's own session and every subagent below it
+    data["tree"] = {"usage": usage.model_dump(), "cost": cost}
     return data
 
 
@@ -198,6 +201,10 @@ async def _status(args: argparse.Namespace) -> int:
         print(json.dumps(data, default=str))
         return EXIT_OK
     print(_line(run))
+    tree_tokens = Usage(**data["tree"]["usage"]).total_tokens
+    if tree_tokens > run.usage.total_tokens:
+        cost = "" if data["tree"]["cost"] is None else f", ${data['tree']['cost']:.2f}"
+        print(f"with its subagents: {tree_tokens} tokens{cost}")
     if run.error:
         print(f"error: {run.error}")
     if data["output"]:

@@ -35,6 +35,7 @@ from yeetui.runs.prompting import NUDGE
 from yeetui.runs.spec import RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor, ToolRunState
 from yeetui.store import Store
+from yeetui.text import seconds_text
 
 CHECKPOINT_INTERVAL = 0.25
 """Seconds between writes of the in-flight assistant message."""
@@ -62,6 +63,9 @@ class Runner:
 
     async def run(self, spec: RunSpec, run_id: str) -> RunResult:
         result = RunResult(run_id=run_id, session_id=spec.session_id, status=RunStatus.RUNNING)
+        earlier = await self.store.get_run(run_id)
+        if earlier is not None:  # a resumed run goes on counting from what its earlier attempts used
+            result.usage, result.cost = earlier.usage, earlier.cost
         await self._set_status(result, RunStatus.RUNNING)
         try:
             async with asyncio.timeout(spec.timeout) as deadline:
@@ -74,7 +78,7 @@ class Runner:
         except RunEnded as end:
             result.status, result.output, result.result, result.error = end.status, end.output, end.result, end.error
         except TimeoutError:
-            result.status, result.error = RunStatus.TIMEOUT, f"timed out after {spec.timeout:g} s"
+            result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
         except ProviderError as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
         except asyncio.CancelledError:
@@ -171,6 +175,8 @@ class Runner:
         usage = done.usage
         self._last_input[result.run_id] = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
         await self._commit(spec, result, history, done.message, replace_id=partial_id)
+        # Stored per response, not only at the end: a crash mid-run loses no spent tokens.
+        await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost)
         return done.message
 
     async def _compact(self, spec: RunSpec, result: RunResult, history: list[Message]) -> list[Message]:

@@ -390,6 +390,21 @@ class Store(RegistryMixin, AnnounceMixin):
                                " ORDER BY created_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [RunRecord.from_row(r) for r in rows]
 
+    async def tree_usage(self, session_id: str) -> tuple[Usage, float | None]:
+        """Tokens and cost of every run in `session_id` and the sessions below it (its subagents, theirs…).
+        The cost is None when a run's cost is unknown (a model without a price)."""
+        rows = await self._all(f"sum the usage below session {session_id}",
+                               "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t"
+                               " ON s.parent_id = t.id) SELECT usage, cost FROM agent_runs WHERE session_id IN tree",
+                               (session_id,))
+        total, cost = Usage(), 0.0
+        for row in rows:
+            usage = Usage.model_validate_json(row["usage"]) if row["usage"] else Usage()
+            total = total + usage
+            if cost is not None and usage.total_tokens:
+                cost = None if row["cost"] is None else cost + float(row["cost"])
+        return total, cost
+
     async def mark_interrupted(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[RunRecord]:
         """At start-up: end as `interrupted` every running/queued/waiting_permission run whose process is
         gone. Runs of a live process other than this one (another yeetui, a tmux child) are left alone."""

@@ -25,6 +25,7 @@ from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import Mode, RunOptions, RunResult
 from yeetui.store.records import SessionRecord
 from yeetui.subagents.inbox import Delivery
+from yeetui.text import seconds_text
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +262,7 @@ class AgentSpawner:
                 async with asyncio.timeout_at(deadline):
                     await self._slots.acquire()
             except TimeoutError:
-                result.status, result.error = RunStatus.TIMEOUT, f"timed out after {timeout:g} s while queued"
+                result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(timeout)} while queued"
                 await self.store.update_run(live.run_id, status=result.status, error=result.error)
                 self.bus.publish(RunStatusChanged(live.run_id, session.id, result.status, result.error))
                 return result

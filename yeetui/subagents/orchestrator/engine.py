@@ -39,6 +39,7 @@ from yeetui.subagents.orchestrator.plan import (
 from yeetui.subagents.orchestrator.prompts import final_report, findings_text, planner_task, step_prompt
 from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRefused
 from yeetui.system.git import git
+from yeetui.text import seconds_text
 
 STATE_NAME = "orchestrator"
 EVENTS_KEPT = 200
@@ -85,7 +86,7 @@ class Orchestrator:
             async with asyncio.timeout(self.spec.timeout):
                 result.status, result.error = await self._drive()
         except TimeoutError:
-            result.status, result.error = RunStatus.TIMEOUT, f"timed out after {self.spec.timeout:g} s"
+            result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(self.spec.timeout)}"
         except (YeetuiError, OSError) as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
         except asyncio.CancelledError:
