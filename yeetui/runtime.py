@@ -25,6 +25,7 @@ from yeetui.providers.registry import create_provider
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
 from yeetui.runs.launcher import RunLauncher
+from yeetui.runs.slots import RunSlots
 from yeetui.store import Store
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.inbox import Delivery
@@ -36,6 +37,9 @@ from yeetui.subagents.watcher.watcher import Watchers
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
 from yeetui.workflows import Workflow, load_workflows
+
+DEFAULT_MAX_CONCURRENT = 8
+"""Runs executing at once across every yeetui process on a data dir (the rest wait, visibly queued)."""
 
 ProviderFactory = Callable[[str], tuple[Provider, str]]
 """`provider/model` → its provider and the bare model id; the default reads credentials from the environment
@@ -92,10 +96,12 @@ class Runtime:
             return create_provider(model, provider_credentials(settings, name, env))
 
         delivery = Delivery(store, bus)
+        limits = dict(spawner_limits or {})
+        slots = RunSlots(store, limit=int(limits.pop("max_concurrent", DEFAULT_MAX_CONCURRENT)))
         launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
-                               mailroom=delivery, create_provider=provider_factory or default_provider)
-        spawner = AgentSpawner(launcher, delivery, **(spawner_limits or {}))
+                               mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots)
+        spawner = AgentSpawner(launcher, delivery, **limits)
         launcher.agent_host = lambda **run: AgentHost(spawner, **run)
         launcher.engines["orchestrator"] = OrchestratorEngine(spawner)
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,

@@ -32,6 +32,7 @@ from yeetui.runs.history import repair_history
 from yeetui.runs.permissions import Permissions
 from yeetui.runs.prompting import build_system_prompt, read_context_files
 from yeetui.runs.runner import Runner
+from yeetui.runs.slots import RunSlots
 from yeetui.runs.spec import RunOptions, RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor
 from yeetui.store import Store
@@ -60,7 +61,7 @@ class RunLauncher:
     def __init__(self, *, settings: Settings, store: Store, bus: Bus, profiles: ProfileSet,
                  workflows: Mapping[str, Workflow], registry: ToolRegistry, project_dir: Path,
                  env: Mapping[str, str], secrets: list[str], mailroom: Mailroom,
-                 create_provider: Callable[[str], tuple[Provider, str]]) -> None:
+                 create_provider: Callable[[str], tuple[Provider, str]], slots: RunSlots | None = None) -> None:
         self.settings = settings
         self.store = store
         self.bus = bus
@@ -72,6 +73,8 @@ class RunLauncher:
         self.secrets = secrets
         """Values to redact from anything written or shown (keys from the environment and the config)."""
         self.mailroom = mailroom
+        self.slots = slots or RunSlots(store)
+        """Run slots shared by every yeetui process on the data dir; headless runs and subagents take one."""
         self.engines: dict[str, RunEngine] = {}
         self.agent_host: AgentHostFactory | None = None
         self._create_provider = create_provider
@@ -228,8 +231,15 @@ class RunLauncher:
         label = run.label or profile.name
         spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
                                      interactive=interactive, label=label, run_id=run.id)
-        self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))
-        return await self.execute(spec, run.id)
+        if interactive:  # the conversation the user is typing into never waits behind background agents
+            self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))
+            return await self.execute(spec, run.id)
+        self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.QUEUED))
+        await self.slots.acquire(run.id)
+        try:
+            return await self.execute(spec, run.id)
+        finally:
+            await asyncio.shield(self.slots.release(run.id))
 
     async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None) -> RunResult:
         """Run `spec` to its end: announcements and steering reach it between turns; cancelling it cancels

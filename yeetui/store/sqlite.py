@@ -22,8 +22,10 @@ from yeetui.errors import ChildLimitReached, StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
 from yeetui.store.announce import AnnounceMixin
+from yeetui.store.liveness import pid_alive
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
 from yeetui.store.registry import RegistryMixin
+from yeetui.store.slots import SlotsMixin
 
 INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
 """The `error` of a run `mark_interrupted` ends."""
@@ -32,32 +34,11 @@ _SESSION_FIELDS = frozenset({"title", "model", "workspace", "cwd", "status"})
 _LIVE_STATUSES = (RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.WAITING_PERMISSION)
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id is running (signal 0 checks without sending anything). A zombie —
-    exited, not yet reaped, common under container inits that never reap — counts as dead."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, it is just not ours to signal
-        return True
-    except OSError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            state = handle.read().rpartition(")")[2].split()[0]
-        return state not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
 def session_key(profile: str, session_id: str, *, subagent: bool) -> str:
     return f"agent:{profile}:{'subagent' if subagent else 'primary'}:{session_id}"
 
 
-class Store(RegistryMixin, AnnounceMixin):
+class Store(RegistryMixin, AnnounceMixin, SlotsMixin):
     """The async store. All methods commit before returning and raise `StoreError` with context."""
 
     # ----- sessions ----------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """AgentSpawner: hands work to subagents — child session, run record, limits, execution, delivery.
 
-`spawn()` resolves the profile, checks the limits (depth, children per parent, allowlist), creates the child
-session (`agent:<profile>:subagent:<id>`) and its run record through the launcher, and starts it. Runs wait
-for one of `max_concurrent` slots, visibly `queued`; the queue wait counts against the timeout. Every run,
-however it ends, is delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run
-cancels its subtree: the spawner registers that hook with the launcher.
+`spawn()` resolves the profile, checks the limits (depth, allowlist; the children per parent are checked
+when the run is written), creates the child session (`agent:<profile>:subagent:<id>`) and its run record
+through the launcher, and starts it. Runs wait for a run slot (`yeetui.runs.slots`, shared by every yeetui
+process), visibly `queued`; the queue wait counts against the timeout. Every run, however it ends, is
+delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run cancels its subtree:
+the spawner registers that hook with the launcher.
 """
 
 from __future__ import annotations
@@ -88,8 +89,6 @@ class _Live:
     label: str
     task: asyncio.Task[RunResult] | None = None
     started: bool = False
-    lent: bool = False
-    """Its slot is lent to a child it waits for."""
     abort_timer: asyncio.TimerHandle | None = None
     mailbox: list[Message] = field(default_factory=list)
 
@@ -98,7 +97,7 @@ class AgentSpawner:
     """Starts child runs through the launcher and delivers their endings through `delivery`; registers with
     the launcher to stop a cancelled run's children."""
 
-    def __init__(self, launcher: RunLauncher, delivery: Delivery, *, max_concurrent: int = 8, max_children: int = 5,
+    def __init__(self, launcher: RunLauncher, delivery: Delivery, *, max_children: int = 5,
                  default_timeout: float = 300.0, max_timeout: float = 1800.0) -> None:
         self.launcher = launcher
         self.delivery = delivery
@@ -109,7 +108,7 @@ class AgentSpawner:
         self.max_children = max_children
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
-        self._slots = asyncio.Semaphore(max_concurrent)
+        self.slots = launcher.slots
         self._live: dict[str, _Live] = {}
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
         launcher.on_cancel_children(self.cancel_children)
@@ -184,16 +183,13 @@ class AgentSpawner:
     async def _wait_lending_slot(self, task: asyncio.Task[RunResult], parent_run_id: str | None) -> RunResult:
         """A parent blocked on its child gives its run slot to the child meanwhile, so nested spawns can
         never deadlock the concurrency limit (8 parents each waiting for a queued child)."""
-        parent = self._live.get(parent_run_id or "")
-        if parent is None or not parent.started or parent.lent:
+        if parent_run_id is None or not self.slots.holds(parent_run_id):
             return await task
-        parent.lent = True
-        self._slots.release()
+        await self.slots.lend(parent_run_id)
         try:
             return await task
         finally:
-            await asyncio.shield(self._slots.acquire())
-            parent.lent = False
+            await asyncio.shield(self.slots.reclaim(parent_run_id))
 
     async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
         """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
@@ -260,7 +256,7 @@ class AgentSpawner:
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    await self._slots.acquire()
+                    await self.slots.acquire(live.run_id)
             except TimeoutError:
                 result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(timeout)} while queued"
                 await self.store.update_run(live.run_id, status=result.status, error=result.error)
@@ -269,14 +265,14 @@ class AgentSpawner:
             try:
                 live.started = True
                 spec = await self.launcher.build_spec(session=session, profile=profile, prompt=prompt, model=model,
-                                           label=live.label, parent_session_id=live.parent_session_id,
-                                           run_id=live.run_id)
+                                                      label=live.label, parent_session_id=live.parent_session_id,
+                                                      run_id=live.run_id)
                 spec.timeout = max(deadline - loop.time(), 0.001)
                 if req.thinking:
                     spec.thinking = req.thinking
                 result = await self.launcher.execute(spec, live.run_id, mailbox=live.mailbox)
             finally:
-                self._slots.release()
+                await asyncio.shield(self.slots.release(live.run_id))
             return result
         except asyncio.CancelledError:
             result.status, result.error = RunStatus.CANCELLED, "cancelled"

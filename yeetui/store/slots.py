@@ -1,0 +1,73 @@
+"""Run slots shared by every yeetui process on one data dir: how many runs execute at once, in queue order.
+
+Each step is one write transaction (BEGIN IMMEDIATE), so processes racing for the last slot cannot both
+take it. Rows of processes that are gone are reclaimed by whichever process takes a slot next.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+
+from yeetui.store.liveness import pid_alive
+
+
+class SlotsMixin:
+    async def queue_for_slot(self, run_id: str, *, pid: int | None = None) -> None:
+        """Join the queue (or re-join it, keeping its place, after lending the slot away)."""
+        owner = os.getpid() if pid is None else pid
+
+        def queue(conn: sqlite3.Connection) -> None:
+            row = conn.execute("SELECT pid, state FROM run_slots WHERE run_id = ?", (run_id,)).fetchone()
+            if row is not None and row["pid"] == owner:
+                if row["state"] == "lent":
+                    conn.execute("UPDATE run_slots SET state = 'waiting' WHERE run_id = ?", (run_id,))
+                return
+            # New, or left behind by an earlier process that ran this run (a resume after a crash).
+            seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM run_slots").fetchone()[0]
+            conn.execute("INSERT OR REPLACE INTO run_slots (run_id, pid, seq, state) VALUES (?, ?, ?, 'waiting')",
+                         (run_id, owner, seq))
+
+        await self._transaction(f"queue run {run_id} for a slot", queue)  # type: ignore[attr-defined]
+
+    async def take_slot(self, run_id: str, limit: int, *, is_alive: Callable[[int], bool] = pid_alive) -> bool:
+        """Take a slot for a queued run if one is free and no run queued before it is still waiting for one
+        that it could have; True when the run now holds a slot."""
+
+        def take(conn: sqlite3.Connection) -> bool:
+            for row in conn.execute("SELECT run_id, pid FROM run_slots").fetchall():
+                if row["pid"] != os.getpid() and not is_alive(row["pid"]):
+                    conn.execute("DELETE FROM run_slots WHERE run_id = ?", (row["run_id"],))
+            mine = conn.execute("SELECT seq, state FROM run_slots WHERE run_id = ?", (run_id,)).fetchone()
+            if mine is None:
+                return False
+            if mine["state"] == "held":
+                return True
+            held = conn.execute("SELECT count(*) FROM run_slots WHERE state = 'held'").fetchone()[0]
+            ahead = conn.execute("SELECT count(*) FROM run_slots WHERE state = 'waiting' AND seq < ?",
+                                 (mine["seq"],)).fetchone()[0]
+            if held + ahead >= limit:
+                return False
+            conn.execute("UPDATE run_slots SET state = 'held' WHERE run_id = ?", (run_id,))
+            return True
+
+        return await self._transaction(f"take a slot for run {run_id}", take)  # type: ignore[attr-defined]
+
+    async def lend_slot(self, run_id: str) -> None:
+        """The run waits for a child: its slot counts as free, its place in the queue is kept."""
+        await self._transaction(  # type: ignore[attr-defined]
+            f"lend the slot of run {run_id}",
+            lambda conn: conn.execute("UPDATE run_slots SET state = 'lent' WHERE run_id = ? AND state = 'held'",
+                                      (run_id,)))
+
+    async def release_slot(self, run_id: str) -> None:
+        await self._transaction(  # type: ignore[attr-defined]
+            f"release the slot of run {run_id}",
+            lambda conn: conn.execute("DELETE FROM run_slots WHERE run_id = ?", (run_id,)))
+
+    async def slot_counts(self) -> dict[str, int]:
+        """How many runs hold, wait for, or have lent a slot (for status displays and tests)."""
+        rows = await self._all("count run slots",  # type: ignore[attr-defined]
+                               "SELECT state, count(*) AS n FROM run_slots GROUP BY state")
+        return {row["state"]: row["n"] for row in rows}
