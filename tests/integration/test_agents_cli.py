@@ -14,7 +14,7 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
-from yeetui.subagents.detached import process_running
+from yeetui.subagents.spawner import process_running
 
 ORACLE = "you never change anything"
 """A phrase of the oracle's system prompt: it marks requests made by an oracle run."""
@@ -214,3 +214,32 @@ def test_bad_ids_and_bad_flags(project: Path) -> None:
         done = run_yeetui("agents", *args, cwd=project)
         assert done.returncode == 2, (args, done.stderr)
         assert "usage:" in done.stderr
+
+
+def test_steer_and_cancel_reach_a_subagent_of_another_process(fake_env, project: Path, tmp_path: Path) -> None:
+    """`yeetui run` runs an oracle in the background; `agents steer` and `agents cancel` from another shell
+    reach it through the store, and the `yeetui run` that waits for it ends."""
+    flag = tmp_path / "never"
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "generic", "prompt": "REMOTE-CHILD: work",
+                                                      "blocking": False})], when_contains="REMOTE-PARENT"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "child started"})], when_contains="accepted"),
+        Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {flag} ]; do sleep 0.02; done"})],
+              when_contains="REMOTE-CHILD"),
+    )
+    proc = subprocess.Popen(yeetui_argv("run", "--yes", "REMOTE-PARENT"), cwd=project, env=yeetui_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        fake_env.wait_for_requests(3, timeout=30)  # parent, parent again, the child's first turn
+        child = next(r for r in _json(run_yeetui("agents", "list", "--json", cwd=project))
+                     if r["profile"] == "generic" and r["prompt"].startswith("REMOTE-CHILD"))
+        _wait_status(project, child["id"], {"running"})
+        steered = run_yeetui("agents", "steer", child["id"], "REMOTE-GUIDANCE", cwd=project)
+        assert steered.returncode == 0 and "guidance sent" in steered.stdout, steered.stderr
+        cancelled = _json(run_yeetui("agents", "cancel", child["id"], "--json", cwd=project))
+        assert cancelled["status"] == "cancelled"
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "waiting for 1 subagent" in err

@@ -31,10 +31,10 @@ from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
-from yeetui.subagents.detached import create_detached_run, launch_worker, process_running, worker_log
+from yeetui.subagents.detached import create_detached_run, launch_worker, worker_log
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.ledger import format_elapsed, short_model
-from yeetui.subagents.spawner import SpawnHandle, SpawnRequest
+from yeetui.subagents.spawner import SpawnHandle, SpawnRequest, process_running
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
@@ -70,7 +70,7 @@ async def run_json(store: Store, run: RunRecord) -> dict[str, Any]:
 
 async def cmd_agents(args: argparse.Namespace) -> int:
     handler = {"start": _start, "list": _list, "status": _status, "cancel": _cancel, "history": _history,
-               "resume": _resume}[args.action]
+               "resume": _resume, "steer": _steer}[args.action]
     return await handler(args)
 
 
@@ -219,10 +219,10 @@ async def _cancel(args: argparse.Namespace) -> int:
         if run.status.is_final and run.status != RunStatus.INTERRUPTED:
             raise YeetuiError(f"{name} already ended: {run.status.value}.")
         if run.status in LIVE and process_running(run.pid) and run.pid != os.getpid():
-            if not RunOptions.of(run).detached or not _leads_its_group(run.pid):
-                raise YeetuiError(f"{name} runs inside another yeetui process (pid {run.pid}), not in a detached "
-                                  "worker; cancel it there.")
-            os.killpg(run.pid, signal.SIGTERM)
+            if RunOptions.of(run).detached and _leads_its_group(run.pid):
+                os.killpg(run.pid, signal.SIGTERM)  # the worker cancels its run and exits
+            else:  # a subagent of a TUI or `yeetui run`: that process picks the command up from the store
+                await store.post_run_command(run.id, "abort")
             run = await _wait_final(store, run)
         if not run.status.is_final or run.status == RunStatus.INTERRUPTED:
             # nobody is running it (its process is gone): record the cancellation here
@@ -238,6 +238,21 @@ async def _cancel(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _steer(args: argparse.Namespace) -> int:
+    """Guidance for a running run, whichever yeetui process executes it: it reads it at its next turn."""
+    async with await _store() as store:
+        run = await store.resolve_run(args.id)
+        name = f"Run {run.id[:12]} ({run.label or run.profile})"
+        if run.status not in LIVE or not process_running(run.pid):
+            raise YeetuiError(f"{name} is {run.status.value}; only a running run can be steered.")
+        await store.post_run_command(run.id, "steer", args.message, sender="the user")
+    if args.json:
+        print(json.dumps({"id": run.id, "label": run.label, "steered": True}))
+    else:
+        print(f"{name}: guidance sent; it reads it at its next turn.")
+    return EXIT_OK
+
+
 async def _wait_final(store: Store, run: RunRecord) -> RunRecord:
     deadline = time.monotonic() + CANCEL_WAIT
     while time.monotonic() < deadline:
@@ -245,7 +260,7 @@ async def _wait_final(store: Store, run: RunRecord) -> RunRecord:
         if current.status.is_final or not process_running(run.pid):
             return current
         await asyncio.sleep(0.1)
-    raise YeetuiError(f"Sent SIGTERM to process {run.pid}, but run {run.id[:12]} was still "
+    raise YeetuiError(f"Asked process {run.pid} to cancel run {run.id[:12]}, but it was still "
                       f"{current.status.value} after {CANCEL_WAIT:g} s.")
 
 

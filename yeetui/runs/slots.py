@@ -1,7 +1,7 @@
 """RunSlots: at most `limit` runs execute at once across every yeetui process sharing a data dir.
 
 A run queues (`acquire`), waits in queue order for a slot, and gives it back when it ends (`release`). The
-slots are rows in the store (`yeetui.store.slots`), so the cap and the order hold however many `yeetui`
+slots are rows in the store (`yeetui.store.coordination`), so the cap and the order hold however many `yeetui`
 processes run — a TUI, `yeetui run`, detached workers — and the slots of a process that died are taken
 back. Within one process a release wakes the waiters at once; a release elsewhere is seen by polling.
 A run that blocks on its child lends its slot (`lend`) and gets it back before anyone queued later

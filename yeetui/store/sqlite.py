@@ -22,10 +22,10 @@ from yeetui.errors import ChildLimitReached, StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
 from yeetui.store.announce import AnnounceMixin
+from yeetui.store.coordination import CommandsMixin, SlotsMixin
 from yeetui.store.liveness import pid_alive
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
 from yeetui.store.registry import RegistryMixin
-from yeetui.store.slots import SlotsMixin
 
 INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
 """The `error` of a run `mark_interrupted` ends."""
@@ -38,7 +38,7 @@ def session_key(profile: str, session_id: str, *, subagent: bool) -> str:
     return f"agent:{profile}:{'subagent' if subagent else 'primary'}:{session_id}"
 
 
-class Store(RegistryMixin, AnnounceMixin, SlotsMixin):
+class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin):
     """The async store. All methods commit before returning and raise `StoreError` with context."""
 
     # ----- sessions ----------------------------------------------------------------------------------

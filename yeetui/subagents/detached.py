@@ -20,7 +20,6 @@ from yeetui.events import RunStatus
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import RunOptions
 from yeetui.store.records import RunRecord
-from yeetui.store.sqlite import pid_alive
 from yeetui.subagents.spawner import AgentSpawner, SpawnRefused
 
 
@@ -71,8 +70,3 @@ def _spawn_worker(argv: list[str], *, cwd: Path, env: dict[str, str], log_path: 
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     return proc.pid
-
-
-def process_running(pid: int | None) -> bool:
-    """Whether `pid` is a running process (a zombie waiting for its parent counts as gone)."""
-    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ from yeetui.profiles import Profile
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import Mode, RunOptions, RunResult
+from yeetui.store.liveness import pid_alive
 from yeetui.store.records import SessionRecord
 from yeetui.subagents.inbox import Delivery
 from yeetui.text import seconds_text
@@ -31,6 +32,8 @@ from yeetui.text import seconds_text
 log = logging.getLogger(__name__)
 
 HARD_MAX_DEPTH = 4
+COMMAND_POLL = 0.2
+"""Seconds between looks for commands (cancel, steer) other yeetui processes left for this one's runs."""
 WRAP_UP = ("[yeetui] You are asked to stop. Wrap up now: do not start new work; call `complete` with what you "
            "have so far (status `partial`) within the next turn.")
 
@@ -111,6 +114,7 @@ class AgentSpawner:
         self.slots = launcher.slots
         self._live: dict[str, _Live] = {}
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
+        self._pump: asyncio.Task[None] | None = None
         launcher.on_cancel_children(self.cancel_children)
 
     # -- spawning ----------------------------------------------------------------------------------
@@ -168,6 +172,7 @@ class AgentSpawner:
                       timeout: float, req: SpawnRequest, label: str) -> SpawnHandle:
         live = _Live(run_id, session.id, req.parent_session_id, label)
         self._live[run_id] = live
+        self._ensure_command_pump()
         if req.parent_session_id and not req.watcher:
             self._by_parent[req.parent_session_id].add(run_id)
         self.bus.publish(RunRegistered(run_id, session.id, req.parent_session_id, profile.name, label, model,
@@ -331,18 +336,49 @@ class AgentSpawner:
             return await asyncio.shield(live.task)
 
     async def steer(self, run_id: str, text: str, *, sender: str = "parent") -> None:
-        """Inject guidance: the child reads it at the start of its next turn."""
-        live = self._require_live(run_id)
+        """Inject guidance: the child reads it at the start of its next turn. A run another yeetui process
+        executes gets it through the store (`run_commands`)."""
+        live = self._live.get(run_id)
+        if live is None:
+            await self._command_elsewhere(run_id, "steer", text, sender=sender)
+            return
         live.mailbox.append(Message.user(f"[Guidance from {sender}]\n{text}", steer=True))
 
     async def cancel(self, run_id: str, *, graceful: bool = True, grace: float = 30.0) -> None:
-        """Graceful: ask the run to wrap up and `complete`, aborting it after `grace` seconds. Else abort now."""
-        live = self._require_live(run_id)
+        """Graceful: ask the run to wrap up and `complete`, aborting it after `grace` seconds. Else abort now.
+        A run another yeetui process executes is told through the store; that process acts on it."""
+        live = self._live.get(run_id)
+        if live is None:
+            await self._command_elsewhere(run_id, "cancel" if graceful else "abort")
+            return
         if not graceful or not live.started:
             self.abort(run_id)
             return
         live.mailbox.append(Message.user(WRAP_UP, steer=True))
         live.abort_timer = asyncio.get_running_loop().call_later(grace, self.abort, run_id)
+
+    async def _command_elsewhere(self, run_id: str, kind: str, body: str = "", *, sender: str = "user") -> None:
+        run = await self.store.get_run(run_id)
+        if run is None or run.status.is_final or not process_running(run.pid):
+            raise SpawnRefused(f"Run {run_id} is not running (it may have finished).")
+        await self.store.post_run_command(run.id, kind, body, sender=sender)
+
+    def _ensure_command_pump(self) -> None:
+        if self._pump is None or self._pump.done():
+            self._pump = asyncio.create_task(self._pump_commands(), name="yeetui run commands")
+
+    async def _pump_commands(self) -> None:
+        """While this process executes runs, act on commands other processes left for them."""
+        while self._live:
+            try:
+                for command in await self.store.take_run_commands(list(self._live)):
+                    if command.kind == "steer":
+                        await self.steer(command.run_id, command.body, sender=command.sender)
+                    elif command.run_id in self._live:
+                        await self.cancel(command.run_id, graceful=command.kind == "cancel")
+            except YeetuiError:
+                log.exception("could not read the commands for this process's runs")
+            await asyncio.sleep(COMMAND_POLL)
 
     def abort(self, run_id: str) -> None:
         live = self._live.get(run_id)
@@ -366,8 +402,16 @@ class AgentSpawner:
         return live
 
     async def shutdown(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
         for run_id in list(self._live):
             self.abort(run_id)
         tasks = [live.task for live in self._live.values() if live.task]
         await asyncio.gather(*tasks, return_exceptions=True)
 
+
+
+def process_running(pid: int | None) -> bool:
+    """Whether `pid` is a running process (a zombie waiting for its parent counts as gone)."""
+    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]

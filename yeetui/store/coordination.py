@@ -1,4 +1,5 @@
-"""Run slots shared by every yeetui process on one data dir: how many runs execute at once, in queue order.
+"""What yeetui processes sharing one data dir coordinate through: run slots (how many runs execute at once,
+in queue order) and run commands (cancel, abort, steer a run that another process executes).
 
 Each step is one write transaction (BEGIN IMMEDIATE), so processes racing for the last slot cannot both
 take it. Rows of processes that are gone are reclaimed by whichever process takes a slot next.
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from yeetui.store.liveness import pid_alive
+from yeetui.store.records import utcnow
 
 
 class SlotsMixin:
@@ -71,3 +74,42 @@ class SlotsMixin:
         rows = await self._all("count run slots",  # type: ignore[attr-defined]
                                "SELECT state, count(*) AS n FROM run_slots GROUP BY state")
         return {row["state"]: row["n"] for row in rows}
+
+
+class CommandsMixin:
+    """Commands to runs, from any process to the process that executes the run (see 0005_run_commands.sql)."""
+
+    async def post_run_command(self, run_id: str, kind: str, body: str = "", *, sender: str = "user") -> int:
+        def post(conn: sqlite3.Connection) -> int:
+            cursor = conn.execute("INSERT INTO run_commands (run_id, kind, body, sender, created_at) VALUES"
+                                  " (?, ?, ?, ?, ?)", (run_id, kind, body, sender, utcnow()))
+            return int(cursor.lastrowid or 0)
+
+        return await self._transaction(f"send {kind} to run {run_id}", post)  # type: ignore[attr-defined]
+
+    async def take_run_commands(self, run_ids: Iterable[str]) -> list[RunCommand]:
+        """The open commands for these runs, oldest first, marked taken in the same transaction (so two
+        pollers never both act on one)."""
+        wanted = list(run_ids)
+        if not wanted:
+            return []
+        marks = ", ".join("?" * len(wanted))
+
+        def take(conn: sqlite3.Connection) -> list[RunCommand]:
+            rows = conn.execute(f"SELECT id, run_id, kind, body, sender FROM run_commands WHERE taken_at IS NULL"
+                                f" AND run_id IN ({marks}) ORDER BY id", wanted).fetchall()
+            if rows:
+                conn.execute(f"UPDATE run_commands SET taken_at = ? WHERE id IN ({', '.join('?' * len(rows))})",
+                             [utcnow(), *(r["id"] for r in rows)])
+            return [RunCommand(r["id"], r["run_id"], r["kind"], r["body"], r["sender"]) for r in rows]
+
+        return await self._transaction("take run commands", take)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    id: int
+    run_id: str
+    kind: str
+    body: str
+    sender: str

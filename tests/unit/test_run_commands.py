@@ -1,0 +1,81 @@
+"""Control of a run from another yeetui process: cancel, abort and steer go through the store and the
+process that executes the run acts on them. Two runtimes on one data dir stand for two processes: each has
+its own spawner, and a run is live in only one of them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from yeetui.events import RunStatus
+from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runtime import Runtime
+from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
+
+
+def _until_file(flag: Path) -> ToolCall:
+    return ToolCall("bash", {"command": f"until [ -e {flag} ]; do sleep 0.02; done"})
+
+
+@pytest.fixture
+async def other(runtime: Runtime, scripted, project_dir: Path):
+    """A second runtime on the same data dir and project: the other yeetui process."""
+    second = await Runtime.open(cwd=project_dir, provider_factory=scripted.provider_factory)
+    yield second
+    await second.close()
+
+
+async def _running(runtime: Runtime, run_id: str) -> None:
+    for _ in range(1000):
+        run = await runtime.store.get_run(run_id)
+        if run.status == RunStatus.RUNNING:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"run {run_id} never started")
+
+
+async def test_abort_from_another_process(runtime: Runtime, other: Runtime, scripted, tmp_path: Path) -> None:
+    answer_permissions_headless(runtime.bus, approve=True)
+    scripted.script(Reply(tool_calls=[_until_file(tmp_path / "never")], when_contains="LONG-JOB"))
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "LONG-JOB", requested_by="user"))
+    await scripted.until_requests(1, finished=True)
+    await _running(runtime, handle.run_id)
+    await other.spawner.cancel(handle.run_id, graceful=False)  # not live there: sent through the store
+    for _ in range(3000):
+        if (await runtime.store.get_run(handle.run_id)).status.is_final:
+            break
+        await asyncio.sleep(0.01)
+    assert (await runtime.store.get_run(handle.run_id)).status == RunStatus.CANCELLED
+
+
+async def test_steer_from_another_process_reaches_the_next_turn(runtime: Runtime, other: Runtime, scripted,
+                                                                tmp_path: Path) -> None:
+    answer_permissions_headless(runtime.bus, approve=True)
+    flag = tmp_path / "go-on"
+    scripted.script(
+        Reply(tool_calls=[_until_file(flag)], when_contains="STEERED-JOB"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "took the advice"})], when_contains="USE-THE-CACHE"),
+    )
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "STEERED-JOB", requested_by="user"))
+    await scripted.until_requests(1, finished=True)
+    await other.spawner.steer(handle.run_id, "USE-THE-CACHE please", sender="the user")
+    for _ in range(1000):  # taken by the executing process: its mailbox holds it for the next turn
+        if runtime.spawner._live[handle.run_id].mailbox:
+            break
+        await asyncio.sleep(0.01)
+    flag.touch()
+    result = await asyncio.wait_for(runtime.spawner.wait(handle.run_id), 30)
+    assert result.status == RunStatus.COMPLETED and result.output == "took the advice"
+    assert "[Guidance from the user]" in scripted.requests[-1].text
+
+
+async def test_commands_to_a_finished_run_are_refused(runtime: Runtime, other: Runtime, scripted) -> None:
+    scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "quick"})]))
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "QUICK", requested_by="user", blocking=True))
+    with pytest.raises(SpawnRefused, match="not running"):
+        await other.spawner.cancel(handle.run_id)
+    with pytest.raises(SpawnRefused, match="not running"):
+        await other.spawner.steer(handle.run_id, "too late")
