@@ -79,3 +79,22 @@ async def test_commands_to_a_finished_run_are_refused(runtime: Runtime, other: R
         await other.spawner.cancel(handle.run_id)
     with pytest.raises(SpawnRefused, match="not running"):
         await other.spawner.steer(handle.run_id, "too late")
+
+
+async def test_two_processes_resuming_one_run_start_it_once(runtime: Runtime, other: Runtime, scripted) -> None:
+    """Both read the run as interrupted; the claim is a compare-and-set, so exactly one of them resumes it."""
+    scripted.script(Reply(text="half an answer", when_contains="RESUME-ONCE"), Reply.error(400),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "finished"})], repeat=True))
+    parent = await runtime.launcher.new_session(runtime.profiles.get("generic"))
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "RESUME-ONCE", parent_session_id=parent.id,
+                                                      requested_by="user", blocking=True))
+    assert (await runtime.store.get_run(handle.run_id)).status == RunStatus.FAILED
+    outcomes = await asyncio.gather(runtime.spawner.start_existing(handle.run_id, blocking=True, resume=True),
+                                    other.spawner.start_existing(handle.run_id, blocking=True, resume=True),
+                                    return_exceptions=True)
+    refused = [o for o in outcomes if isinstance(o, SpawnRefused)]
+    started = [o for o in outcomes if not isinstance(o, BaseException)]
+    assert len(refused) == 1 and len(started) == 1, outcomes
+    assert "another process" in str(refused[0])
+    assert started[0].result.status == RunStatus.COMPLETED
+    assert (await runtime.store.get_run(handle.run_id)).options["attempt"] == 1

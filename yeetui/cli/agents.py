@@ -109,6 +109,10 @@ async def _resume(args: argparse.Namespace) -> int:
     if args.wait:
         return await _in_process(args, runtime, lambda rt: rt.spawner.start_existing(run.id, resume=True))
     try:
+        # Claimed before the worker starts, atomically: of two `agents resume` at once, one resumes it.
+        if await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid()) is None:
+            raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is being resumed by another "
+                              "process.")
         pid = await launch_worker(runtime.spawner, run.id, resume=True)
     finally:
         await runtime.close()

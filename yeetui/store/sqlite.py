@@ -276,6 +276,25 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin):
         assert row is not None
         return RunRecord.from_row(row)
 
+    async def claim_run(self, run_id: str, *, status: RunStatus, pid: int | None, new_pid: int,
+                        options: dict[str, Any] | None = None) -> RunRecord | None:
+        """Make the run `queued` for process `new_pid` — only if it is still `status` with `pid` as read
+        (compare-and-set): of two processes starting or resuming one run, exactly one gets it. None: lost."""
+
+        def claim(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            values = {"status": RunStatus.QUEUED.value, "pid": new_pid, "finished_at": None, "error": None}
+            if options is not None:
+                values["options"] = dump_json(options)
+            assignments = ", ".join(f"{name} = ?" for name in values)
+            cursor = conn.execute(f"UPDATE agent_runs SET {assignments} WHERE id = ? AND status = ? AND pid IS ?",
+                                  [*values.values(), run_id, RunStatus(status).value, pid])
+            if cursor.rowcount == 0:
+                return None
+            return self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+
+        row = await self._transaction(f"claim run {run_id}", claim)
+        return None if row is None else RunRecord.from_row(row)
+
     async def allocate_label(self, profile: str) -> str:
         """The next `profile#N` of this data dir, taken for good (atomically, across processes)."""
         return await self._transaction(f"number a {profile!r} run", lambda conn: self._next_label(conn, profile))

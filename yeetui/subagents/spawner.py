@@ -218,7 +218,9 @@ class AgentSpawner:
             # A new ending to deliver; and nobody waits inline for it any more (a blocking parent's tool call
             # ended with the process that ran it), so it is announced.
             opts = opts.but(attempt=opts.attempt + 1, blocking=False)
-        await self.store.update_run(run.id, status=RunStatus.QUEUED, pid=os.getpid(), options=opts.to_json())
+        if await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid(),
+                                      options=opts.to_json()) is None:
+            raise SpawnRefused(f"Run {run.id[:12]} was started by another process meanwhile.")
         timeout = float(opts.timeout or profile.limits.timeout or self.default_timeout)
         has_prompt = not resume and run.status == RunStatus.QUEUED
         return await self._launch(run.id, session, profile, run.prompt if has_prompt else None,
