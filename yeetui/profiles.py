@@ -112,6 +112,9 @@ class Profile(BaseModel):
     """System prompt. In a Markdown profile this is the body below the front matter."""
     model: str | None = Field(None, json_schema_extra={"pattern": _MODEL_PATTERN})
     """Model as `provider/model`, e.g. `anthropic/claude-sonnet-4-6`; None uses the configured default."""
+    model_locked: bool = False
+    """Always run on `model`, whatever a spawn, a workflow or `--model` asks for (e.g. a reviewer that must
+    stay on one model)."""
     thinking: Thinking | None = None
     """Extended-thinking level; None uses the configured default."""
     tools: list[str] | None = None

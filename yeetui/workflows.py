@@ -75,6 +75,9 @@ class Workflow(BaseModel):
     """Workflow name; defaults to the file name without suffix."""
     description: str = ""
     """What the workflow is for."""
+    model: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+/.+$")
+    """Model (`provider/model`) for runs that follow this workflow: below a spawn's or `--model`'s choice,
+    above the profile's."""
     initial: str = ""
     """The step a run starts in; defaults to the first step."""
     steps: list[Step] = Field(min_length=1)

@@ -24,6 +24,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
     runtime = await open_runtime(args)
     try:
         answer_permissions_headless(runtime.bus, approve=args.yes)
+        runtime.launcher.model_override = args.run_model or args.model  # reaches the subagents too
         if args.json:
             runtime.bus.add_listener(lambda e: print(json.dumps(event_to_json(e), default=str), flush=True))
         elif sys.stderr.isatty():

@@ -75,6 +75,8 @@ class RunLauncher:
         self.mailroom = mailroom
         self.slots = slots or RunSlots(store)
         """Run slots shared by every yeetui process on the data dir; headless runs and subagents take one."""
+        self.model_override: str | None = None
+        """`--model` given to this process: every run it starts uses it, subagents included."""
         self.engines: dict[str, RunEngine] = {}
         self.agent_host: AgentHostFactory | None = None
         self._create_provider = create_provider
@@ -102,9 +104,15 @@ class RunLauncher:
 
     # -- what a profile gets -----------------------------------------------------------------------
 
-    def resolve_model(self, profile: Profile, override: str | None = None) -> str:
-        """CLI flag or spawn argument > profile > config default (YEETUI_MODEL feeds the config default)."""
-        model = override or profile.model or self.settings.model
+    def resolve_model(self, profile: Profile, requested: str | None = None) -> str:
+        """The model of a run, first found of: the process's `--model` (`model_override`), the model asked
+        for (a spawn's `model`, the session's `/model`), the profile's workflow's `model`, the profile's
+        `model`, the config default (YEETUI_MODEL feeds it). A profile with `model_locked` keeps its own."""
+        if profile.model_locked and profile.model:
+            return profile.model
+        workflow = self.workflows.get(profile.workflow) if profile.workflow else None
+        model = (self.model_override or requested or (workflow.model if workflow else None) or profile.model
+                 or self.settings.model)
         split_model(model)
         return model
 

@@ -1,0 +1,53 @@
+"""Which model a run uses: `--model` > the spawn's (or session's) choice > the workflow's > the profile's >
+the config default; a profile with `model_locked` keeps its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from yeetui.events import RunStatus
+from yeetui.runtime import Runtime
+
+
+@pytest.fixture
+def project_dir(project_dir: Path) -> Path:
+    agents = project_dir / ".yeetui" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "pinned.md").write_text("---\nname: pinned\ncapabilities: [subtask]\nmodel: anthropic/pinned-1\n"
+                                      "model_locked: true\n---\nYou are pinned.\n")
+    (agents / "flowing.md").write_text("---\nname: flowing\ncapabilities: [subtask]\nmodel: anthropic/profile-1\n"
+                                       "workflow: modelled\n---\nYou follow a workflow.\n")
+    workflows = project_dir / ".yeetui" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "modelled.yaml").write_text("name: modelled\nmodel: anthropic/workflow-1\nsteps:\n"
+                                             "  - name: work\n    exit: {tool: complete}\n")
+    return project_dir
+
+
+def test_the_order_of_model_choices(runtime: Runtime) -> None:
+    launcher, profiles = runtime.launcher, runtime.profiles
+    assert not runtime.warnings, runtime.warnings
+    flowing, pinned, oracle = profiles.get("flowing"), profiles.get("pinned"), profiles.get("oracle")
+    assert launcher.resolve_model(flowing) == "anthropic/workflow-1"            # workflow > profile
+    assert launcher.resolve_model(flowing, "openai/spawned") == "openai/spawned"  # spawn > workflow
+    assert launcher.resolve_model(oracle) == oracle.model or runtime.settings.model
+    launcher.model_override = "openai/cli-flag"
+    assert launcher.resolve_model(flowing, "openai/spawned") == "openai/cli-flag"  # --model > spawn
+    assert launcher.resolve_model(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile
+
+
+async def test_the_cli_model_reaches_the_subagents(runtime: Runtime, scripted) -> None:
+    runtime.launcher.model_override = "anthropic/cli-choice"
+    scripted.script(
+        Reply(tool_calls=[ToolCall("complete", {"output": "done"})], when_contains="[Subagent: oracle#"),
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "CHILD-Q",
+                                                      "model": "anthropic/spawn-choice"})],
+              when_contains="MODEL-PARENT"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "answer"})], when_contains="CHILD-Q"),
+    )
+    result = await runtime.launcher.run_prompt("MODEL-PARENT")
+    assert result.status == RunStatus.COMPLETED, result.error
+    assert {r.model for r in await runtime.store.list_runs()} == {"anthropic/cli-choice"}
