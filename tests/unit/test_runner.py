@@ -183,3 +183,9 @@ async def test_workflow_transition_does_not_end_the_run(scripted, tmp_path: Path
     assert "bash is blocked" in json.dumps(second["messages"][-1])
     assert "Current step: build" in json.dumps(third["system"]) and "the plan" in json.dumps(third["system"])
     assert state is not None and state.state["finished"] is True and state.state["history"] == ["plan"]
+    offered = [[t["name"] for t in r["tools"]] for r in (first, third)]
+    assert "bash" not in offered[0] and "write_file" not in offered[0]  # blocked in `plan`: not offered there
+    assert "read_file" in offered[0] and "complete" in offered[0]
+    assert "bash" in offered[1] and "write_file" in offered[1]  # `build` allows them
+    checkpoint = json.dumps(third["messages"][-1])
+    assert "goes on in workflow step 'build'" in checkpoint and "Run completed" not in checkpoint

@@ -141,7 +141,10 @@ class Runner:
 
     async def _model_turn(self, spec: RunSpec, result: RunResult, history: list[Message]) -> Message:
         provider, bare_model = self.providers(spec.model)
-        tools = [self.executor.registry.get(name).spec() for name in spec.tools]
+        offered = spec.tools
+        if spec.workflow is not None:  # the current step's blocked tools are not offered (they would be refused)
+            offered = [name for name in offered if spec.workflow.check_tool(name) is None]
+        tools = [self.executor.registry.get(name).spec() for name in offered]
         system = spec.system_prompt
         if spec.workflow is not None:  # rebuilt every turn: the current step changes what the model is told
             system += "\n\n# Workflow\n" + spec.workflow.instructions()

@@ -67,7 +67,11 @@ class ToolExecutor:
             omitted = len(content) - self.output_cap
             content = content[: self.output_cap] + f"\n[output truncated: {omitted} characters omitted]"
         if state.workflow is not None:
-            state.workflow.after_tool(call.name, call.arguments, output.is_error)
+            left = state.workflow.step
+            moved_to = state.workflow.after_tool(call.name, call.arguments, output.is_error)
+            if moved_to is not None:  # a checkpoint, not the end: say so (an exit tool's own text would not)
+                content = (f"Step '{left}' is done; the run goes on in workflow step '{moved_to}'. Its "
+                           "instructions are in your system prompt.")
         self.bus.publish(ToolCallFinished(state.run_id, state.session_id, call.id, call.name, content,
                                           output.is_error))
         part = ToolResultPart(call_id=call.id, name=call.name, content=content, is_error=output.is_error)
