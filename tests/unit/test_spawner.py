@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.processes import gone
 from yeetui.events import InboxItemAdded, RunStatus
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
@@ -195,22 +195,10 @@ async def test_cancelling_parent_cancels_children_and_their_bash(runtime: Runtim
     assert {r.profile: r.status for r in runs} == {"generic": RunStatus.CANCELLED}
     assert all(r.status == RunStatus.CANCELLED for r in runs)
     for _ in range(100):  # killed at once; being reaped (it is an orphan now) can take a moment on a busy box
-        if _gone(sleeper):
+        if gone(sleeper):
             break
         await asyncio.sleep(0.05)
-    assert _gone(sleeper), f"the child's `sleep 60` (pid {sleeper}) outlived the cancelled parent"
-
-
-def _gone(pid: int) -> bool:
-    """The process no longer runs: it does not exist, or it is a zombie waiting to be reaped."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
+    assert gone(sleeper), f"the child's `sleep 60` (pid {sleeper}) outlived the cancelled parent"
 
 
 async def test_steering_reaches_child_at_next_turn(runtime: Runtime, scripted) -> None:

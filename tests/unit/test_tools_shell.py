@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import gone
 from yeetui.errors import ToolError
 from yeetui.system import sandbox
 from yeetui.tools.base import ToolContext, ToolOutput, ToolSettings
@@ -182,7 +183,7 @@ async def test_cancel_while_the_output_pipe_is_set_up_still_kills_the_command(tm
     with pytest.raises(asyncio.CancelledError):
         await task
     # Killed at once; reaping the orphan is up to init, which a busy machine may take a moment over.
-    assert await _polled(lambda: _gone(sleeper_pid)), f"`sleep 60` (pid {sleeper_pid}) outlived the cancel"
+    assert await _polled(lambda: gone(sleeper_pid)), f"`sleep 60` (pid {sleeper_pid}) outlived the cancel"
 
 
 async def _polled(condition, seconds: float = 30.0) -> bool:
@@ -192,15 +193,3 @@ async def _polled(condition, seconds: float = 30.0) -> bool:
             return True
         await asyncio.sleep(0.01)
     return condition()
-
-
-def _gone(pid: int) -> bool:
-    """The process no longer runs: it does not exist, or it is a zombie waiting to be reaped."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
