@@ -272,6 +272,28 @@ async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtim
     assert len(scripted.requests) == 1 and "BUILT-WHILE-AWAY" in scripted.requests[0].text
 
 
+async def test_resume_supersedes_an_interrupted_child_it_starts_again(runtime: Runtime, scripted) -> None:
+    """The step of a child that was interrupted starts again with a new child; the old run is ended as
+    superseded, so it no longer shows as something to resume."""
+    store = runtime.store
+    session = await runtime.launcher.new_session(runtime.profiles.get("orchestrator"))
+    run = await store.create_run(session_id=session.id, profile="orchestrator", model="anthropic/x",
+                                 prompt="GOAL-9", label="orchestrator#1")
+    child_session = await store.create_session(profile="builder", parent_id=session.id)
+    child = await store.create_run(session_id=child_session.id, profile="builder", model="anthropic/x",
+                                   prompt="build", parent_run_id=run.id, label="builder#1")
+    await store.update_run(child.id, status=RunStatus.INTERRUPTED, error="its process died")
+    steps = [{"id": "plan", "profile": "planner", "task": "plan it", "status": "done", "attempts": 1},
+             {"id": "build", "profile": "builder", "task": "build it", "status": "running", "attempts": 1,
+              "run_id": child.id, "session_id": child_session.id, "label": "builder#1"}]
+    await store.save_workflow_state(run.id, "orchestrator", {"goal": "GOAL-9", "steps": steps, "events": []})
+    scripted.script(Reply(tool_calls=[_complete("BUILT-AGAIN")], when_contains="build it"))
+    resumed = await runtime.spawner.start_existing(run.id, resume=True)
+    assert resumed.result.status == RunStatus.COMPLETED, resumed.result.error
+    old = await store.get_run(child.id)
+    assert old.status == RunStatus.CANCELLED and "superseded" in (old.error or "")
+
+
 async def test_progress_goes_to_the_parent_session(runtime: Runtime, scripted) -> None:
     primary = await runtime.launcher.new_session(runtime.profiles.get("generic"))
     scripted.script(

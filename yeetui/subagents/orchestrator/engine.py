@@ -170,6 +170,11 @@ class Orchestrator:
                     continue
                 step.status = "pending"
                 ended = run.status.value if run else "never registered"
+                if run is not None and run.status not in (RunStatus.COMPLETED, RunStatus.CANCELLED):
+                    # The step starts again with a new child; the old one must not linger as resumable.
+                    await self.store.update_run(run.id, status=RunStatus.CANCELLED,
+                                                error=f"superseded: step {step.id!r} of {self.spec.label} started "
+                                                "again with a new child")
                 await self._transition(step, "resumed", f"was interrupted ({ended}); it starts again")
             elif step.status == "blocked" and step.verdict == "request_changes":
                 step.status, step.fixes = "done", 0  # the user resumed: another round of fixes
