@@ -33,7 +33,7 @@ def test_the_order_of_model_choices(runtime: Runtime) -> None:
     flowing, pinned, oracle = profiles.get("flowing"), profiles.get("pinned"), profiles.get("oracle")
     assert launcher.resolve_model(flowing) == "anthropic/workflow-1"            # workflow > profile
     assert launcher.resolve_model(flowing, "openai/spawned") == "openai/spawned"  # spawn > workflow
-    assert launcher.resolve_model(oracle) == oracle.model or runtime.settings.model
+    assert launcher.resolve_model(oracle) == (oracle.model or runtime.settings.model)
     launcher.model_override = "openai/cli-flag"
     assert launcher.resolve_model(flowing, "openai/spawned") == "openai/cli-flag"  # --model > spawn
     assert launcher.resolve_model(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile

@@ -251,23 +251,31 @@ async def test_cancel_mid_review_then_resume_never_reruns_finished_steps(scripte
         await second.close()
 
 
-async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtime: Runtime, scripted) -> None:
+async def _stopped_in_build(runtime: Runtime, goal: str, *, review: bool, **child_end) -> tuple[str, str]:
+    """An orchestrator run whose saved state has `plan` done and `build` running, as a process left it when
+    it stopped; the builder child run ended as `child_end` says. Returns (orchestrator run, child run)."""
     store = runtime.store
     session = await runtime.launcher.new_session(runtime.profiles.get("orchestrator"))
     run = await store.create_run(session_id=session.id, profile="orchestrator", model="anthropic/x",
-                                 prompt="GOAL-8", label="orchestrator#1")
+                                 prompt=goal, label="orchestrator#1")
     child_session = await store.create_session(profile="builder", parent_id=session.id)
     child = await store.create_run(session_id=child_session.id, profile="builder", model="anthropic/x",
                                    prompt="build", parent_run_id=run.id, label="builder#1")
-    await store.update_run(child.id, status=RunStatus.COMPLETED,
-                           result={"output": "BUILT-WHILE-AWAY", "status": "success", "files_modified": ["u.py"]})
+    await store.update_run(child.id, **child_end)
     steps = [{"id": "plan", "profile": "planner", "task": "plan it", "status": "done", "attempts": 1},
              {"id": "build", "profile": "builder", "task": "build it", "status": "running", "attempts": 1,
-              "run_id": child.id, "session_id": child_session.id, "label": "builder#1"},
-             {"id": "review", "profile": "reviewer", "task": "review it", "depends_on": ["build"]}]
-    await store.save_workflow_state(run.id, "orchestrator", {"goal": "GOAL-8", "steps": steps, "events": []})
+              "run_id": child.id, "session_id": child_session.id, "label": "builder#1"}]
+    if review:
+        steps.append({"id": "review", "profile": "reviewer", "task": "review it", "depends_on": ["build"]})
+    await store.save_workflow_state(run.id, "orchestrator", {"goal": goal, "steps": steps, "events": []})
+    return run.id, child.id
+
+
+async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtime: Runtime, scripted) -> None:
+    run, _ = await _stopped_in_build(runtime, "GOAL-8", review=True, status=RunStatus.COMPLETED, result={
+        "output": "BUILT-WHILE-AWAY", "status": "success", "files_modified": ["u.py"]})
     scripted.script(Reply(tool_calls=[_complete("Approve.", **APPROVE)], when_contains=REVIEWER))
-    resumed = await runtime.spawner.start_existing(run.id, resume=True)
+    resumed = await runtime.spawner.start_existing(run, resume=True)
     assert resumed.result.status == RunStatus.COMPLETED, resumed.result.error
     assert len(scripted.requests) == 1 and "BUILT-WHILE-AWAY" in scripted.requests[0].text
 
@@ -275,22 +283,12 @@ async def test_resume_takes_the_result_of_a_child_that_finished_meanwhile(runtim
 async def test_resume_supersedes_an_interrupted_child_it_starts_again(runtime: Runtime, scripted) -> None:
     """The step of a child that was interrupted starts again with a new child; the old run is ended as
     superseded, so it no longer shows as something to resume."""
-    store = runtime.store
-    session = await runtime.launcher.new_session(runtime.profiles.get("orchestrator"))
-    run = await store.create_run(session_id=session.id, profile="orchestrator", model="anthropic/x",
-                                 prompt="GOAL-9", label="orchestrator#1")
-    child_session = await store.create_session(profile="builder", parent_id=session.id)
-    child = await store.create_run(session_id=child_session.id, profile="builder", model="anthropic/x",
-                                   prompt="build", parent_run_id=run.id, label="builder#1")
-    await store.update_run(child.id, status=RunStatus.INTERRUPTED, error="its process died")
-    steps = [{"id": "plan", "profile": "planner", "task": "plan it", "status": "done", "attempts": 1},
-             {"id": "build", "profile": "builder", "task": "build it", "status": "running", "attempts": 1,
-              "run_id": child.id, "session_id": child_session.id, "label": "builder#1"}]
-    await store.save_workflow_state(run.id, "orchestrator", {"goal": "GOAL-9", "steps": steps, "events": []})
+    run, child = await _stopped_in_build(runtime, "GOAL-9", review=False, status=RunStatus.INTERRUPTED,
+                                         error="its process died")
     scripted.script(Reply(tool_calls=[_complete("BUILT-AGAIN")], when_contains="build it"))
-    resumed = await runtime.spawner.start_existing(run.id, resume=True)
+    resumed = await runtime.spawner.start_existing(run, resume=True)
     assert resumed.result.status == RunStatus.COMPLETED, resumed.result.error
-    old = await store.get_run(child.id)
+    old = await runtime.store.get_run(child)
     assert old.status == RunStatus.CANCELLED and "superseded" in (old.error or "")
 
 

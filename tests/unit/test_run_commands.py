@@ -98,3 +98,12 @@ async def test_two_processes_resuming_one_run_start_it_once(runtime: Runtime, ot
     assert "another process" in str(refused[0])
     assert started[0].result.status == RunStatus.COMPLETED
     assert (await runtime.store.get_run(handle.run_id)).options["attempt"] == 1
+
+
+async def test_a_run_of_this_process_that_is_not_a_subagent_is_refused(runtime: Runtime) -> None:
+    """A command posted for a run this very process executes outside the spawner would never be picked up."""
+    session = await runtime.launcher.new_session(runtime.profiles.get("generic"))
+    run = await runtime.store.create_run(session_id=session.id, profile="generic", model="anthropic/x",
+                                         prompt="primary", status=RunStatus.RUNNING)
+    with pytest.raises(SpawnRefused, match="not a subagent"):
+        await runtime.spawner.cancel(run.id)

@@ -162,3 +162,24 @@ async def test_a_run_resumed_by_another_process_replaces_its_stale_slot(store: S
     async with asyncio.timeout(10):
         await slots.acquire("resumed")
     assert slots.holds("resumed") and await store.slot_counts() == {"held": 1}
+
+
+async def test_a_cancel_right_after_queueing_leaves_the_queue(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queue row is committed, the cancel lands before `acquire` goes on: the row must still go."""
+    queued = asyncio.Event()
+    original = store.queue_for_slot
+
+    async def queue_then_stall(run_id: str, **kw) -> None:
+        await original(run_id, **kw)
+        queued.set()
+        await asyncio.Event().wait()  # the cancel arrives here, after the commit
+
+    monkeypatch.setattr(store, "queue_for_slot", queue_then_stall)
+    slots = RunSlots(store, limit=1)
+    waiter = asyncio.create_task(slots.acquire("early"))
+    await queued.wait()
+    assert await store.slot_counts() == {"waiting": 1}
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert await store.slot_counts() == {}

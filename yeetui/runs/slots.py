@@ -5,7 +5,7 @@ slots are rows in the store (`yeetui.store.coordination`), so the cap and the or
 processes run — a TUI, `yeetui run`, detached workers — and the slots of a process that died are taken
 back. Within one process a release wakes the waiters at once; a release elsewhere is seen by polling.
 A run that blocks on its child lends its slot (`lend`) and gets it back before anyone queued later
-(`reclaim`), so nested spawns never deadlock the cap.
+(`acquire` again), so nested spawns never deadlock the cap.
 """
 
 from __future__ import annotations
@@ -33,18 +33,12 @@ class RunSlots:
         return run_id in self._held
 
     async def acquire(self, run_id: str) -> None:
-        """Wait for a slot in queue order. Cancelled (a timeout while queued), the run leaves the queue."""
-        await self.store.queue_for_slot(run_id)
-        await self._wait_turn(run_id)
-
-    async def reclaim(self, run_id: str) -> None:
-        """Take back a lent slot, ahead of runs queued after this one."""
-        await self.store.queue_for_slot(run_id)
-        await self._wait_turn(run_id)
-
-    async def _wait_turn(self, run_id: str) -> None:
+        """Wait for a slot in queue order; a run taking back the slot it lent keeps its place, ahead of runs
+        queued after it. Cancelled (a timeout while queued), the run leaves the queue."""
         delay = POLL_FIRST
         try:
+            # Inside the try: a cancel landing while the queue write commits must still leave the queue.
+            await self.store.queue_for_slot(run_id)
             while True:
                 # Registered before looking, so a release between the look and the wait is not missed.
                 freed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -60,6 +54,7 @@ class RunSlots:
                     self._waiters.discard(freed)
         except BaseException:
             await asyncio.shield(self.store.release_slot(run_id))
+            self._wake()  # it may have taken a slot in the moment it was cancelled
             raise
         self._held.add(run_id)
 

@@ -94,6 +94,13 @@ class CommandsMixin:
         if not wanted:
             return []
         marks = ", ".join("?" * len(wanted))
+        # Polled every fraction of a second while runs stream: look on the reader connection first, and
+        # take the writer's lock only when there is something to take.
+        waiting = await self._one("look for run commands",  # type: ignore[attr-defined]
+                                  f"SELECT 1 FROM run_commands WHERE taken_at IS NULL AND run_id IN ({marks}) LIMIT 1",
+                                  wanted)
+        if waiting is None:
+            return []
 
         def take(conn: sqlite3.Connection) -> list[RunCommand]:
             rows = conn.execute(f"SELECT id, run_id, kind, body, sender FROM run_commands WHERE taken_at IS NULL"

@@ -194,7 +194,7 @@ class AgentSpawner:
         try:
             return await task
         finally:
-            await asyncio.shield(self.slots.reclaim(parent_run_id))
+            await asyncio.shield(self.slots.acquire(parent_run_id))
 
     async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
         """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
@@ -363,6 +363,8 @@ class AgentSpawner:
         run = await self.store.get_run(run_id)
         if run is None or run.status.is_final or not process_running(run.pid):
             raise SpawnRefused(f"Run {run_id} is not running (it may have finished).")
+        if not run.options:  # a conversation's own run, executed outside any spawner: nobody would pick it up
+            raise SpawnRefused(f"Run {run_id} is a conversation's own run, not a subagent; interrupt it there.")
         await self.store.post_run_command(run.id, kind, body, sender=sender)
 
     def _ensure_command_pump(self) -> None:
