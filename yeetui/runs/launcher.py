@@ -203,7 +203,7 @@ class RunLauncher:
             session_id=session.id, profile=profile.name, label=label or profile.name, model=model,
             system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth),
             tool_context=ToolContext(binding=binding, session_id=session.id, run_id=run_id, settings=tool_settings,
-                                     agents=agents),
+                                     agents=agents, processes=self.store.process_log(run_id)),
             permissions=Permissions.merge(Permissions.from_config(self.settings.permissions),
                                           Permissions.from_config(profile.permissions)),
             prompt=prompt, thinking=profile.thinking or self.settings.thinking or "off",

@@ -1,5 +1,6 @@
 """What yeetui processes sharing one data dir coordinate through: run slots (how many runs execute at once,
-in queue order) and run commands (cancel, abort, steer a run that another process executes).
+in queue order), run commands (cancel, abort, steer a run that another process executes) and the process
+groups of running commands (ended by the next process to recover when their yeetui process was killed).
 
 Each step is one write transaction (BEGIN IMMEDIATE), so processes racing for the last slot cannot both
 take it. Rows of processes that are gone are reclaimed by whichever process takes a slot next.
@@ -7,13 +8,17 @@ take it. Rows of processes that are gone are reclaimed by whichever process take
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from yeetui.errors import StoreError
 from yeetui.store.liveness import pid_alive
 from yeetui.store.records import utcnow
+
+log = logging.getLogger(__name__)
 
 
 class SlotsMixin:
@@ -120,3 +125,71 @@ class RunCommand:
     kind: str
     body: str
     sender: str
+
+
+@dataclass(frozen=True)
+class LeftoverProcess:
+    """A command's process group whose yeetui process is gone."""
+
+    pgid: int
+    leader_start: int | None
+    run_id: str | None
+
+
+class ToolProcessesMixin:
+    """The process groups of running commands (see 0006_tool_processes.sql)."""
+
+    async def note_tool_process(self, run_id: str, pgid: int, leader_start: int | None, *,
+                                owner_pid: int | None = None) -> None:
+        owner = os.getpid() if owner_pid is None else owner_pid
+
+        def note(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT OR REPLACE INTO tool_processes (owner_pid, pgid, leader_start, run_id, created_at)"
+                         " VALUES (?, ?, ?, ?, ?)", (owner, pgid, leader_start, run_id or None, utcnow()))
+
+        await self._transaction(f"note process group {pgid}", note)  # type: ignore[attr-defined]
+
+    async def forget_tool_process(self, pgid: int) -> None:
+        def forget(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM tool_processes WHERE owner_pid = ? AND pgid = ?", (os.getpid(), pgid))
+
+        await self._transaction(f"forget process group {pgid}", forget)  # type: ignore[attr-defined]
+
+    async def take_leftover_processes(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[LeftoverProcess]:
+        """The groups whose yeetui process is gone, removed in the same transaction: of several processes
+        recovering at once, one ends each group."""
+
+        def take(conn: sqlite3.Connection) -> list[LeftoverProcess]:
+            me = os.getpid()
+            rows = [r for r in conn.execute("SELECT * FROM tool_processes").fetchall()
+                    if r["owner_pid"] != me and not is_alive(r["owner_pid"])]
+            for row in rows:
+                conn.execute("DELETE FROM tool_processes WHERE owner_pid = ? AND pgid = ?",
+                             (row["owner_pid"], row["pgid"]))
+            return [LeftoverProcess(r["pgid"], r["leader_start"], r["run_id"]) for r in rows]
+
+        return await self._transaction("take leftover process groups", take)  # type: ignore[attr-defined]
+
+    def process_log(self, run_id: str) -> RunProcessLog:
+        return RunProcessLog(self, run_id)
+
+
+class RunProcessLog:
+    """One run's `yeetui.tools.base.ProcessLog`, kept in the store. Noting is best effort: a store error
+    is logged and the command still runs (it is ended in-process as always; only crash recovery needs this)."""
+
+    def __init__(self, store: ToolProcessesMixin, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+
+    async def started(self, pgid: int, leader_start: int | None) -> None:
+        try:
+            await self.store.note_tool_process(self.run_id, pgid, leader_start)
+        except StoreError as exc:
+            log.warning("could not note process group %s of run %s: %s", pgid, self.run_id, exc)
+
+    async def ended(self, pgid: int) -> None:
+        try:
+            await self.store.forget_tool_process(pgid)
+        except StoreError as exc:
+            log.warning("could not forget process group %s of run %s: %s", pgid, self.run_id, exc)

@@ -10,6 +10,7 @@ at the start of its next turn, and the end of the run flushes whatever is left. 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import defaultdict
 from typing import Any
 
@@ -19,7 +20,10 @@ from yeetui.messages import Message
 from yeetui.runs.spec import RunOptions
 from yeetui.store import Store
 from yeetui.store.records import InboxItem
+from yeetui.system.processes import kill_leftover_group
 from yeetui.text import cap
+
+log = logging.getLogger(__name__)
 
 ANNOUNCE_CAP = 3000
 """Characters of a child's output quoted in an announcement."""
@@ -109,7 +113,11 @@ class Delivery:
         """After a crash: runs left running by a dead process become interrupted and are delivered like any
         other ending; announcements recorded but never made are made now. Every front end and command that
         finds such runs comes through here, so the parent hears of each exactly once, whichever runs first.
-        The ending is announced even for a blocking spawn: the parent's waiting tool call died with it."""
+        The ending is announced even for a blocking spawn: the parent's waiting tool call died with it.
+        Commands the dead process had running are ended first, so nothing of a killed run keeps going."""
+        for leftover in await self.store.take_leftover_processes():
+            if kill_leftover_group(leftover.pgid, leftover.leader_start):
+                log.info("ended process group %s left running by run %s", leftover.pgid, leftover.run_id)
         for run in await self.store.mark_interrupted():
             options = RunOptions.of(run)
             if options.parent_session_id and options.deliver:

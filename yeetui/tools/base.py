@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
@@ -27,6 +27,14 @@ class ToolSettings:
     """Bytes `read_file` returns at most."""
 
 
+class ProcessLog(Protocol):
+    """Where the process groups a tool starts are noted while they may run (the store, for crash recovery)."""
+
+    async def started(self, pgid: int, leader_start: int | None) -> None: ...
+
+    async def ended(self, pgid: int) -> None: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool may touch: everything is explicit, nothing global (concurrent runs share no cwd)."""
@@ -39,6 +47,7 @@ class ToolContext:
     """Environment for subprocesses; None means a scrubbed copy of os.environ (see tools.shell)."""
     agents: Any = None
     """The calling run's `yeetui.subagents.host.AgentHost` when it may use agent tools; None otherwise."""
+    processes: ProcessLog | None = None
 
 
 @dataclass(frozen=True)

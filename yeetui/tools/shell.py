@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import contextlib
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,15 +24,13 @@ from pydantic import Field
 from yeetui.errors import ToolError
 from yeetui.redact import redact, secret_values_from_env
 from yeetui.system import sandbox
+from yeetui.system.processes import KILL_GRACE, group_alive, kill_group, start_ticks
 from yeetui.text import clip, one_line
-from yeetui.tools.base import Tool, ToolContext, ToolOutput
+from yeetui.tools.base import ProcessLog, Tool, ToolContext, ToolOutput
 from yeetui.tools.files import StrictArgs
 
 SECRET_NAME_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
-KILL_GRACE = 2.0
-"""Seconds between SIGTERM and SIGKILL for the process group."""
 _CHUNK = 65536
-_POLL = 0.05
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -68,81 +64,6 @@ class _Capture:
             return self.head + self.tail
         omitted = self.total - len(self.head) - len(self.tail)
         return f"{self.head}\n[output truncated: {omitted} characters omitted]\n{self.tail}"
-
-
-def _group_members(pgid: int) -> list[int] | None:
-    """Non-zombie processes in group `pgid`, or None when /proc cannot tell."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return None
-    members = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            members.append(int(entry.name))
-    return members
-
-
-def _group_alive(pgid: int) -> bool:
-    members = _group_members(pgid)
-    if members is not None:
-        return bool(members)
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-def _signal_member(pid: int, pgid: int, sig: signal.Signals) -> None:
-    """Signal one process through a pidfd, after checking it is still in the group (no pid reuse race)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (OSError, AttributeError):
-        return
-    try:
-        if os.getpgid(pid) == pgid:
-            signal.pidfd_send_signal(fd, sig)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-async def _wait_gone(pgid: int, seconds: float, keep: int | None = None) -> None:
-    """Poll until the group is empty (or only `keep` is left); nothing signals a group's end."""
-    for _ in range(max(int(seconds / _POLL), 1)):
-        members = _group_members(pgid)
-        gone = not _group_alive(pgid) if members is None else set(members) <= {keep}
-        if gone:
-            return
-        await asyncio.sleep(_POLL)
-
-
-async def kill_group(pgid: int, grace: float = KILL_GRACE) -> None:
-    """SIGTERM the group, wait up to `grace` seconds for it to go, then SIGKILL whatever is left.
-
-    While the leader (bash) lives, its children are signalled first so that bash reaps them: an
-    orphan's zombie is left to init, and some container inits never reap.
-    """
-    members = _group_members(pgid) or []
-    if pgid in members and len(members) > 1:
-        for pid in members:
-            if pid != pgid:
-                _signal_member(pid, pgid, signal.SIGTERM)
-        await _wait_gone(pgid, min(grace, 0.3), keep=pgid)
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    await _wait_gone(pgid, grace)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 ACTIVITY_CHARS = 41
@@ -183,7 +104,7 @@ class BashTool(Tool):
                                          mechanism=mechanism)
         try:
             exit_code, output, timed_out = await self._execute(argv, binding.cwd, env, timeout,
-                                                               settings.output_cap)
+                                                               settings.output_cap, ctx.processes)
         finally:
             if private_tmp:
                 shutil.rmtree(private_tmp, ignore_errors=True)
@@ -212,8 +133,11 @@ class BashTool(Tool):
 
     @staticmethod
     async def _execute(argv: list[str], cwd: Path, env: dict[str, str], seconds: float,
-                       cap: int) -> tuple[int | None, str, bool]:
+                       cap: int, log: ProcessLog | None = None) -> tuple[int | None, str, bool]:
         """Run argv in a new session; returns (exit code or None when killed, output, timed_out).
+
+        The group is written to `log` while it may run, so that if yeetui is killed outright the next
+        yeetui process to recover ends it.
 
         The output pipe is ours (not asyncio's), so waiting for bash does not wait for the pipe to close
         (a background job may hold it), and the pipe can be closed even if an escaped process holds it.
@@ -229,6 +153,22 @@ class BashTool(Tool):
             raise ToolError(f"bash could not start in {cwd}: {exc.strerror or exc}.") from exc
         finally:
             os.close(write_fd)
+        try:
+            if log is not None:
+                await log.started(proc.pid, start_ticks(proc.pid))
+        except BaseException:
+            os.close(read_fd)
+            await asyncio.shield(kill_group(proc.pid))
+            raise
+        try:
+            return await BashTool._collect(proc, read_fd, seconds, cap)
+        finally:
+            if log is not None:
+                await asyncio.shield(log.ended(proc.pid))
+
+    @staticmethod
+    async def _collect(proc: asyncio.subprocess.Process, read_fd: int, seconds: float,
+                       cap: int) -> tuple[int | None, str, bool]:
         capture = _Capture(cap)
         stream = asyncio.StreamReader()
         try:
@@ -253,7 +193,7 @@ class BashTool(Tool):
             except TimeoutError:
                 timed_out = True
                 await kill_group(proc.pid)
-            if _group_alive(proc.pid):  # background jobs outlived bash: end them too
+            if group_alive(proc.pid):  # background jobs outlived bash: end them too
                 await kill_group(proc.pid, grace=0.5)
             # A process that left the group with setsid may still hold the pipe; stop reading then.
             await asyncio.wait({reader}, timeout=KILL_GRACE)

@@ -1,0 +1,135 @@
+"""Commands a killed yeetui left running: recorded while they run, ended by whichever process recovers next,
+and never an unrelated process that happens to have the recorded pid."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.processes import gone
+from yeetui.bus import Bus
+from yeetui.store import Store
+from yeetui.subagents.inbox import Delivery
+from yeetui.system.processes import kill_leftover_group, start_ticks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+OWNER = """
+import asyncio, sys
+from pathlib import Path
+from yeetui.store import Store
+from yeetui.tools.base import ToolContext
+from yeetui.tools.shell import BashArgs, BashTool
+from yeetui.workspace import WorkspaceBinding
+
+async def main(db, cwd, marker):
+    store = await Store.open(Path(db))
+    ctx = ToolContext(binding=WorkspaceBinding(cwd=Path(cwd)), run_id="run-1",
+                      processes=store.process_log("run-1"))
+    await BashTool().run(BashArgs(command=f"echo $$ > {marker}.pid; sleep 300 & sleep 301; wait"), ctx)
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+def _wait(predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.02)
+
+
+def _members(pgid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+async def _recover(db: Path) -> list:
+    async with await Store.open(db) as store:
+        await Delivery(store, Bus()).recover()
+        return await store.take_leftover_processes()
+
+
+async def _migrate(db: Path) -> None:
+    async with await Store.open(db):
+        pass
+
+
+def test_a_killed_owner_s_command_group_is_ended_by_the_next_recovery(tmp_path: Path) -> None:
+    db = tmp_path / "yeetui.db"
+    asyncio.run(_migrate(db))
+    marker = tmp_path / "cmd"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(db), str(tmp_path), str(marker)], env=env)
+    pid_file = Path(f"{marker}.pid")
+    _wait(lambda: pid_file.exists() and pid_file.read_text().strip() and len(_members(int(pid_file.read_text()))) == 3)
+    pgid = int(pid_file.read_text())
+    os.kill(owner.pid, signal.SIGKILL)
+    owner.wait()
+    assert len(_members(pgid)) == 3, "the command's group outlives its killed owner (the case to recover)"
+
+    assert asyncio.run(_recover(db)) == []  # the recovery took the record: one recovery ends each group
+    _wait(lambda: not _members(pgid), timeout=10)
+
+
+async def test_a_command_that_ended_normally_leaves_no_record(tmp_path: Path) -> None:
+    from yeetui.tools.base import ToolContext
+    from yeetui.tools.shell import BashArgs, BashTool
+    from yeetui.workspace import WorkspaceBinding
+
+    async with await Store.open(tmp_path / "yeetui.db") as store:
+        ctx = ToolContext(binding=WorkspaceBinding(cwd=tmp_path), run_id="r",
+                          processes=store.process_log("r"))
+        out = await BashTool().run(BashArgs(command="echo hi"), ctx)
+        assert "hi" in out.content
+        assert await store.take_leftover_processes(is_alive=lambda pid: False) == []
+
+
+async def _note_and_take(db: Path, pgid: int, leader_start: int) -> list:
+    async with await Store.open(db) as store:
+        await store.note_tool_process("r", pgid, leader_start, owner_pid=999_999_999)  # an owner that is gone
+        return await store.take_leftover_processes()
+
+
+def test_a_group_whose_leader_pid_was_reused_is_left_alone(tmp_path: Path) -> None:
+    unrelated = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        real_start = start_ticks(unrelated.pid)
+        assert real_start is not None
+        # Recorded for a leader that started at another time: the pid now belongs to someone else.
+        (leftover,) = asyncio.run(_note_and_take(tmp_path / "yeetui.db", unrelated.pid, real_start - 100))
+        assert leftover.pgid == unrelated.pid
+        assert kill_leftover_group(leftover.pgid, leftover.leader_start) is False
+        assert kill_leftover_group(unrelated.pid, None) is False  # no start time recorded: not provably ours
+        assert unrelated.poll() is None
+        assert kill_leftover_group(unrelated.pid, real_start) is True
+        assert unrelated.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if unrelated.poll() is None:
+            unrelated.kill()
+            unrelated.wait()
+
+
+def test_a_group_whose_leader_exited_is_ended_through_its_members(tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    leader = subprocess.Popen(["bash", "-c", f"sleep 300 & echo $! > {marker}; exit 0"], start_new_session=True)
+    leader.wait()
+    _wait(lambda: marker.exists() and marker.read_text().strip())
+    child = int(marker.read_text())
+    assert not gone(child)
+    assert kill_leftover_group(leader.pid, 12345) is True  # the leader's start no longer matters: it is gone
+    _wait(lambda: gone(child), timeout=10)

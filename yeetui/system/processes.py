@@ -1,0 +1,134 @@
+"""Process groups from the outside: who is in one, ending one, and ending one a dead yeetui left behind.
+
+Every command an agent runs gets a process group of its own. While yeetui lives it ends each group itself
+(`kill_group`). When yeetui is killed outright, the groups it started are recorded in the store with their
+leader's start time, and whichever yeetui process recovers next ends them (`kill_leftover_group`); the start
+time tells a leader still ours from an unrelated process that was given the same pid since.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+KILL_GRACE = 2.0
+"""Seconds between SIGTERM and SIGKILL for the process group."""
+_POLL = 0.05
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name (field 3 onwards), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def start_ticks(pid: int) -> int | None:
+    """When the process started, in clock ticks since boot (/proc stat field 22); None when unknown."""
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[19]) if fields else None
+    except (IndexError, ValueError):
+        return None
+
+
+def kill_leftover_group(pgid: int, leader_start: int | None) -> bool:
+    """SIGKILL group `pgid`, started by a yeetui process that is gone, unless it is no longer that group.
+
+    The group is still the one recorded when its leader runs with the recorded start time, or when the leader
+    has exited and members remain (no new process may take a pid that is still some group's id). A leader
+    with another start time is an unrelated process that reused the pid: it is left alone, as is any group
+    whose leader's start cannot be read. Returns whether a signal was sent.
+    """
+    if pgid <= 1 or pgid == os.getpgrp():
+        return False
+    leader = _stat_fields(pgid)
+    if leader is not None and leader[0] not in ("Z", "X"):
+        if leader_start is None or start_ticks(pgid) != leader_start or int(leader[2]) != pgid:
+            return False
+    elif not group_alive(pgid):
+        return False
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _group_members(pgid: int) -> list[int] | None:
+    """Non-zombie processes in group `pgid`, or None when /proc cannot tell."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return None
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def group_alive(pgid: int) -> bool:
+    members = _group_members(pgid)
+    if members is not None:
+        return bool(members)
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _signal_member(pid: int, pgid: int, sig: signal.Signals) -> None:
+    """Signal one process through a pidfd, after checking it is still in the group (no pid reuse race)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return
+    try:
+        if os.getpgid(pid) == pgid:
+            signal.pidfd_send_signal(fd, sig)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+async def _wait_gone(pgid: int, seconds: float, keep: int | None = None) -> None:
+    """Poll until the group is empty (or only `keep` is left); nothing signals a group's end."""
+    for _ in range(max(int(seconds / _POLL), 1)):
+        members = _group_members(pgid)
+        gone = not group_alive(pgid) if members is None else set(members) <= {keep}
+        if gone:
+            return
+        await asyncio.sleep(_POLL)
+
+
+async def kill_group(pgid: int, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the group, wait up to `grace` seconds for it to go, then SIGKILL whatever is left.
+
+    While the leader (bash) lives, its children are signalled first so that bash reaps them: an
+    orphan's zombie is left to init, and some container inits never reap.
+    """
+    members = _group_members(pgid) or []
+    if pgid in members and len(members) > 1:
+        for pid in members:
+            if pid != pgid:
+                _signal_member(pid, pgid, signal.SIGTERM)
+        await _wait_gone(pgid, min(grace, 0.3), keep=pgid)
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    await _wait_gone(pgid, grace)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
