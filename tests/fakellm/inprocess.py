@@ -229,6 +229,9 @@ class ScriptedProvider:
         record = llm._begin(self._api, "POST", _PATHS[self._api], {}, body, text)
         try:
             ops = self._answer(record, body, text)
+            for op in ops:
+                if op.kind == "hold":
+                    await llm.until_requests(op.data, timeout=60)
             record.status = next((op.status for op in ops if op.kind == "status"), 200)
             replay = self._anthropic(ops) if self._api == "anthropic" else self._openai(ops)
             async for item in replay:
@@ -250,6 +253,8 @@ class ScriptedProvider:
             wire.send_error(sink, 500, f"fake LLM: no scripted reply for request {record.number}")
         else:
             record.reply_index, reply = picked
+            if reply.after_requests:
+                sink.ops.append(_Op("hold", reply.after_requests))
             wire.respond(reply, Exchange(record.number, body, usage_for(reply, text)), sink)
         return sink.ops
 

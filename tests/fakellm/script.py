@@ -58,6 +58,9 @@ class Reply:
     """Characters of text per streamed delta."""
     chunk_delay: float = 0.0
     """Seconds to sleep between streamed deltas (concurrency and kill tests)."""
+    after_requests: int = 0
+    """Hold this answer until the server has received this many requests in all: forces one run's reply to
+    come after another run's request (e.g. a child finishing only once its parent's next turn began)."""
     usage: dict[str, int] | None = None
     """input_tokens / output_tokens / cache_read_tokens / cache_write_tokens; defaults are computed."""
 

@@ -190,6 +190,13 @@ class FakeLLM:
             self._cond.notify_all()
             return record
 
+    def _hold_until(self, requests: int) -> None:
+        with self._cond:
+            while len(self._requests) < requests:
+                self._cond.wait(0.1)
+                if self._closing.is_set():
+                    raise Aborted
+
     def _take(self, text: str, body: Any) -> tuple[int, Reply] | None:
         with self._cond:
             for index, reply in enumerate(self._replies):
@@ -332,6 +339,7 @@ class _Handler(BaseHTTPRequestHandler):
                 wire.send_error(sink, 500, f"fake LLM: no scripted reply for request {record.number}")
             else:
                 record.reply_index, reply = picked
+                fake._hold_until(reply.after_requests)
                 wire.respond(reply, Exchange(record.number, body, usage_for(reply, text)), sink)
         except (Aborted, OSError):
             self.close_connection = True
