@@ -6,7 +6,8 @@ Hosts: `yeetui run` (the parent is the primary, the child runs in-process beside
 Points: (a) the child mid-stream, (b) the child mid-tool (a `bash` command with a process group of its
 own), (c) the child completed while its parent was mid-turn, so its announcement was recorded and not yet
 made. Each cell crashes once; its data dir is then copied for each order of `agents list` (any command
-that recovers), `agents resume <child>` and resuming the parent, run by the real CLI entry point.
+that recovers), `agents resume <child>` and resuming the parent, run by the real CLI entry point, and for
+one more that starts with the TUI (the app started again, then quit).
 
 After every order: the parent's transcript holds exactly one announcement per ending of the child (its
 interruption, then the resumed child's completion; or its one completion), every request the provider got
@@ -225,6 +226,13 @@ def _recover(order: tuple[str, ...], crashed: Crashed, host: str, point: str, fa
         capsys.readouterr()
         if step == "list":
             assert yeetui_main(["agents", "list", "--all", "--json"]) == 0
+        elif step == "tui":  # the user starts yeetui again and quits
+            with Tmux(110, 32) as tmux:
+                tmux.start([sys.executable, "-m", "yeetui"], cwd=project, env=yeetui_env())
+                tmux.wait_for("Message yeetui", timeout=30)
+                tmux.press("C-q")
+                _wait("the TUI quits", tmux.exited, timeout=20)
+                assert tmux.pane("pane_dead_status") == ["0"], tmux.screen()
         elif step == "child":
             code = yeetui_main(["agents", "resume", crashed.child_run, "--wait", "--json"])
             out = capsys.readouterr()
@@ -267,7 +275,10 @@ def test_crash_then_every_recovery_order(host: str, point: str, fake_env, tmp_pa
     (agents / "crashkid.md").write_text(CHILD_PROFILE, encoding="utf-8")
     crashed = _crash(host, point, fake_env, project, tmp_path)
     failures = []
-    for number, order in enumerate(itertools.permutations(RECOVERY)):
+    orders = list(itertools.permutations(RECOVERY))
+    if tmux_path() is not None:
+        orders.append(("tui", "child", "parent"))  # starting the app again recovers too
+    for number, order in enumerate(orders):
         try:
             _recover(order, crashed, host, point, fake_env, project, tmp_path / f"order{number}", monkeypatch,
                      capsys)
