@@ -5,13 +5,21 @@ reached (or did not reach) the model."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import os
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from textual.message import Message as TextualMessage
 
 from tests.fakellm import Fault, Reply, ToolCall
+from tests.processes import gone
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.main import MainScreen
@@ -352,3 +360,58 @@ async def test_resizing_to_60x20_while_an_answer_streams(fake_env, project: Path
         assert view.region.width > 0 and view.region.right <= 60
         await _type(pilot, "/help")  # still usable after the resize
         await _until(pilot, lambda: type(pilot.app.screen).__name__ == "HelpScreen")
+
+
+# -- runs of other processes ----------------------------------------------------------------------------------
+
+
+async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_aborted(
+        fake_env, project: Path, tmp_path: Path) -> None:
+    """`yeetui agents start` runs in a worker process of its own; the TUI shows it in the ledger (cost, the
+    process it lives in), guidance typed in its session reaches it, and `x` on its row stops it."""
+    flag = tmp_path / "go-on"
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {flag} ]; do sleep 0.02; done"})],
+              when_contains="WORKER-TASK"),
+        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 300"})], when_contains="WORKER-GUIDANCE"),
+    )
+    started = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "yeetui", "agents", "start", "generic", "WORKER-TASK: wait for the flag", "--yes",
+        "--json", cwd=project, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await started.communicate()
+    assert started.returncode == 0, err.decode()
+    worker = json.loads(out)
+    app = YeetuiApp(cwd=project)
+    try:
+        async with app.run_test(size=(120, 32)) as pilot:
+            main = await _main(pilot)
+            await _until(pilot, lambda: any(f"in process {worker['pid']}" in line for line in _ledger_lines(main)))
+            line = next(line for line in _ledger_lines(main) if "in process" in line)
+            assert line.startswith("generic#1 running · ")
+
+            ledger = main.query_one(LedgerPanel)
+            ledger.focus()
+            await pilot.press("enter")  # its session opens; what is typed there is guidance for it
+            await _until(pilot, lambda: main.current == worker["session_id"])
+            await _type(pilot, "WORKER-GUIDANCE: stop waiting")
+            view = main.view(worker["session_id"])
+            await _until(pilot, lambda: f"in process {worker['pid']}" in _text(view) and "next turn" in _text(view))
+            flag.touch()
+            await _until(pilot, lambda: bool(_requests(fake_env, "WORKER-GUIDANCE")), timeout=30)
+
+            ledger.focus()
+            await pilot.press("x")
+            await _until(pilot, lambda: any(line.startswith("generic#1 cancelled") for line in _ledger_lines(main)),
+                         timeout=30)
+        assert _process_gone(worker["pid"])
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(worker["pid"], signal.SIGKILL)
+
+
+def _process_gone(pid: int) -> bool:
+    for _ in range(200):
+        if gone(pid):
+            return True
+        time.sleep(0.05)
+    return False

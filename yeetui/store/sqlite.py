@@ -390,6 +390,10 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcess
                                " ORDER BY created_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [RunRecord.from_row(r) for r in rows]
 
+    async def has_child_sessions(self, session_id: str) -> bool:
+        return await self._one(f"look for subagent sessions of {session_id}",
+                               "SELECT 1 FROM sessions WHERE parent_id = ? LIMIT 1", (session_id,)) is not None
+
     async def tree_usage(self, session_id: str) -> tuple[Usage, float | None]:
         """Tokens and cost of every run in `session_id` and the sessions below it (its subagents, theirs…).
         The cost is None when a run's cost is unknown (a model without a price)."""

@@ -20,6 +20,7 @@ from typing import Any
 from yeetui import events as ev
 from yeetui.bus import Bus
 from yeetui.events import RunStatus
+from yeetui.store.records import RunRecord
 
 Clock = Callable[[], float]
 WATCHING = "watching"
@@ -50,6 +51,10 @@ class LedgerRow:
     cost: float | None = 0.0
     """USD so far; None when the model's price is unknown."""
     activity: str = ""
+    tree_cost: float | None = None
+    """USD of the row's session and every subagent session below it, when it has subagents; None otherwise."""
+    elsewhere: int | None = None
+    """The pid of the yeetui process that executes the run, when that is not this one (a detached worker)."""
     clock: Clock = field(default=time.monotonic, repr=False, compare=False)
 
     @property
@@ -96,7 +101,8 @@ def status_word(row: LedgerRow) -> str:
 
 
 def format_row(row: LedgerRow) -> str:
-    """`oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading src/auth.py`."""
+    """`oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading src/auth.py`; a run with subagents adds
+    what its whole tree cost (`$0.03 (tree $0.41)`), a run of another process says so (`in process 4242`)."""
     status = row.status
     word = status_word(row)
     parts = [f"{row.label} {word}"]
@@ -104,7 +110,10 @@ def format_row(row: LedgerRow) -> str:
         parts.append(row.model)
     if status not in (WATCHING, RunStatus.QUEUED):  # a queued run has no time or cost yet
         parts.append(format_elapsed(row.elapsed))
-        parts.append("$?" if row.cost is None else f"${row.cost:.2f}")
+        cost = "$?" if row.cost is None else f"${row.cost:.2f}"
+        if row.tree_cost is not None and (row.cost is None or round(row.tree_cost - row.cost, 2) > 0):
+            cost += f" (tree ${row.tree_cost:.2f})"
+        parts.append(cost)
     if row.activity and row.activity != word:
         parts.append(row.activity)
     return " · ".join(parts)
@@ -154,6 +163,41 @@ class Ledger:
     def stopped_watching(self, session_id: str) -> None:
         if self._watchers.pop(session_id, None) is not None:
             self._drop(_watch_key(session_id))
+
+    # -- what the bus cannot tell: runs of other processes, tree costs (see ledger_sync) -------------
+
+    def elsewhere(self, run: RunRecord, *, parent_session_id: str | None, running_for: float | None) -> None:
+        """Show (or update) a run that another yeetui process executes, from its stored record: status and
+        cost as stored, `running_for` seconds of elapsed time so far. A final status ends the row as any
+        ending does; a run never shown is not brought up just to end."""
+        row = self._rows.get(run.id)
+        now = self.clock()
+        if row is None:
+            if run.status.is_final or run.id in self._gone:
+                return
+            started = now - running_for if run.status == RunStatus.RUNNING and running_for is not None else None
+            self._put(LedgerRow(
+                run_id=run.id, session_id=run.session_id, parent_session_id=parent_session_id,
+                label=run.label or run.profile, profile=run.profile, model=short_model(run.model or ""),
+                status=run.status, registered=now, started=started, cost=run.cost,
+                activity=f"in process {run.pid}", elsewhere=run.pid, clock=self.clock))
+            return
+        if row.is_final:
+            return
+        changes: dict[str, Any] = {"status": run.status, "cost": run.cost}
+        if run.status == RunStatus.RUNNING and row.started is None:
+            changes["started"] = now
+        if run.status.is_final:
+            changes["ended"] = now
+            changes["activity"] = (run.error or "")[:80]
+            self._schedule_prune()
+        self._put(replace(row, **changes))
+
+    def set_tree_cost(self, run_id: str, cost: float | None) -> None:
+        """What the row's session and its subagents cost in all (None: no subagents, nothing to add)."""
+        row = self._rows.get(run_id)
+        if row is not None and row.tree_cost != cost:
+            self._put(replace(row, tree_cost=cost))
 
     # -- lifecycle ----------------------------------------------------------------------------------
 

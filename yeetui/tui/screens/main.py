@@ -12,7 +12,9 @@ handlers that get this screen through `CommandScreen`. Both are imported here, n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +29,10 @@ from textual.widgets import ContentSwitcher, Footer
 from yeetui import events as ev
 from yeetui.errors import YeetuiError
 from yeetui.runtime import Runtime
+from yeetui.store.records import RunRecord
 from yeetui.subagents.ledger import ANSWERED, Ledger
+from yeetui.subagents.ledger_sync import LedgerSync
+from yeetui.subagents.spawner import process_running
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
@@ -51,6 +56,8 @@ _VIEW_ONLY = (ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.ToolCallSta
 """Events that only matter to an open conversation view."""
 PAGE = 100
 """Messages loaded when a session opens, and per page when scrolling back."""
+LEDGER_SYNC_INTERVAL = 1.0
+"""Seconds between looks at the store for runs of other processes and tree costs."""
 
 
 class MainScreen(Screen):
@@ -72,6 +79,9 @@ class MainScreen(Screen):
         """The model this window's sessions use; None: the configured default."""
         self.commands = all_commands(runtime.profiles)
         self.ledger = getattr(runtime, "ledger", None) or Ledger(runtime.bus)
+        self.ledger_sync = LedgerSync(runtime.store, self.ledger, project_dir=runtime.project_dir,
+                                      is_local=runtime.spawner.is_live)
+        """Rows for runs of other yeetui processes (detached workers) and the tree cost of parent rows."""
         self.controls: dict[str, SessionControl] = {}
         self.current: str | None = None
         self.root: str | None = None
@@ -118,6 +128,7 @@ class MainScreen(Screen):
         self.startup.show_pending()
         self.set_focus(composer.input)
         self.run_worker(self._start(), name="start", exclusive=False)
+        self.set_interval(LEDGER_SYNC_INTERVAL, self.ledger_sync.refresh, name="ledger-sync")
 
     async def _start(self) -> None:
         await self.startup.run()
@@ -268,6 +279,16 @@ class MainScreen(Screen):
             if name in self.runtime.profiles and rest.strip():
                 await self.spawn(name, rest.strip())
                 return
+        elsewhere = await self._run_elsewhere(session.id)
+        if elsewhere is not None:
+            try:
+                await self.runtime.spawner.steer(elsewhere.id, text, sender="user")
+            except YeetuiError as exc:
+                await self.notice("warning", str(exc))
+                return
+            await self.notice("info", f"Sent to {elsewhere.label or elsewhere.profile} in process {elsewhere.pid}; "
+                              "it reads it at its next turn.")
+            return
         if session.parent_id is None:
             await self.control(session.id).submit(text)
             return
@@ -300,6 +321,20 @@ class MainScreen(Screen):
         runs = await self.runtime.store.list_runs(session_id=self.current or "", limit=1)
         if runs and self.runtime.spawner.is_live(runs[0].id):
             self.runtime.spawner.abort(runs[0].id)
+        elif (elsewhere := await self._run_elsewhere(self.current or "")) is not None:
+            with contextlib.suppress(YeetuiError):  # it ended meanwhile: nothing to stop
+                await self.runtime.spawner.cancel(elsewhere.id, graceful=False)
+
+    async def _run_elsewhere(self, session_id: str) -> RunRecord | None:
+        """The session's latest run when another live yeetui process executes it (a detached worker)."""
+        runs = await self.runtime.store.list_runs(session_id=session_id, limit=1)
+        if not runs:
+            return None
+        run = runs[0]
+        if (run.status.is_final or run.pid in (None, os.getpid()) or self.runtime.spawner.is_live(run.id)
+                or not process_running(run.pid)):
+            return None
+        return run
 
     def toggle_inbox(self) -> None:
         inbox = self.query_one(InboxPanel)
@@ -422,8 +457,15 @@ class MainScreen(Screen):
         elif message.action == "steer":
             await self.open_session(run.session_id)
             self.composer.focus()
-        elif message.action in ("cancel", "abort") and self.runtime.spawner.is_live(run.id):
-            await self.runtime.spawner.cancel(run.id, graceful=message.action == "cancel")
+        elif message.action in ("cancel", "abort") and not run.status.is_final:
+            try:  # a run of another process (a detached worker) is told through the store
+                await self.runtime.spawner.cancel(run.id, graceful=message.action == "cancel")
+            except YeetuiError as exc:
+                await self.notice("warning", str(exc))
+                return
+            if not self.runtime.spawner.is_live(run.id):
+                word = "wrap up" if message.action == "cancel" else "stop now"
+                await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
 
     @on(InboxPanel.Action)
     async def inbox_action(self, message: InboxPanel.Action) -> None:
