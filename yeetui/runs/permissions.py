@@ -13,14 +13,19 @@ characters, then the later one). A key whose subject map matches nothing defers 
 subject map the *last* matching pattern wins. With no rule at all: `ask` for writing tools and bash,
 `allow` for the rest.
 
-Bash commands are split at `;`, `&&`, `||`, `|`, `&` and newlines and every part must be allowed, so
-`git status*: allow` does not allow `git status && curl … | sh`. A command that cannot be split safely
-(command substitution, process substitution, redirection to a file) is never allowed by a specific
-pattern, only by `"*"` or by a pattern that is exactly that command; such cases become `ask`.
+Bash commands are read with a bash grammar into the argv of each simple command (`yeetui.system.shell_syntax`)
+and every one must be allowed, so `git status*: allow` does not allow `git status && curl … | sh`. Patterns
+match each command's argv joined back with shell quoting, so `r''m -rf x` is `rm -rf x` to a rule. A line that
+is not fully understood (comments, newlines, variables, substitutions, globs, heredocs, redirection to a
+file …) is never allowed by a pattern — only by `"*": allow` when no deny rule exists — and becomes `ask`.
+Deny rules also look through wrappers and paths (`command rm`, `/bin/rm`, `env X=1 rm`), and with a deny rule
+in place a command that runs code from an argument (`bash -c`, `eval`, `xargs`) is asked about. A command a
+specific pattern allows must also pass `yeetui.runs.command_guard` (no `git diff --output=…`).
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -29,6 +34,8 @@ from typing import Any, Literal, TypeAlias, get_args
 from yeetui.bus import Bus
 from yeetui.errors import ConfigError
 from yeetui.events import PermissionRequested
+from yeetui.runs.command_guard import auto_allow_refusal
+from yeetui.system.shell_syntax import simple_commands
 
 Action = Literal["allow", "ask", "deny"]
 Rule: TypeAlias = "Action | dict[str, Action]"
@@ -36,7 +43,6 @@ ACTIONS: tuple[str, ...] = get_args(Action)
 ASK_BY_DEFAULT = frozenset({"bash"})
 """Tools treated like writing tools when no rule matches."""
 _GLOB_CHARS = frozenset("*?[")
-_OPERATORS = frozenset(";|&\n")
 
 
 def _is_glob(text: str) -> bool:
@@ -131,80 +137,85 @@ def _last_match(rule: Mapping[str, Action], subject: str) -> tuple[Action | None
 
 
 def _decide_bash(rule: Mapping[str, Action], command: str) -> Action | None:
+    """A bash command against a subject map: every simple command in it is decided on its argv."""
     whole, pattern = _last_match(rule, command)
-    if whole is not None and pattern in (command, literal_pattern(command)):
+    if whole is not None and pattern != "*" and pattern in (command, literal_pattern(command)) \
+            and not _hides_lines(command):
         return whole  # a rule for exactly this command (e.g. remembered "allow always")
-    parts = split_commands(command)
-    if parts is None:
-        if whole == "allow" and pattern != "*":
-            return "ask"
-        return whole
-    decisions = [_last_match(rule, part)[0] for part in parts] or [whole]
-    if "deny" in decisions or whole == "deny":
+    commands = simple_commands(command)
+    denies = [p for p, action in rule.items() if action == "deny"]
+    if commands is None:  # not fully understood: never allowed by a pattern, and no deny rule is dodged
+        if whole == "deny" or any(_denied(p, _words(command)) for p in denies):
+            return "deny"
+        if whole == "allow" and pattern == "*" and not denies:
+            return "allow"  # the user allows every command
+        return "ask"
+    decisions = [_decide_argv(rule, argv, denies) for argv in commands]
+    if "deny" in decisions:
         return "deny"
     if None in decisions:
         return None
     return "ask" if "ask" in decisions else "allow"
 
 
-def split_commands(command: str) -> list[str] | None:
-    """Split a bash command line into simple commands, or None when that cannot be done safely."""
-    parts: list[str] = []
-    buf: list[str] = []
-    quote = ""
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if quote == "'":
-            quote = "" if c == "'" else quote
-        elif c == "\\":
-            buf.append(command[i:i + 2])
-            i += 2
-            continue
-        elif c == "`" or command.startswith("$(", i) or (not quote and command.startswith(("<(", ">("), i)):
-            return None
-        elif quote == '"':
-            quote = "" if c == '"' else quote
-        elif c in "'\"":
-            quote = c
-        elif c == ">" or command.startswith("&>", i):
-            end = _redirect_end(command, i)
-            if end is None:
-                return None
-            buf.append(command[i:end])
-            i = end
-            continue
-        elif c in _OPERATORS:
-            parts.append("".join(buf))
-            buf = []
-            while i < n and command[i] in _OPERATORS:
-                i += 1
-            continue
-        buf.append(c)
-        i += 1
-    if quote:
-        return None
-    parts.append("".join(buf))
-    return [p.strip() for p in parts if p.strip()]
+def _decide_argv(rule: Mapping[str, Action], argv: list[str], denies: list[str]) -> Action | None:
+    text = shlex.join(argv)
+    if any(_denied(p, form) for p in denies for form in _deny_forms(argv)):
+        return "deny"
+    if denies and _opaque(argv):
+        return "ask"  # `bash -c '…'`, `eval …`, `xargs rm`: what runs is inside an argument
+    action, pattern = _last_match(rule, text)
+    if action == "allow" and pattern != "*" and auto_allow_refusal(argv) is not None:
+        return "ask"
+    return action
 
 
-def _redirect_end(command: str, i: int) -> int | None:
-    """End of a harmless redirection at `i` (`>&2`, `2>&1`, `>/dev/null`), else None."""
-    j = i + 2 if command.startswith("&>", i) else i + 1
-    if command.startswith(">", j):
-        j += 1
-    if command.startswith("&", j) and not command.startswith("&>", i):
-        j += 1
-        while j < len(command) and (command[j].isdigit() or command[j] == "-"):
-            j += 1
-        return j
-    while j < len(command) and command[j] in " \t":
-        j += 1
-    if command.startswith("/dev/null", j):
-        end = j + len("/dev/null")
-        if end == len(command) or command[end] in " \t;|&\n)":
-            return end
-    return None
+_WRAPPERS = frozenset({"command", "builtin", "exec", "nohup", "time", "nice", "env", "sudo", "doas", "stdbuf",
+                       "timeout", "setsid", "ionice", "chrt", "taskset", "unbuffer", "busybox", "noglob"})
+"""Commands that run their arguments as another command: a deny rule looks through them."""
+_OPAQUE = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "eval", "source", ".", "xargs", "find",
+                     "parallel", "watch", "script", "su", "python", "python3", "perl", "ruby", "node"})
+"""Commands that run a command written inside an argument, out of a deny rule's sight."""
+
+
+def _deny_forms(argv: list[str]) -> list[str]:
+    """The command as written, then with its program's bare name, then likewise for what each wrapper in
+    front runs: `command /bin/rm -rf x` is also `rm -rf x` to a deny rule."""
+    forms = [shlex.join(argv)]
+    rest = list(argv)
+    while rest:
+        bare = [rest[0].rsplit("/", 1)[-1], *rest[1:]]
+        forms.append(shlex.join(bare))
+        if bare[0] not in _WRAPPERS:
+            break
+        rest = bare[1:]
+        while rest and _wrapper_argument(rest[0]):
+            rest = rest[1:]
+    return forms
+
+
+def _wrapper_argument(word: str) -> bool:
+    """An option, an assignment (`env X=1`) or a number/duration (`nice -n 5`, `timeout 10s`) of a wrapper."""
+    return word.startswith("-") or "=" in word or word.rstrip("smhd").replace(".", "", 1).isdigit()
+
+
+def _opaque(argv: list[str]) -> bool:
+    program = shlex.split(_deny_forms(argv)[-1])[0]
+    return program in _OPAQUE
+
+
+def _denied(pattern: str, form: str) -> bool:
+    return fnmatchcase(form, pattern)
+
+
+def _words(command: str) -> str:
+    """A rough reading of a line the parser could not: quotes and backslashes dropped, blanks squeezed —
+    enough for a deny rule to recognise `r''m -rf /` in a line that also holds a heredoc."""
+    return " ".join(command.replace("'", "").replace('"', "").replace("\\", "").split())
+
+
+def _hides_lines(command: str) -> bool:
+    return any(c in command for c in "\n\r\0")
 
 
 def answer_permissions_headless(bus: Bus, *, approve: bool) -> None:
