@@ -21,7 +21,7 @@ async def review_request(project_dir: Path, *, parent_session_id: str, target: s
         text = await git_diff(project_dir, target or "HEAD")
         if target is None:
             text += await untracked_diff(project_dir)
-    except (RuntimeError, OSError) as exc:
+    except (RuntimeError, OSError, ValueError) as exc:
         raise SpawnRefused(f"Could not get the diff to review: {exc}") from None
     if not text.strip():
         raise SpawnRefused(f"There is nothing to review: the diff of {target or 'the working tree'} is empty.")
@@ -42,7 +42,8 @@ async def untracked_diff(cwd: Path) -> str:
     parts = []
     for name in filter(None, out.split("\0")):
         # --no-index exits 1 when the files differ, which they always do here.
-        rc, diff, err = await git("diff", "--no-index", "--no-color", "--", "/dev/null", name, cwd=cwd)
+        rc, diff, err = await git("diff", "--no-index", "--no-ext-diff", "--no-textconv", "--no-color", "--",
+                                  "/dev/null", name, cwd=cwd)
         if rc not in (0, 1):
             raise RuntimeError(f"git diff of new file {name} failed: {err.strip()}")
         parts.append(diff)
