@@ -37,10 +37,9 @@ def _report(handle: SpawnHandle, *, with_artifacts: bool = False) -> ToolOutput:
     result = handle.result
     if result is None:
         return _json(handle.to_json())
-    text = announcement_text(handle.label, result.status, result.output, result.error)
     artifacts = (result.result or {}).get("artifacts")
-    if with_artifacts and artifacts:
-        text += "\nStructured findings: " + json.dumps(artifacts, ensure_ascii=False)
+    findings = json.dumps(artifacts, ensure_ascii=False) if with_artifacts and artifacts else None
+    text = announcement_text(handle.label, result.status, result.output, result.error, findings)
     return ToolOutput(content=text, is_error=result.status != RunStatus.COMPLETED,
                       data={"run_id": handle.run_id, "status": result.status.value})
 
