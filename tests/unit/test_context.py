@@ -144,8 +144,12 @@ async def test_compact_markdown_is_capped(store: Store, project: Path) -> None:
     assert context == rendered[:CONTEXT_CAP_BYTES] + f"\n[truncated: {remaining} bytes remaining]"
 
 
+async def _project_session(store: Store, project: Path, title: str = "Other", parent_id: str | None = None) -> str:
+    return (await store.create_session(profile="build", title=title, cwd=project, parent_id=parent_id)).id
+
+
 async def test_session_id_by_id_and_prefix(store: Store, project: Path) -> None:
-    other = await _parent(store, title="Other")
+    other = await _project_session(store, project)
     await store.append_message(other, Message.user("other session text"))
     by_id = await _resolve(f"session_id:{other}", store, project, None)
     assert _context_of(by_id) == "**User:** other session text"
@@ -158,8 +162,35 @@ async def test_session_id_unknown_names_the_id(store: Store, project: Path) -> N
 
 
 async def test_session_id_empty_session_gives_task_only(store: Store, project: Path) -> None:
-    other = await _parent(store)
+    other = await _project_session(store, project)
     assert await _resolve(f"session_id:{other}", store, project, None) == TASK
+
+
+async def test_a_spawn_reads_only_its_own_conversation_s_sessions(store: Store, project: Path) -> None:
+    root = await _project_session(store, project, "mine")
+    sibling = await _project_session(store, project, "an oracle of mine", parent_id=root)
+    caller = await _project_session(store, project, "the spawning child", parent_id=root)
+    await store.append_message(sibling, Message.user("MY-TREE"))
+    stranger = await _project_session(store, project, "another conversation")
+    await store.append_message(stranger, Message.user("NOT-YOURS"))
+    assert "MY-TREE" in await _resolve(f"session_id:{sibling}", store, project, caller)
+    assert "MY-TREE" in await _resolve(f"session_id:{sibling[:6]}", store, project, caller)
+    for ref in (stranger, stranger[:6], stranger[:1]):
+        with pytest.raises(ContextResolutionError) as refused:
+            await _resolve(f"session_id:{ref}", store, project, caller)
+        message = str(refused.value)
+        assert "NOT-YOURS" not in message
+        assert len(ref) == len(stranger) or stranger[len(ref):] not in message  # no id is completed for the caller
+
+
+async def test_without_a_parent_only_this_project_s_sessions_are_read(store: Store, project: Path,
+                                                                      tmp_path: Path) -> None:
+    elsewhere = tmp_path / "other-project"
+    elsewhere.mkdir()
+    theirs = await _project_session(store, elsewhere, "someone else's project")
+    await store.append_message(theirs, Message.user("OTHER-PROJECT"))
+    with pytest.raises(ContextResolutionError, match="no session among this project's sessions"):
+        await _resolve(f"session_id:{theirs}", store, project, None)
 
 
 async def test_transcript_last_n(store: Store, project: Path) -> None:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from yeetui.errors import ContextResolutionError, PathEscapeError, StoreError, ToolError
+from yeetui.errors import ContextResolutionError, PathEscapeError, ToolError
 from yeetui.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from yeetui.system.safepath import open_for_read
 from yeetui.text import clip, one_line
@@ -90,11 +90,8 @@ async def _resolve(spec: str, *, store: Store, parent_session_id: str | None, pr
         parent = await _parent(spec, store, parent_session_id)
         return cap_text(render_compact([m.message for m in await store.messages(parent)]))
     if sep and arg and source == "session_id":
-        try:
-            session = await store.resolve_session(arg)
-        except StoreError as err:
-            raise _fail(spec, f"the session {arg!r} could not be found. {err}") from err
-        return cap_text(render_compact([m.message for m in await store.messages(session.id)]))
+        session_id = await _session_in_reach(spec, arg, store, parent_session_id, project_root)
+        return cap_text(render_compact([m.message for m in await store.messages(session_id)]))
     if sep and arg and source == "transcript":
         count = _transcript_count(spec, arg)
         parent = await _parent(spec, store, parent_session_id)
@@ -102,6 +99,30 @@ async def _resolve(spec: str, *, store: Store, parent_session_id: str | None, pr
     if sep and arg and source == "file":
         return await asyncio.to_thread(_read_project_file, spec, arg, project_root)
     raise _fail(spec, f"it is not a valid context source. Valid forms are: {VALID_FORMS}.")
+
+
+async def _session_in_reach(spec: str, ref: str, store: Store, parent_session_id: str | None,
+                            project_root: Path) -> str:
+    """The session `ref` (an id or a unique prefix) names among those the caller may read: a spawn reads only
+    its own conversation's tree (the parent's root and every session below it); a run with no parent (the
+    user's `agents start --context`) reads this project's sessions. Other sessions are never named."""
+    if parent_session_id is not None:
+        root = await store.root_session_id(parent_session_id)
+        reachable = await store.session_tree_ids(root)
+        where = "this conversation's sessions"
+    else:
+        project = await asyncio.to_thread(lambda: str(project_root.resolve()))
+        reachable = [s.id for s in await store.list_sessions(parent_id=..., limit=100_000)
+                     if s.cwd is not None and str(s.cwd) == project]
+        where = "this project's sessions"
+    matches = [session_id for session_id in reachable if session_id.startswith(ref)]
+    if ref in reachable:
+        return ref
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise _fail(spec, f"no session among {where} has an id starting with {ref!r}.")
+    raise _fail(spec, f"{len(matches)} of {where} have ids starting with {ref!r}; give more of the id.")
 
 
 def _transcript_count(spec: str, arg: str) -> int:

@@ -390,6 +390,21 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcess
                                " ORDER BY created_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [RunRecord.from_row(r) for r in rows]
 
+    async def root_session_id(self, session_id: str) -> str:
+        """The top-level session above `session_id` (itself when it has no parent)."""
+        row = await self._one(f"find the root of session {session_id}",
+                              "WITH RECURSIVE up(id, parent_id) AS (SELECT id, parent_id FROM sessions WHERE id = ?"
+                              " UNION SELECT s.id, s.parent_id FROM sessions s JOIN up ON s.id = up.parent_id)"
+                              " SELECT id FROM up WHERE parent_id IS NULL", (session_id,))
+        return row["id"] if row is not None else session_id
+
+    async def session_tree_ids(self, session_id: str) -> list[str]:
+        """`session_id` and every session below it."""
+        rows = await self._all(f"list the sessions below {session_id}",
+                               "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t"
+                               " ON s.parent_id = t.id) SELECT id FROM tree", (session_id,))
+        return [row["id"] for row in rows]
+
     async def has_child_sessions(self, session_id: str) -> bool:
         return await self._one(f"look for subagent sessions of {session_id}",
                                "SELECT 1 FROM sessions WHERE parent_id = ? LIMIT 1", (session_id,)) is not None
