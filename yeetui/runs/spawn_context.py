@@ -5,7 +5,8 @@ A spawn's `session_context` names what the child sees before its task:
 - `none`: the task only.
 - `summary_markdown`: the parent's title, latest breadcrumb summaries and last assistant reply.
 - `compact_markdown`: the parent's transcript, text only, one line per tool call, results elided.
-- `session_id:<id>`: the compact transcript of any session (id or unique prefix).
+- `session_id:<id>`: the compact transcript of a session of the caller's own conversation tree (id or unique
+  prefix); with no parent (the user's `agents start`), of this project.
 - `transcript:<n>`: the parent's last n messages (1..100), tool calls and results shown briefly.
 - `file:<path>`: a UTF-8 text file inside the project, opened race-free through `yeetui.system.safepath`.
 
