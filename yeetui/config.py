@@ -156,6 +156,64 @@ def _origin(loc: tuple[Any, ...], layers: list[Layer]) -> str:
     return "settings"
 
 
+_PROJECT_MAY_ONLY_LOWER = (("tools", "output_cap"), ("tools", "bash_timeout"), ("tools", "bash_max_timeout"),
+                           ("retry", "max_attempts"), ("retry", "max_delay"), ("max_tokens",))
+"""Limits a project config may tighten but not raise: more output per tool call, longer commands, more
+retries would be a cloned repository spending the user's money and time."""
+
+
+def _defaults_and(layers: list[Layer]) -> Settings:
+    """The settings the layers read so far give (defaults when they do not validate: reported later)."""
+    merged: dict[str, Any] = {}
+    for _, _, data, _ in layers:
+        merged = _deep_merge(merged, data)
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError:
+        return Settings()
+
+
+def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> list[str]:
+    """Drop from a project config (in place) what would widen an agent's rights or limits; say what went.
+
+    A cloned repository's config may narrow permissions (`ask`, `deny`) but not allow anything, may not
+    rebind keys (a remapped permission dialog would answer for the user), and may lower but not raise
+    the limits in `_PROJECT_MAY_ONLY_LOWER`."""
+    warnings: list[str] = []
+    if "keymap" in data:
+        del data["keymap"]
+        warnings.append(f"{where}: ignored keymap — a project config may not rebind keys; put key bindings in "
+                        "your user config.yaml.")
+    rules = data.get("permissions")
+    if isinstance(rules, dict):
+        for tool, rule in list(rules.items()):
+            if rule == "allow":
+                del rules[tool]
+                warnings.append(f"{where}: ignored permissions.{tool}: allow — a project config may ask or deny, "
+                                "not allow; allow it in your user config.yaml.")
+            elif isinstance(rule, dict):
+                for pattern, action in list(rule.items()):
+                    if action == "allow":
+                        del rule[pattern]
+                        warnings.append(f"{where}: ignored permissions.{tool}.{pattern!r}: allow — a project "
+                                        "config may ask or deny, not allow.")
+    for path in _PROJECT_MAY_ONLY_LOWER:
+        holder: Any = data
+        for key in path[:-1]:
+            holder = holder.get(key) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict) or path[-1] not in holder:
+            continue
+        current: Any = base
+        for key in path:
+            current = getattr(current, key)
+        value = holder[path[-1]]
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > current:
+            del holder[path[-1]]
+            warnings.append(f"{where}: ignored {'.'.join(path)}: {value} — a project config may lower it, not "
+                            f"raise it above {current}.")
+    return warnings
+
+
 def load_settings(
     *,
     project_dir: Path | None = None,
@@ -186,6 +244,8 @@ def load_settings(
                                 f"{project_file}: ignored providers.{name}.{key} — a project config may not "
                                 "set provider keys or endpoints; put it in your user config.yaml or env."
                             )
+            base = _defaults_and(layers)
+            warnings += _narrow_project_layer(data, base, project_file)
             layers.append(("project config", project_file, data, lines))
             files.append(project_file)
 

@@ -33,3 +33,13 @@ def log_path(env: Mapping[str, str] | None = None) -> Path:
 
 def project_config_dir(project_dir: Path) -> Path:
     return project_dir / ".yeetui"
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) for this user only (0700). An existing one of ours that others
+    may read is tightened to 0700: it holds transcripts and logs."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.stat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+        path.chmod(0o700)
+    return path

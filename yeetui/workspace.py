@@ -12,8 +12,9 @@ from typing import Literal
 WorkspaceMode = Literal["shared", "sandbox", "worktree", "clone", "custom"]
 BashSandbox = Literal["auto", "required", "off"]
 
-PROTECTED_NAMES = (".git", ".yeetui")
-"""Directory names inside any root that agents may never write into."""
+PROTECTED_NAMES = (".git", ".yeetui", ".claude", ".opencode")
+"""Directories never written by tools anywhere in a workspace: git's own, and every place agent profiles and
+config are read from (an agent that could write them could raise its own rights on the next run)."""
 
 
 @dataclass(frozen=True)

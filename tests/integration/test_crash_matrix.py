@@ -231,8 +231,7 @@ def _recover(order: tuple[str, ...], crashed: Crashed, host: str, point: str, fa
                 tmux.start([sys.executable, "-m", "yeetui"], cwd=project, env=yeetui_env())
                 tmux.wait_for("Message yeetui", timeout=30)
                 tmux.press("C-q")
-                _wait("the TUI quits", tmux.exited, timeout=20)
-                assert tmux.pane("pane_dead_status") == ["0"], tmux.screen()
+                assert tmux.wait_exit(20) == 0, tmux.screen()
         elif step == "child":
             code = yeetui_main(["agents", "resume", crashed.child_run, "--wait", "--json"])
             out = capsys.readouterr()

@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -53,7 +54,9 @@ def setup_logging() -> None:
     """Log to the data dir, through the key-redacting filter. Nothing is logged to the terminal."""
     path = paths.log_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(path.parent)
+        if not path.exists():
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()

@@ -40,7 +40,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
         task = asyncio.ensure_future(runtime.launcher.run_prompt(
             args.prompt, profile_name=args.profile, model=args.run_model or args.model, session_id=session_id))
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a closed terminal stops it cleanly too
             loop.add_signal_handler(sig, lambda: task.cancel())  # whichever task is current
         try:
             result = await task

@@ -190,7 +190,7 @@ class RunLauncher:
         system = build_system_prompt(
             profile_prompt=profile.prompt, cwd=binding.cwd, read_only=not binding.allow_writes,
             exit_tools=self.exit_tools(profile), interactive=interactive,
-            context_files=read_context_files(binding.cwd, self.settings.context_files),
+            context_files=read_context_files(binding.cwd, self.settings.context_files, self.secrets),
         )
         tool_settings = ToolSettings(bash_timeout=self.settings.tools.bash_timeout,
                                      bash_max_timeout=self.settings.tools.bash_max_timeout,

@@ -3,30 +3,51 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from yeetui.errors import PathEscapeError, ToolError
+from yeetui.redact import redact
+from yeetui.system.safepath import open_for_read
 from yeetui.text import cap
+from yeetui.workspace import WorkspaceBinding
 
 CONTEXT_FILE_CAP = 40_000
 """Characters read from each AGENTS.md / CLAUDE.md; the rest is cut with a note."""
 
 
-def read_context_files(cwd: Path, names: Sequence[str]) -> list[tuple[str, str]]:
-    """(name, text) of each project instruction file present in `cwd`, in the configured order."""
+def read_context_files(cwd: Path, names: Sequence[str], secrets: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(name, text) of each project instruction file present in `cwd`, in the configured order.
+
+    The names come from config, which a cloned repository may ship, and the files from the repository: each
+    is opened with the same confined reader as the file tools (no `..`, no absolute path, no symlink out
+    of the project), must be a regular file, is capped, and has known key values redacted.
+    """
+    binding = WorkspaceBinding(cwd=cwd, allow_writes=False)
     found = []
     for name in names:
-        path = cwd / name
-        if not path.is_file():
+        if Path(name).is_absolute() or ".." in Path(name).parts:
             continue
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            fd, _ = open_for_read(binding, name)
+        except (PathEscapeError, ToolError, OSError):
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                data = handle.read(CONTEXT_FILE_CAP * 4 + 1)
         except OSError:
             continue
+        finally:
+            os.close(fd)
+        text = data.decode("utf-8", errors="replace")
         if len(text) > CONTEXT_FILE_CAP:
             text = cap(text, CONTEXT_FILE_CAP)
-        found.append((name, text))
+        found.append((name, redact(text, secrets)))
     return found
 
 

@@ -14,6 +14,7 @@ Two aiosqlite connections per Store, both in autocommit mode, each with its own 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from typing import Any, Self, TypeVar
 import aiosqlite
 
 from yeetui.errors import StoreError
+from yeetui.paths import private_dir
 from yeetui.store.migrate import Migration, migrate
 from yeetui.store.txn import uninterruptible
 
@@ -38,11 +40,21 @@ _PRAGMAS = (
 
 
 def _prepare(path: Path) -> Path:
+    """Create the database's directory (0700) and file (0600) when missing: transcripts are private. SQLite
+    gives the -wal and -shm files the database file's mode."""
     path = path.expanduser()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as err:
         raise StoreError(f"Could not create the directory {path.parent} for the database: {err}") from err
+    try:
+        if not path.exists():
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        for existing in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            if existing.exists() and existing.stat().st_uid == os.getuid() and existing.stat().st_mode & 0o077:
+                existing.chmod(0o600)  # made by an older yeetui, readable by others
+    except OSError as err:
+        raise StoreError(f"Could not create the database {path}: {err}") from err
     return path
 
 

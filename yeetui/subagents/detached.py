@@ -9,6 +9,7 @@ leftover of a dead one while the worker starts.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -65,8 +66,8 @@ async def launch_worker(spawner: AgentSpawner, run_id: str, *, resume: bool = Fa
 
 
 def _spawn_worker(argv: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> int:
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
+    paths.private_dir(log_path.parent)
+    with open(os.open(log_path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600), "ab") as log:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     return proc.pid

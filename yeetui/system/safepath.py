@@ -129,18 +129,24 @@ def display_path(binding: WorkspaceBinding, real: Path) -> str:
     return str(real)
 
 
+_PROTECTED_FOLDED = frozenset(name.casefold() for name in PROTECTED_NAMES)
+
+
 def check_writable(binding: WorkspaceBinding, target: Target) -> None:
     """Raise unless the binding may write `target` (read-only binding, .git/.yeetui, protected dirs)."""
     if not binding.allow_writes:
         raise ToolError(f"Cannot write {target.real}: this workspace is read-only.")
+    # Compared without case: on a case-insensitive filesystem (macOS, Windows) `.GIT/config` is `.git/config`.
     for part in target.rel.parts:
-        if part in PROTECTED_NAMES:
+        if part.casefold() in _PROTECTED_FOLDED:
             raise PathEscapeError(
                 f"Refusing to write {target.real}: files inside {part}/ are protected and never written by "
                 "tools."
             )
+    real = str(target.real).casefold()
     for protected in binding.protected:
-        if target.real == protected or protected in target.real.parents:
+        folded = str(protected).casefold()
+        if real == folded or real.startswith(folded.rstrip("/") + "/"):
             raise PathEscapeError(f"Refusing to write {target.real}: {protected} is a protected directory.")
 
 

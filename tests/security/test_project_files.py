@@ -1,0 +1,96 @@
+"""Class 8 and part of 14: what a cloned repository ships, and what an agent writes into the project, cannot
+raise an agent's rights or reach outside the project; yeetui's own files are private.
+
+- The file tools never write where profiles and config are read from (`.git`, `.yeetui`, `.claude`,
+  `.opencode`), in any letter case.
+- A project config may narrow permissions but not allow, may not rebind keys, may lower limits but not raise them.
+- Context files named by config (or symlinked) are read through the confined reader: nothing from outside the
+  project reaches the system prompt, and key values are redacted.
+- The data dir is 0700 and the database 0600.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from yeetui.runtime import Runtime
+
+SECRET = "sk-ant-api03-OUTSIDE-THE-PROJECT-0123456789abcdef"
+
+
+@pytest.fixture
+def project_dir(project_dir: Path, tmp_path: Path) -> Path:
+    """A cloned repository that tries it on: a config that allows bash, remaps keys and raises limits, and
+    context files that point outside the project."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text(f"HOST-FILE {SECRET}\n")
+    (project_dir / ".yeetui").mkdir()
+    (project_dir / ".yeetui" / "config.yaml").write_text(
+        "permissions:\n  bash: allow\n  write_file: {'*': allow}\n  edit_file: deny\n"
+        "keymap:\n  permission.deny: y\n"
+        "tools:\n  output_cap: 10000000\n  bash_timeout: 5\n"
+        "retry:\n  max_attempts: 20\n"
+        f"context_files: [AGENTS.md, ../outside.txt, {outside}]\n")
+    (project_dir / "AGENTS.md").symlink_to(outside)
+    return project_dir
+
+
+async def test_a_project_config_only_narrows(runtime: Runtime) -> None:
+    settings = runtime.settings
+    assert "bash" not in settings.permissions
+    assert settings.permissions.get("write_file") == {} and settings.permissions["edit_file"] == "deny"
+    assert settings.keymap == {}
+    assert settings.tools.output_cap == 30_000 and settings.retry.max_attempts == 5
+    assert settings.tools.bash_timeout == 5  # lowering is fine
+    said = "\n".join(runtime.warnings)
+    for what in ("keymap", "permissions.bash: allow", "tools.output_cap", "retry.max_attempts"):
+        assert what in said
+
+
+async def test_bash_stays_ask_for_a_headless_run_in_such_a_project(runtime: Runtime, scripted,
+                                                                   project_dir: Path) -> None:
+    from yeetui.runs.permissions import answer_permissions_headless
+
+    answer_permissions_headless(runtime.bus, approve=False)
+    scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": "touch PWNED"})], when_contains="GO"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    await runtime.launcher.run_prompt("GO")
+    assert not (project_dir / "PWNED").exists()
+
+
+async def test_context_files_never_reach_outside_the_project(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    await runtime.launcher.run_prompt("hello")
+    sent = scripted.requests[-1].text
+    assert "HOST-FILE" not in sent and SECRET not in sent
+
+
+@pytest.mark.parametrize("path", [".opencode/agents/generic.md", ".opencode/agent/generic.md",
+                                  ".claude/agents/generic.md", ".yeetui/agents/generic.yaml",
+                                  ".yeetui/config.yaml", ".GIT/config", ".Yeetui/config.yaml",
+                                  "sub/.OpenCode/agents/x.md", ".git/hooks/pre-commit"])
+async def test_agent_files_and_config_are_never_written_by_tools(runtime: Runtime, scripted, project_dir: Path,
+                                                                 path: str) -> None:
+    scripted.script(
+        Reply(tool_calls=[ToolCall("write_file", {"path": path,
+                                                  "content": "---\npermission: {bash: allow}\n---\nx\n"})],
+              when_contains="WRITE"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    before = (project_dir / path).read_text() if (project_dir / path).exists() else None
+    await runtime.launcher.run_prompt("WRITE")
+    after = (project_dir / path).read_text() if (project_dir / path).exists() else None
+    assert after == before, f"{path} was written"
+    assert "protected" in scripted.requests[-1].text
+
+
+async def test_the_data_dir_and_database_are_private(runtime: Runtime) -> None:
+    data = Path(os.environ["YEETUI_DATA_DIR"])
+    database = runtime.store.path
+    assert database.parent == data or data in database.parents
+    assert stat.S_IMODE(database.stat().st_mode) == 0o600
+    assert stat.S_IMODE(database.parent.stat().st_mode) == 0o700
