@@ -32,6 +32,13 @@ _TOKEN_PATTERNS = (
 _TOKENS = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_PATTERNS) + r")")
 
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
+_BASIC = re.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/=]{8,}")
+"""`Authorization: Basic dXNlcjpwYXNz` — base64 of user:password."""
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+                          re.DOTALL)
+"""A PEM private key block, whole (to the end of the text when its END line is cut off)."""
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+(@)")
+"""`scheme://user:password@host`: the password goes, the user and host stay."""
 
 # `api_key=…`, `"password": "…"`, `X-Api-Key: …`, `GITHUB_TOKEN=…`. The name must END in the keyword, so
 # `max_tokens: 100000` is left alone; the value must be 6+ characters and not a plain number. The name
@@ -54,7 +61,10 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     text = _TOKENS.sub(REDACTED, text)
+    text = _PRIVATE_KEY.sub(REDACTED, text)
     text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _BASIC.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED + m.group(2), text)
     return _ASSIGNMENT.sub(lambda m: m.group("name") + m.group("op") + m.group("quote") + REDACTED, text)
 
 

@@ -95,6 +95,7 @@ class Runtime:
             name, _ = split_model(model)
             return create_provider(model, provider_credentials(settings, name, env))
 
+        store.secrets = tuple(secrets)  # nothing is written with a key in it
         delivery = Delivery(store, bus)
         limits = dict(spawner_limits or {})
         slots = RunSlots(store, limit=int(limits.pop("max_concurrent", DEFAULT_MAX_CONCURRENT)))

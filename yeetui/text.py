@@ -7,6 +7,7 @@ single line (a ledger activity, a title): it cuts and ends with `…`.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 Keep = Literal["head", "middle", "tail"]
@@ -43,3 +44,19 @@ def one_line(value: object) -> str:
 def seconds_text(seconds: float) -> str:
     """`3 s`, `0.5 s`, `120 s`: a duration as people write it (a deadline's remainder is 2.99919 s)."""
     return f"{seconds:.0f} s" if seconds >= 10 or abs(seconds - round(seconds)) < 0.05 else f"{seconds:.1f} s"
+
+
+_TERMINAL_CONTROLS = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI: cursor moves, screen clears, colours
+    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window title, clipboard (52), hyperlinks
+    r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|[ -/]*[0-~]?)"  # any other escape
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # other C0 controls (\r included; \n and \t kept) and C1 controls
+)
+
+
+def terminal_safe(text: str) -> str:
+    """`text` without escape sequences and control characters (newlines and tabs kept): what a model wrote
+    may not write the clipboard, retitle the window, clear the screen or overwrite a line on the user's
+    terminal."""
+    return _TERMINAL_CONTROLS.sub("", text)

@@ -127,3 +127,17 @@ def test_long_unbroken_blobs_do_not_make_the_patterns_backtrack_quadratically() 
     blob = "QUJD" * 250_000  # 1 MB of base64-looking text without a word break
     assert redact(blob) == blob
     assert redact("x" * 1000 + " api_key=" + "k" * 100_000) == "x" * 1000 + f" api_key={REDACTED}"
+
+
+def test_basic_auth_private_keys_and_url_passwords_are_redacted() -> None:
+    from yeetui.redact import redact
+
+    assert redact("Authorization: Basic dXNlcjpwYXNzd29yZA==") == "Authorization: Basic [REDACTED]"
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----"
+    assert redact(f"key:\n{pem}\nend") == "key:\n[REDACTED]\nend"
+    assert redact("cut: -----BEGIN PRIVATE KEY-----\nMIIEow") == "cut: [REDACTED]"
+    assert redact("git clone https://bob:s3cr3tpass@example.com/r.git") == \
+        "git clone https://bob:[REDACTED]@example.com/r.git"
+    for untouched in ("https://example.com:8080/path", "ssh://git@github.com/x.git", "mailto:a@b.c",
+                      "basic usage", "-----BEGIN PUBLIC KEY-----"):
+        assert redact(untouched) == untouched

@@ -12,11 +12,12 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 from yeetui import paths
 from yeetui.errors import YeetuiError
 from yeetui.redact import RedactingFilter
+from yeetui.text import terminal_safe
 
 if TYPE_CHECKING:
     from yeetui.runtime import Runtime
@@ -27,9 +28,32 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING_USER, EXIT_CANCELLED = 0, 1, 2, 3
 Command = Callable[[argparse.Namespace], Awaitable[int]]
 
 
+class TerminalSafeStream:
+    """Wraps a terminal stream so that text written to it (model output, transcripts, profile descriptions
+    from cloned repositories) cannot carry escape sequences to the user's terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(terminal_safe(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_terminal() -> None:
+    """Wrap stdout and stderr in `TerminalSafeStream` when they are terminals (pipes get the text as is)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(stream, TerminalSafeStream) and stream.isatty():
+            setattr(sys, name, TerminalSafeStream(stream))
+
+
 def run_command(handler: Command, args: argparse.Namespace) -> int:
     """Run one command's coroutine; a YeetuiError becomes a one-line message and exit code 1."""
     setup_logging()
+    guard_terminal()
     try:
         return asyncio.run(_guarded(handler, args))
     except KeyboardInterrupt:

@@ -13,6 +13,7 @@ import sys
 
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
 from yeetui.events import RunStatus, TextDelta, event_to_json
+from yeetui.redact import redact
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
 
@@ -25,11 +26,13 @@ async def cmd_run(args: argparse.Namespace) -> int:
     try:
         answer_permissions_headless(runtime.bus, approve=args.yes)
         runtime.launcher.model_override = args.run_model or args.model  # reaches the subagents too
+        secrets = runtime.launcher.secrets
         if args.json:
-            runtime.bus.add_listener(lambda e: print(json.dumps(event_to_json(e), default=str), flush=True))
+            runtime.bus.add_listener(lambda e: print(redact(json.dumps(event_to_json(e), default=str), secrets),
+                                                     flush=True))
         elif sys.stderr.isatty():
             runtime.bus.add_listener(lambda e: isinstance(e, TextDelta) and print(
-                e.text, end="", file=sys.stderr, flush=True))
+                redact(e.text, secrets), end="", file=sys.stderr, flush=True))
         session_id = args.resume
         if args.cont and not session_id:
             latest = await runtime.store.latest_session()
@@ -50,15 +53,15 @@ async def cmd_run(args: argparse.Namespace) -> int:
             error(args, "cancelled.")
             return EXIT_CANCELLED
         if args.json:
-            print(json.dumps(result.to_json(), default=str), flush=True)
+            print(redact(json.dumps(result.to_json(), default=str), secrets), flush=True)
         else:
             if sys.stderr.isatty():
                 print(file=sys.stderr)
             if result.output:
-                print(result.output, flush=True)
+                print(redact(result.output, secrets), flush=True)
             if result.status != RunStatus.COMPLETED:
-                print(f"yeetui: run {result.status.value}: {result.error or result.output or ''}".rstrip(": "),
-                      file=sys.stderr, flush=True)
+                said = redact(result.error or result.output or "", secrets)
+                print(f"yeetui: run {result.status.value}: {said}".rstrip(": "), file=sys.stderr, flush=True)
         if result.status == RunStatus.COMPLETED:
             return EXIT_OK
         return EXIT_WAITING_USER if result.status == RunStatus.WAITING_USER else EXIT_FAILED

@@ -12,7 +12,7 @@ class AnnounceMixin:
     async def announce(self, item_id: int, message: Message, *, run_id: str | None = None) -> int | None:
         """Append `message` to the item's recipient session and mark the item announced — unless it already
         was, in which case nothing is written and None is returned. Returns the new message id."""
-        body = message.model_dump_json()
+        body = self.clean(message.model_dump_json())  # type: ignore[attr-defined]
 
         def announce(conn: sqlite3.Connection) -> int | None:
             row = conn.execute("SELECT session_id, announced_at FROM inbox_items WHERE id = ?", (item_id,)).fetchone()

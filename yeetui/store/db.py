@@ -25,6 +25,7 @@ import aiosqlite
 
 from yeetui.errors import StoreError
 from yeetui.paths import private_dir
+from yeetui.redact import redact
 from yeetui.store.migrate import Migration, migrate
 from yeetui.store.txn import uninterruptible
 
@@ -115,6 +116,12 @@ class Database:
         self._conn: aiosqlite.Connection | None = conn
         self._reader: aiosqlite.Connection | None = reader
         self._lock = asyncio.Lock()
+        self.secrets: tuple[str, ...] = ()
+        """Exact values (the provider keys) redacted from everything written, with the known key formats."""
+
+    def clean(self, text: str) -> str:
+        """`text` as it may be stored: keys and credentials redacted (see `yeetui.redact`)."""
+        return redact(text, self.secrets)
 
     @classmethod
     async def open(cls, path: Path, *, migrations: list[Migration] | None = None) -> Self:

@@ -44,6 +44,8 @@ class RegistryMixin(Database):
 
         Returns the item and whether this call created it, so a deliverer announces exactly once.
         """
+        clean = self.clean  # type: ignore[attr-defined]
+
         def put(conn: sqlite3.Connection) -> tuple[sqlite3.Row | None, bool]:
             if dedupe_key is not None:
                 row = self._row(conn, "SELECT * FROM inbox_items WHERE dedupe_key = ?", (dedupe_key,))
@@ -56,7 +58,8 @@ class RegistryMixin(Database):
             cursor = conn.execute(
                 "INSERT INTO inbox_items (session_id, run_id, kind, title, body, data, status, dedupe_key,"
                 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'unread', ?, ?, ?)",
-                (session_id, run_id, kind, title, body, dump_json(data), dedupe_key, now, now),
+                (session_id, run_id, kind, clean(title), clean(body), clean(dump_json(data)) if data is not None
+                 else None, dedupe_key, now, now),
             )
             return self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (cursor.lastrowid,)), True
 
@@ -134,7 +137,7 @@ class RegistryMixin(Database):
                 self._require(conn, "agent_runs", run_id, "run")
             cursor = conn.execute(
                 "INSERT INTO breadcrumbs (session_id, child_session_id, run_id, summary, created_at)"
-                " VALUES (?, ?, ?, ?, ?)", (session_id, child_session_id, run_id, summary, utcnow()),
+                " VALUES (?, ?, ?, ?, ?)", (session_id, child_session_id, run_id, self.clean(summary), utcnow()),  # type: ignore[attr-defined]
             )
             return self._row(conn, "SELECT * FROM breadcrumbs WHERE id = ?", (cursor.lastrowid,))
 

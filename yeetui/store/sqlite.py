@@ -66,7 +66,7 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcess
             conn.execute(
                 "INSERT INTO sessions (id, key, parent_id, depth, profile, title, model, workspace, cwd,"
                 " status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, key, parent_id, level or 0, profile, title, model, dump_json(workspace),
+                (session_id, key, parent_id, level or 0, profile, self.clean(title), model, dump_json(workspace),
                  None if cwd is None else str(cwd), status, now, now),
             )
             return self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
@@ -157,7 +157,7 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcess
     async def append_message(self, session_id: str, message: Message, *, run_id: str | None = None,
                              partial: bool = False) -> int:
         """Commit `message` as the session's next message; returns its id. Bumps the session's activity."""
-        body = message.model_dump_json()  # serialised here: the writer's thread only runs SQL
+        body = self.clean(message.model_dump_json())  # serialised (and redacted) here: the writer only runs SQL
 
         def insert(conn: sqlite3.Connection) -> int | None:
             self._require(conn, "sessions", session_id, "session")
@@ -179,7 +179,7 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcess
 
     async def update_message(self, message_id: int, message: Message, *, partial: bool) -> None:
         """Replace a message's content: checkpoint a streaming message, or finalise it (`partial=False`)."""
-        body = message.model_dump_json()
+        body = self.clean(message.model_dump_json())
 
         def update(conn: sqlite3.Connection) -> None:
             now = utcnow()
@@ -265,7 +265,7 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcess
                 "INSERT INTO agent_runs (id, session_id, parent_run_id, profile, model, prompt, status,"
                 " usage, label, workflow, worktree, created_at, started_at, finished_at, pid, options)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, session_id, parent_run_id, profile, model, prompt, status.value,
+                (run_id, session_id, parent_run_id, profile, model, self.clean(prompt), status.value,
                  Usage().model_dump_json(), run_label, workflow, None if worktree is None else str(worktree),
                  now, now if status is RunStatus.RUNNING else None, now if status.is_final else None,
                  os.getpid() if pid is None else pid, dump_json(options or {})),
@@ -337,7 +337,8 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcess
                 values["finished_at"] = values["error"] = None
         for name, value in (("result", result), ("error", error), ("pid", pid)):
             if value is not None:
-                values[name] = dump_json(value) if name == "result" else value
+                values[name] = self.clean(dump_json(value)) if name == "result" else \
+                    self.clean(value) if name == "error" else value
         if usage is not None:
             values["usage"] = usage.model_dump_json()
         if cost is not ...:

@@ -1,0 +1,99 @@
+"""Class 11 and 13: credentials never reach the database or `--json` output, whichever part of a conversation
+carries them; and model text printed to a terminal cannot drive it (clipboard, title, screen).
+
+The credentials are of the kinds that slipped through before: a key in the user's prompt, `Authorization:
+Basic`, a PEM private key body, a password in a URL, in a tool's arguments, the assistant's text and the
+`complete` output."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import time
+from pathlib import Path
+
+from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
+from yeetui.runtime import Runtime
+
+API_KEY = "sk-ant-api03-PROMPTKEY-abcdefghijklmnop"
+BASIC = "dXNlcjpodW50ZXIyc2VjcmV0"
+URL_PASSWORD = "hunter2urlpass"
+PEM = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+       "-----END OPENSSH PRIVATE KEY-----")
+PEM_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"
+SECRETS = (API_KEY, BASIC, URL_PASSWORD, PEM_BODY)
+
+
+def _script(fake) -> None:
+    fake.script(
+        Reply(text=f"Using Authorization: Basic {BASIC} as you said.",
+              tool_calls=[ToolCall("bash", {"command": f"echo https://deploy:{URL_PASSWORD}@example.com/x"})],
+              when_contains="DEPLOY"),
+        Reply(tool_calls=[ToolCall("complete", {"output": f"Your key:\n{PEM}\nand {API_KEY}"})]))
+
+
+def _stored_bytes(data_dir: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in data_dir.rglob("*") if p.is_file())
+
+
+async def test_no_part_of_a_conversation_stores_a_credential(runtime: Runtime, scripted) -> None:
+    from yeetui.runs.permissions import answer_permissions_headless
+
+    answer_permissions_headless(runtime.bus, approve=True)
+    _script(scripted)
+    result = await runtime.launcher.run_prompt(f"DEPLOY with key {API_KEY}")
+    assert result.status.value == "completed"
+    await runtime.close()
+    stored = _stored_bytes(Path(os.environ["YEETUI_DATA_DIR"]))
+    assert b"[REDACTED]" in stored
+    for secret in SECRETS:
+        assert secret.encode() not in stored, f"{secret[:12]}… reached the data dir"
+
+
+def test_json_output_carries_no_credential(fake_env, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    _script(fake_env)
+    done = run_yeetui("run", "--json", "--yes", f"DEPLOY with key {API_KEY}", cwd=project)
+    assert done.returncode == 0, done.stderr
+    for secret in SECRETS:
+        assert secret not in done.stdout and secret not in done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["status"] == "completed"
+
+
+HOSTILE = ("Done.\x1b]52;c;cm0gLXJmIH4K\x07 Clipboard\x1b]0;pwned-title\x1b\\ set.\x1b[2J\x1b[H"
+           "\rOVERWRITTEN\x9b31m end")
+
+
+def test_model_text_printed_to_a_terminal_has_no_escape_sequences(fake_env, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": HOSTILE})]))
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(yeetui_argv("run", "say it"), cwd=project, env=yeetui_env(), stdin=subprocess.DEVNULL,
+                            stdout=terminal, stderr=terminal)
+    os.close(terminal)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([controller], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the other end closed: the process is done
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(controller)
+    assert proc.wait(timeout=30) == 0, seen
+    text = seen.decode("utf-8", "replace")
+    assert "Done." in text and "end" in text
+    for control in ("\x1b]52", "\x1b]0", "\x1b[2J", "\x1b[H", "\x9b"):
+        assert control not in text, f"{control!r} reached the terminal"
