@@ -2,6 +2,10 @@
 
 Both walk with `os.fwalk` from a confined directory descriptor: symlinked directories are not entered,
 symlinked files are not read, and `.git` is skipped, so a walk never leaves the workspace.
+
+A model's pattern may backtrack for ever (`(a|aa)+$` on a line of a's). grep therefore matches with the
+`regex` engine, which releases the GIL while it matches (the event loop keeps running: typing, Esc,
+timeouts) and stops a search after a time budget; a cancelled call stops at the next line.
 """
 
 from __future__ import annotations
@@ -10,10 +14,13 @@ import asyncio
 import os
 import re
 import stat
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import regex
 from pydantic import Field
 
 from yeetui.errors import ToolError
@@ -27,6 +34,10 @@ GLOB_MAX = 1000
 GREP_FILE_MAX = 10_000_000
 """Files larger than this are skipped by grep."""
 GREP_LINE_CHARS = 500
+GREP_SECONDS = 20.0
+"""Time one grep call may spend matching, in all."""
+GREP_LINE_SECONDS = 1.0
+"""Time one line may take; also how soon a cancelled grep's thread stops."""
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -136,6 +147,29 @@ class GlobTool(Tool):
 # ---------------------------------------------------------------------------------------------- grep
 
 
+class _Searcher:
+    """One grep call's matching: the pattern, what is left of its time budget, and its stop signal."""
+
+    def __init__(self, pattern: Any, text: str, stop: threading.Event, deadline: float) -> None:
+        self.pattern = pattern
+        self.text = text
+        self.stop = stop
+        self.deadline = deadline
+
+    def __call__(self, line: str) -> bool:
+        if self.stop.is_set():
+            raise ToolError("grep was stopped.")
+        left = self.deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            return self.pattern.search(line, timeout=min(left, GREP_LINE_SECONDS), concurrent=True) is not None
+        except TimeoutError:
+            raise ToolError(f"grep: {self.text!r} takes too long to match (over {GREP_LINE_SECONDS:g} s on one "
+                            f"line or {GREP_SECONDS:g} s in all: a pattern that backtracks, like (a|aa)+$); "
+                            "simplify it or narrow the path.") from None
+
+
 class GrepArgs(StrictArgs):
     pattern: str = Field(description="Python regular expression searched for in each line.")
     path: str = Field(".", description="File or directory to search, relative to the working directory.")
@@ -156,14 +190,19 @@ class GrepTool(Tool):
         return f'searching "{one_line(args.get("pattern", ""))}"'
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
-        return await asyncio.to_thread(self._grep, args, ctx)
-
-    def _grep(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
+        stop = threading.Event()
         try:
-            regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
-        except re.error as exc:
+            return await asyncio.to_thread(self._grep, args, ctx, stop)
+        finally:
+            stop.set()  # cancelled: the thread stops at its next line instead of searching on
+
+    def _grep(self, args: GrepArgs, ctx: ToolContext, stop: threading.Event | None = None) -> ToolOutput:
+        try:
+            pattern = regex.compile(args.pattern, regex.IGNORECASE if args.ignore_case else 0)
+        except regex.error as exc:
             raise ToolError(f"grep: {args.pattern!r} is not a valid Python regular expression: {exc}."
                             ) from exc
+        search = _Searcher(pattern, args.pattern, stop or threading.Event(), time.monotonic() + GREP_SECONDS)
         name_filter = glob_regex(args.glob.removeprefix("./")) if args.glob else None
         by_name = bool(args.glob) and "/" not in (args.glob or "")
         fd, real, is_dir = _open_search_root(ctx, args.path)
@@ -171,7 +210,7 @@ class GrepTool(Tool):
         truncated = False
         try:
             if not is_dir:
-                self._search(fd, safepath.display_path(ctx.binding, real), regex, results, args.max_results)
+                self._search(fd, safepath.display_path(ctx.binding, real), search, results, args.max_results)
                 truncated = len(results) > args.max_results
             else:
                 for top, files, dfd in _walk(fd):
@@ -180,7 +219,7 @@ class GrepTool(Tool):
                         if name_filter and not name_filter.fullmatch(name if by_name else rel):
                             continue
                         shown = safepath.display_path(ctx.binding, real / rel)
-                        if self._search_at(dfd, name, shown, regex, results, args.max_results):
+                        if self._search_at(dfd, name, shown, search, results, args.max_results):
                             truncated = True
                             break
                     if truncated:
@@ -196,7 +235,7 @@ class GrepTool(Tool):
                      "or raise max_results]")
         return ToolOutput(content=text)
 
-    def _search_at(self, dir_fd: int, name: str, shown: str, regex: re.Pattern[str], results: list[str],
+    def _search_at(self, dir_fd: int, name: str, shown: str, search: _Searcher, results: list[str],
                    limit: int) -> bool:
         """Search one file in `dir_fd` (never following a symlink); True once over `limit`."""
         try:
@@ -204,13 +243,13 @@ class GrepTool(Tool):
         except OSError:
             return False  # a symlink, a vanished file, or unreadable: grep skips it
         try:
-            self._search(fd, shown, regex, results, limit)
+            self._search(fd, shown, search, results, limit)
         finally:
             os.close(fd)
         return len(results) > limit
 
     @staticmethod
-    def _search(fd: int, shown: str, regex: re.Pattern[str], results: list[str], limit: int) -> None:
+    def _search(fd: int, shown: str, search: _Searcher, results: list[str], limit: int) -> None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > GREP_FILE_MAX:
             return
@@ -218,7 +257,7 @@ class GrepTool(Tool):
         if is_binary(data):
             return
         for lineno, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
-            if regex.search(line):
+            if search(line):
                 line = line.removesuffix("\r")
                 if len(line) > GREP_LINE_CHARS:
                     line = line[:GREP_LINE_CHARS] + " …"
