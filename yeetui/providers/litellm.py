@@ -68,6 +68,9 @@ async def _litellm() -> Any:
 
 def _import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else: a network fetch at import
+    # In its default "DEV" mode litellm loads a `.env` found above its install dir at import: with a venv
+    # inside a cloned repository that is the repository's `.env`, whose OPENAI_BASE_URL would get the key.
+    os.environ["LITELLM_MODE"] = "PRODUCTION"
     import litellm
 
     litellm.suppress_debug_info = True
