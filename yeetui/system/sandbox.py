@@ -27,7 +27,9 @@ from typing import Literal
 Sandbox = Literal["bwrap", "landlock"]
 
 _BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-               "--unshare-all", "--die-with-parent")
+               "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--new-session")
+"""Every namespace unshared, no capabilities even when yeetui runs as root (else `mount -o remount,rw`
+undoes the read-only binds), a new session (no TIOCSTI keystrokes into the user's terminal)."""
 _PROBE_TIMEOUT = 10.0
 _LANDLOCK_FLAG = "--landlock-exec"
 
@@ -158,6 +160,8 @@ def _writes_blocked(mechanism: Sandbox) -> bool:
             tempfile.TemporaryDirectory(prefix="yeetui-probe-tmp-") as private:
         target = Path(scratch) / "probe"
         script = 'echo x > "$1" 2>/dev/null; test ! -e "$1"'
+        if mechanism == "bwrap":  # and, as root, no capability left to remount the binds read-write with
+            script += ' && grep -q "^CapEff:[[:space:]]*0*$" /proc/self/status'
         argv = wrap_readonly(["/bin/sh", "-c", script, "sh", str(target)], scratch,
                              roots=(Path(scratch),), private_tmp=private, mechanism=mechanism)
         try:
