@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from yeetui import __version__
+from yeetui.system.hardening import protect_process
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,6 +129,7 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    protect_process()  # before any key is read: the agents' commands must not read this process's memory
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
