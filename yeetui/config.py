@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from yeetui import paths
 from yeetui.errors import ConfigError
 from yeetui.providers.base import ProviderCredentials, credentials_from_env, split_model
+from yeetui.trust import is_trusted
 from yeetui.yamlfile import DocumentError, parse_yaml
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
@@ -162,6 +163,10 @@ _PROJECT_MAY_ONLY_LOWER = (("tools", "output_cap"), ("tools", "bash_timeout"), (
 retries would be a cloned repository spending the user's money and time."""
 
 
+_UNTRUSTED_CONFIG = ("this project is not trusted, and its config may narrow rights and limits but not widen "
+                     "them (nor rebind keys); `yeetui trust` in the project allows it")
+
+
 def _defaults_and(layers: list[Layer]) -> Settings:
     """The settings the layers read so far give (defaults when they do not validate: reported later)."""
     merged: dict[str, Any] = {}
@@ -182,21 +187,19 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
     warnings: list[str] = []
     if "keymap" in data:
         del data["keymap"]
-        warnings.append(f"{where}: ignored keymap — a project config may not rebind keys; put key bindings in "
-                        "your user config.yaml.")
+        warnings.append(f"{where}: ignored keymap — {_UNTRUSTED_CONFIG}.")
     rules = data.get("permissions")
     if isinstance(rules, dict):
         for tool, rule in list(rules.items()):
             if rule == "allow":
                 del rules[tool]
-                warnings.append(f"{where}: ignored permissions.{tool}: allow — a project config may ask or deny, "
-                                "not allow; allow it in your user config.yaml.")
+                warnings.append(f"{where}: ignored permissions.{tool}: allow — {_UNTRUSTED_CONFIG}.")
             elif isinstance(rule, dict):
                 for pattern, action in list(rule.items()):
                     if action == "allow":
                         del rule[pattern]
-                        warnings.append(f"{where}: ignored permissions.{tool}.{pattern!r}: allow — a project "
-                                        "config may ask or deny, not allow.")
+                        warnings.append(f"{where}: ignored permissions.{tool}.{pattern!r}: allow — "
+                                        f"{_UNTRUSTED_CONFIG}.")
     for path in _PROJECT_MAY_ONLY_LOWER:
         holder: Any = data
         for key in path[:-1]:
@@ -209,8 +212,7 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
         value = holder[path[-1]]
         if isinstance(value, int | float) and not isinstance(value, bool) and value > current:
             del holder[path[-1]]
-            warnings.append(f"{where}: ignored {'.'.join(path)}: {value} — a project config may lower it, not "
-                            f"raise it above {current}.")
+            warnings.append(f"{where}: ignored {'.'.join(path)}: {value} (above {current}) — {_UNTRUSTED_CONFIG}.")
     return warnings
 
 
@@ -219,8 +221,13 @@ def load_settings(
     project_dir: Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    trusted: bool | None = None,
 ) -> LoadedSettings:
-    """Build Settings from every layer. Raises ConfigError naming the file, line and key at fault."""
+    """Build Settings from every layer. Raises ConfigError naming the file, line and key at fault.
+
+    The project layer of a project the user has not trusted (`yeetui.trust`; looked up when `trusted` is
+    None) may narrow but not widen (see `_narrow_project_layer`); provider keys and endpoints are never
+    taken from it, trusted or not."""
     env = os.environ if env is None else env
     warnings: list[str] = []
     layers: list[Layer] = []
@@ -244,8 +251,8 @@ def load_settings(
                                 f"{project_file}: ignored providers.{name}.{key} — a project config may not "
                                 "set provider keys or endpoints; put it in your user config.yaml or env."
                             )
-            base = _defaults_and(layers)
-            warnings += _narrow_project_layer(data, base, project_file)
+            if not (is_trusted(project_dir, env) if trusted is None else trusted):
+                warnings += _narrow_project_layer(data, _defaults_and(layers), project_file)
             layers.append(("project config", project_file, data, lines))
             files.append(project_file)
 

@@ -37,11 +37,16 @@ Notes = list[tuple[int, str]]
 Mapper = Callable[[Document], tuple[Document | None, Notes]]
 
 
-def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None = None) -> ProfileSet:
+def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None = None,
+                  trusted: bool = False) -> ProfileSet:
     """Load every profile. `project_dir` is the project root; `user_dir` is the directory of the user's
     profile files (`<config dir>/agents`); `builtin_dir` is the directory of built-in profile files
     (default: the shipped `agents/`). Never raises for a bad file: problems are collected in
-    `ProfileSet.errors` and the other profiles still load."""
+    `ProfileSet.errors` and the other profiles still load.
+
+    Unless the project is `trusted` (see `yeetui.trust`), the files that come with it (`.claude`,
+    `.opencode`, `.yeetui/agents`) may only narrow rights: their allow rules are dropped, and they cannot
+    make writable a profile that the built-in and user files keep read-only. Each drop is a warning."""
     result = ProfileSet()
     if builtin_dir is None:
         try:
@@ -77,6 +82,8 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
                     warning=True))
                 continue
             seen[name] = path
+            if layer in _PROJECT_LAYERS and not trusted:
+                result.errors.extend(_narrowed(doc, contributions.get(name, [])))
             contributions.setdefault(name, []).append(doc)
     for name, parts in contributions.items():
         profile = _merge(name, parts, result)
@@ -85,6 +92,34 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
     _check_triggers(contributions, result)
     _check_children(result)
     return result
+
+
+_PROJECT_LAYERS = frozenset({".claude", ".opencode", "project"})
+_UNTRUSTED = ("this project is not trusted, and files that come with it may narrow an agent's rights but not "
+              "widen them; `yeetui trust` in the project allows it")
+
+
+def _narrowed(doc: Document, below: list[Document]) -> list[ProfileFileError]:
+    """Drop from a project file's (translated) fields what would widen rights; the warnings saying so."""
+    dropped: list[tuple[tuple[str, ...], str]] = []
+    rules = doc.data.get("permissions")
+    if isinstance(rules, dict):
+        for tool, rule in list(rules.items()):
+            if rule == "allow":
+                del rules[tool]
+                dropped.append((("permissions", tool), f"permissions.{tool}: allow"))
+            elif isinstance(rule, dict):
+                for pattern, action in list(rule.items()):
+                    if action == "allow":
+                        del rule[pattern]
+                        dropped.append((("permissions", tool), f"permissions.{tool}.{pattern!r}: allow"))
+    workspace = doc.data.get("workspace")
+    kept_read_only = any((d.data.get("workspace") or {}).get("allow_writes") is False for d in below)
+    if isinstance(workspace, dict) and workspace.get("allow_writes") is True and kept_read_only:
+        del workspace["allow_writes"]
+        dropped.append((("workspace", "allow_writes"), "workspace.allow_writes: true"))
+    return [ProfileFileError(f"Profile file {doc.path}, line {doc.line_of(key)}: ignored {what} — {_UNTRUSTED}.",
+                             path=doc.path, line=doc.line_of(key), warning=True) for key, what in dropped]
 
 
 def validate_profile_file(path: Path) -> list[ProfileFileError]:

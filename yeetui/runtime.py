@@ -36,6 +36,7 @@ from yeetui.subagents.tools import agent_tools
 from yeetui.subagents.watcher.watcher import Watchers
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
+from yeetui.trust import is_trusted
 from yeetui.workflows import Workflow, load_workflows
 
 DEFAULT_MAX_CONCURRENT = 8
@@ -74,11 +75,13 @@ class Runtime:
         env = dict(os.environ if env is None else env)
         project_dir = (cwd or Path.cwd()).resolve()
         # Parsing config, profile and workflow files is blocking work: off the event loop (a UI stays live).
+        trusted = is_trusted(project_dir, env)  # an untrusted project's files may narrow rights, not widen them
         loaded: LoadedSettings = await asyncio.to_thread(load_settings, project_dir=project_dir, env=env,
-                                                         overrides=overrides)
+                                                         overrides=overrides, trusted=trusted)
         warnings = list(loaded.warnings)
         profiles = await asyncio.to_thread(load_profiles, project_dir=project_dir,
-                                           user_dir=paths.config_dir(env) / "agents", builtin_dir=builtin_dir("agents"))
+                                           user_dir=paths.config_dir(env) / "agents", builtin_dir=builtin_dir("agents"),
+                                           trusted=trusted)
         warnings += [str(err) for err in profiles.errors]
         workflows, workflow_errors = await asyncio.to_thread(load_workflows, project_dir=project_dir,
                                                              user_dir=paths.config_dir(env) / "workflows",

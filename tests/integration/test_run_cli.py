@@ -220,3 +220,26 @@ def test_run_waits_for_background_subagents_before_exiting(fake_env, project: Pa
     assert "BACKGROUND-ANSWER" in transcript  # announced in the primary's session, not lost
     runs = json.loads(run_yeetui("agents", "list", "--all", "--json", cwd=project).stdout)
     assert {r["label"]: r["status"] for r in runs}["oracle#1"] == "completed"
+
+
+def test_trust_lists_what_it_grants_and_then_the_project_s_rules_apply(fake_env, project: Path) -> None:
+    """An untrusted project's agent file cannot turn `bash: ask` into allow for a headless run; `yeetui trust`
+    says what trusting grants, and after it the file means what it says."""
+    agent = project / ".opencode" / "agent" / "generic.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("---\ndescription: x\npermission:\n  bash: allow\n---\nYou do it.\n")
+    marker = project / "ran"
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    refused = run_yeetui("run", "TOUCH it", cwd=project)
+    assert refused.returncode == 0 and not marker.exists()
+    assert "not trusted" in refused.stderr and "yeetui trust" in refused.stderr
+
+    trusted = run_yeetui("trust", cwd=project)
+    assert trusted.returncode == 0, trusted.stderr
+    assert f"{agent}, line 4: permissions.bash: allow" in trusted.stdout
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    allowed = run_yeetui("run", "TOUCH it", cwd=project)
+    assert allowed.returncode == 0 and marker.exists()
+    assert "not trusted" not in allowed.stderr

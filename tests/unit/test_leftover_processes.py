@@ -133,3 +133,39 @@ def test_a_group_whose_leader_exited_is_ended_through_its_members(tmp_path: Path
     assert not gone(child)
     assert kill_leftover_group(leader.pid, 12345) is True  # the leader's start no longer matters: it is gone
     _wait(lambda: gone(child), timeout=10)
+
+
+STALLED_OWNER = """
+import asyncio, sys
+from pathlib import Path
+from yeetui.tools.base import ToolContext
+from yeetui.tools.shell import BashArgs, BashTool
+from yeetui.workspace import WorkspaceBinding
+
+class Stalled:
+    async def started(self, pgid, leader_start):
+        print("spawned", pgid, flush=True)
+        await asyncio.sleep(3600)  # killed here: after the spawn, before the record
+    async def ended(self, pgid):
+        pass
+
+async def main(cwd, marker):
+    ctx = ToolContext(binding=WorkspaceBinding(cwd=Path(cwd)), run_id="r", processes=Stalled())
+    await BashTool().run(BashArgs(command=f"touch {marker}"), ctx)
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+def test_a_command_whose_owner_dies_before_recording_it_never_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    owner = subprocess.Popen([sys.executable, "-c", STALLED_OWNER, str(tmp_path), str(marker)], env=env,
+                             stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None
+    kind, pgid = owner.stdout.readline().split()
+    assert kind == "spawned"
+    os.kill(owner.pid, signal.SIGKILL)
+    owner.wait()
+    _wait(lambda: not _members(int(pgid)), timeout=10)  # the gate saw EOF: the group ended by itself
+    assert not marker.exists()

@@ -23,9 +23,11 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def _load(project: Path) -> ProfileSet:
+def _load(project: Path, *, trusted: bool = True) -> ProfileSet:
+    """The translation tests read a trusted project (what the files say); untrusted narrowing is tested
+    in tests/security/test_project_files.py."""
     return load_profiles(project_dir=project, user_dir=project.parent / "user",
-                         builtin_dir=project.parent / "builtin")
+                         builtin_dir=project.parent / "builtin", trusted=trusted)
 
 
 def _warnings(result: ProfileSet) -> list[ProfileFileError]:

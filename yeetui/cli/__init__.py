@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     pval = psub.add_parser("validate", help="check profile files (all, or one PATH)")
     pval.add_argument("path", nargs="?")
     pval.add_argument("--json", action="store_true")
+    trust = sub.add_parser("trust", help="trust this project: its agent files and config may then widen rights")
+    trust.add_argument("path", nargs="?", help="the project directory (default: the current one)")
+    trust.add_argument("--revoke", action="store_true", help="stop trusting it")
+    trust.add_argument("--json", action="store_true")
     _add_agents(sub)
     return parser
 
@@ -123,6 +127,7 @@ COMMANDS = {
     "sessions": ("yeetui.cli.sessions", "cmd_sessions"),
     "profiles": ("yeetui.cli.profiles", "cmd_profiles"),
     "agents": ("yeetui.cli.agents", "cmd_agents"),
+    "trust": ("yeetui.cli.trust", "cmd_trust"),
     "agent": ("yeetui.cli.agents", "cmd_agent"),
 }
 """Subcommand → (module, coroutine function)."""

@@ -13,6 +13,7 @@ from yeetui import paths
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK
 from yeetui.profile_loader import load_profiles, validate_profile_file
 from yeetui.resources import builtin_dir
+from yeetui.trust import is_trusted
 
 
 async def cmd_profiles(args: argparse.Namespace) -> int:
@@ -20,7 +21,7 @@ async def cmd_profiles(args: argparse.Namespace) -> int:
         errors = validate_profile_file(Path(args.path))
     else:
         profiles = load_profiles(project_dir=Path.cwd(), user_dir=paths.config_dir() / "agents",
-                                 builtin_dir=builtin_dir("agents"))
+                                 builtin_dir=builtin_dir("agents"), trusted=is_trusted(Path.cwd()))
         errors = profiles.errors
     if args.action == "validate":
         if args.json:

@@ -66,6 +66,10 @@ class _Capture:
         return f"{self.head}\n[output truncated: {omitted} characters omitted]\n{self.tail}"
 
 
+_GATE = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null'
+"""Run the command once yeetui says `go` on stdin (after recording its process group); at EOF, yeetui died
+before saying it, and the command never runs. The command itself gets /dev/null as stdin, as before."""
+
 ACTIVITY_CHARS = 41
 """Characters of a command shown as a run's activity in the status ledger, the `…` included."""
 
@@ -137,29 +141,36 @@ class BashTool(Tool):
         """Run argv in a new session; returns (exit code or None when killed, output, timed_out).
 
         The group is written to `log` while it may run, so that if yeetui is killed outright the next
-        yeetui process to recover ends it.
+        yeetui process to recover ends it. The command waits at a gate (`_GATE`) until that record is
+        written: if yeetui is killed before, the command never runs.
 
         The output pipe is ours (not asyncio's), so waiting for bash does not wait for the pipe to close
         (a background job may hold it), and the pipe can be closed even if an escaped process holds it.
         """
         read_fd, write_fd = os.pipe()
+        gate_read, gate_write = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-                start_new_session=True,
+                "/bin/sh", "-c", _GATE, "sh", *argv, cwd=cwd, env=env, stdin=gate_read,
+                stdout=write_fd, stderr=write_fd, start_new_session=True,
             )
         except OSError as exc:
             os.close(read_fd)
+            os.close(gate_write)
             raise ToolError(f"bash could not start in {cwd}: {exc.strerror or exc}.") from exc
         finally:
             os.close(write_fd)
+            os.close(gate_read)
         try:
             if log is not None:
                 await log.started(proc.pid, start_ticks(proc.pid))
+            os.write(gate_write, b"go\n")
         except BaseException:
             os.close(read_fd)
             await asyncio.shield(kill_group(proc.pid))
             raise
+        finally:
+            os.close(gate_write)
         try:
             return await BashTool._collect(proc, read_fd, seconds, cap)
         finally:
