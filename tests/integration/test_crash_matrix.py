@@ -17,6 +17,7 @@ runs survives — the killed host, its worker, the child's command and its child
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -277,11 +278,16 @@ def test_crash_then_every_recovery_order(host: str, point: str, fake_env, tmp_pa
     orders = list(itertools.permutations(RECOVERY))
     if tmux_path() is not None:
         orders.append(("tui", "child", "parent"))  # starting the app again recovers too
-    for number, order in enumerate(orders):
-        try:
-            _recover(order, crashed, host, point, fake_env, project, tmp_path / f"order{number}", monkeypatch,
-                     capsys)
-        except AssertionError as exc:
-            failures.append(f"{' → '.join(order)}: {exc}")
+    try:
+        for number, order in enumerate(orders):
+            try:
+                _recover(order, crashed, host, point, fake_env, project, tmp_path / f"order{number}", monkeypatch,
+                         capsys)
+            except AssertionError as exc:
+                failures.append(f"{' → '.join(order)}: {exc}")
+    finally:
+        if crashed.command_group is not None:  # a failed recovery leaves no sleepers behind
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(crashed.command_group, signal.SIGKILL)
     assert not failures, "\n".join(failures)
     assert all(gone(pid) for pid in crashed.killed)

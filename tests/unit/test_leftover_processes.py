@@ -4,6 +4,7 @@ and never an unrelated process that happens to have the recorded pid."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -78,12 +79,16 @@ def test_a_killed_owner_s_command_group_is_ended_by_the_next_recovery(tmp_path: 
     pid_file = Path(f"{marker}.pid")
     _wait(lambda: pid_file.exists() and pid_file.read_text().strip() and len(_members(int(pid_file.read_text()))) == 3)
     pgid = int(pid_file.read_text())
-    os.kill(owner.pid, signal.SIGKILL)
-    owner.wait()
-    assert len(_members(pgid)) == 3, "the command's group outlives its killed owner (the case to recover)"
+    try:
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait()
+        assert len(_members(pgid)) == 3, "the command's group outlives its killed owner (the case to recover)"
 
-    assert asyncio.run(_recover(db)) == []  # the recovery took the record: one recovery ends each group
-    _wait(lambda: not _members(pgid), timeout=10)
+        assert asyncio.run(_recover(db)) == []  # the recovery took the record: one recovery ends each group
+        _wait(lambda: not _members(pgid), timeout=10)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)  # a failed test leaves no sleepers behind
 
 
 async def test_a_command_that_ended_normally_leaves_no_record(tmp_path: Path) -> None:
