@@ -221,6 +221,9 @@ class ScriptedProvider:
             body["reasoning_effort"] = request.thinking
         return body
 
+    def missing_credentials(self) -> str | None:
+        return None  # scripted: nothing to authenticate
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         llm = self._llm
         body = self.wire_body(request)

@@ -243,3 +243,13 @@ def test_trust_lists_what_it_grants_and_then_the_project_s_rules_apply(fake_env,
     allowed = run_yeetui("run", "TOUCH it", cwd=project)
     assert allowed.returncode == 0 and marker.exists()
     assert "not trusted" not in allowed.stderr
+
+
+def test_a_missing_key_for_a_litellm_provider_fails_at_once_and_names_the_variable(fake_env, project: Path,
+                                                                                   monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    done = run_yeetui("run", "--model", "openai/gpt-5", "hello", cwd=project)
+    assert done.returncode != 0
+    assert "No OpenAI API key: set OPENAI_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    assert "server error" not in done.stderr and "dropped" not in done.stderr
+    assert fake_env.requests == []  # nothing was sent, so nothing was retried

@@ -281,3 +281,17 @@ async def test_page_up_and_down_scroll_the_conversation_while_the_composer_keeps
         assert composer.text == "draft" and isinstance(pilot.app.focused, ComposerInput)
         await pilot.press("pagedown")
         await _until(pilot, lambda: view.scroll_y == view.max_scroll_y)
+
+
+async def test_model_refuses_a_provider_without_a_key(fake_env, project: Path, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        before = main.model
+        await _type(pilot, "/model openai/gpt-5")
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "No OpenAI API key" in _text(view))
+        assert "OPENAI_API_KEY" in _text(view) and main.model == before
+        await _type(pilot, "/model anthropic/claude-opus-4-5")  # a provider with a key is accepted
+        await _until(pilot, lambda: main.model == "anthropic/claude-opus-4-5")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import pytest
 
@@ -196,3 +197,23 @@ async def test_slow_server_times_out_as_retryable(fake_llm) -> None:
         await collect(provider.stream(request()))
     assert info.value.retryable
     assert str(info.value) == "OpenAI did not answer within 0.3 s."
+
+
+@pytest.mark.parametrize(("provider_name", "variable"), [("openai", "OPENAI_API_KEY"), ("gemini", "GEMINI_API_KEY"),
+                                                          ("openrouter", "OPENROUTER_API_KEY"),
+                                                          ("mistral", "MISTRAL_API_KEY")])
+async def test_a_missing_key_is_said_at_once_and_nothing_is_sent(fake_llm, provider_name: str, variable: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_llm.script(Reply(text="never"))
+    keyless = LiteLLMProvider(provider_name, None, fake_llm.openai_base_url)
+    problem = keyless.missing_credentials()
+    config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
+    assert problem is not None and variable in problem and str(config) in problem
+    with pytest.raises(ProviderError) as info:
+        await collect(stream_with_retry(keyless, request(), sleep=no_sleep))
+    assert str(info.value) == problem and not info.value.retryable
+    assert fake_llm.requests == []
+
+
+def test_local_servers_need_no_key() -> None:
+    assert LiteLLMProvider("ollama", None, "http://127.0.0.1:11434").missing_credentials() is None

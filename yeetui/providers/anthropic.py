@@ -34,6 +34,7 @@ from yeetui.providers.base import (
     ThinkingChunk,
     ThinkingLevel,
     ToolCallChunk,
+    missing_key,
     parse_tool_arguments,
 )
 from yeetui.redact import redact
@@ -308,6 +309,9 @@ class AnthropicProvider:
     def __repr__(self) -> str:
         return f"AnthropicProvider(base_url={self._base_url!r})"
 
+    def missing_credentials(self) -> str | None:
+        return missing_key("anthropic", "Anthropic", self._api_key)
+
     def _new_client(self) -> Any:
         import anthropic  # lazily: importing the SDK costs about a second
 
@@ -320,12 +324,8 @@ class AnthropicProvider:
         the SDK and loading the TLS certificates takes 50–100 ms (seconds for a cold import), which
         would stall the event loop — every key press and frame of a TUI — each time a model is first used."""
         if self._client is None:
-            if not self._api_key:
-                raise ProviderError(
-                    "No Anthropic API key: set ANTHROPIC_API_KEY, or providers.anthropic.api_key in your "
-                    "config.yaml.",
-                    retryable=False,
-                )
+            if (problem := self.missing_credentials()) is not None:
+                raise ProviderError(problem, retryable=False)
             if self._creating is None:
                 self._creating = asyncio.Lock()
             async with self._creating:  # concurrent first streams (a burst of spawns) share one client

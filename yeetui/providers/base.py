@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from yeetui import paths
 from yeetui.errors import ConfigError
 from yeetui.messages import Message, Usage
 
@@ -86,6 +87,10 @@ class Provider(Protocol):
         """Yield chunks as they arrive, then exactly one StreamDone. Raise ProviderError on failure."""
         ...
 
+    def missing_credentials(self) -> str | None:
+        """Why no request can be made (no API key), or None. Nothing is sent to find out."""
+        ...
+
 
 def split_model(name: str) -> tuple[str, str]:
     """`anthropic/claude-sonnet-4-5` → (`anthropic`, `claude-sonnet-4-5`). A bare name is an error."""
@@ -119,6 +124,21 @@ _BASE_VARS: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
     "ollama": ("OLLAMA_API_BASE",),
 }
+
+
+KEYLESS_PROVIDERS = frozenset({"ollama", "ollama_chat", "lm_studio", "hosted_vllm", "vllm", "llamafile",
+                               "xinference"})
+"""Local servers that take no API key."""
+
+
+def missing_key(provider: str, label: str, api_key: str | None) -> str | None:
+    """What to tell the user when `provider` has no key (None when it has one or needs none): checked before
+    any request, so a missing key is said at once instead of surfacing as a server error after retries."""
+    if api_key or provider in KEYLESS_PROVIDERS:
+        return None
+    variable = (_KEY_VARS.get(provider) or (f"{_env_prefix(provider)}_API_KEY",))[0]
+    config = paths.config_dir() / "config.yaml"
+    return f"No {label} API key: set {variable}, or providers.{provider}.api_key in {config}."
 
 
 def _env_prefix(provider: str) -> str:

@@ -26,6 +26,7 @@ from yeetui.providers.base import (
     TextChunk,
     ThinkingChunk,
     ToolCallChunk,
+    missing_key,
     parse_tool_arguments,
 )
 from yeetui.redact import redact
@@ -257,6 +258,10 @@ def map_error(exc: BaseException, label: str, timeout: float, secrets: list[str]
             )
         return map_error(original, label, timeout, secrets)
     detail = _detail(exc)
+    if any(type(e).__name__ in ("AuthenticationError", "PermissionDeniedError") for e in chain):
+        status = 403 if any(type(e).__name__ == "PermissionDeniedError" for e in chain) else 401
+        return ProviderError(redact(f"{label} {_STATUS_WORDING[status]} ({status}): {detail}", secrets),
+                             status=status, retryable=False)  # another attempt gets the same answer
     # An unreachable server surfaces as a 500 InternalServerError raised while handling openai's
     # APIConnectionError: the exception chain tells it apart from a real server error.
     if any(_is_connection_error(e) for e in chain):
@@ -359,7 +364,12 @@ class LiteLLMProvider:
             kwargs["api_key"] = self._api_key
         return kwargs
 
+    def missing_credentials(self) -> str | None:
+        return missing_key(self.name, self._label, self._api_key)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        if (problem := self.missing_credentials()) is not None:
+            raise ProviderError(problem, retryable=False)
         litellm = await _litellm()
         secrets = [self._api_key] if self._api_key else []
         acc = ChunkAccumulator()

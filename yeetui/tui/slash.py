@@ -94,6 +94,10 @@ async def _model(screen: CommandScreen, args: str) -> None:
         await screen.notice("info", f"Model: {current}. Change it with /model provider/model.")
         return
     split_model(args)  # refuses a name without a provider before anything changes
+    provider, _ = screen.runtime.launcher.provider(args)
+    if (problem := provider.missing_credentials()) is not None:
+        await screen.notice("error", f"{problem} The model stays {screen.model or screen.runtime.settings.model}.")
+        return
     screen.set_model(args)
     await screen.notice("info", f"Model set to {args} for this window's sessions.")
 
