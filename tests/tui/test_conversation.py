@@ -355,3 +355,27 @@ async def test_streamed_messages_become_light_after_later_turns() -> None:
         body = replies[0].query_one(".body", Static)
         assert isinstance(body.content, RenderedMarkdown) and body.content.text == "reply 0"
         assert "reply 0" in str(body.render_line(0).text)
+
+
+async def test_the_summary_an_agent_ends_with_is_shown_as_its_answer(fake_env, project) -> None:
+    """`complete`'s output is the answer: rendered Markdown in the conversation, not a one-line tool row cut
+    with "…" whose expansion shows raw Markdown; a failed `complete` still shows its error."""
+    from tests.fakellm import Reply, ToolCall
+    from tests.tui.test_app import _main, _type, _until
+    from yeetui.tui.app import YeetuiApp
+    from yeetui.tui.widgets.message_views import AssistantMessageView
+    from yeetui.tui.widgets.tool_views import ToolCallView
+
+    summary = "## Done\n\nI renamed **three** functions:\n\n- `a()`\n- `b()`\n- `c()`\n\nAll tests pass."
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": summary})]))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, "rename them")
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: any("renamed" in a.source for a in view.query(AssistantMessageView)))
+        await pilot.pause(0.3)
+        assert not [b for b in view.query(ToolCallView) if b.tool_name == "complete"]
+        screen = pilot.app.export_screenshot().replace("&#160;", " ")
+        assert "renamed" in screen and "three" in screen
+        assert "**three**" not in screen and "## Done" not in screen  # rendered Markdown, not its source

@@ -38,6 +38,12 @@ HEAVY_KEEP = 2
 """Streamed messages that keep their Markdown widget; older ones are swapped for a light Static."""
 
 
+def final_summary(call: ToolCallPart) -> str | None:
+    """The Markdown an agent ends its run with (`complete`'s `output`), or None for any other call."""
+    output = call.arguments.get("output") if call.name == "complete" and isinstance(call.arguments, dict) else None
+    return output if isinstance(output, str) and output.strip() else None
+
+
 class ConversationView(EntryWindow):
     DEFAULT_CSS = """
     ConversationView {
@@ -71,6 +77,8 @@ class ConversationView(EntryWindow):
         self._live_run: str | None = None
         self._heavy: list[AssistantMessageView] = []
         self._tools: dict[str, ToolCallView] = {}
+        self._final: set[str] = set()
+        """Call ids of `complete` calls shown as the agent's answer (their "done" result shows nothing)."""
         self._first: dict[int, Widget] = {}
         """Message id → the mounted view that carries the message's items."""
 
@@ -150,6 +158,8 @@ class ConversationView(EntryWindow):
         if message.role == "tool":
             orphans: list[Widget] = []
             for part in message.tool_results:
+                if part.call_id in self._final and not part.is_error:
+                    continue
                 block = self._tools.get(part.call_id)
                 if block is None:
                     block = ToolCallView(part.call_id, part.name or "tool", None, message_id=message_id)
@@ -172,9 +182,17 @@ class ConversationView(EntryWindow):
         views.extend(self._tool_blocks(message.tool_calls, message_id))
         return views
 
-    def _tool_blocks(self, calls: Iterable[ToolCallPart], message_id: int | None) -> list[ToolCallView]:
+    def _tool_blocks(self, calls: Iterable[ToolCallPart], message_id: int | None) -> list[Widget]:
+        """Views for a message's tool calls: a block per call, except that the summary an agent ends its run
+        with (`complete`'s output) is shown as its answer, rendered as Markdown like any reply."""
         blocks: list[ToolCallView] = []
+        answers: list[Widget] = []
         for call in calls:
+            summary = final_summary(call)
+            if summary is not None:  # built again when paging mounts the message again
+                self._final.add(call.id)
+                answers.append(AssistantMessageView(summary, "", message_id=message_id))
+                continue
             existing = self._tools.get(call.id)
             if existing is not None and existing.has_call:
                 existing.message_id = message_id
@@ -192,7 +210,7 @@ class ConversationView(EntryWindow):
             blocks.append(block)
         if blocks:
             blocks[0].mark_first()
-        return blocks
+        return [*blocks, *answers]
 
     def _forget(self, widgets: Sequence[Widget]) -> None:
         for widget in widgets:
@@ -221,12 +239,13 @@ class ConversationView(EntryWindow):
                 self._unmounting(live)
                 await live.remove()
             views: list[Widget] = list(self._tool_blocks(message.tool_calls, message_id))
-            shown = [live] if kept else [self._tools[c.id] for c in message.tool_calls if c.id in self._tools]
+            shown = [live] if kept else views
             self._give_items(item, shown[:1])
         else:
             if live is not None and message.role == "user":
                 await self.end_stream()
-            filled = message.role == "tool" and all(p.call_id in self._tools for p in message.tool_results)
+            filled = message.role == "tool" and all(p.call_id in self._tools or p.call_id in self._final
+                                                    for p in message.tool_results)
             if self._gap_at_end() and not filled:
                 self._below.append(item)  # the user reads far above: it is mounted when they come back
                 return
@@ -277,6 +296,8 @@ class ConversationView(EntryWindow):
     # -- tools and notices -------------------------------------------------------------------------
 
     async def tool_started(self, call_id: str, name: str, arguments: dict) -> None:
+        if call_id in self._final or final_summary(ToolCallPart(id=call_id, name=name, arguments=arguments)):
+            return  # the answer: shown with the committed message, not as a tool block
         block = self._tools.get(call_id)
         if block is None:
             block = ToolCallView(call_id, name, arguments)
@@ -285,6 +306,8 @@ class ConversationView(EntryWindow):
             block.set_arguments(arguments)
 
     async def tool_finished(self, call_id: str, name: str, content: str, is_error: bool) -> None:
+        if call_id in self._final and not is_error:
+            return
         block = self._tools.get(call_id)
         if block is None:
             block = ToolCallView(call_id, name, None)
