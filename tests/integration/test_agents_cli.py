@@ -243,3 +243,19 @@ def test_steer_and_cancel_reach_a_subagent_of_another_process(fake_env, project:
         proc.kill()
     assert proc.returncode == 0, err
     assert "waiting for 1 subagent" in err
+
+
+def test_labels_name_runs_and_a_closed_pipe_is_no_error(fake_env, project: Path) -> None:
+    """`agents status oracle#1` takes the label `agents list` prints; `… | head` that stops reading early
+    ends the command quietly instead of with a BrokenPipeError traceback."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "LABELLED"})]))
+    done = _json(run_yeetui("agents", "start", "oracle", "why?", "--wait", "--json", cwd=project))
+    status = _json(run_yeetui("agents", "status", done["label"], "--json", cwd=project))
+    assert status["id"] == done["id"] and status["output"] == "LABELLED"
+    proc = subprocess.Popen(yeetui_argv("profiles", "show", "generic"), cwd=project, env=yeetui_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0, err
+    assert "BrokenPipeError" not in err and "Traceback" not in err

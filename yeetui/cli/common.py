@@ -55,9 +55,15 @@ def run_command(handler: Command, args: argparse.Namespace) -> int:
     setup_logging()
     guard_terminal()
     try:
-        return asyncio.run(_guarded(handler, args))
+        code = asyncio.run(_guarded(handler, args))
+        sys.stdout.flush()
+        return code
     except KeyboardInterrupt:
         return EXIT_CANCELLED
+    except BrokenPipeError:  # `yeetui agents list | head`: the reader has gone; that is no error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush fails quietly too
+        return EXIT_OK
 
 
 async def _guarded(handler: Command, args: argparse.Namespace) -> int:

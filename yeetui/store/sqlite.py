@@ -369,7 +369,9 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcess
         return None if row is None else RunRecord.from_row(row)
 
     async def resolve_run(self, id_or_prefix: str) -> RunRecord:
-        return RunRecord.from_row(await self._resolve("agent_runs", "run", id_or_prefix))
+        """The run whose id or label (`oracle#2`, what `agents list` prints) is `id_or_prefix`, or whose id
+        uniquely starts with it."""
+        return RunRecord.from_row(await self._resolve("agent_runs", "run", id_or_prefix, key_column="label"))
 
     async def list_runs(self, *, session_id: str | None = None, statuses: Iterable[RunStatus] | None = None,
                         parent_run_id: str | None = None, limit: int = 100) -> list[RunRecord]:
