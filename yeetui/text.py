@@ -60,3 +60,13 @@ def terminal_safe(text: str) -> str:
     may not write the clipboard, retitle the window, clear the screen or overwrite a line on the user's
     terminal."""
     return _TERMINAL_CONTROLS.sub("", text)
+
+
+def dollars(amount: float | None) -> str:
+    """`$0.42`, `$0.0012` (small amounts keep two significant digits instead of showing `$0.00`), `$?`
+    when the price is unknown."""
+    if amount is None:
+        return "$?"
+    if amount == 0 or abs(amount) >= 0.01:
+        return f"${amount:.2f}"
+    return f"${amount:.2g}" if abs(amount) >= 0.0001 else "<$0.0001"

@@ -339,3 +339,11 @@ def test_a_primary_waiting_for_the_user_has_answered_a_subagent_needs_input() ->
 
     assert format_row(row(None)).startswith("x#1 answered · m")
     assert format_row(row("parent")).startswith("x#1 needs input · m")
+
+
+def test_small_costs_keep_their_digits() -> None:
+    """A real but small cost is not `$0.00`: the ledger shows `$0.0012`."""
+    from yeetui.text import dollars
+
+    assert [dollars(c) for c in (None, 0.0, 0.0012, 0.00004, 0.031, 2.5)] == [
+        "$?", "$0.00", "$0.0012", "<$0.0001", "$0.03", "$2.50"]

@@ -35,6 +35,7 @@ from yeetui.subagents.detached import create_detached_run, launch_worker, worker
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.ledger import format_elapsed, short_model
 from yeetui.subagents.spawner import SpawnHandle, SpawnRequest, process_running
+from yeetui.text import dollars
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
@@ -207,7 +208,7 @@ async def _status(args: argparse.Namespace) -> int:
     print(_line(run))
     tree_tokens = Usage(**data["tree"]["usage"]).total_tokens
     if tree_tokens > run.usage.total_tokens:
-        cost = "" if data["tree"]["cost"] is None else f", ${data['tree']['cost']:.2f}"
+        cost = "" if data["tree"]["cost"] is None else f", {dollars(data['tree']['cost'])}"
         print(f"with its subagents: {tree_tokens} tokens{cost}")
     if run.error:
         print(f"error: {run.error}")
@@ -296,7 +297,7 @@ def _line(run: RunRecord) -> str:
     """`0b3c9e1f2a4d  oracle#4  running  claude-sonnet-4-6  0:42  $0.03  why does the login test flake?`"""
     end = run.finished_at or datetime.now(UTC)
     elapsed = format_elapsed((end - run.started_at).total_seconds()) if run.started_at else "-"
-    cost = "$?" if run.cost is None and run.usage.total_tokens else f"${run.cost or 0:.2f}"
+    cost = dollars(run.cost) if run.cost is not None or run.usage.total_tokens else dollars(0)
     prompt = " ".join(run.prompt.split())
     return (f"{run.id[:12]}  {run.label or run.profile:<12} {run.status.value:<18} {short_model(run.model or ''):<20}"
             f" {elapsed:>7} {cost:>6}  {prompt[:60]}{'…' if len(prompt) > 60 else ''}")

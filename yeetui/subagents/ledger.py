@@ -21,6 +21,7 @@ from yeetui import events as ev
 from yeetui.bus import Bus
 from yeetui.events import RunStatus
 from yeetui.store.records import RunRecord
+from yeetui.text import dollars
 
 Clock = Callable[[], float]
 WATCHING = "watching"
@@ -110,9 +111,9 @@ def format_row(row: LedgerRow) -> str:
         parts.append(row.model)
     if status not in (WATCHING, RunStatus.QUEUED):  # a queued run has no time or cost yet
         parts.append(format_elapsed(row.elapsed))
-        cost = "$?" if row.cost is None else f"${row.cost:.2f}"
-        if row.tree_cost is not None and (row.cost is None or round(row.tree_cost - row.cost, 2) > 0):
-            cost += f" (tree ${row.tree_cost:.2f})"
+        cost = dollars(row.cost)
+        if row.tree_cost is not None and (row.cost is None or row.tree_cost - row.cost >= 0.0001):
+            cost += f" (tree {dollars(row.tree_cost)})"
         parts.append(cost)
     if row.activity and row.activity != word:
         parts.append(row.activity)
