@@ -253,3 +253,15 @@ def test_a_missing_key_for_a_litellm_provider_fails_at_once_and_names_the_variab
     assert "No OpenAI API key: set OPENAI_API_KEY" in done.stderr and "Traceback" not in done.stderr
     assert "server error" not in done.stderr and "dropped" not in done.stderr
     assert fake_env.requests == []  # nothing was sent, so nothing was retried
+
+
+def test_a_headless_run_says_what_it_refused_and_a_blocked_task_exits_non_zero(fake_env, project: Path) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": "make deploy"})], when_contains="DEPLOY"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "I could not run make.", "status": "blocked"})]))
+    done = run_yeetui("run", "DEPLOY it", cwd=project)
+    assert done.returncode == 1
+    assert "refused 1 tool call that need your permission: bash 'make deploy'" in done.stderr
+    assert "--yes" in done.stderr
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Nothing to do."})]))
+    fine = run_yeetui("run", "--json", "nothing", cwd=project)
+    assert fine.returncode == 0 and "refused" not in fine.stderr and fine.result["status"] == "completed"

@@ -12,10 +12,11 @@ import signal
 import sys
 
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
-from yeetui.events import RunStatus, TextDelta, event_to_json
+from yeetui.events import PermissionRequested, RunStatus, TextDelta, event_to_json
 from yeetui.redact import redact
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
+from yeetui.text import clip, one_line
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
@@ -24,7 +25,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     runtime = await open_runtime(args)
     try:
-        answer_permissions_headless(runtime.bus, approve=args.yes)
+        refused = answer_permissions_headless(runtime.bus, approve=args.yes)
         runtime.launcher.model_override = args.run_model or args.model  # reaches the subagents too
         secrets = runtime.launcher.secrets
         if args.json:
@@ -62,11 +63,24 @@ async def cmd_run(args: argparse.Namespace) -> int:
             if result.status != RunStatus.COMPLETED:
                 said = redact(result.error or result.output or "", secrets)
                 print(f"yeetui: run {result.status.value}: {said}".rstrip(": "), file=sys.stderr, flush=True)
+        if refused:
+            _say_refused(refused, args)
         if result.status == RunStatus.COMPLETED:
-            return EXIT_OK
+            # The agent finished, but said it could not do the task: a script must not read that as success.
+            done = (result.result or {}).get("status", "success") == "success"
+            return EXIT_OK if done else EXIT_FAILED
         return EXIT_WAITING_USER if result.status == RunStatus.WAITING_USER else EXIT_FAILED
     finally:
         await runtime.close()
+
+
+def _say_refused(refused: list[PermissionRequested], args: argparse.Namespace) -> None:
+    """Tool calls under an `ask` rule were refused (no --yes): say which, and how to allow them."""
+    shown = "; ".join(f"{r.tool} {clip(one_line(r.subject), 60)!r} ({r.agent_label})" for r in refused[:5])
+    more = f" and {len(refused) - 5} more" if len(refused) > 5 else ""
+    print(f"yeetui: refused {len(refused)} tool call{'s' if len(refused) > 1 else ''} that need your permission: "
+          f"{shown}{more}. Rerun with --yes to allow them, or allow them in a permission rule.", file=sys.stderr,
+          flush=True)
 
 
 async def _wait_for_background(runtime: Runtime, session_id: str) -> None:

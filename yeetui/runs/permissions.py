@@ -218,11 +218,16 @@ def _hides_lines(command: str) -> bool:
     return any(c in command for c in "\n\r\0")
 
 
-def answer_permissions_headless(bus: Bus, *, approve: bool) -> None:
-    """Headless runs have nobody to ask: answer every `ask` on `bus` with deny (or allow, with --yes)."""
+def answer_permissions_headless(bus: Bus, *, approve: bool) -> list[PermissionRequested]:
+    """Headless runs have nobody to ask: answer every `ask` on `bus` with deny (or allow, with --yes).
+    Returns the list the refused requests are added to, so the command can say what was refused."""
+    refused: list[PermissionRequested] = []
 
     def answer(event: object) -> None:
         if isinstance(event, PermissionRequested) and not event.reply.done():
             event.reply.set_result("allow_once" if approve else "deny")
+            if not approve:
+                refused.append(event)
 
     bus.add_listener(answer)
+    return refused
