@@ -645,3 +645,14 @@ async def test_help_with_empty_lists_says_none() -> None:
         app.push_screen(HelpScreen([], []))
         await pilot.pause()
         assert [static_text(s) for s in app.screen.query(".help-empty").results(Static)] == ["(none)", "(none)"]
+
+
+def test_help_lists_every_ledger_and_inbox_key() -> None:
+    """/help's panel keys are the panels' own bindings: a key added to a panel must be listed too."""
+    from yeetui.tui.slash import PANEL_KEYS
+    from yeetui.tui.widgets.inbox import InboxPanel
+
+    listed = {(name.split(":")[0], key.strip()) for name, _ in PANEL_KEYS for key in name.split(":")[1].split("/")}
+    bound = {("ledger", key) for b in LedgerPanel.BINDINGS for key in b.key.split(",")}
+    bound |= {("inbox", key) for b in InboxPanel.BINDINGS for key in b.key.split(",")}
+    assert listed == bound

@@ -415,3 +415,27 @@ def _process_gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+async def test_a_second_cancel_or_cancel_bang_stops_a_subagent_now(fake_env, project: Path) -> None:
+    """`/cancel` asks the subagent to wrap up (it may take its time); `/cancel` again stops it at once, as
+    does `/cancel!`."""
+    fake_env.script(Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOW-Q"),
+                    Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOWER-Q"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(120, 32)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "/oracle SLOW-Q why?")
+        await _until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
+        await _type(pilot, "/cancel oracle#1")
+        await _until(pilot, lambda: "Asked oracle#1 to wrap up" in _text(view))
+        assert any(line.startswith("oracle#1 running") for line in _ledger_lines(main))
+        await _type(pilot, "/cancel oracle#1")
+        await _until(pilot, lambda: "Stopped oracle#1." in _text(view))
+        await _until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)))
+
+        await _type(pilot, "/oracle SLOWER-Q why not?")
+        await _until(pilot, lambda: any(line.startswith("oracle#2 running") for line in _ledger_lines(main)))
+        await _type(pilot, "/cancel! oracle#2")
+        await _until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in _ledger_lines(main)))

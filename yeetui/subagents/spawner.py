@@ -346,6 +346,11 @@ class AgentSpawner:
             return
         live.mailbox.append(Message.user(f"[Guidance from {sender}]\n{text}", steer=True))
 
+    def wrapping_up(self, run_id: str) -> bool:
+        """This process asked the run to wrap up (a graceful cancel) and it has not ended yet."""
+        live = self._live.get(run_id)
+        return live is not None and live.abort_timer is not None
+
     async def cancel(self, run_id: str, *, graceful: bool = True, grace: float = 30.0) -> None:
         """Graceful: ask the run to wrap up and `complete`, aborting it after `grace` seconds. Else abort now.
         A run another yeetui process executes is told through the store; that process acts on it."""

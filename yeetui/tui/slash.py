@@ -27,6 +27,14 @@ COMPOSER_KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "send"), ("ctrl+j / shift+enter", "new line"), ("up / down", "history"),
 )
 """The composer's own keys, listed in /help after the app's bindings."""
+PANEL_KEYS: tuple[tuple[str, str], ...] = (
+    ("ledger: enter", "open the run's session (tab moves to the ledger)"),
+    ("ledger: s", "steer: open its session to type guidance"),
+    ("ledger: c", "ask the run to wrap up"), ("ledger: x", "stop the run now"),
+    ("inbox: enter / o", "open the item's session"), ("inbox: a", "accept a pair's interjection"),
+    ("inbox: d", "dismiss"), ("inbox: r", "reply to it from the composer"),
+)
+"""Keys of the ledger and inbox panels (their BINDINGS; tests/tui checks the two agree)."""
 
 
 async def run_slash(screen: CommandScreen, name: str, args: str) -> None:
@@ -67,7 +75,7 @@ async def _text_given(screen: CommandScreen, args: str, usage: str) -> bool:
 async def _help(screen: CommandScreen, args: str) -> None:
     app = screen.app
     keys = [(app.get_key_display(b), b.description or b.action) for _, b in app._bindings if b.description]
-    await screen.show_help([*keys, *COMPOSER_KEYS], [(c.usage, c.help) for c in screen.commands])
+    await screen.show_help([*keys, *COMPOSER_KEYS, *PANEL_KEYS], [(c.usage, c.help) for c in screen.commands])
 
 
 async def _new(screen: CommandScreen, args: str) -> None:
@@ -109,7 +117,7 @@ async def _compact(screen: CommandScreen, args: str) -> None:
                         "earlier turns in the model's context.")
 
 
-async def _cancel(screen: CommandScreen, args: str) -> None:
+async def _cancel(screen: CommandScreen, args: str, *, abort: bool = False) -> None:
     store, spawner = screen.runtime.store, screen.runtime.spawner
     live = [await store.get_run(r) for r in spawner.live_runs()]
     live = [r for r in live if r is not None]
@@ -124,8 +132,17 @@ async def _cancel(screen: CommandScreen, args: str) -> None:
         if target is None:
             await screen.notice("warning", f"No running subagent {args!r}.")
             return
+    if abort or spawner.wrapping_up(target.id):  # `/cancel!`, or a second `/cancel`: stop it now
+        await spawner.cancel(target.id, graceful=False)
+        await screen.notice("info", f"Stopped {target.label}.")
+        return
     await spawner.cancel(target.id, graceful=True)
-    await screen.notice("info", f"Asked {target.label} to wrap up.")
+    await screen.notice("info", f"Asked {target.label} to wrap up (it is stopped in 30 s at the latest); "
+                        "/cancel again or /cancel! stops it now.")
+
+
+async def _abort(screen: CommandScreen, args: str) -> None:
+    await _cancel(screen, args, abort=True)
 
 
 async def _oracle(screen: CommandScreen, args: str) -> None:
@@ -176,7 +193,9 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
         SlashCommand("agents", "/agents", "list agent profiles", _agents),
         SlashCommand("model", "/model [provider/model]", "show or set this session's model", _model),
         SlashCommand("compact", "/compact", "summarise the conversation to free context", _compact),
-        SlashCommand("cancel", "/cancel [run]", "stop a subagent (label like oracle#4, or run id)", _cancel),
+        SlashCommand("cancel", "/cancel [run]", "ask a subagent to wrap up (label like oracle#4, or run id); "
+                     "again: stop it now", _cancel),
+        SlashCommand("cancel!", "/cancel! [run]", "stop a subagent now", _abort),
         SlashCommand("oracle", "/oracle <question>", "ask the read-only oracle", _oracle, palette_prefills=True),
         SlashCommand("review", "/review [target]", "review the working tree or a ref/range", _review),
         SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", _pair),
