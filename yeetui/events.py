@@ -107,9 +107,18 @@ class ProviderRetrying:
     run_id: str
     session_id: str
     attempt: int
+    """The attempt that failed (1-based)."""
     delay: float
     reason: str
+    max_attempts: int = 0
     kind: Literal["provider_retry"] = "provider_retry"
+
+    @property
+    def text(self) -> str:
+        """`retrying (2/5) in 4 s — Anthropic is overloaded (529)`: what the user reads."""
+        of = f"/{self.max_attempts}" if self.max_attempts else ""
+        wait = f"{self.delay:.0f} s" if self.delay >= 10 or self.delay == int(self.delay) else f"{self.delay:.1f} s"
+        return f"retrying ({self.attempt + 1}{of}) in {wait} — {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)

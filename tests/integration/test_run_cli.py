@@ -265,3 +265,23 @@ def test_a_headless_run_says_what_it_refused_and_a_blocked_task_exits_non_zero(f
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Nothing to do."})]))
     fine = run_yeetui("run", "--json", "nothing", cwd=project)
     assert fine.returncode == 0 and "refused" not in fine.stderr and fine.result["status"] == "completed"
+
+
+def test_headless_progress_shows_the_run_id_children_and_retries(fake_env, project: Path) -> None:
+    """Long headless work is not silent: stderr gets the run id at once, then each subagent, tool and retry."""
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("complete", {"output": "All done."})], when_contains="because"),
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "CHILD why"})],
+              when_contains="PARENT"),
+        Reply.error(529, retry_after=0), Reply(tool_calls=[ToolCall("complete", {"output": "because"})]))
+    done = run_yeetui("run", "PARENT task", cwd=project)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("[0:00] run ") and " · generic#1 on " in lines[0]
+    assert any(line.endswith("generic#1: spawning oracle") for line in lines)
+    assert any("oracle#1 started" in line for line in lines)
+    assert any("oracle#1: retrying (2/5)" in line and "overloaded" in line for line in lines)
+    assert any("oracle#1 done after" in line for line in lines)
+    assert done.stdout.strip() == "All done."
+    quiet = run_yeetui("run", "--json", "PARENT again", cwd=project)
+    assert "[0:0" not in quiet.stderr  # --json: the events say it all

@@ -295,3 +295,16 @@ async def test_model_refuses_a_provider_without_a_key(fake_env, project: Path, m
         assert "OPENAI_API_KEY" in _text(view) and main.model == before
         await _type(pilot, "/model anthropic/claude-opus-4-5")  # a provider with a key is accepted
         await _until(pilot, lambda: main.model == "anthropic/claude-opus-4-5")
+
+
+async def test_a_retry_is_shown_in_the_conversation_and_the_ledger(fake_env, project: Path,
+                                                                   monkeypatch) -> None:
+    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0.3")
+    fake_env.script(Reply.error(529), Reply(text="answered after a retry"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 30)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, "hello")
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "retrying (2/5) in" in _text(view) and "overloaded" in _text(view))
+        await _until(pilot, lambda: "answered after a retry" in _text(view))

@@ -23,6 +23,7 @@ from typing import Any
 from yeetui import paths
 from yeetui.bus import Bus
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, error, open_runtime
+from yeetui.cli.progress import HeadlessProgress
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.messages import Usage
@@ -135,6 +136,8 @@ async def _in_process(args: argparse.Namespace, runtime: Runtime,
     """Run to the end here (`--wait`), then close `runtime`. Ctrl-C or SIGTERM cancels the run."""
     try:
         answer_permissions_headless(runtime.bus, approve=getattr(args, "yes", False))
+        if not args.json:
+            HeadlessProgress(runtime.bus)
         registered: list[str] = []
         runtime.bus.add_listener(lambda e: isinstance(e, RunRegistered) and registered.append(e.run_id))
         task = asyncio.ensure_future(start(runtime))

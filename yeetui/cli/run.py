@@ -12,7 +12,8 @@ import signal
 import sys
 
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
-from yeetui.events import PermissionRequested, RunStatus, TextDelta, event_to_json
+from yeetui.cli.progress import HeadlessProgress
+from yeetui.events import PermissionRequested, RunStatus, event_to_json
 from yeetui.redact import redact
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
@@ -31,9 +32,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
         if args.json:
             runtime.bus.add_listener(lambda e: print(redact(json.dumps(event_to_json(e), default=str), secrets),
                                                      flush=True))
-        elif sys.stderr.isatty():
-            runtime.bus.add_listener(lambda e: isinstance(e, TextDelta) and print(
-                redact(e.text, secrets), end="", file=sys.stderr, flush=True))
+        else:
+            HeadlessProgress(runtime.bus)
         session_id = args.resume
         if args.cont and not session_id:
             latest = await runtime.store.latest_session()
@@ -56,8 +56,6 @@ async def cmd_run(args: argparse.Namespace) -> int:
         if args.json:
             print(redact(json.dumps(result.to_json(), default=str), secrets), flush=True)
         else:
-            if sys.stderr.isatty():
-                print(file=sys.stderr)
             if result.output:
                 print(redact(result.output, secrets), flush=True)
             if result.status != RunStatus.COMPLETED:

@@ -156,7 +156,8 @@ class Runner:
         done: StreamDone | None = None
 
         async def on_retry(attempt: int, delay: float, reason: str) -> None:
-            self.bus.publish(ProviderRetrying(result.run_id, spec.session_id, attempt, delay, reason))
+            self.bus.publish(ProviderRetrying(result.run_id, spec.session_id, attempt, delay, reason,
+                                              max_attempts=self.retry["max_attempts"]))
 
         async for item in stream_with_retry(provider, request, on_retry=on_retry, **self.retry):
             if isinstance(item, TextChunk):

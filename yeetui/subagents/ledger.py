@@ -242,6 +242,8 @@ class Ledger:
             self._set(event.run_id, activity=activity)
         elif isinstance(event, ev.UsageUpdated):
             self._set(event.run_id, cost=event.cost)
+        elif isinstance(event, ev.ProviderRetrying):
+            self._set(event.run_id, activity=event.text)
         else:
             return
         self.prune()

@@ -389,6 +389,8 @@ class MainScreen(Screen):
                 await view.tool_started(event.call_id, event.name, event.arguments)
             case ev.ToolCallFinished() if view:
                 await view.tool_finished(event.call_id, event.name, event.content, event.is_error)
+            case ev.ProviderRetrying() if view:
+                await view.add_notice("warning", event.text)
             case ev.Notice():
                 target = view or (self.view() if self.current else None)
                 if target is not None:

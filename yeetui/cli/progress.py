@@ -1,0 +1,61 @@
+"""Live progress of a headless run on stderr: the run id at once, then what happens — subagents starting
+and ending, tools, retries — one line each, with the time since the start.
+
+Without it, `yeetui run` or `agents start --wait` on an orchestration is half a minute of nothing. The
+lines are plain text (no cursor tricks), so they read the same in a terminal and in a log; `--json` gets
+none (its events already say all of it). A run's streamed answer is not repeated here.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from yeetui import events as ev
+from yeetui.bus import Bus
+from yeetui.text import clip, one_line, seconds_text
+
+_ENDINGS = {ev.RunStatus.COMPLETED: "done", ev.RunStatus.FAILED: "failed", ev.RunStatus.TIMEOUT: "timed out",
+            ev.RunStatus.CANCELLED: "cancelled", ev.RunStatus.INTERRUPTED: "interrupted",
+            ev.RunStatus.WAITING_USER: "waiting for input"}
+
+
+class HeadlessProgress:
+    def __init__(self, bus: Bus, *, out: TextIO | None = None, clock: Any = time.monotonic) -> None:
+        self.out = out or sys.stderr
+        self.clock = clock
+        self.started = clock()
+        self.labels: dict[str, str] = {}
+        self.began: dict[str, float] = {}
+        self.first: str | None = None
+        bus.add_listener(self._on_event)
+
+    def _say(self, text: str) -> None:
+        elapsed = int(self.clock() - self.started)
+        try:
+            print(f"[{elapsed // 60}:{elapsed % 60:02d}] {text}", file=self.out, flush=True)
+        except (OSError, ValueError):  # stderr closed: progress is a courtesy, never a failure
+            pass
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, ev.RunRegistered):
+            self.labels[event.run_id] = event.label
+            self.began[event.run_id] = self.clock()
+            if self.first is None:
+                self.first = event.run_id
+                self._say(f"run {event.run_id[:12]} · {event.label} on {event.model}")
+            else:
+                self._say(f"{event.label} started")
+        elif isinstance(event, ev.ToolCallStarted):
+            self._say(f"{self._label(event.run_id)}: {clip(one_line(event.activity or event.name), 80)}")
+        elif isinstance(event, ev.ProviderRetrying):
+            self._say(f"{self._label(event.run_id)}: {event.text}")
+        elif isinstance(event, ev.RunStatusChanged) and event.status in _ENDINGS and event.run_id != self.first:
+            took = self.clock() - self.began.get(event.run_id, self.started)
+            reason = f": {clip(one_line(event.reason), 80)}" if event.reason and event.reason != event.status.value \
+                else ""
+            self._say(f"{self._label(event.run_id)} {_ENDINGS[event.status]} after {seconds_text(took)}{reason}")
+
+    def _label(self, run_id: str) -> str:
+        return self.labels.get(run_id, run_id[:8])
