@@ -71,6 +71,9 @@ class Settings(_Model):
     compact_at_tokens: int | None = Field(160_000, gt=1000)
     """Auto-compact the conversation when a turn's input exceeds this many tokens (None: never)."""
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    models: dict[Literal["strong", "default", "fast"], str] = Field(default_factory=dict)
+    """Model of each tier profiles may ask for (`oracle: strong`), e.g. `strong: openai/o3`. Unset tiers
+    follow the provider of `model` (see yeetui.providers.tiers)."""
     tools: ToolConfig = Field(default_factory=ToolConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     watcher: WatcherConfig = Field(default_factory=WatcherConfig)

@@ -24,7 +24,8 @@ Isolation = Literal["current", "worktree", "clone"]
 BashSandbox = Literal["auto", "required", "off"]
 
 _NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
-_MODEL_PATTERN = r"^[^/\s]+/\S+$"
+_MODEL_PATTERN = r"^([^/\s]+/\S+|strong|default|fast)$"
+"""`provider/model`, or a tier (`strong`, `default`, `fast`) resolved for the user's provider."""
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -157,7 +158,7 @@ class Profile(BaseModel):
     def _model(cls, value: str | None) -> str | None:
         if value is not None and not re.fullmatch(_MODEL_PATTERN, value):
             raise ValueError("a model is written 'provider/model', like 'anthropic/claude-sonnet-4-6' or "
-                             "'openai/gpt-5'")
+                             "'openai/gpt-5', or is a tier: strong, default or fast")
         return value
 
     @property

@@ -75,7 +75,7 @@ class Workflow(BaseModel):
     """Workflow name; defaults to the file name without suffix."""
     description: str = ""
     """What the workflow is for."""
-    model: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+/.+$")
+    model: str | None = Field(None, pattern=r"^([A-Za-z0-9_.-]+/.+|strong|default|fast)$")
     """Model (`provider/model`) for runs that follow this workflow: below a spawn's or `--model`'s choice,
     above the profile's."""
     initial: str = ""

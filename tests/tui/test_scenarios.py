@@ -439,3 +439,32 @@ async def test_a_second_cancel_or_cancel_bang_stops_a_subagent_now(fake_env, pro
         await _until(pilot, lambda: any(line.startswith("oracle#2 running") for line in _ledger_lines(main)))
         await _type(pilot, "/cancel! oracle#2")
         await _until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in _ledger_lines(main)))
+
+
+async def test_an_openai_only_user_gets_oracle_and_pair_on_openai_models(fake_env, project: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Anthropic key, YEETUI_MODEL=openai/…: /oracle runs on OpenAI's strong model and F2's pair on its fast
+    one (the profiles ask for tiers), end to end through litellm and the fake server's OpenAI API."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("YEETUI_MODEL", "openai/gpt-5")
+    monkeypatch.setenv("YEETUI_WATCHER__DEBOUNCE", "0.05")
+    monkeypatch.setenv("YEETUI_WATCHER__MIN_INTERVAL", "0")
+    fake_env.script(
+        Reply(tool_calls=[_complete("ORACLE-ON-OPENAI")], when_contains="WHY-Q"),
+        Reply(tool_calls=[_complete("", artifacts={"severity": "none"})], when_contains=PAIR, repeat=True),
+        Reply(text="primary answer", when_contains=PRIMARY, repeat=True),
+    )
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(120, 32)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "/oracle WHY-Q does it fail?")
+        await _until(pilot, lambda: "ORACLE-ON-OPENAI" in _text(view), timeout=30)
+        (oracle_request,) = _requests(fake_env, "WHY-Q")[:1]
+        assert oracle_request.api == "openai" and oracle_request.body["model"] == "gpt-5.1"
+        await pilot.press("f2")
+        await _until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
+        await _type(pilot, "hello")
+        await _until(pilot, lambda: bool(_requests(fake_env, PAIR)), timeout=30)
+        assert _requests(fake_env, PAIR)[0].body["model"] == "gpt-5-mini"
+        assert not [r for r in fake_env.requests if r.api == "anthropic"]

@@ -33,7 +33,7 @@ def test_the_order_of_model_choices(runtime: Runtime) -> None:
     flowing, pinned, oracle = profiles.get("flowing"), profiles.get("pinned"), profiles.get("oracle")
     assert launcher.resolve_model(flowing) == "anthropic/workflow-1"            # workflow > profile
     assert launcher.resolve_model(flowing, "openai/spawned") == "openai/spawned"  # spawn > workflow
-    assert launcher.resolve_model(oracle) == (oracle.model or runtime.settings.model)
+    assert launcher.resolve_model(oracle) == "anthropic/claude-opus-4-5"  # tier `strong` on anthropic
     launcher.model_override = "openai/cli-flag"
     assert launcher.resolve_model(flowing, "openai/spawned") == "openai/cli-flag"  # --model > spawn
     assert launcher.resolve_model(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile
@@ -51,3 +51,39 @@ async def test_the_cli_model_reaches_the_subagents(runtime: Runtime, scripted) -
     result = await runtime.launcher.run_prompt("MODEL-PARENT")
     assert result.status == RunStatus.COMPLETED, result.error
     assert {r.model for r in await runtime.store.list_runs()} == {"anthropic/cli-choice"}
+
+
+
+@pytest.fixture
+def openai_only(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> Runtime:
+    """The launcher as an OpenAI-only user has it: default model openai/gpt-5, no Anthropic key."""
+    from yeetui.providers.litellm import LiteLLMProvider
+
+    def factory(model: str):
+        provider, _, bare = model.partition("/")
+        return LiteLLMProvider(provider, "sk-test-openai" if provider == "openai" else None, None), bare
+
+    launcher = runtime.launcher
+    monkeypatch.setattr(launcher, "_create_provider", factory)
+    launcher._providers.clear()
+    monkeypatch.setattr(launcher.settings, "model", "openai/gpt-5")
+    return runtime
+
+
+def test_tiers_resolve_for_the_user_s_provider(openai_only: Runtime) -> None:
+    launcher, profiles = openai_only.launcher, openai_only.profiles
+    assert launcher.resolve_model(profiles.get("oracle")) == "openai/gpt-5.1"   # strong
+    assert launcher.resolve_model(profiles.get("pair")) == "openai/gpt-5-mini"  # fast
+    launcher.settings.models["strong"] = "openai/o3"                            # config overrides a tier
+    assert launcher.resolve_model(profiles.get("oracle")) == "openai/o3"
+
+
+def test_a_profile_pinned_to_a_provider_without_a_key_runs_on_the_default(openai_only: Runtime) -> None:
+    notices: list[str] = []
+    openai_only.bus.add_listener(lambda e: notices.append(e.text) if getattr(e, "kind", "") == "notice" else None)
+    pinned = openai_only.profiles.get("flowing").model_copy(update={"model": "anthropic/claude-opus-4-5",
+                                                                    "workflow": None})
+    assert openai_only.launcher.resolve_model(pinned) == "openai/gpt-5"
+    assert openai_only.launcher.resolve_model(pinned) == "openai/gpt-5"
+    assert notices == ["Profile 'flowing' asks for anthropic/claude-opus-4-5, but there is no key for anthropic; "
+                       "it runs on openai/gpt-5 instead."]  # said once

@@ -46,7 +46,7 @@ def test_builtin_agents_match_the_spec(builtins: ProfileSet) -> None:
     oracle = builtins.get("oracle")
     assert oracle.capabilities == ["subtask"] and oracle.read_only
     assert oracle.tools == READ_TOOLS
-    assert oracle.model == "anthropic/claude-opus-4-5"
+    assert oracle.model == "strong"  # a tier: resolved for the user's provider
     assert (oracle.thinking, oracle.triggers.slash) == ("high", "/oracle")
 
     reviewer = builtins.get("reviewer")

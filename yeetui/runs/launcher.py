@@ -23,10 +23,11 @@ from yeetui import paths
 from yeetui.bus import Bus
 from yeetui.config import Settings
 from yeetui.errors import WorkflowError, YeetuiError
-from yeetui.events import MessageCommitted, RunRegistered, RunStatus
+from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
 from yeetui.messages import Message
 from yeetui.profiles import Profile, ProfileSet
 from yeetui.providers.base import Provider, split_model
+from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
 from yeetui.runs.permissions import Permissions
@@ -78,6 +79,8 @@ class RunLauncher:
         self.model_override: str | None = None
         """`--model` given to this process: every run it starts uses it, subagents included."""
         self.engines: dict[str, RunEngine] = {}
+        self._fell_back: set[tuple[str, str]] = set()
+        """(profile, model) pairs already told about running on the default model instead."""
         self.agent_host: AgentHostFactory | None = None
         self._create_provider = create_provider
         self._providers: dict[str, tuple[Provider, str]] = {}
@@ -109,12 +112,31 @@ class RunLauncher:
         for (a spawn's `model`, the session's `/model`), the profile's workflow's `model`, the profile's
         `model`, the config default (YEETUI_MODEL feeds it). A profile with `model_locked` keeps its own."""
         if profile.model_locked and profile.model:
-            return profile.model
+            return self._tier(profile.model)
+        if self.model_override:
+            return self.model_override
         workflow = self.workflows.get(profile.workflow) if profile.workflow else None
-        model = (self.model_override or requested or (workflow.model if workflow else None) or profile.model
-                 or self.settings.model)
+        model = self._tier(requested or (workflow.model if workflow else None) or profile.model
+                           or self.settings.model)
         split_model(model)
-        return model
+        return self._usable(model, profile)
+
+    def _tier(self, model: str) -> str:
+        return tier_model(model, self.settings.model, self.settings.models) if is_tier(model) else model
+
+    def _usable(self, model: str, profile: Profile) -> str:
+        """`model`, or the default model when `model`'s provider has no key and the default's has: a profile
+        pinned to another provider (`anthropic/…` for an OpenAI user) runs, with a notice, rather than fails."""
+        default = self.settings.model
+        if model == default or self.provider(model)[0].missing_credentials() is None:
+            return model
+        if self.provider(default)[0].missing_credentials() is not None:
+            return model  # no key for either: the run says which key is missing
+        if (profile.name, model) not in self._fell_back:
+            self._fell_back.add((profile.name, model))
+            self.bus.publish(Notice("warning", f"Profile {profile.name!r} asks for {model}, but there is no key "
+                                    f"for {model.partition('/')[0]}; it runs on {default} instead."))
+        return default
 
     def binding_for(self, profile: Profile, cwd: Path | None = None) -> WorkspaceBinding:
         return WorkspaceBinding(
