@@ -308,3 +308,21 @@ async def test_a_retry_is_shown_in_the_conversation_and_the_ledger(fake_env, pro
         view = main.query_one(ConversationView)
         await _until(pilot, lambda: "retrying (2/5) in" in _text(view) and "overloaded" in _text(view))
         await _until(pilot, lambda: "answered after a retry" in _text(view))
+
+
+async def test_ctrl_c_stops_a_streaming_answer_then_twice_quits(fake_env, project: Path) -> None:
+    fake_env.script(Reply(text="long " * 400, chunk_size=4, chunk_delay=0.02))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, "talk")
+        control = main.controls[main.current]
+        await _until(pilot, lambda: control.busy and "long long" in _text(main.query_one(ConversationView)))
+        await pilot.press("ctrl+c")
+        await _until(pilot, lambda: not control.busy)
+        assert app.is_running  # stopping the answer is not quitting
+        await pilot.press("ctrl+c")
+        await pilot.pause(0.1)
+        assert app.is_running  # one ctrl+c with nothing running only says how to quit
+        await pilot.press("ctrl+c")
+        await _until(pilot, lambda: not app.is_running)

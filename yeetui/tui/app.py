@@ -20,6 +20,7 @@ import asyncio
 import gc
 import importlib
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["StartingScreen", "YeetuiApp"]
 DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main")
 """What the boot worker imports off the event loop (everything the main screen needs comes with these)."""
+QUIT_WINDOW = 2.0
+"""Seconds within which a second ctrl+c (with nothing running to stop) quits."""
 
 
 def calm_gc() -> None:
@@ -69,6 +72,8 @@ class YeetuiApp(App):
         Binding("ctrl+s", "switcher", "Sessions", id="switcher", priority=True),
         Binding("f2", "toggle_pair", "Pair", id="toggle_pair", priority=True),
         Binding("escape", "interrupt", "Interrupt", id="interrupt"),
+        Binding("ctrl+c", "interrupt_or_quit", "Interrupt / quit", id="interrupt_or_quit", priority=True,
+                show=False),
         Binding("ctrl+b", "toggle_inbox", "Inbox", id="toggle_inbox"),
         Binding("ctrl+o", "parent_session", "Parent", id="parent_session", show=False),
     ]
@@ -77,6 +82,7 @@ class YeetuiApp(App):
                  model: str | None = None, runtime: Any = None, tune_gc: bool = False, **kw: Any) -> None:
         super().__init__(**kw)
         self.cwd = cwd
+        self._ctrl_c_at: float | None = None
         self.tune_gc = tune_gc
         """Calm the garbage collector once the session is open (`calm_gc`); the real binary does, tests
         that run many apps in one process don't."""
@@ -207,6 +213,25 @@ class YeetuiApp(App):
         main = self._main()
         if main is not None and main.ready:
             await main.interrupt()
+
+    async def action_interrupt_or_quit(self) -> None:
+        """ctrl+c as in other agent terminals: copy a selection; else stop what runs in the session on screen;
+        else, pressed twice within `QUIT_WINDOW` seconds, quit."""
+        focused = self.focused
+        selected = getattr(focused, "selected_text", "")
+        if isinstance(selected, str) and selected:
+            self.copy_to_clipboard(selected)
+            return
+        main = self._main()
+        if main is not None and main.ready and await main.interrupt():
+            self._ctrl_c_at = None
+            return
+        now = time.monotonic()
+        if self._ctrl_c_at is not None and now - self._ctrl_c_at <= QUIT_WINDOW:
+            self.exit()
+            return
+        self._ctrl_c_at = now
+        self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW)
 
     async def action_toggle_inbox(self) -> None:
         async def toggle(main: MainScreen) -> None:

@@ -315,15 +315,19 @@ class MainScreen(Screen):
         self.session_ids.add(handle.session_id)
         await self.notice("info", f"Started {handle.label}.")
 
-    async def interrupt(self) -> None:
+    async def interrupt(self) -> bool:
+        """Stop what runs in the session on screen; False when nothing ran there."""
         if self.current in self.controls and await self.controls[self.current].interrupt():
-            return
+            return True
         runs = await self.runtime.store.list_runs(session_id=self.current or "", limit=1)
         if runs and self.runtime.spawner.is_live(runs[0].id):
             self.runtime.spawner.abort(runs[0].id)
-        elif (elsewhere := await self._run_elsewhere(self.current or "")) is not None:
+            return True
+        if (elsewhere := await self._run_elsewhere(self.current or "")) is not None:
             with contextlib.suppress(YeetuiError):  # it ended meanwhile: nothing to stop
                 await self.runtime.spawner.cancel(elsewhere.id, graceful=False)
+                return True
+        return False
 
     async def _run_elsewhere(self, session_id: str) -> RunRecord | None:
         """The session's latest run when another live yeetui process executes it (a detached worker)."""
