@@ -189,3 +189,15 @@ async def test_workflow_transition_does_not_end_the_run(scripted, tmp_path: Path
     assert "bash" in offered[1] and "write_file" in offered[1]  # `build` allows them
     checkpoint = json.dumps(third["messages"][-1])
     assert "goes on in workflow step 'build'" in checkpoint and "Run completed" not in checkpoint
+
+
+async def test_an_exit_call_that_keeps_failing_its_schema_ends_the_run_after_the_reminders(runtime, scripted) -> None:
+    """`complete` with arguments it refuses, again and again: the run stops after the reminder budget with
+    what was wrong, instead of burning every turn up to max_turns."""
+    scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "x", "status": "maybe"})], repeat=True))
+    result = await runtime.launcher.run_prompt("finish", profile_name="oracle")
+    limit = runtime.profiles.get("oracle").limits.max_nudges
+    assert result.status == RunStatus.FAILED
+    assert f"complete was refused {limit + 1} times" in (result.error or "")
+    assert "status" in (result.error or "")  # says what was wrong
+    assert len(scripted.requests) == limit + 1

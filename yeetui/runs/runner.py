@@ -35,7 +35,7 @@ from yeetui.runs.prompting import NUDGE
 from yeetui.runs.spec import RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor, ToolRunState
 from yeetui.store import Store
-from yeetui.text import seconds_text
+from yeetui.text import clip, one_line, seconds_text
 
 CHECKPOINT_INTERVAL = 0.25
 """Seconds between writes of the in-flight assistant message."""
@@ -128,6 +128,14 @@ class Runner:
             for call, part in zip(reply.tool_calls, parts, strict=True):
                 if not part.is_error and _ends_run(spec, call.name):
                     raise _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)
+                if part.is_error and call.name in spec.exit_tools:
+                    # An exit call its tool refused (arguments that fail the schema) spends a reminder: a
+                    # model that keeps getting them wrong ends here, not at max_turns.
+                    nudges += 1
+                    if nudges > spec.max_nudges:
+                        raise RunEnded(RunStatus.FAILED, error=(
+                            f"{call.name} was refused {nudges} times; the last time: "
+                            f"{clip(one_line(part.content), 300)}"))
         raise RunEnded(RunStatus.FAILED, error=f"reached max_turns ({spec.max_turns}) without finishing")
 
     async def _run_tools(self, reply: Message, state: ToolRunState) -> list[ToolResultPart]:
