@@ -379,3 +379,23 @@ async def test_the_summary_an_agent_ends_with_is_shown_as_its_answer(fake_env, p
         screen = pilot.app.export_screenshot().replace("&#160;", " ")
         assert "renamed" in screen and "three" in screen
         assert "**three**" not in screen and "## Done" not in screen  # rendered Markdown, not its source
+
+
+def test_inline_markdown_styles_instead_of_showing_the_syntax() -> None:
+    from yeetui.tui.widgets.render_text import inline_markdown
+
+    rendered = inline_markdown("## Result\nI renamed **three** functions in `a.py`; see [docs](http://x.y).\n- *one*")
+    assert rendered.plain == "Result\nI renamed three functions in a.py; see docs.\n• one"
+    assert {str(span.style) for span in rendered.spans} == {"bold", "$text-accent", "underline", "italic"}
+    assert inline_markdown("snake_case_name and 2*3*4").plain == "snake_case_name and 2*3*4"
+
+
+def test_an_announcement_shows_the_child_s_markdown_styled() -> None:
+    from yeetui.events import RunStatus
+    from yeetui.subagents.inbox import announcement_text
+    from yeetui.tui.widgets.message_views import AnnouncementView
+
+    text = announcement_text("oracle#4", RunStatus.COMPLETED, "The **fixture** sleeps in `conftest.py`.", None)
+    view = AnnouncementView(Message.user(text, announcement=True, label="oracle#4", status="completed"))
+    shown = view.visual.plain if hasattr(view, "visual") else str(view.render())
+    assert "The fixture sleeps in conftest.py." in shown and "**" not in shown and "`" not in shown

@@ -21,6 +21,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from yeetui.store.records import InboxItem
+from yeetui.tui.widgets.render_text import inline_markdown
 
 InboxAction = Literal["open", "accept", "dismiss", "reply"]
 EMPTY_TEXT = "nothing in the inbox"
@@ -91,7 +92,7 @@ def item_content(item: InboxItem) -> Content:
     preview = preview_line(item.body)
     if not preview:
         return head
-    return Content("\n").join([head, Content.styled(f"  {preview}", "$foreground-muted")])
+    return Content("\n").join([head, Content.assemble("  ", inline_markdown(preview)).stylize("$foreground-muted")])
 
 
 def _newest_first(item: InboxItem) -> tuple[Any, int]:

@@ -26,7 +26,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from yeetui.messages import Message, ThinkingPart
-from yeetui.tui.widgets.render_text import ANNOUNCEMENT_LINES, preview, split_announcement
+from yeetui.tui.widgets.render_text import ANNOUNCEMENT_LINES, inline_markdown, preview, split_announcement
 from yeetui.tui.widgets.tool_views import Entry
 
 _GUIDANCE_RE = re.compile(r"^\[Guidance from ([^\]]+)\]\s*")
@@ -298,10 +298,10 @@ class AnnouncementView(Entry, Static, can_focus=True):
         self.status: str = meta.get("status") or ""
         self.child_session_id: str | None = meta.get("child_session_id")
         head, body = split_announcement(message.text)
-        lines = [head] if head else []
-        if body:
-            lines.append(preview(body, max_lines=ANNOUNCEMENT_LINES, max_chars=800))
-        super().__init__(Content("\n".join(lines) or self.label))
+        lines = [Content(head)] if head else []
+        if body:  # the child's Markdown, styled (not its raw ** and `)
+            lines.append(inline_markdown(preview(body, max_lines=ANNOUNCEMENT_LINES, max_chars=800)))
+        super().__init__(Content("\n").join(lines) if lines else Content(self.label))
         self.border_title = f"↳ {self.label}" + (f" · {self.status}" if self.status else "")
         if self.child_session_id:
             self.border_subtitle = "enter/click: open session"

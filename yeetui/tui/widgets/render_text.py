@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from textual.content import Content
+
 from yeetui.messages import Message
 
 SUMMARY_KEYS = ("command", "path", "pattern", "profile", "target", "run_id", "question", "query", "url")
@@ -161,3 +163,36 @@ def chunk_end(items: Sequence[Item], width: int, rows: int) -> int:
     while end < len(items) and items[end].is_result:
         end += 1
     return end
+
+
+_INLINE = re.compile(r"\*\*(?P<bold>.+?)\*\*|__(?P<bold2>.+?)__|`(?P<code>[^`]+)`"
+                     r"|(?<![\w*])\*(?P<em>[^*\s](?:[^*]*[^*\s])?)\*|\[(?P<link>[^\]]+)\]\([^)\s]+\)")
+_BLOCK_PREFIX = re.compile(r"^(?P<indent>\s*)(?:#{1,6}\s+|>\s?|(?P<bullet>[-*+]|\d+[.)])\s+)")
+
+
+def inline_markdown(text: str) -> Content:
+    """Short Markdown (a preview line, an announcement's head) as styled text: **bold**, *italic*, `code`
+    and [links](…) styled, heading and quote marks dropped, list items bulleted — never the raw syntax."""
+    lines = []
+    for line in text.split("\n"):
+        match = _BLOCK_PREFIX.match(line)
+        prefix = ""
+        if match:
+            prefix = match.group("indent") + ("• " if match.group("bullet") else "")
+            line = line[match.end():]
+        pieces: list[Content] = [Content(prefix)] if prefix else []
+        at = 0
+        for found in _INLINE.finditer(line):
+            pieces.append(Content(line[at:found.start()]))
+            if found.group("bold") or found.group("bold2"):
+                pieces.append(Content.styled(found.group("bold") or found.group("bold2"), "bold"))
+            elif found.group("code"):
+                pieces.append(Content.styled(found.group("code"), "$text-accent"))
+            elif found.group("em"):
+                pieces.append(Content.styled(found.group("em"), "italic"))
+            else:
+                pieces.append(Content.styled(found.group("link"), "underline"))
+            at = found.end()
+        pieces.append(Content(line[at:]))
+        lines.append(Content.assemble(*pieces))
+    return Content("\n").join(lines)
