@@ -285,3 +285,16 @@ def test_headless_progress_shows_the_run_id_children_and_retries(fake_env, proje
     assert done.stdout.strip() == "All done."
     quiet = run_yeetui("run", "--json", "PARENT again", cwd=project)
     assert "[0:0" not in quiet.stderr  # --json: the events say it all
+
+
+def test_profiles_validate_warns_about_unknown_tools_and_providers_and_exits_by_level(project: Path) -> None:
+    agents = project / ".yeetui" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "odd.yaml").write_text("description: odd\ntools: [read_file, webfetch]\nmodel: copilot/gpt-9\n")
+    check = run_yeetui("profiles", "validate", cwd=project)
+    assert check.returncode == 0, check.stderr  # warnings alone do not fail
+    assert "warning: profile 'odd'" in check.stderr and "webfetch" in check.stderr
+    assert "no provider is called 'copilot'" in check.stderr
+    assert "Valid, with 2 warnings." in check.stdout
+    strict = run_yeetui("profiles", "validate", "--strict", cwd=project)
+    assert strict.returncode == 1

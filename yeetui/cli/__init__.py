@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     pval = psub.add_parser("validate", help="check profile files (all, or one PATH)")
     pval.add_argument("path", nargs="?")
     pval.add_argument("--json", action="store_true")
+    pval.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
     trust = sub.add_parser("trust", help="trust this project: its agent files and config may then widen rights")
     trust.add_argument("path", nargs="?", help="the project directory (default: the current one)")
     trust.add_argument("--revoke", action="store_true", help="stop trusting it")

@@ -12,8 +12,35 @@ import yaml
 from yeetui import paths
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK
 from yeetui.profile_loader import load_profiles, validate_profile_file
+from yeetui.profiles import ProfileSet
 from yeetui.resources import builtin_dir
 from yeetui.trust import is_trusted
+
+
+def _unknown_names(profiles: ProfileSet) -> list[str]:
+    """Tools no yeetui tool is called, and providers neither yeetui nor litellm knows, per profile."""
+    from yeetui.subagents.tools import agent_tools
+    from yeetui.tools.registry import builtin_tools
+
+    tools = {tool.name for tool in [*builtin_tools(), *agent_tools()]} | {"ask_user"}
+    providers = _known_providers() if any(p.model and "/" in p.model for p in profiles) else set()
+    found = []
+    for profile in profiles:
+        where = profile.sources[-1] if profile.sources else "built in"
+        unknown = sorted({*(profile.tools or []), *profile.disallowed_tools} - tools)
+        if unknown:
+            found.append(f"profile {profile.name!r} ({where}) names tools yeetui does not have: {', '.join(unknown)}")
+        provider = (profile.model or "").partition("/")[0] if profile.model and "/" in profile.model else None
+        if provider and provider not in providers:
+            found.append(f"profile {profile.name!r} ({where}) asks for model {profile.model}, but no provider is "
+                         f"called {provider!r}")
+    return found
+
+
+def _known_providers() -> set[str]:
+    from yeetui.providers.litellm import known_providers  # imports litellm: only this command pays for it
+
+    return known_providers() | {"anthropic"}
 
 
 async def cmd_profiles(args: argparse.Namespace) -> int:
@@ -24,14 +51,23 @@ async def cmd_profiles(args: argparse.Namespace) -> int:
                                  builtin_dir=builtin_dir("agents"), trusted=is_trusted(Path.cwd()))
         errors = profiles.errors
     if args.action == "validate":
+        notes = [str(e) for e in errors if getattr(e, "warning", False)]
+        if not args.path:
+            notes += _unknown_names(profiles)
+        problems = [str(e) for e in errors if not getattr(e, "warning", False)]
         if args.json:
-            print(json.dumps({"ok": not errors, "errors": [str(e) for e in errors]}))
-        elif errors:
-            for err in errors:
-                print(str(err), file=sys.stderr)
+            print(json.dumps({"ok": not problems and not (args.strict and notes), "errors": problems,
+                              "warnings": notes}))
         else:
-            print("All profiles are valid." if not args.path else f"{args.path}: valid.")
-        return EXIT_FAILED if errors else EXIT_OK
+            for text in problems:
+                print(f"error: {text}", file=sys.stderr)
+            for text in notes:
+                print(f"warning: {text}", file=sys.stderr)
+            if not problems and not notes:
+                print("All profiles are valid." if not args.path else f"{args.path}: valid.")
+            elif not problems:
+                print(f"Valid, with {len(notes)} warning{'s' if len(notes) > 1 else ''}.")
+        return EXIT_FAILED if problems or (args.strict and notes) else EXIT_OK
     for err in errors:
         print(f"yeetui: warning: {err}", file=sys.stderr)
     if args.action == "list":

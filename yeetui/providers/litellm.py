@@ -86,6 +86,11 @@ def _import_litellm() -> Any:
     return litellm
 
 
+def known_providers() -> set[str]:
+    """The provider prefixes litellm can call (imports litellm: seconds; for `profiles validate`)."""
+    return {str(getattr(p, "value", p)) for p in _import_litellm().provider_list}
+
+
 # ---------------------------------------------------------------------------------------------------
 # Neutral → OpenAI chat format
 
