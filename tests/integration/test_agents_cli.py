@@ -143,6 +143,7 @@ def test_list_history_and_cancel_of_a_slow_detached_run(fake_env, project: Path,
     assert [r["id"] for r in history] == [fast["id"]]
     text = run_yeetui("agents", "list", cwd=project)
     assert text.returncode == 0 and "oracle#2" in text.stdout and "running" in text.stdout
+    assert text.stdout.splitlines()[0].split() == ["RUN", "LABEL", "STATUS", "MODEL", "TIME", "COST", "TASK"]
 
     cancelled = _json(run_yeetui("agents", "cancel", slow["run_id"][:10], "--json", cwd=project))
     assert cancelled["id"] == slow["run_id"] and cancelled["status"] == "cancelled"

@@ -292,8 +292,13 @@ async def _print_runs(args: argparse.Namespace, store: Store, runs: list[RunReco
         return
     if not runs:
         print("No agent runs.", file=sys.stderr)
+        return
+    print(_HEADER)
     for run in runs:
         print(_line(run))
+
+
+_HEADER = f"{'RUN':<12}  {'LABEL':<12} {'STATUS':<18} {'MODEL':<20} {'TIME':>7} {'COST':>7}  TASK"
 
 
 def _line(run: RunRecord) -> str:
@@ -303,7 +308,7 @@ def _line(run: RunRecord) -> str:
     cost = dollars(run.cost) if run.cost is not None or run.usage.total_tokens else dollars(0)
     prompt = " ".join(run.prompt.split())
     return (f"{run.id[:12]}  {run.label or run.profile:<12} {run.status.value:<18} {short_model(run.model or ''):<20}"
-            f" {elapsed:>7} {cost:>6}  {prompt[:60]}{'…' if len(prompt) > 60 else ''}")
+            f" {elapsed:>7} {cost:>7}  {prompt[:60]}{'…' if len(prompt) > 60 else ''}")
 
 
 # -- the hidden worker: `yeetui agent run --run-id ID` ---------------------------------------------
