@@ -175,7 +175,9 @@ async def test_a_spawn_reads_only_its_own_conversation_s_sessions(store: Store, 
     await store.append_message(stranger, Message.user("NOT-YOURS"))
     assert "MY-TREE" in await _resolve(f"session_id:{sibling}", store, project, caller)
     assert "MY-TREE" in await _resolve(f"session_id:{sibling[:6]}", store, project, caller)
-    for ref in (stranger, stranger[:6], stranger[:1]):
+    mine = (root, sibling, caller)
+    shortest = next(stranger[:n] for n in range(1, 33) if not any(m.startswith(stranger[:n]) for m in mine))
+    for ref in (stranger, stranger[:12], shortest):  # prefixes that name no session of the caller's tree
         with pytest.raises(ContextResolutionError) as refused:
             await _resolve(f"session_id:{ref}", store, project, caller)
         message = str(refused.value)
