@@ -81,14 +81,30 @@ async def test_commands_to_a_finished_run_are_refused(runtime: Runtime, other: R
         await other.spawner.steer(handle.run_id, "too late")
 
 
-async def test_two_processes_resuming_one_run_start_it_once(runtime: Runtime, other: Runtime, scripted) -> None:
-    """Both read the run as interrupted; the claim is a compare-and-set, so exactly one of them resumes it."""
+async def test_two_processes_resuming_one_run_start_it_once(runtime: Runtime, other: Runtime, scripted,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both read the run as ended; the claim is a compare-and-set, so exactly one of them resumes it. The two
+    claims are held until both processes have read the run (without that, a fast first resume can finish
+    before the second one even looks, and the second then rightly resumes the run again)."""
     scripted.script(Reply(text="half an answer", when_contains="RESUME-ONCE"), Reply.error(400),
                     Reply(tool_calls=[ToolCall("complete", {"output": "finished"})], repeat=True))
     parent = await runtime.launcher.new_session(runtime.profiles.get("generic"))
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "RESUME-ONCE", parent_session_id=parent.id,
                                                       requested_by="user", blocking=True))
     assert (await runtime.store.get_run(handle.run_id)).status == RunStatus.FAILED
+    arrived, both_read = 0, asyncio.Event()
+    for store in (runtime.store, other.store):
+        claim = store.claim_run
+
+        async def held(*args, _claim=claim, **kwargs):
+            nonlocal arrived
+            arrived += 1
+            if arrived == 2:
+                both_read.set()
+            await asyncio.wait_for(both_read.wait(), 30)
+            return await _claim(*args, **kwargs)
+
+        monkeypatch.setattr(store, "claim_run", held)
     outcomes = await asyncio.gather(runtime.spawner.start_existing(handle.run_id, blocking=True, resume=True),
                                     other.spawner.start_existing(handle.run_id, blocking=True, resume=True),
                                     return_exceptions=True)
