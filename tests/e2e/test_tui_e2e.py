@@ -128,8 +128,9 @@ def test_prompt_streams_and_escape_interrupts(launch, fake_env) -> None:
 def test_switcher_opens_and_closes_then_ctrl_q_quits(launch, fake_env) -> None:
     app = launch()
     app.press("C-s")
-    switcher = app.wait_for("+ New session", why="ctrl+s opening the session switcher")
-    assert "esc close" in switcher
+    # The switcher paints over more than one frame: wait for its whole box, hint line included.
+    app.wait_for(lambda screen: "+ New session" in screen and "esc close" in screen,
+                 why="ctrl+s opening the session switcher, with its key hints")
     app.press("Escape")
     app.wait_until_gone("+ New session")
     # Focus is back in the composer: typing lands there.
