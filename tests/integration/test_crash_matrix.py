@@ -37,7 +37,7 @@ import pytest
 from tests.e2e.tmux import Tmux, tmux_path
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import yeetui_argv, yeetui_env
-from tests.processes import gone
+from tests.processes import gone, group_members
 from yeetui.cli import main as yeetui_main
 
 HOSTS = ("run", "worker", "tui")
@@ -130,7 +130,7 @@ def _killed_at(point: str, data: Path, pid_file: Path) -> Callable[[], bool]:
 
     def command_running() -> bool:
         return pid_file.exists() and pid_file.read_text().strip().isdigit() and len(
-            _group(int(pid_file.read_text()))) >= 3  # bash, sleep 300, sleep 301
+            group_members(int(pid_file.read_text()))) >= 3  # bash, sleep 300, sleep 301
 
     def completed_not_announced() -> bool:
         run = _child_run(data)
@@ -142,19 +142,6 @@ def _killed_at(point: str, data: Path, pid_file: Path) -> Callable[[], bool]:
         return bool(items) and not announced
 
     return {"mid_stream": child_streamed, "mid_tool": command_running, "undelivered": completed_not_announced}[point]
-
-
-def _group(pgid: int) -> list[int]:
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                members.append(int(entry.name))
-    return members
 
 
 def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashed:
@@ -199,7 +186,7 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
                              " WHERE s.parent_id IS NULL")
     group = int(pid_file.read_text()) if point == "mid_tool" else None
     if group is not None:
-        assert _group(group), "the child's command should outlive the kill: that is what recovery must end"
+        assert group_members(group), "the child's command should outlive the kill: that is what recovery must end"
     return Crashed(data, parent["session_id"], parent["id"], child["id"], killed, group)
 
 
@@ -246,7 +233,7 @@ def _recover(order: tuple[str, ...], crashed: Crashed, host: str, point: str, fa
         else:
             assert yeetui_main(["run", "--json", "--resume", crashed.parent_session, "carry on"]) == 0
         if crashed.command_group is not None:  # the first recovery ended the killed child's command
-            _wait("the killed child's command is gone", lambda: not _group(crashed.command_group), timeout=10)
+            _wait("the killed child's command is gone", lambda: not group_members(crashed.command_group), timeout=10)
 
     expected = Counter({"completed": 1}) if point == "undelivered" else Counter({"interrupted": 1, "completed": 1})
     assert _announcements(data, crashed.parent_session, crashed.child_run) == expected

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.processes import gone
+from tests.processes import gone, group_members
 from yeetui.bus import Bus
 from yeetui.store import Store
 from yeetui.subagents.inbox import Delivery
@@ -46,19 +46,6 @@ def _wait(predicate, timeout: float = 20.0) -> None:
         time.sleep(0.02)
 
 
-def _members(pgid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry.name))
-    return found
-
-
 async def _recover(db: Path) -> list:
     async with await Store.open(db) as store:
         await Delivery(store, Bus()).recover()
@@ -77,15 +64,19 @@ def test_a_killed_owner_s_command_group_is_ended_by_the_next_recovery(tmp_path: 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     owner = subprocess.Popen([sys.executable, "-c", OWNER, str(db), str(tmp_path), str(marker)], env=env)
     pid_file = Path(f"{marker}.pid")
-    _wait(lambda: pid_file.exists() and pid_file.read_text().strip() and len(_members(int(pid_file.read_text()))) == 3)
+    def running() -> bool:  # bash, `sleep 300` and `sleep 301`
+        text = pid_file.read_text().strip() if pid_file.exists() else ""
+        return text.isdigit() and len(group_members(int(text))) == 3
+
+    _wait(running)
     pgid = int(pid_file.read_text())
     try:
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait()
-        assert len(_members(pgid)) == 3, "the command's group outlives its killed owner (the case to recover)"
+        assert len(group_members(pgid)) == 3, "the command's group outlives its killed owner (the case to recover)"
 
         assert asyncio.run(_recover(db)) == []  # the recovery took the record: one recovery ends each group
-        _wait(lambda: not _members(pgid), timeout=10)
+        _wait(lambda: not group_members(pgid), timeout=10)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)  # a failed test leaves no sleepers behind
@@ -129,7 +120,7 @@ def test_a_group_whose_leader_pid_was_reused_is_left_alone(tmp_path: Path) -> No
             unrelated.wait()
 
 
-def test_a_group_whose_leader_exited_is_ended_through_its_members(tmp_path: Path) -> None:
+def test_a_group_whose_leader_exited_is_ended_through_itsgroup_members(tmp_path: Path) -> None:
     marker = tmp_path / "child.pid"
     leader = subprocess.Popen(["bash", "-c", f"sleep 300 & echo $! > {marker}; exit 0"], start_new_session=True)
     leader.wait()
@@ -172,5 +163,5 @@ def test_a_command_whose_owner_dies_before_recording_it_never_runs(tmp_path: Pat
     assert kind == "spawned"
     os.kill(owner.pid, signal.SIGKILL)
     owner.wait()
-    _wait(lambda: not _members(int(pgid)), timeout=10)  # the gate saw EOF: the group ended by itself
+    _wait(lambda: not group_members(int(pgid)), timeout=10)  # the gate saw EOF: the group ended by itself
     assert not marker.exists()
