@@ -226,6 +226,12 @@ class WorktreeRecord(_Record):
     status: str
     created_at: datetime
     updated_at: datetime
+    kind: str = "worktree"
+    """`worktree` (a git worktree of `repo`) or `clone` (a local clone of it)."""
+    base_commit: str | None = None
+    """The commit the branch started from: its work is `base_commit...branch`."""
+    label: str | None = None
+    """The run (`builder#3`) or task it was made for."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> WorktreeRecord:
@@ -234,6 +240,7 @@ class WorktreeRecord(_Record):
             repo=Path(row["repo"]), owner_session_id=row["owner_session_id"], status=row["status"],
             created_at=datetime.fromisoformat(row["created_at"]),
             updated_at=datetime.fromisoformat(row["updated_at"]),
+            kind=row["kind"], base_commit=row["base_commit"], label=row["label"],
         )
 
 

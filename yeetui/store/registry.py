@@ -25,7 +25,8 @@ from yeetui.store.records import (
     utcnow,
 )
 
-_WORKTREE_FIELDS = frozenset({"path", "branch", "base_branch", "owner_session_id", "status"})
+_WORKTREE_FIELDS = frozenset({"path", "branch", "base_branch", "owner_session_id", "status", "base_commit",
+                              "label"})
 
 
 def _placeholders(values: Iterable[Any]) -> tuple[str, list[Any]]:
@@ -156,7 +157,8 @@ class RegistryMixin(Database):
 
     async def add_worktree(self, *, path: str | Path, branch: str, repo: str | Path,
                            base_branch: str | None = None, owner_session_id: str | None = None,
-                           status: str = "active") -> WorktreeRecord:
+                           status: str = "active", kind: str = "worktree", base_commit: str | None = None,
+                           label: str | None = None) -> WorktreeRecord:
         """Register a worktree (or clone). Only one entry per path may have a status other than deleted."""
         path_text = str(path)
 
@@ -169,8 +171,9 @@ class RegistryMixin(Database):
             worktree_id, now = uuid.uuid4().hex, utcnow()
             conn.execute(
                 "INSERT INTO worktrees (id, path, branch, base_branch, repo, owner_session_id, status,"
-                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (worktree_id, path_text, branch, base_branch, str(repo), owner_session_id, status, now, now),
+                " created_at, updated_at, kind, base_commit, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (worktree_id, path_text, branch, base_branch, str(repo), owner_session_id, status, now, now,
+                 kind, base_commit, label),
             )
             return self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
 
@@ -231,6 +234,33 @@ class RegistryMixin(Database):
             return self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
 
         row = await self._transaction(f"update worktree {worktree_id}", update)
+        assert row is not None
+        return WorktreeRecord.from_row(row)
+
+    async def claim_worktree(self, worktree_id: str, session_id: str | None, *,
+                             from_session_id: str | None = None) -> WorktreeRecord:
+        """Give the worktree to `session_id` (None releases it), atomically. Refused (StoreError) when it
+        belongs to another session (unless that is `from_session_id`: a hand-over its owner's caller
+        agreed to) or is no longer active."""
+
+        def claim(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            row = self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+            if row is None:
+                raise StoreError(f"There is no worktree {worktree_id} in the store at {self.path}.")
+            if row["status"] != "active":
+                raise StoreError(f"Worktree {worktree_id[:12]} ({row['branch']}) is {row['status']}; only an "
+                                 "active worktree can be claimed or released.")
+            owner = row["owner_session_id"]
+            if session_id is not None and owner not in (None, session_id, from_session_id):
+                raise StoreError(f"Worktree {worktree_id[:12]} ({row['branch']}) belongs to session "
+                                 f"{owner[:12]}; that session must release it first.")
+            if session_id is not None:
+                self._require(conn, "sessions", session_id, "owner session")
+            conn.execute("UPDATE worktrees SET owner_session_id = ?, updated_at = ? WHERE id = ?",
+                         (session_id, utcnow(), worktree_id))
+            return self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+
+        row = await self._transaction(f"claim worktree {worktree_id}", claim)
         assert row is not None
         return WorktreeRecord.from_row(row)
 

@@ -4,7 +4,7 @@ An agent with bash, or whoever packed the repository, can write `.git/config` an
 runs commands named there: hooks, fsmonitor, a pager, `diff.external`, and the clean/smudge/process
 filters and diff drivers (`textconv`, `command`) that attributes attach to paths. So every call disables
 hooks, fsmonitor, the pager and `diff.external`, and first reads (never runs) the repository's config to
-blank every filter and diff driver it names — a driver with no command does nothing. `diff` also passes
+blank every filter, diff and merge driver it names — a driver with no command does nothing. `diff` also passes
 `--no-ext-diff --no-textconv`. The environment loses every `GIT_*` variable except identity ones:
 `GIT_DIR`, `GIT_CONFIG_*`, `GIT_EXEC_PATH`, `GIT_SSH_COMMAND`, `GIT_EXTERNAL_DIFF` and friends could
 otherwise redirect what git reads or runs. A revision that comes from a model or a user (`/review REF`)
@@ -18,9 +18,16 @@ import os
 from collections.abc import Mapping
 
 HARDENING = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "protocol.ext.allow=never",
-             "-c", "core.pager=cat", "-c", "diff.external=", "-c", "core.askPass=", "-c", "credential.helper=")
-_DRIVERS = r"^(filter|diff)\..+\.(clean|smudge|process|command|textconv)$"
-_BLANKED = {"filter": ("clean", "smudge", "process"), "diff": ("command", "textconv")}
+             "-c", "core.pager=cat", "-c", "diff.external=", "-c", "core.askPass=", "-c", "credential.helper=",
+             "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false", "-c", "core.editor=true",
+             "-c", "sequence.editor=true")
+"""Also: no signing (`gpg.program` from the repository's config would run), no editor (a merge or rebase
+yeetui starts never waits for one, and `core.editor` from the repository would run)."""
+_DRIVERS = r"^(filter|diff|merge)\..+\.(clean|smudge|process|command|textconv|driver)$"
+_BLANKED = {"filter": ("clean", "smudge", "process"), "diff": ("command", "textconv"), "merge": ("driver",)}
+_BLANK_VALUE = {"merge": "false"}
+"""A merge driver cannot be blank (git would take the empty command's silence for a clean merge, keeping
+ours): it becomes `false`, so each path it names is reported as a conflict instead."""
 
 _KEEP_GIT_ENV = frozenset({
     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
@@ -59,7 +66,7 @@ async def _blank_drivers(cwd: str | os.PathLike[str], env: Mapping[str, str] | N
             continue
         seen.add((section, name))
         for variable in _BLANKED[section]:
-            blanked += ["-c", f"{section}.{name}.{variable}="]
+            blanked += ["-c", f"{section}.{name}.{variable}={_BLANK_VALUE.get(section, '')}"]
         if section == "filter":
             blanked += ["-c", f"filter.{name}.required=false"]
     return blanked

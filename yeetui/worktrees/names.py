@@ -1,0 +1,46 @@
+"""Names for what the worktree registry creates: branch slugs and directories.
+
+A slug comes from text a model or a user wrote (a task, a label), so it is reduced to `[a-z0-9-]` and
+never starts with `-` — git could otherwise read a branch name as an option, and a path could climb out of
+the worktrees directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from yeetui import paths
+
+SLUG_MAX = 40
+_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+
+
+def slug(text: str, *, limit: int = SLUG_MAX) -> str:
+    """`Add mul() with a test!` → `add-mul-with-a-test`; `work` when nothing usable is left."""
+    words = re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")
+    cut = words[:limit].rstrip("-")
+    return cut or "work"
+
+
+def branch_prefix(prefix: str) -> str:
+    """A profile's `branch_prefix`, checked: git's rules, plus no `..`, no leading `-` or `/`."""
+    if not prefix:
+        return ""
+    if not _PREFIX.match(prefix) or ".." in prefix or "//" in prefix or prefix.endswith((".lock", ".")):
+        raise ValueError(f"branch_prefix {prefix!r} is not usable in a git branch name; use letters, digits, "
+                         "'.', '_', '-' and '/', like 'yeetui/build/'.")
+    return prefix
+
+
+def repo_dir_name(repo: Path) -> str:
+    """`<name>-<hash>` of a repository path: one folder per repository under the worktrees dir."""
+    digest = hashlib.sha256(str(repo).encode()).hexdigest()[:8]
+    return f"{slug(repo.name, limit=24)}-{digest}"
+
+
+def worktrees_root(env: Mapping[str, str] | None = None) -> Path:
+    """Where yeetui puts worktrees and clones: under the data dir, never the system temp dir."""
+    return paths.data_dir(env) / "worktrees"
