@@ -1,4 +1,4 @@
-"""Command line: `yeetui run`, `yeetui sessions`, `yeetui profiles`, `yeetui agents`, `yeetui --version`.
+"""Command line: `yeetui run`, `sessions`, `profiles`, `agents`, `worktrees`, `trust`, `--version`.
 
 Only argparse is imported at module level, so `yeetui --version` and `--help` stay fast; each command
 imports what it needs.
@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("--revoke", action="store_true", help="stop trusting it")
     trust.add_argument("--json", action="store_true")
     _add_agents(sub)
+    _add_worktrees(sub)
     return parser
 
 
@@ -123,6 +124,47 @@ def _add_agents(sub) -> None:
     wrun.add_argument("--resume", action="store_true")
 
 
+def _add_worktrees(sub) -> None:
+    wt = sub.add_parser("worktrees", help="git worktrees agents work in: list, merge, discard, clean up")
+    wsub = wt.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
+
+    def command(name: str, text: str, *, ident: bool = True) -> argparse.ArgumentParser:
+        parser = wsub.add_parser(name, help=text)
+        if ident:
+            parser.add_argument("id", help="worktree id or unique prefix")
+        parser.add_argument("--json", action="store_true")
+        return parser
+
+    create = command("create", "a new worktree on a new branch, from HEAD (or --base)", ident=False)
+    create.add_argument("task", help="what it is for; names the branch")
+    create.add_argument("--base", metavar="REV", help="start from this revision instead of HEAD")
+    create.add_argument("--prefix", default="yeetui/", help="branch prefix (default: yeetui/)")
+    create.add_argument("--clone", action="store_true", help="a local clone instead of a worktree")
+    create.add_argument("--session", metavar="ID", help="the session that owns it")
+    listing = command("list", "worktrees of every repository", ident=False)
+    listing.add_argument("--all", action="store_true", help="also merged, discarded and deleted ones")
+    command("show", "one worktree: where, which branch, what is in it")
+    claim = command("claim", "give a worktree to a session (refused while another holds it)")
+    claim.add_argument("session", help="session id or unique prefix")
+    command("release", "a worktree belongs to no session any more")
+    sync = command("sync", "bring a worktree up to date with its checkout's HEAD (rebase; --merge to merge)")
+    sync.add_argument("--merge", action="store_true")
+    merge = command("merge", "merge a worktree's branch into the checkout it came from, then remove it")
+    how = merge.add_mutually_exclusive_group()
+    how.add_argument("--ff", action="store_true", help="fast-forward only")
+    how.add_argument("--squash", action="store_true", help="one commit with all of its changes")
+    merge.add_argument("--message", "-m", help="the merge (or squash) commit's message")
+    command("discard", "throw a worktree's work away: remove it and its branch")
+    delete = command("delete", "remove a worktree and its branch (refused with work in it unless --force)")
+    delete.add_argument("--force", action="store_true")
+    stale = command("stale", "worktrees untouched for a while whose session runs nothing", ident=False)
+    stale.add_argument("--hours", type=float, default=24.0)
+    cleanup = command("cleanup", "remove what is merged, discarded or stale with nothing in it (dry run "
+                      "unless --apply)", ident=False)
+    cleanup.add_argument("--apply", action="store_true", help="remove them (default: only list them)")
+    cleanup.add_argument("--hours", type=float, default=24.0)
+
+
 COMMANDS = {
     "run": ("yeetui.cli.run", "cmd_run"),
     "sessions": ("yeetui.cli.sessions", "cmd_sessions"),
@@ -130,6 +172,7 @@ COMMANDS = {
     "agents": ("yeetui.cli.agents", "cmd_agents"),
     "trust": ("yeetui.cli.trust", "cmd_trust"),
     "agent": ("yeetui.cli.agents", "cmd_agent"),
+    "worktrees": ("yeetui.cli.worktrees", "cmd_worktrees"),
 }
 """Subcommand → (module, coroutine function)."""
 

@@ -1,0 +1,136 @@
+"""`yeetui worktrees …`: the worktree registry from the shell — create, list, show, claim, release, sync,
+merge, discard, delete, stale, cleanup."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from yeetui import paths
+from yeetui.cli.common import EXIT_FAILED, EXIT_OK
+from yeetui.store import Store
+from yeetui.worktrees.manager import Worktrees, WorktreeState
+from yeetui.worktrees.merging import MergeOutcome, discard_work, merge_work, sync_worktree
+
+
+async def cmd_worktrees(args: argparse.Namespace) -> int:
+    async with await Store.open(paths.database_path()) as store:
+        worktrees = Worktrees(store)
+        handler = _HANDLERS[args.action]
+        return await handler(worktrees, args)
+
+
+async def _create(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    owner = (await worktrees.store.resolve_session(args.session)).id if args.session else None
+    wt = await worktrees.create(Path.cwd(), task=args.task, prefix=args.prefix, base=args.base,
+                                owner_session_id=owner, kind="clone" if args.clone else "worktree")
+    _print(args, wt.to_json(), f"{wt.id[:8]}  {wt.branch}  {wt.path}")
+    return EXIT_OK
+
+
+async def _list(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    statuses = None if args.all else ("active",)
+    rows = await worktrees.store.list_worktrees(statuses=statuses)
+    if args.json:
+        print(json.dumps([w.to_json() for w in rows], default=str))
+        return EXIT_OK
+    if not rows:
+        print("No worktrees." if args.all else "No active worktrees (--all lists ended ones too).")
+        return EXIT_OK
+    print(f"{'ID':<8}  {'STATUS':<9}  {'BRANCH':<32}  {'OWNER':<8}  PATH")
+    for wt in rows:
+        owner = wt.owner_session_id[:8] if wt.owner_session_id else "-"
+        print(f"{wt.id[:8]}  {wt.status:<9}  {wt.branch:<32}  {owner:<8}  {wt.path}")
+    return EXIT_OK
+
+
+async def _show(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    wt = await worktrees.store.resolve_worktree(args.id)
+    state = await worktrees.state(wt) if wt.status == "active" else WorktreeState(exists=False)
+    data = {**wt.to_json(), "exists": state.exists, "changed": state.changed, "commits": state.commits}
+    base = (wt.base_commit or "?")[:10]
+    lines = [f"worktree {wt.id}  {wt.status}  ({wt.kind})", f"  branch   {wt.branch} (from {base})",
+             f"  path     {wt.path}", f"  checkout {wt.repo}", f"  owner    {wt.owner_session_id or '-'}",
+             f"  label    {wt.label or '-'}"]
+    if wt.status == "active":
+        lines.append(f"  work     {state.commits} commit(s), {len(state.changed)} uncommitted change(s)"
+                     if state.exists else "  work     its folder is gone")
+        lines.append(f"  merge it: yeetui worktrees merge {wt.id[:8]}   throw it away: yeetui worktrees discard "
+                     f"{wt.id[:8]}")
+    _print(args, data, "\n".join(lines))
+    return EXIT_OK
+
+
+async def _claim(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    wt = await worktrees.store.resolve_worktree(args.id)
+    session = await worktrees.store.resolve_session(args.session)
+    wt = await worktrees.claim(wt.id, session.id)
+    _print(args, wt.to_json(), f"{wt.branch} now belongs to session {session.id[:12]}.")
+    return EXIT_OK
+
+
+async def _release(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    wt = await worktrees.release((await worktrees.store.resolve_worktree(args.id)).id)
+    _print(args, wt.to_json(), f"{wt.branch} belongs to no session now.")
+    return EXIT_OK
+
+
+async def _sync(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    wt = await worktrees.store.resolve_worktree(args.id)
+    return _outcome(args, await sync_worktree(worktrees, wt, how="merge" if args.merge else "rebase"))
+
+
+async def _merge(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    wt = await worktrees.store.resolve_worktree(args.id)
+    strategy = "ff" if args.ff else "squash" if args.squash else "merge"
+    return _outcome(args, await merge_work(worktrees, wt, strategy=strategy, message=args.message))
+
+
+async def _discard(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    wt = await discard_work(worktrees, await worktrees.store.resolve_worktree(args.id))
+    _print(args, wt.to_json(), f"Discarded {wt.branch}: its worktree and branch are removed.")
+    return EXIT_OK
+
+
+async def _delete(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    wt = await worktrees.delete(await worktrees.store.resolve_worktree(args.id), force=args.force)
+    _print(args, wt.to_json(), f"Deleted worktree {wt.path} and branch {wt.branch}.")
+    return EXIT_OK
+
+
+async def _stale(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    rows = await worktrees.stale(older_than=timedelta(hours=args.hours))
+    text = "\n".join(f"{w.id[:8]}  {w.branch}  {w.path}" for w in rows) or "No stale worktrees."
+    _print(args, [w.to_json() for w in rows], text)
+    return EXIT_OK
+
+
+async def _cleanup(worktrees: Worktrees, args: argparse.Namespace) -> int:
+    plan = await worktrees.cleanup(dry_run=not args.apply, older_than=timedelta(hours=args.hours))
+    data = [{"id": e.worktree.id, "branch": e.worktree.branch, "path": str(e.worktree.path), "action": e.action,
+             "reason": e.reason, "done": args.apply and e.action == "remove"} for e in plan]
+    verb = "removed" if args.apply else "would remove"
+    lines = [f"{verb if e.action == 'remove' else 'keeps':<12}  {e.worktree.id[:8]}  {e.worktree.branch}  "
+             f"({e.reason})" for e in plan] or ["Nothing to clean up."]
+    if plan and not args.apply:
+        lines.append("This was a dry run; `yeetui worktrees cleanup --apply` removes them.")
+    _print(args, data, "\n".join(lines))
+    return EXIT_OK
+
+
+def _outcome(args: argparse.Namespace, outcome: MergeOutcome) -> int:
+    data = {"merged": outcome.merged, "into": str(outcome.into), "target": outcome.target,
+            "commit": outcome.commit, "conflicts": outcome.conflicts, "message": outcome.message}
+    _print(args, data, outcome.message)
+    return EXIT_OK if outcome.merged else EXIT_FAILED
+
+
+def _print(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, default=str) if args.json else text)
+
+
+_HANDLERS = {"create": _create, "list": _list, "show": _show, "claim": _claim, "release": _release, "sync": _sync,
+             "merge": _merge, "discard": _discard, "delete": _delete, "stale": _stale, "cleanup": _cleanup}
