@@ -38,6 +38,7 @@ from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
 from yeetui.trust import is_trusted
 from yeetui.workflows import Workflow, load_workflows
+from yeetui.worktrees.manager import Worktrees
 
 DEFAULT_MAX_CONCURRENT = 8
 """Runs executing at once across every yeetui process on a data dir (the rest wait, visibly queued)."""
@@ -105,7 +106,7 @@ class Runtime:
         launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots)
-        spawner = AgentSpawner(launcher, delivery, **limits)
+        spawner = AgentSpawner(launcher, delivery, worktrees=Worktrees(store, env=env), **limits)
         launcher.agent_host = lambda **run: AgentHost(spawner, **run)
         launcher.engines["orchestrator"] = OrchestratorEngine(spawner)
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,

@@ -32,6 +32,10 @@ def _git_repo(project: Path) -> None:
     subprocess.run(["git", "commit", "-qm", "init"], cwd=project, check=True)
 
 
+def _show(project: Path, ref: str) -> str:
+    return subprocess.run(["git", "show", ref], cwd=project, capture_output=True, text=True, check=True).stdout
+
+
 def _complete(output: str, **artifacts) -> ToolCall:
     args: dict = {"output": output}
     if artifacts:
@@ -75,17 +79,23 @@ async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, scrip
     )
     handle, result = await _orchestrate(runtime, "GOAL-1: make f return 2")
     assert result.status == RunStatus.COMPLETED, result.error
-    assert (runtime.project_dir / "util.py").read_text() == NEW_UTIL
+    # The builder worked in a worktree of its own: the user's checkout is untouched, its branch has the work.
+    assert (runtime.project_dir / "util.py").read_text() == "def f():\n    return 1\n"
+    [wt] = await runtime.store.list_worktrees(statuses=("active",))
+    assert _show(runtime.project_dir, f"{wt.branch}:util.py") == NEW_UTIL
     assert _first(scripted, PLANNER) < _first(scripted, BUILDER) < _first(scripted, REVIEWER)
 
     build = scripted.requests[_first(scripted, BUILDER)].text
     assert "GOAL-1" in build and "PLANNER-NOTES" in build  # the default build task: goal + planner's summary
     review = scripted.requests[_first(scripted, REVIEWER)].text
-    assert "```diff" in review and "NEW-LINE" in review  # everything changed since the run began
+    assert "```diff" in review and "NEW-LINE" in review  # the builder's branch against where it started
+    assert f"builder#1 on {wt.branch}" in review
     assert "## Results of earlier steps" in review and "Wrote util.py; tests pass." in review
     assert "Files modified: util.py" in review
 
     assert result.output.startswith("Orchestrator finished: plan ✓ → build ✓ → review ✓")
+    assert f"builder#1: branch `{wt.branch}` — `/merge builder#1`" in result.output
+    assert result.result["worktrees"] == [result.result["steps"][1]["worktree"]]
     assert [s["id"] for s in result.result["steps"]] == ["plan", "build", "review"]
     assert result.result["steps"][2]["verdict"] == "approve"
     run = await runtime.store.get_run(handle.run_id)

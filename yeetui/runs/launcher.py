@@ -58,6 +58,19 @@ class Mailroom(Protocol):
     async def flush(self, session_id: str) -> list[Message]: ...
 
 
+def own_checkout(session: SessionRecord) -> Path | None:
+    """The worktree or clone a session was given to work in (`workspace.mode`), or None for the project's
+    checkout. A session whose worktree is gone cannot run: it would write into the wrong place."""
+    workspace = session.workspace or {}
+    if workspace.get("mode") not in ("worktree", "clone") or session.cwd is None:
+        return None
+    if not os.path.isdir(session.cwd):
+        raise YeetuiError(f"The {workspace['mode']} of session {session.id[:12]} ({session.cwd}, branch "
+                          f"{workspace.get('branch', '?')}) is gone; it was merged, discarded or deleted, so this "
+                          "session cannot run again.")
+    return session.cwd
+
+
 class RunLauncher:
     def __init__(self, *, settings: Settings, store: Store, bus: Bus, profiles: ProfileSet,
                  workflows: Mapping[str, Workflow], registry: ToolRegistry, project_dir: Path,
@@ -202,7 +215,7 @@ class RunLauncher:
     async def build_spec(self, *, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                          interactive: bool = False, label: str | None = None, parent_session_id: str | None = None,
                          run_id: str = "") -> RunSpec:
-        binding = self.binding_for(profile)
+        binding = self.binding_for(profile, cwd=own_checkout(session))
         workflow = None
         if profile.workflow:
             if profile.workflow not in self.workflows:

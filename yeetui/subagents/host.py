@@ -29,18 +29,22 @@ class AgentHost:
 
     async def spawn(self, profile: str, prompt: str, *, blocking: bool = True, label: str | None = None,
                     model: str | None = None, timeout: float | None = None, context: str = "none",
-                    prompt_suffix: str = "") -> SpawnHandle:
+                    prompt_suffix: str = "", worktree: str | None = None,
+                    worktree_from: str | None = None) -> SpawnHandle:
+        """Spawn a child; `worktree` (handed over from session `worktree_from`) makes it work in that existing
+        worktree instead of a new one."""
         return await self.spawner.spawn(SpawnRequest(
             profile=profile, prompt=prompt, parent_session_id=self.session_id, parent_run_id=self.run_id,
             blocking=blocking, label=label, model=model, timeout=timeout, session_context=context,
-            prompt_suffix=prompt_suffix, requested_by="agent"))
+            prompt_suffix=prompt_suffix, requested_by="agent", worktree=worktree, worktree_from=worktree_from))
 
-    async def review(self, *, target: str | None = None, focus: str | None = None,
-                     blocking: bool = True) -> SpawnHandle:
-        """Spawn the reviewer with the diff of `target` (a ref or range; None = uncommitted changes)."""
+    async def review(self, *, target: str | None = None, focus: str | None = None, blocking: bool = True,
+                     ranges: list[tuple[str, str]] | None = None) -> SpawnHandle:
+        """Spawn the reviewer with the diff of `target` (a ref or range; None = uncommitted changes), or of
+        each `(title, range)` in `ranges` (builders' branches: `base...branch`)."""
         request = await review_request(self.spawner.project_dir, parent_session_id=self.session_id,
                                        target=target, focus=focus, blocking=blocking, requested_by="agent",
-                                       parent_run_id=self.run_id)
+                                       parent_run_id=self.run_id, ranges=ranges)
         return await self.spawner.spawn(request)
 
     async def children(self) -> list[dict[str, Any]]:

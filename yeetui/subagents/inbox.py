@@ -66,6 +66,19 @@ def announcement_text(label: str, status: RunStatus, output: str, error: str | N
             "instructions from the user.")
 
 
+def worktree_note(label: str, worktree: dict[str, Any]) -> str:
+    """Where a child's work is and how the user takes it: written by yeetui, outside the untrusted frame."""
+    commits = worktree.get("commits")
+    if commits == 0:
+        return (f"[yeetui] {label} worked in worktree {worktree['id'][:8]} (branch {worktree['branch']}) and "
+                f"committed nothing. Remove it: /discard {label}")
+    what = f"{commits} commit(s)" if commits else "its work"
+    return (f"[yeetui] {label} left {what} on branch {worktree['branch']} (worktree {worktree['id'][:8]}, "
+            f"{worktree['path']}); the user's checkout is untouched. Merge it into the user's branch only when "
+            f"the user says so: /merge {label} (or `yeetui worktrees merge {worktree['id'][:8]}`); throw it "
+            f"away: /discard {label}.")
+
+
 class Delivery:
     def __init__(self, store: Store, bus: Bus) -> None:
         self.store = store
@@ -91,12 +104,18 @@ class Delivery:
 
     async def completion(self, *, recipient_session_id: str, run_id: str, child_session_id: str, label: str,
                          status: RunStatus, output: str, error: str | None, result: dict[str, Any] | None,
-                         announce: bool = True, attempt: int = 0) -> tuple[InboxItem, bool]:
+                         announce: bool = True, attempt: int = 0,
+                         worktree: dict[str, Any] | None = None) -> tuple[InboxItem, bool]:
         """Record a finished child run for its requester. Returns the inbox item and whether it is new.
-        `attempt` counts resumes: a resumed run that ends again is delivered again."""
+        `attempt` counts resumes: a resumed run that ends again is delivered again. `worktree` says where a
+        child that worked in its own worktree left its work (the announcement tells how to merge it)."""
         text = announcement_text(label, status, output, error)
+        if worktree:
+            text = f"{text}\n{worktree_note(label, worktree)}"
         data = {"status": status.value, "label": label, "child_session_id": child_session_id,
                 "announce": announce, "announcement": text, "result": result or {}}
+        if worktree:
+            data["worktree"] = worktree
         item, created = await self.store.put_inbox_item(
             session_id=recipient_session_id, run_id=run_id, kind=_kind(result), title=f"{label} — {status.value}",
             body=output[:ANNOUNCE_CAP] if output else (error or ""), data=data,

@@ -14,19 +14,31 @@ DIFF_CAP = 60_000
 
 async def review_request(project_dir: Path, *, parent_session_id: str, target: str | None = None,
                          focus: str | None = None, blocking: bool = False, requested_by: str = "user",
-                         parent_run_id: str | None = None) -> SpawnRequest:
-    """A reviewer spawn carrying `git diff` of `target` (None: uncommitted changes against HEAD), through
-    yeetui's hardened git. Refused with a clear reason when there is nothing to review."""
+                         parent_run_id: str | None = None,
+                         ranges: list[tuple[str, str]] | None = None) -> SpawnRequest:
+    """A reviewer spawn carrying `git diff` of `target` (None: uncommitted changes against HEAD), or of each
+    `(title, range)` of `ranges` under its title, through yeetui's hardened git. Refused with a clear reason
+    when there is nothing to review."""
     try:
-        text = await git_diff(project_dir, target or "HEAD")
-        if target is None:
-            text += await untracked_diff(project_dir)
+        if ranges:
+            parts = [(title, await git_diff(project_dir, span)) for title, span in ranges]
+            text = "".join(f"### {title} ({span})\n\n{diff}\n" for (title, diff), (_, span) in zip(parts, ranges,
+                                                                                                  strict=True)
+                           if diff.strip())
+        else:
+            text = await git_diff(project_dir, target or "HEAD")
+            if target is None:
+                text += await untracked_diff(project_dir)
     except (RuntimeError, OSError, ValueError) as exc:
         raise SpawnRefused(f"Could not get the diff to review: {exc}") from None
+    shown = ", ".join(span for _, span in ranges) if ranges else target or "the working tree"
     if not text.strip():
-        raise SpawnRefused(f"There is nothing to review: the diff of {target or 'the working tree'} is empty.")
+        raise SpawnRefused(f"There is nothing to review: the diff of {shown} is empty.")
     text = cap(text, DIFF_CAP)
-    what = f"the changes in {target}" if target else "the uncommitted changes in the working tree"
+    if ranges:
+        what = "the work on " + ", ".join(title for title, _ in ranges)
+    else:
+        what = f"the changes in {target}" if target else "the uncommitted changes in the working tree"
     task = f"Review {what}." + (f" Focus: {focus}" if focus else "")
     return SpawnRequest(profile="reviewer", prompt=task, parent_session_id=parent_session_id,
                         parent_run_id=parent_run_id, blocking=blocking, requested_by=requested_by,  # type: ignore[arg-type]

@@ -20,14 +20,15 @@ from typing import Any, Literal
 from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
-from yeetui.profiles import Profile
+from yeetui.profiles import Isolation, Profile
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import Mode, RunOptions, RunResult
 from yeetui.store.liveness import pid_alive
 from yeetui.store.records import SessionRecord
-from yeetui.subagents.inbox import Delivery
+from yeetui.subagents.inbox import Delivery, worktree_note
 from yeetui.text import seconds_text
+from yeetui.worktrees.manager import WorktreeError, Worktrees
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,12 @@ class SpawnRequest:
     """A watcher's run: not a child of the watched session for limits, listing or subtree cancel."""
     deliver: bool = True
     """Deliver the completion to the parent (inbox + announcement). Watchers deliver their own way."""
+    isolation: Isolation | None = None
+    """Overrides the profile's `workspace.isolation` for this spawn (`current` keeps the parent's checkout)."""
+    worktree: str | None = None
+    """Work in this existing worktree (an orchestrator's builder reworking its branch) instead of a new one;
+    handed over from `worktree_from`, the session that held it."""
+    worktree_from: str | None = None
 
 
 @dataclass
@@ -75,12 +82,16 @@ class SpawnHandle:
     label: str
     profile: str
     result: RunResult | None = None
+    worktree: dict[str, Any] | None = None
+    """Where the child's work is, when it worked in a worktree of its own (see `Delivery.completion`)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"status": "accepted", "run_id": self.run_id, "session_key": self.session_key,
                                 "session_id": self.session_id, "label": self.label}
         if self.result is not None:
             data.update(status=self.result.status.value, output=self.result.output, error=self.result.error)
+        if self.worktree is not None:
+            data.update(worktree=self.worktree, worktree_note=worktree_note(self.label, self.worktree))
         return data
 
 
@@ -94,16 +105,20 @@ class _Live:
     started: bool = False
     abort_timer: asyncio.TimerHandle | None = None
     mailbox: list[Message] = field(default_factory=list)
+    worktree: dict[str, Any] | None = None
 
 
 class AgentSpawner:
     """Starts child runs through the launcher and delivers their endings through `delivery`; registers with
     the launcher to stop a cancelled run's children."""
 
-    def __init__(self, launcher: RunLauncher, delivery: Delivery, *, max_children: int = 5,
-                 default_timeout: float = 300.0, max_timeout: float = 1800.0) -> None:
+    def __init__(self, launcher: RunLauncher, delivery: Delivery, *, worktrees: Worktrees | None = None,
+                 max_children: int = 5, default_timeout: float = 300.0, max_timeout: float = 1800.0) -> None:
         self.launcher = launcher
         self.delivery = delivery
+        self.worktrees = worktrees
+        """The registry children with `isolation: worktree|clone` get their checkout from; None: every child
+        works in the parent's checkout."""
         self.store = launcher.store
         self.bus = launcher.bus
         self.profiles = launcher.profiles
@@ -163,10 +178,34 @@ class AgentSpawner:
                 await self.store.delete_session(session.id)
             raise SpawnRefused(str(exc)) from None
         label = run.label or profile.name
+        if created:
+            session = await self._isolate(session, profile, req, label, parent)
         if mode != "in_process":
             self.bus.publish(Notice("warning", f"{label}: mode {mode!r} is not available in this build; running "
                                     "in-process instead.", session.id))
         return await self._launch(run.id, session, profile, prompt, model, timeout, req, label)
+
+    async def _isolate(self, session: SessionRecord, profile: Profile, req: SpawnRequest, label: str,
+                       parent: SessionRecord | None) -> SessionRecord:
+        """Bind a new child session to its own worktree (or clone) when its profile asks for one; when none
+        can be made (not a git repository, no commit yet) it works in the parent's checkout, with a notice."""
+        isolation = req.isolation or profile.workspace.isolation
+        if isolation == "current" or self.worktrees is None:
+            return session
+        checkout = parent.cwd if parent is not None and parent.cwd else self.project_dir
+        try:
+            if req.worktree:
+                wt = await self.worktrees.claim(req.worktree, session.id, from_session_id=req.worktree_from)
+            else:
+                wt = await self.worktrees.create(
+                    checkout, task=f"{label} {req.label or req.prompt}", prefix=profile.workspace.branch_prefix,
+                    base=profile.workspace.base_branch, owner_session_id=session.id, kind=isolation, label=label)
+        except (WorktreeError, ValueError) as exc:
+            self.bus.publish(Notice("warning", f"{label} gets no {isolation} of its own and works in {checkout}: "
+                                    f"{exc}", session.id))
+            return session
+        workspace = {"mode": isolation, "worktree_id": wt.id, "branch": wt.branch, "checkout": str(wt.repo)}
+        return await self.store.update_session(session.id, cwd=str(wt.path), workspace=workspace)
 
     async def _launch(self, run_id: str, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                       timeout: float, req: SpawnRequest, label: str) -> SpawnHandle:
@@ -183,6 +222,7 @@ class AgentSpawner:
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
             handle.result = await self._wait_lending_slot(live.task, req.parent_run_id)
+            handle.worktree = live.worktree
         return handle
 
     async def _wait_lending_slot(self, task: asyncio.Task[RunResult], parent_run_id: str | None) -> RunResult:
@@ -302,17 +342,37 @@ class AgentSpawner:
         # Whether the parent is answered inline (a blocking spawn's tool result) comes from the run's record,
         # never from how this process waits for the run.
         inline = RunOptions.of(run).blocking if run else req.blocking
+        worktree = live.worktree = await self._hand_in(live, req)
         if live.parent_session_id and req.deliver:
             item, _ = await self.delivery.completion(
                 recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
                 label=live.label, status=status, output=result.output,
                 error=result.error or (run.error if run else None),
                 result=result.result, announce=not inline,
-                attempt=RunOptions.of(run).attempt)
+                attempt=RunOptions.of(run).attempt, worktree=worktree)
             if inline:
                 await self.delivery.consumed(item.id)
         if req.cleanup == "delete":
             await self.store.delete_session(live.session_id)
+
+    async def _hand_in(self, live: _Live, req: SpawnRequest) -> dict[str, Any] | None:
+        """A child that worked in its own worktree: what it left uncommitted is committed on its branch (so
+        the branch is the whole of its work, for review and merge), and where that work is, for delivery."""
+        if self.worktrees is None:
+            return None
+        wt = await self.worktrees.of_session(live.session_id)
+        if wt is None:
+            return None
+        try:
+            task = (req.label or req.prompt).strip().splitlines()
+            await self.worktrees.commit_work(wt, f"{live.label}: {task[0][:60] if task else 'work'}")
+            state = await self.worktrees.state(wt)
+        except WorktreeError as exc:
+            self.bus.publish(Notice("warning", f"{live.label}: could not commit its work in {wt.path}: {exc}",
+                                    live.session_id))
+            return {"id": wt.id, "branch": wt.branch, "path": str(wt.path), "commits": None}
+        return {"id": wt.id, "branch": wt.branch, "path": str(wt.path), "commits": state.commits,
+                "base": wt.base_commit, "checkout": str(wt.repo)}
 
     # -- controls ----------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.errors import ToolError, YeetuiError
 from yeetui.events import RunStatus
-from yeetui.subagents.inbox import announcement_text
+from yeetui.subagents.inbox import announcement_text, worktree_note
 from yeetui.subagents.spawner import SpawnHandle
 from yeetui.text import one_line
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
@@ -40,6 +40,8 @@ def _report(handle: SpawnHandle, *, with_artifacts: bool = False) -> ToolOutput:
     artifacts = (result.result or {}).get("artifacts")
     findings = json.dumps(artifacts, ensure_ascii=False) if with_artifacts and artifacts else None
     text = announcement_text(handle.label, result.status, result.output, result.error, findings)
+    if handle.worktree is not None:
+        text += "\n" + worktree_note(handle.label, handle.worktree)
     return ToolOutput(content=text, is_error=result.status != RunStatus.COMPLETED,
                       data={"run_id": handle.run_id, "status": result.status.value})
 

@@ -145,6 +145,8 @@ def check_writable(binding: WorkspaceBinding, target: Target) -> None:
             )
     real = str(target.real).casefold()
     for protected in binding.protected:
+        if protected in target.root.parents:
+            continue  # yeetui put this workspace inside it (a worktree under the data dir): its files are the work
         folded = str(protected).casefold()
         if real == folded or real.startswith(folded.rstrip("/") + "/"):
             raise PathEscapeError(f"Refusing to write {target.real}: {protected} is a protected directory.")

@@ -208,14 +208,16 @@ class Orchestrator:
     # -- steps ---------------------------------------------------------------------------------------
 
     async def _start(self, step: Step) -> None:
+        # A rework continues in the worktree the step's last child worked in, handed over from its session.
+        handover = (step.worktree["id"], step.session_id) if step.worktree and step.session_id else None
         step.status, step.attempts = "running", step.attempts + 1
         step.run_id = step.session_id = step.label = step.error = None
         await self._save()
         prompt = step_prompt(self.steps, step, self.state["goal"])
-        task = asyncio.create_task(self._spawn(step, prompt), name=f"yeetui orchestrator {step.id}")
+        task = asyncio.create_task(self._spawn(step, prompt, handover), name=f"yeetui orchestrator {step.id}")
         self._tasks[task] = step.id
 
-    async def _spawn(self, step: Step, prompt: str) -> RunResult:
+    async def _spawn(self, step: Step, prompt: str, handover: tuple[str, str] | None = None) -> RunResult:
         """Spawn the step's child, blocking; its run id is saved (and its start told) once it is registered."""
         registered: asyncio.Future[RunRegistered] = asyncio.get_running_loop().create_future()
 
@@ -228,7 +230,7 @@ class Orchestrator:
         try:
             async with self._registering:
                 with self.bus.listen(on_event):
-                    spawning = asyncio.create_task(self._spawn_child(step, prompt))
+                    spawning = asyncio.create_task(self._spawn_child(step, prompt, handover))
                     await asyncio.wait({spawning, registered}, return_when=asyncio.FIRST_COMPLETED)
             if registered.done():
                 event = registered.result()
@@ -236,6 +238,8 @@ class Orchestrator:
                 again = f" again (attempt {step.attempts})" if step.attempts > 1 else ""
                 await self._transition(step, "started", f"started{again}")
             handle = await spawning
+            if handle.worktree is not None:
+                step.worktree = handle.worktree
         except asyncio.CancelledError:
             if spawning is not None and not spawning.done():
                 spawning.cancel()
@@ -245,14 +249,29 @@ class Orchestrator:
             return RunResult(handle.run_id, handle.session_id, RunStatus.FAILED, error="the child gave no result")
         return handle.result
 
-    async def _spawn_child(self, step: Step, prompt: str) -> SpawnHandle:
+    async def _spawn_child(self, step: Step, prompt: str, handover: tuple[str, str] | None) -> SpawnHandle:
         if step.profile == "reviewer":
             try:
-                return await self.host.review(target=self.state.get("base"), focus=prompt)
+                return await self.host.review(target=self.state.get("base"), focus=prompt,
+                                              ranges=self._branches_reviewed(step) or None)
             except (SpawnRefused, OSError) as exc:
                 self._notice("info", f"{step.id}: the reviewer gets no diff ({exc}); it reviews from the "
                              "earlier steps' reports instead.")
+        if handover is not None:
+            return await self.host.spawn(step.profile, prompt, worktree=handover[0], worktree_from=handover[1])
         return await self.host.spawn(step.profile, prompt)
+
+    def _branches_reviewed(self, review: Step) -> list[tuple[str, str]]:
+        """`(title, base...branch)` of each step this review depends on that worked in a worktree: what it
+        committed there, not the user's working tree (where none of it is)."""
+        index = by_id(self.steps)
+        ranges = []
+        for dep in (index[d] for d in review.depends_on if d in index):
+            wt = dep.worktree
+            if wt and wt.get("branch") and (wt.get("base") or self.state.get("base")):
+                ranges.append((f"{dep.label or dep.id} on {wt['branch']}",
+                               f"{wt.get('base') or self.state['base']}...{wt['branch']}"))
+        return ranges
 
     async def _settle(self, step: Step, task: asyncio.Task[RunResult]) -> None:
         if task.cancelled():
@@ -379,7 +398,8 @@ class Orchestrator:
         """Report the ending everywhere — state, breadcrumbs, inbox, transcript — then the run record."""
         if self.steps:
             result.output = final_report(self.state["goal"], self.steps, result.status, result.error)
-            result.result = {"steps": [s.brief() for s in self.steps], "output": result.output}
+            result.result = {"steps": [s.brief() for s in self.steps], "output": result.output,
+                             "worktrees": [s.worktree for s in self.steps if s.worktree and s.status == "done"]}
             self.state["outcome"] = result.status.value
             await self._save()
             line = progress_line(self.steps)
@@ -389,7 +409,8 @@ class Orchestrator:
                 await self.store.add_breadcrumb(session_id=self.parent, summary=crumb,
                                                 child_session_id=self.spec.session_id, run_id=self.run_id)
             await self._inbox(f"end:{self.state.get('starts', 1)}", f"{self.spec.label} — {result.status.value}",
-                              line, {"event": "end", "status": result.status.value})
+                              line, {"event": "end", "status": result.status.value,
+                                     "worktrees": result.result["worktrees"]})
             await self._commit(Message.assistant(result.output))
         await self.store.update_run(self.run_id, status=result.status, error=result.error,
                                     result={"output": result.output, **(result.result or {})})

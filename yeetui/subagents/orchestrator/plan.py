@@ -53,6 +53,9 @@ class Step:
     """For a review step: how many rounds of findings it sent back to its builders."""
     feedback: str = ""
     """For a building step: the review findings its next attempt must address."""
+    worktree: dict[str, Any] | None = None
+    """For a step whose child worked in a worktree of its own: where (`id`, `branch`, `base`, `path`). A
+    rework continues in it; a reviewer reads `base...branch`; the report says how to merge it."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -104,4 +104,12 @@ def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | N
     files = list(dict.fromkeys(f for s in steps for f in s.files_modified))
     if files:
         out += ["", "**Files changed:** " + ", ".join(files)]
+    branches = [s for s in topo_order(steps) if s.worktree and s.status == "done"]
+    if branches:
+        out += ["", "**Work to merge** (your checkout is untouched until you say so):"]
+        for step in branches:
+            wt = step.worktree or {}
+            label = step.label or step.id
+            out.append(f"- {label}: branch `{wt.get('branch')}` — `/merge {label}` or "
+                       f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}`; `/discard {label}` throws it away")
     return "\n".join(out)

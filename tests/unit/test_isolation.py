@@ -1,0 +1,117 @@
+"""Children with `isolation: worktree` work in a worktree of their own: the user's checkout and branch stay
+untouched, the work is committed on the child's branch, the parent is told where it is and how to take it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from yeetui.events import RunStatus
+from yeetui.runtime import Runtime
+from yeetui.worktrees.merging import merge_work
+
+IDENTITY = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *IDENTITY, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def project_dir(project_dir: Path) -> Path:
+    git(project_dir, "init", "-q", "-b", "main")
+    (project_dir / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(project_dir, "add", "calc.py")
+    git(project_dir, "commit", "-q", "-m", "init")
+    return project_dir
+
+
+def _spawn(prompt: str, **kw) -> ToolCall:
+    return ToolCall("spawn_subagent", {"profile": "builder", "prompt": prompt, **kw})
+
+
+async def test_a_builder_works_in_its_own_worktree_and_the_checkout_stays_untouched(
+        runtime: Runtime, scripted, project_dir: Path) -> None:
+    head = git(project_dir, "rev-parse", "HEAD")
+    scripted.script(
+        Reply(tool_calls=[_spawn("BUILD: add mul()")], when_contains="PARENT"),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "mul.py", "content": "def mul(a, b):\n    return a * b\n"})],
+              when_contains="BUILD:"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "mul() added"})], when_contains="BUILD:"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "done"})], when_contains="[Subagent: builder#"),
+    )
+    result = await runtime.launcher.run_prompt("PARENT: have mul() built")
+    assert result.status == RunStatus.COMPLETED, result.error
+
+    assert not (project_dir / "mul.py").exists()
+    assert git(project_dir, "rev-parse", "HEAD") == head and git(project_dir, "status", "--porcelain") == ""
+    [wt] = await runtime.store.list_worktrees(statuses=("active",))
+    assert wt.branch.startswith("yeetui/build/builder-1") and wt.label == "builder#1"
+    assert git(project_dir, "show", f"{wt.branch}:mul.py").startswith("def mul")  # committed on its branch
+    child = await runtime.store.get_session(wt.owner_session_id or "")
+    assert child is not None and child.cwd == wt.path and (child.workspace or {})["worktree_id"] == wt.id
+
+    [item] = await runtime.store.list_inbox(result.session_id)
+    assert item.data["worktree"]["branch"] == wt.branch and item.data["worktree"]["commits"] == 1
+    told = scripted.requests[-1].text
+    assert f"on branch {wt.branch}" in told and "/merge builder#1" in told and "untouched" in told
+
+    outcome = await merge_work(runtime.spawner.worktrees, wt)  # type: ignore[arg-type]
+    assert outcome.merged, outcome.message
+    assert (project_dir / "mul.py").is_file() and not wt.path.exists()
+
+
+async def test_two_builders_get_two_worktrees(runtime: Runtime, scripted, project_dir: Path) -> None:
+    scripted.script(
+        Reply(tool_calls=[_spawn("BUILD-A: a.py"), _spawn("BUILD-B: b.py")], when_contains="PARENT"),
+        *[Reply(tool_calls=[ToolCall("write_file", {"path": "shared.py", "content": f"who = {x!r}\n"})],
+                when_contains=f"BUILD-{x}:") for x in "AB"],
+        *[Reply(tool_calls=[ToolCall("complete", {"output": f"{x} done"})], when_contains=f"BUILD-{x}:")
+          for x in "AB"],
+        Reply(tool_calls=[ToolCall("complete", {"output": "both"})], when_contains="[Subagent: builder#"),
+    )
+    result = await runtime.launcher.run_prompt("PARENT: two builders")
+    assert result.status == RunStatus.COMPLETED, result.error
+    trees = await runtime.store.list_worktrees(statuses=("active",))
+    assert len({w.path for w in trees}) == 2 and len({w.branch for w in trees}) == 2
+    contents = sorted(git(project_dir, "show", f"{w.branch}:shared.py") for w in trees)
+    assert contents == ["who = 'A'\n", "who = 'B'\n"]  # the same file, written apart
+    assert not (project_dir / "shared.py").exists()
+
+
+async def test_a_builder_cannot_write_outside_its_worktree(runtime: Runtime, scripted, project_dir: Path) -> None:
+    escapes = [str(project_dir / "evil.py"), "../../../project/evil.py", "../evil.py"]
+    scripted.script(
+        Reply(tool_calls=[_spawn("BUILD: escape")], when_contains="PARENT"),
+        Reply(tool_calls=[ToolCall("write_file", {"path": p, "content": "x"}) for p in escapes],
+              when_contains="BUILD:"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "tried"})], when_contains="BUILD:"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "done"})], when_contains="[Subagent: builder#"),
+    )
+    result = await runtime.launcher.run_prompt("PARENT: escape")
+    assert result.status == RunStatus.COMPLETED, result.error
+    assert not (project_dir / "evil.py").exists()
+    [wt] = await runtime.store.list_worktrees()
+    assert not (wt.path.parent / "evil.py").exists()
+    child_requests = [r for r in scripted.requests if "BUILD: escape" in r.text and "PARENT" not in r.text]
+    assert child_requests[-1].text.count("outside the workspace") == 3
+
+
+async def test_outside_a_repository_a_builder_works_in_the_checkout_with_a_notice(
+        runtime: Runtime, scripted, project_dir: Path) -> None:
+    (project_dir / ".git").rename(project_dir / "not-git")
+    notices: list[str] = []
+    runtime.bus.add_listener(lambda e: notices.append(getattr(e, "text", "")))
+    scripted.script(
+        Reply(tool_calls=[_spawn("BUILD: plain")], when_contains="PARENT"),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "out.py", "content": "x = 1\n"})], when_contains="BUILD:"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains="BUILD:"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "done"})], when_contains="[Subagent: builder#"),
+    )
+    result = await runtime.launcher.run_prompt("PARENT: plain dir")
+    assert result.status == RunStatus.COMPLETED, result.error
+    assert (project_dir / "out.py").is_file()
+    assert any("gets no worktree of its own" in n and "not inside a git repository" in n for n in notices)
