@@ -70,6 +70,12 @@ def test_orchestrator_runs_planner_builder_reviewer(fake_env, repo: Path) -> Non
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads(done.stdout.strip().splitlines()[-1])
     assert record["status"] == "completed"
+    # The builder worked in its own worktree: the checkout changes only when the user merges its branch.
+    assert "def hello()" not in (repo / "util.py").read_text() and not (repo / "test_util.py").exists()
+    [wt] = json.loads(run_yeetui("worktrees", "list", "--json", cwd=repo).stdout)
+    assert f"/merge {wt['label']}" in record["result"]["output"]
+    merged = run_yeetui("worktrees", "merge", wt["id"][:8], cwd=repo)
+    assert merged.returncode == 0, merged.stderr
     assert "def hello()" in (repo / "util.py").read_text() and (repo / "test_util.py").exists()
     order = [next(n for n, m in (("planner", PLANNER), ("builder", BUILDER), ("reviewer", REVIEWER)) if m in r.text)
              for r in fake_env.requests]
