@@ -63,7 +63,10 @@ async def test_real_revisions_and_ranges_still_review(project_dir: Path) -> None
     assert await verified_revision(project_dir, "HEAD~1") == "HEAD~1"
     assert await verified_revision(project_dir, "HEAD~1..HEAD") == "HEAD~1..HEAD"
     assert await verified_revision(project_dir, "HEAD~1...") == "HEAD~1..."
-    request = await review_request(project_dir, parent_session_id="s", target="HEAD~1")
+    request = await review_request(project_dir, parent_session_id="s", target="HEAD")  # that commit
+    assert "-one" in request.prompt_suffix and "+two" in request.prompt_suffix
+    assert request.prompt.startswith("Review commit HEAD")
+    request = await review_request(project_dir, parent_session_id="s", target="HEAD~1..")  # a range
     assert "-one" in request.prompt_suffix and "+two" in request.prompt_suffix
 
 

@@ -11,6 +11,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
+from yeetui.subagents.review import review_request
 from yeetui.worktrees.merging import merge_work
 
 IDENTITY = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
@@ -115,3 +116,16 @@ async def test_outside_a_repository_a_builder_works_in_the_checkout_with_a_notic
     assert result.status == RunStatus.COMPLETED, result.error
     assert (project_dir / "out.py").is_file()
     assert any("gets no worktree of its own" in n and "not inside a git repository" in n for n in notices)
+
+
+async def test_review_of_one_commit_or_a_range(project_dir: Path) -> None:
+    root = git(project_dir, "rev-parse", "HEAD").strip()
+    request = await review_request(project_dir, parent_session_id="s", target=root)
+    assert "+def add(a, b):" in request.prompt_suffix  # the root commit, against nothing
+    assert request.prompt.startswith(f"Review commit {root}")
+    (project_dir / "new.py").write_text("NEW = 1\n")
+    git(project_dir, "add", "new.py")
+    git(project_dir, "commit", "-q", "-m", "adds a file only")
+    for target in ("HEAD", "HEAD~1..", "HEAD~1..HEAD"):
+        request = await review_request(project_dir, parent_session_id="s", target=target)
+        assert "+NEW = 1" in request.prompt_suffix and "def add" not in request.prompt_suffix.split("new.py", 1)[1]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
 from yeetui.system.git import diff as git_diff
-from yeetui.system.git import git
+from yeetui.system.git import git, verified_revision
 from yeetui.text import cap
 
 DIFF_CAP = 60_000
@@ -25,6 +25,8 @@ async def review_request(project_dir: Path, *, parent_session_id: str, target: s
             text = "".join(f"### {title} ({span})\n\n{diff}\n" for (title, diff), (_, span) in zip(parts, ranges,
                                                                                                   strict=True)
                            if diff.strip())
+        elif target and ".." not in target:
+            text = await commit_diff(project_dir, target)
         else:
             text = await git_diff(project_dir, target or "HEAD")
             if target is None:
@@ -37,12 +39,24 @@ async def review_request(project_dir: Path, *, parent_session_id: str, target: s
     text = cap(text, DIFF_CAP)
     if ranges:
         what = "the work on " + ", ".join(title for title, _ in ranges)
+    elif target and ".." not in target:
+        what = f"commit {target}"
     else:
         what = f"the changes in {target}" if target else "the uncommitted changes in the working tree"
     task = f"Review {what}." + (f" Focus: {focus}" if focus else "")
     return SpawnRequest(profile="reviewer", prompt=task, parent_session_id=parent_session_id,
                         parent_run_id=parent_run_id, blocking=blocking, requested_by=requested_by,  # type: ignore[arg-type]
                         prompt_suffix=f"\n\n## Diff to review\n\n```diff\n{text}\n```\n")
+
+
+async def commit_diff(cwd: Path, revision: str) -> str:
+    """What one commit changed (`/review <sha>`; a root commit against nothing), through hardened git."""
+    revision = await verified_revision(cwd, revision)
+    rc, out, err = await git("show", "--format=commit %H%n%n%B", "--patch", "--no-ext-diff", "--no-textconv",
+                             "--no-color", "--end-of-options", revision, "--", cwd=cwd)
+    if rc != 0:
+        raise RuntimeError(f"git show {revision} failed in {cwd}: {err.strip().splitlines()[0] if err.strip() else rc}")
+    return out
 
 
 async def untracked_diff(cwd: Path) -> str:

@@ -16,9 +16,12 @@ from typing import TYPE_CHECKING
 
 from yeetui.errors import YeetuiError
 from yeetui.providers.base import split_model
+from yeetui.store.records import WorktreeRecord
 from yeetui.subagents.review import review_request
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
 from yeetui.tui.themes import save_theme
+from yeetui.worktrees.manager import Worktrees
+from yeetui.worktrees.merging import Strategy, discard_work, merge_work
 
 if TYPE_CHECKING:
     from yeetui.profiles import ProfileSet
@@ -157,6 +160,43 @@ async def _review(screen: CommandScreen, args: str) -> None:
     await screen.show_spawned(await runtime.spawner.spawn(request))
 
 
+async def _worktree(screen: CommandScreen, name: str) -> tuple[Worktrees, WorktreeRecord]:
+    worktrees = screen.runtime.spawner.worktrees or Worktrees(screen.runtime.store)
+    tree = await screen.runtime.store.session_tree_ids(screen.current) if screen.current else None
+    return worktrees, await worktrees.find(name, sessions=tree)
+
+
+async def _merge(screen: CommandScreen, args: str) -> None:
+    words = args.split()
+    strategy: Strategy = "squash" if "--squash" in words else "ff" if "--ff" in words else "merge"
+    names = [w for w in words if not w.startswith("--")]
+    worktrees, wt = await _worktree(screen, names[0] if names else "")
+    await screen.notice("info", f"Merging {wt.branch} into {wt.repo}…")
+    outcome = await merge_work(worktrees, wt, strategy=strategy)
+    await screen.notice("info" if outcome.merged else "warning", outcome.message)
+
+
+async def _discard(screen: CommandScreen, args: str) -> None:
+    worktrees, wt = await _worktree(screen, args.strip())
+    await discard_work(worktrees, wt)
+    await screen.notice("info", f"Discarded {wt.label or wt.branch}: worktree {wt.path} and branch {wt.branch} are "
+                        "removed.")
+
+
+async def _worktrees(screen: CommandScreen, args: str) -> None:
+    rows = await screen.runtime.store.list_worktrees(statuses=("active",))
+    if not rows:
+        await screen.notice("info", "No active worktrees.")
+        return
+    worktrees = screen.runtime.spawner.worktrees or Worktrees(screen.runtime.store)
+    lines = []
+    for wt in rows:
+        state = await worktrees.state(wt)
+        work = f"{state.commits} commit(s)" + (f", {len(state.changed)} uncommitted" if state.dirty else "")
+        lines.append(f"{wt.label or wt.id[:8]:<12} {wt.branch:<36} {work}")
+    await screen.notice("info", "Worktrees (/merge NAME, /discard NAME):\n" + "\n".join(lines))
+
+
 async def _pair(screen: CommandScreen, args: str) -> None:
     await screen.toggle_pair()
 
@@ -197,7 +237,12 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
                      "again: stop it now", _cancel),
         SlashCommand("cancel!", "/cancel! [run]", "stop a subagent now", _abort),
         SlashCommand("oracle", "/oracle <question>", "ask the read-only oracle", _oracle, palette_prefills=True),
-        SlashCommand("review", "/review [target]", "review the working tree or a ref/range", _review),
+        SlashCommand("review", "/review [commit|range]", "review the working tree, a commit or a range (HEAD~2..)",
+                     _review),
+        SlashCommand("merge", "/merge [builder#1] [--squash|--ff]", "merge a subagent's worktree branch into "
+                     "your branch", _merge),
+        SlashCommand("discard", "/discard [builder#1]", "throw a subagent's worktree and branch away", _discard),
+        SlashCommand("worktrees", "/worktrees", "list the worktrees subagents work in", _worktrees),
         SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", _pair),
         SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", _orchestrate,
                      palette_prefills=True),

@@ -135,6 +135,22 @@ class Worktrees:
         except StoreError as exc:
             raise WorktreeError(str(exc)) from None
 
+    async def find(self, name: str, *, sessions: list[str] | None = None) -> WorktreeRecord:
+        """The active worktree `name` names — a run label (`builder#3`), a branch, or an id prefix — or, with
+        no name, the newest active one owned by any of `sessions`. WorktreeError says what exists instead."""
+        active = await self.store.list_worktrees(statuses=("active",))
+        if name:
+            found = [w for w in active if name in (w.label, w.branch)] or [w for w in active if w.id.startswith(name)]
+        else:
+            found = [w for w in active if sessions is None or w.owner_session_id in sessions][:1]
+        if len(found) == 1:
+            return found[0]
+        known = ", ".join(f"{w.label or w.id[:8]} ({w.branch})" for w in active[:8]) or "none"
+        if len(found) > 1:
+            raise WorktreeError(f"{name!r} names {len(found)} worktrees; use the id. Active worktrees: {known}.")
+        where = f"named {name!r}" if name else "from this conversation"
+        raise WorktreeError(f"There is no active worktree {where}. Active worktrees: {known}.")
+
     async def of_session(self, session_id: str) -> WorktreeRecord | None:
         owned = await self.store.list_worktrees(owner_session_id=session_id, statuses=("active",))
         return owned[0] if owned else None

@@ -1,0 +1,69 @@
+"""Getting a builder's work back from the TUI: the announcement says where it is, /worktrees lists it, /merge
+brings it into the user's branch, /discard throws another away; the checkout is untouched until then."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.fakellm import Reply, ToolCall
+from tests.tui.test_app import _main, _text, _type, _until
+from yeetui.tui.app import YeetuiApp
+from yeetui.tui.widgets.conversation import ConversationView
+
+PRIMARY = "You are yeetui's coding agent"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@e.st", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def _repo(project: Path) -> None:
+    git(project, "init", "-q", "-b", "main")
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(project, "add", "calc.py")
+    git(project, "commit", "-q", "-m", "init")
+
+
+def _build(marker: str, name: str) -> list[Reply]:
+    return [
+        Reply(tool_calls=[ToolCall("write_file", {"path": name, "content": f"# {marker}\n"})], when_contains=marker),
+        Reply(tool_calls=[ToolCall("complete", {"output": f"{marker} done"})], when_contains=marker),
+    ]
+
+
+async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, project: Path) -> None:
+    _repo(project)
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "builder", "prompt": "BUILD-MUL: add mul.py"}),
+                          ToolCall("spawn_subagent", {"profile": "builder", "prompt": "BUILD-DIV: add div.py"})],
+              when_contains="build mul and div"),
+        *_build("BUILD-MUL", "mul.py"), *_build("BUILD-DIV", "div.py"),
+        Reply(text="Both builders finished. PRIMARY-DONE", when_contains=PRIMARY, repeat=True),
+    )
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "build mul and div")
+        await _until(pilot, lambda: "PRIMARY-DONE" in _text(view), timeout=30)
+        assert not (project / "mul.py").exists() and not (project / "div.py").exists()
+
+        await _type(pilot, "/worktrees")
+        await _until(pilot, lambda: "Worktrees (/merge NAME" in _text(view))
+        assert "builder#1" in _text(view) and "builder#2" in _text(view) and "1 commit(s)" in _text(view)
+
+        trees = await pilot.app.runtime.store.list_worktrees(statuses=("active",))
+        mul = next(w.label for w in trees if (w.path / "mul.py").is_file())
+        div = next(w.label for w in trees if (w.path / "div.py").is_file())
+        await _type(pilot, f"/merge {mul}")
+        await _until(pilot, lambda: "merged into main" in _text(view), timeout=30)
+        assert (project / "mul.py").read_text() == "# BUILD-MUL\n"
+        assert git(project, "symbolic-ref", "--short", "HEAD").strip() == "main"
+
+        await _type(pilot, f"/discard {div}")
+        await _until(pilot, lambda: f"Discarded {div}" in _text(view), timeout=30)
+        assert not (project / "div.py").exists()
+        await _type(pilot, "/merge builder#9")
+        await _until(pilot, lambda: "There is no active worktree named 'builder#9'" in _text(view))
