@@ -10,6 +10,7 @@ from tests.fakellm import Reply, ToolCall
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.inbox import InboxPanel
 
 PRIMARY = "You are yeetui's coding agent"
 
@@ -57,11 +58,18 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         trees = await pilot.app.runtime.store.list_worktrees(statuses=("active",))
         mul = next(w.label for w in trees if (w.path / "mul.py").is_file())
         div = next(w.label for w in trees if (w.path / "div.py").is_file())
-        await _type(pilot, f"/merge {mul}")
+        # `m` on the builder's inbox item merges its branch.
+        inbox = main.query_one(InboxPanel)
+        item = next(i for i in inbox.items.values() if (i.data or {}).get("label") == mul)
+        assert (item.data or {})["worktree"]["commits"] == 1
+        inbox.focus()
+        inbox.highlighted = inbox.get_option_index(str(item.id))
+        await pilot.press("m")
         await _until(pilot, lambda: "merged into main" in _text(view), timeout=30)
         assert (project / "mul.py").read_text() == "# BUILD-MUL\n"
         assert git(project, "symbolic-ref", "--short", "HEAD").strip() == "main"
 
+        main.query_one("Composer").focus()
         await _type(pilot, f"/discard {div}")
         await _until(pilot, lambda: f"Discarded {div}" in _text(view), timeout=30)
         assert not (project / "div.py").exists()

@@ -36,6 +36,7 @@ PANEL_KEYS: tuple[tuple[str, str], ...] = (
     ("ledger: c", "ask the run to wrap up"), ("ledger: x", "stop the run now"),
     ("inbox: enter / o", "open the item's session"), ("inbox: a", "accept a pair's interjection"),
     ("inbox: d", "dismiss"), ("inbox: r", "reply to it from the composer"),
+    ("inbox: m", "merge its agent's worktree branch into your branch"),
 )
 """Keys of the ledger and inbox panels (their BINDINGS; tests/tui checks the two agree)."""
 

@@ -473,11 +473,29 @@ class MainScreen(Screen):
                 word = "wrap up" if message.action == "cancel" else "stop now"
                 await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
 
+    async def _merge_item(self, data: dict[str, Any]) -> None:
+        """`m` on an inbox item: merge the worktree(s) it tells of (a builder's, an orchestrator's builders'),
+        in order, stopping at the first that does not merge."""
+        trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else data.get("worktrees") or []
+        ids = [str(t["id"]) for t in trees if isinstance(t, dict) and t.get("id")]
+        if not ids:
+            await self.notice("warning", "This item has no worktree to merge; m merges a builder's branch.")
+            return
+        for worktree_id in ids:
+            before = await self.runtime.store.get_worktree(worktree_id)
+            await run_slash(self, "merge", worktree_id)
+            after = await self.runtime.store.get_worktree(worktree_id)
+            if before is None or after is None or (before.status == "active" and after.status == "active"):
+                break
+
     @on(InboxPanel.Action)
     async def inbox_action(self, message: InboxPanel.Action) -> None:
         store = self.runtime.store
         item = await store.get_inbox_item(message.item_id)
         if item is None:
+            return
+        if message.action == "merge":
+            await self._merge_item(item.data or {})
             return
         status = {"open": "read", "accept": "read", "reply": "read", "dismiss": "dismissed"}[message.action]
         await store.set_inbox_status(item.id, status)

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from yeetui.store.records import InboxItem
 from yeetui.tui.widgets.render_text import inline_markdown
 
-InboxAction = Literal["open", "accept", "dismiss", "reply"]
+InboxAction = Literal["open", "accept", "dismiss", "reply", "merge"]
 EMPTY_TEXT = "nothing in the inbox"
 PREVIEW_CHARS = 200
 """Characters of the body kept for the preview line (the panel's width cuts it further, with …)."""
@@ -107,6 +107,7 @@ class InboxPanel(OptionList):
         Binding("a", "accept", "Accept", id="inbox.accept"),
         Binding("d", "dismiss", "Dismiss", id="inbox.dismiss"),
         Binding("r", "reply", "Reply", id="inbox.reply"),
+        Binding("m", "merge", "Merge", id="inbox.merge"),
     ]
     """
     | Key(s) | Description |
@@ -115,6 +116,7 @@ class InboxPanel(OptionList):
     | a | Accept (an interjection's advice, a review's verdict). |
     | d | Dismiss: the item is hidden. |
     | r | Reply to the agent that sent it. |
+    | m | Merge the branch the item's agent worked on (its worktree) into the user's branch. |
     """
 
     DEFAULT_CSS = """
@@ -233,6 +235,9 @@ class InboxPanel(OptionList):
 
     def action_dismiss(self) -> None:
         self._act("dismiss")
+
+    def action_merge(self) -> None:
+        self._act("merge")
 
     def action_reply(self) -> None:
         self._act("reply")
