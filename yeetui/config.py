@@ -82,6 +82,9 @@ class Settings(_Model):
     theme: str = "yeetui-dark"
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id → keys, e.g. `toggle_pair: f3`."""
+    subagent_mode: Literal["in_process", "tmux", "terminal", "headless"] | None = None
+    """Where subagents run when neither the spawn nor the profile says: in this process, in a window of
+    yeetui's tmux server (`tmux`; `terminal` also opens a terminal window on it), or a background worker."""
     context_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md"])
     """Workspace files read into the primary system prompt."""
 

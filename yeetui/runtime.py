@@ -30,6 +30,7 @@ from yeetui.store import Store
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.orchestrator.engine import OrchestratorEngine
+from yeetui.subagents.panes import PaneHost
 from yeetui.subagents.session_control import SessionControl
 from yeetui.subagents.spawner import AgentSpawner
 from yeetui.subagents.tools import agent_tools
@@ -106,7 +107,8 @@ class Runtime:
         launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots)
-        spawner = AgentSpawner(launcher, delivery, worktrees=Worktrees(store, env=env), **limits)
+        spawner = AgentSpawner(launcher, delivery, worktrees=Worktrees(store, env=env),
+                               panes=PaneHost(env=env, project_dir=project_dir), **limits)
         launcher.agent_host = lambda **run: AgentHost(spawner, **run)
         launcher.engines["orchestrator"] = OrchestratorEngine(spawner)
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,

@@ -122,6 +122,8 @@ def _add_agents(sub) -> None:
     wrun = wsub.add_parser("run")
     wrun.add_argument("--run-id", required=True)
     wrun.add_argument("--resume", action="store_true")
+    wrun.add_argument("--env-file", help="read the environment from this JSON file, then remove it")
+    wrun.add_argument("--show", action="store_true", help="print progress and the answer (in a tmux pane)")
 
 
 def _add_worktrees(sub) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 from yeetui import paths
 from yeetui.bus import Bus
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, error, open_runtime
-from yeetui.cli.progress import HeadlessProgress
+from yeetui.cli.progress import HeadlessProgress, PaneView
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.messages import Usage
@@ -35,6 +35,7 @@ from yeetui.store.records import RunRecord
 from yeetui.subagents.detached import create_detached_run, launch_worker, worker_log
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.ledger import format_elapsed, short_model
+from yeetui.subagents.panes import read_env_file
 from yeetui.subagents.spawner import SpawnHandle, SpawnRequest, process_running
 from yeetui.text import dollars
 
@@ -136,6 +137,7 @@ async def _in_process(args: argparse.Namespace, runtime: Runtime,
     """Run to the end here (`--wait`), then close `runtime`. Ctrl-C or SIGTERM cancels the run."""
     try:
         answer_permissions_headless(runtime.bus, approve=getattr(args, "yes", False))
+        runtime.spawner.approve_asks = getattr(args, "yes", False)
         if not args.json:
             HeadlessProgress(runtime.bus)
         registered: list[str] = []
@@ -327,11 +329,19 @@ async def cmd_agent(args: argparse.Namespace) -> int:
 
     for sig in _SIGNALS:
         loop.add_signal_handler(sig, on_signal)
+    if args.env_file:  # a tmux pane's worker: its environment, keys included, never on a command line
+        os.environ.update(read_env_file(Path(args.env_file)))
     # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
     runtime = await Runtime.open(cwd=Path.cwd(), recover=False)
     try:
         run = await runtime.store.resolve_run(args.run_id)
-        answer_permissions_headless(runtime.bus, approve=RunOptions.of(run).approve)
+        options = RunOptions.of(run)
+        answer_permissions_headless(runtime.bus, approve=options.approve)
+        runtime.spawner.approve_asks = options.approve
+        if options.parent_session_id:  # its parent lives in another process, which announces the ending
+            runtime.delivery.hold_for.add(options.parent_session_id)
+        if args.show:
+            PaneView(runtime.bus, run.id)
         if not stopping:
             task = asyncio.ensure_future(runtime.spawner.start_existing(run.id, blocking=True, resume=args.resume))
             try:
@@ -339,7 +349,12 @@ async def cmd_agent(args: argparse.Namespace) -> int:
             except asyncio.CancelledError:
                 pass
         final = await _ensure_final(runtime.store, run.id)
-        print(json.dumps(await run_json(runtime.store, final), default=str), flush=True)
+        if args.show:
+            print(f"\n[yeetui] {final.label or final.profile} {final.status.value}"
+                  + (f": {final.error}" if final.error else "") + ". This window stays for reading; it closes "
+                  "when yeetui cleans up.", flush=True)
+        else:
+            print(json.dumps(await run_json(runtime.store, final), default=str), flush=True)
         return exit_code(final.status)
     finally:
         await runtime.close()

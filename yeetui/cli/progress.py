@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from yeetui import events as ev
 from yeetui.bus import Bus
-from yeetui.text import clip, one_line, seconds_text
+from yeetui.text import clip, one_line, seconds_text, terminal_safe
 
 _ENDINGS = {ev.RunStatus.COMPLETED: "done", ev.RunStatus.FAILED: "failed", ev.RunStatus.TIMEOUT: "timed out",
             ev.RunStatus.CANCELLED: "cancelled", ev.RunStatus.INTERRUPTED: "interrupted",
@@ -59,3 +59,34 @@ class HeadlessProgress:
 
     def _label(self, run_id: str) -> str:
         return self.labels.get(run_id, run_id[:8])
+
+
+class PaneView(HeadlessProgress):
+    """What a tmux-mode worker shows in its window: the progress lines, and the run's own answer as it
+    streams (its subagents' text stays in their sessions). Text from the model is stripped of escape
+    sequences before it reaches the terminal."""
+
+    def __init__(self, bus: Bus, run_id: str, *, out: TextIO | None = None) -> None:
+        super().__init__(bus, out=out or sys.stdout)
+        self.run_id = run_id
+        self._mid_line = False
+
+    def _say(self, text: str) -> None:
+        if self._mid_line:
+            self._write("\n")
+            self._mid_line = False
+        super()._say(text)
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, ev.TextDelta) and event.run_id == self.run_id:
+            self._write(terminal_safe(event.text))
+            self._mid_line = not event.text.endswith("\n")
+            return
+        super()._on_event(event)
+
+    def _write(self, text: str) -> None:
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except (OSError, ValueError):
+            pass

@@ -27,6 +27,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
     runtime = await open_runtime(args)
     try:
         refused = answer_permissions_headless(runtime.bus, approve=args.yes)
+        runtime.spawner.approve_asks = args.yes
         runtime.launcher.model_override = args.run_model or args.model  # reaches the subagents too
         secrets = runtime.launcher.secrets
         if args.json:

@@ -49,6 +49,8 @@ class RunOptions:
     """Headless `ask` permissions are allowed (`--yes`) rather than refused."""
     attempt: int = 0
     """Bumped by every resume: each attempt's ending is delivered once."""
+    pane: dict[str, str] | None = None
+    """A `tmux`-mode run's window: `server` (the `-L` name), `window`, `pane` id."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

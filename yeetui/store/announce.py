@@ -9,17 +9,27 @@ from yeetui.store.records import InboxItem, utcnow
 
 
 class AnnounceMixin:
-    async def announce(self, item_id: int, message: Message, *, run_id: str | None = None) -> int | None:
+    async def announce(self, item_id: int, message: Message, *, run_id: str | None = None,
+                       only_if_idle: bool = False) -> int | None:
         """Append `message` to the item's recipient session and mark the item announced — unless it already
-        was, in which case nothing is written and None is returned. Returns the new message id."""
+        was, in which case nothing is written and None is returned. Returns the new message id.
+
+        `only_if_idle`: also write nothing while the recipient session has a live run — whatever process runs
+        it. A message appended mid-run could land between a tool call and its result; that run announces
+        the item itself between turns. Decided in the same transaction as the insert, so a run that starts
+        meanwhile either finds the announcement in its history or keeps the item for its next turn."""
         body = self.clean(message.model_dump_json())  # type: ignore[attr-defined]
 
         def announce(conn: sqlite3.Connection) -> int | None:
             row = conn.execute("SELECT session_id, announced_at FROM inbox_items WHERE id = ?", (item_id,)).fetchone()
             if row is None or row["announced_at"] is not None:
                 return None
-            now = utcnow()
             session_id = row["session_id"]
+            if only_if_idle and conn.execute(
+                    "SELECT 1 FROM agent_runs WHERE session_id = ? AND status IN ('running', 'queued',"
+                    " 'waiting_permission') LIMIT 1", (session_id,)).fetchone() is not None:
+                return None
+            now = utcnow()
             cursor = conn.execute(
                 "INSERT INTO messages (session_id, run_id, seq, role, body, partial, created_at, updated_at)"
                 " VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?),"

@@ -84,6 +84,9 @@ class Delivery:
         self.store = store
         self.bus = bus
         self._active: set[str] = set()
+        self.hold_for: set[str] = set()
+        """Sessions another process runs (a tmux-mode worker's parent): their items are recorded here and
+        announced by that process, or by the next recovery if it is gone."""
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     # -- the recipient's run lifecycle -----------------------------------------------------------
@@ -127,12 +130,14 @@ class Delivery:
                                             child_session_id=child_session_id, run_id=run_id)
             self.bus.publish(InboxItemAdded(item.id, recipient_session_id, run_id, item.kind, item.title, item.body,
                                             data))
-        if announce and not self.is_active(recipient_session_id):
-            await self.flush(recipient_session_id)
+        if announce and not self.is_active(recipient_session_id) and recipient_session_id not in self.hold_for:
+            await self.flush(recipient_session_id, only_if_idle=True)
         return item, created
 
-    async def flush(self, session_id: str) -> list[Message]:
-        """Announce every pending item of `session_id` now; returns the messages appended, in order."""
+    async def flush(self, session_id: str, *, only_if_idle: bool = False) -> list[Message]:
+        """Announce every pending item of `session_id` now; returns the messages appended, in order.
+        `only_if_idle`: not while the session has a live run in any process (see `Store.announce`) — for
+        deliveries from outside the recipient's run; its own run flushes between turns without it."""
         appended: list[Message] = []
         async with self._locks[session_id]:
             for item in await self.store.pending_announcements(session_id):
@@ -140,7 +145,7 @@ class Delivery:
                 message = Message.user(data.get("announcement") or item.title, announcement=True,
                                        run_id=item.run_id, label=data.get("label"),
                                        child_session_id=data.get("child_session_id"), status=data.get("status"))
-                message_id = await self.store.announce(item.id, message)
+                message_id = await self.store.announce(item.id, message, only_if_idle=only_if_idle)
                 if message_id is not None:
                     appended.append(message)
                     self.bus.publish(MessageCommitted(item.run_id or "", session_id, message_id, message))
@@ -164,7 +169,7 @@ class Delivery:
                     output=(run.result or {}).get("output", ""), error=run.error, result=run.result,
                     announce=True, attempt=options.attempt)
         for session_id in await self.store.pending_announcement_sessions():
-            await self.flush(session_id)
+            await self.flush(session_id, only_if_idle=True)
 
     async def consumed(self, item_id: int) -> bool:
         """The item's content reached the requester another way (a blocking spawn's tool result)."""

@@ -11,8 +11,10 @@ the spawner registers that hook with the launcher.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,8 +27,9 @@ from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import Mode, RunOptions, RunResult
 from yeetui.store.liveness import pid_alive
-from yeetui.store.records import SessionRecord
+from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.inbox import Delivery, worktree_note
+from yeetui.subagents.panes import PaneHost, TmuxError
 from yeetui.text import seconds_text
 from yeetui.worktrees.manager import WorktreeError, Worktrees
 
@@ -113,9 +116,18 @@ class AgentSpawner:
     the launcher to stop a cancelled run's children."""
 
     def __init__(self, launcher: RunLauncher, delivery: Delivery, *, worktrees: Worktrees | None = None,
-                 max_children: int = 5, default_timeout: float = 300.0, max_timeout: float = 1800.0) -> None:
+                 panes: PaneHost | None = None, max_children: int = 5, default_timeout: float = 300.0,
+                 max_timeout: float = 1800.0) -> None:
         self.launcher = launcher
         self.delivery = delivery
+        self.panes = panes
+        """Where `tmux`/`terminal` mode children run; None: they run in-process (with a notice)."""
+        self._elsewhere: dict[str, str | None] = {}
+        """Runs this process started in another process (a pane), and the session each reports to."""
+        self._watch: asyncio.Task[None] | None = None
+        self.approve_asks = False
+        """Children in panes may run tool calls that would ask (`yeetui run --yes`): their worker has nobody
+        to ask, so otherwise each such call is refused with a message saying which rule to add."""
         self.worktrees = worktrees
         """The registry children with `isolation: worktree|clone` get their checkout from; None: every child
         works in the parent's checkout."""
@@ -164,11 +176,11 @@ class AgentSpawner:
                                                  parent_id=parent.id if parent else None)
             created = True
         prompt += req.prompt_suffix
-        mode = req.mode or profile.mode
-        options = RunOptions(timeout=timeout, blocking=req.blocking, cleanup=req.cleanup, mode="in_process",
+        mode = await self._mode(req, profile, session.id)
+        options = RunOptions(timeout=timeout, blocking=req.blocking, cleanup=req.cleanup, mode=mode,
                              session_context=req.session_context, requested_by=req.requested_by,
                              thinking=req.thinking, parent_session_id=req.parent_session_id, deliver=req.deliver,
-                             watcher=req.watcher)
+                             watcher=req.watcher, approve=self.approve_asks and mode != "in_process")
         try:
             run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
                                             options=options, parent_run_id=req.parent_run_id,
@@ -180,10 +192,24 @@ class AgentSpawner:
         label = run.label or profile.name
         if created:
             session = await self._isolate(session, profile, req, label, parent)
-        if mode != "in_process":
-            self.bus.publish(Notice("warning", f"{label}: mode {mode!r} is not available in this build; running "
-                                    "in-process instead.", session.id))
+        if mode in ("tmux", "terminal"):
+            return await self._launch_in_pane(run.id, session, profile, timeout, req, label)
         return await self._launch(run.id, session, profile, prompt, model, timeout, req, label)
+
+    async def _mode(self, req: SpawnRequest, profile: Profile, session_id: str) -> Mode:
+        """Where the run executes: the spawn's `mode`, else the profile's, else the config's default; a pane
+        mode tmux cannot serve here falls back to in-process, saying why."""
+        configured = self.launcher.settings.subagent_mode
+        mode: Mode = req.mode or (profile.mode if profile.mode != "in_process" else None) or configured or "in_process"
+        if mode == "headless":
+            mode = "in_process"  # a spawned child always reports to a live parent; `agents start` detaches
+        if mode in ("tmux", "terminal"):
+            problem = "this process has no tmux host" if self.panes is None else await self.panes.problem()
+            if problem is not None:
+                self.bus.publish(Notice("warning", f"{profile.name}: cannot run in a tmux pane ({problem}); it "
+                                        "runs in-process instead.", session_id))
+                return "in_process"
+        return mode
 
     async def _isolate(self, session: SessionRecord, profile: Profile, req: SpawnRequest, label: str,
                        parent: SessionRecord | None) -> SessionRecord:
@@ -206,6 +232,89 @@ class AgentSpawner:
             return session
         workspace = {"mode": isolation, "worktree_id": wt.id, "branch": wt.branch, "checkout": str(wt.repo)}
         return await self.store.update_session(session.id, cwd=str(wt.path), workspace=workspace)
+
+    async def _launch_in_pane(self, run_id: str, session: SessionRecord, profile: Profile, timeout: float,
+                              req: SpawnRequest, label: str) -> SpawnHandle:
+        """Start the run's worker in a window of yeetui's tmux server; a blocking spawn waits for its ending
+        in the store (lending the parent's run slot meanwhile, as for an in-process child)."""
+        assert self.panes is not None
+        try:
+            pane = await self.panes.start(run_id, label)
+        except (TmuxError, OSError) as exc:
+            await self.store.update_run(run_id, status=RunStatus.FAILED, error=f"could not open its tmux window: {exc}")
+            raise SpawnRefused(f"{label} could not start in a tmux pane: {exc}") from None
+        run = await self.store.get_run(run_id)
+        options = RunOptions.of(run).but(pane={"server": pane.server, "window": pane.window, "pane": pane.pane_id})
+        if run is not None and run.pid is None:  # the worker records its own pid when it claims the run
+            await self.store.update_run(run_id, pid=pane.pid, options=options.to_json())
+        else:
+            await self.store.update_run(run_id, options=options.to_json())
+        self.bus.publish(Notice("info", f"{label} runs in tmux window {pane.window}: {pane.attach_command()}",
+                                req.parent_session_id or session.id))
+        self._elsewhere[run_id] = req.parent_session_id
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.create_task(self._watch_elsewhere(), name="yeetui runs elsewhere")
+        handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
+        if req.blocking:
+            waiting = asyncio.ensure_future(self._ended_elsewhere(run_id, timeout + 30.0))
+            handle.result = await self._wait_lending_slot(waiting, req.parent_run_id)  # type: ignore[arg-type]
+            handle.worktree = await self._worktree_info(session.id)
+        return handle
+
+    async def _ended_elsewhere(self, run_id: str, limit: float) -> RunResult:
+        """The ending of a run another process executes, read from the store once it is final. Past `limit`
+        seconds (its own timeout failed to stop it) it is aborted."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while True:
+            run = await self.store.get_run(run_id)
+            if run is None:
+                return RunResult(run_id, "", RunStatus.FAILED, error="its run record is gone")
+            if run.status.is_final:
+                data = run.result if isinstance(run.result, dict) else {}
+                return RunResult(run.id, run.session_id, run.status, output=str(data.get("output") or ""),
+                                 error=run.error, result=data)
+            if loop.time() > deadline or not process_running(run.pid):
+                await self._stop_elsewhere(run)
+            await asyncio.sleep(COMMAND_POLL)
+
+    async def _stop_elsewhere(self, run: RunRecord) -> None:
+        """A worker that is gone, or hangs past its time: its process group is killed and the run recovered
+        (ended interrupted and delivered, like any run whose process died)."""
+        if run.pid and process_running(run.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(run.pid, signal.SIGKILL)
+            for _ in range(100):
+                if not process_running(run.pid):
+                    break
+                await asyncio.sleep(0.02)
+        await self.delivery.recover()
+
+    async def _watch_elsewhere(self) -> None:
+        """While runs this process started elsewhere are live: when one ends, announce it to its parent here
+        (the worker recorded it and left the announcement to this process, which knows if the parent is busy)."""
+        while self._elsewhere:
+            try:
+                for run_id, parent in list(self._elsewhere.items()):
+                    run = await self.store.get_run(run_id)
+                    if run is not None and not run.status.is_final and not process_running(run.pid):
+                        await self._stop_elsewhere(run)
+                        run = await self.store.get_run(run_id)
+                    if run is None or run.status.is_final:
+                        del self._elsewhere[run_id]
+                        if parent and not self.delivery.is_active(parent):
+                            await self.delivery.flush(parent, only_if_idle=True)
+            except YeetuiError:
+                log.exception("could not follow the runs this process started elsewhere")
+            await asyncio.sleep(COMMAND_POLL)
+
+    async def _worktree_info(self, session_id: str) -> dict[str, Any] | None:
+        wt = await self.worktrees.of_session(session_id) if self.worktrees is not None else None
+        if wt is None:
+            return None
+        state = await self.worktrees.state(wt)  # type: ignore[union-attr]
+        return {"id": wt.id, "branch": wt.branch, "path": str(wt.path), "commits": state.commits,
+                "base": wt.base_commit, "checkout": str(wt.repo)}
 
     async def _launch(self, run_id: str, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                       timeout: float, req: SpawnRequest, label: str) -> SpawnHandle:
@@ -366,13 +475,11 @@ class AgentSpawner:
         try:
             task = (req.label or req.prompt).strip().splitlines()
             await self.worktrees.commit_work(wt, f"{live.label}: {task[0][:60] if task else 'work'}")
-            state = await self.worktrees.state(wt)
+            return await self._worktree_info(live.session_id)
         except WorktreeError as exc:
             self.bus.publish(Notice("warning", f"{live.label}: could not commit its work in {wt.path}: {exc}",
                                     live.session_id))
             return {"id": wt.id, "branch": wt.branch, "path": str(wt.path), "commits": None}
-        return {"id": wt.id, "branch": wt.branch, "path": str(wt.path), "commits": state.commits,
-                "base": wt.base_commit, "checkout": str(wt.repo)}
 
     # -- controls ----------------------------------------------------------------------------------
 
@@ -471,6 +578,9 @@ class AgentSpawner:
         return live
 
     async def shutdown(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
         if self._pump is not None:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)

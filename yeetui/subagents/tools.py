@@ -57,6 +57,9 @@ class SpawnArgs(BaseModel):
     timeout: float | None = Field(None, gt=0, le=1800, description="Seconds before the subagent is stopped.")
     context: str = Field("none", description="Context to pass: none, summary_markdown, compact_markdown, "
                                              "transcript:<n>, session_id:<id>, file:<path>.")
+    mode: Literal["in_process", "tmux"] | None = Field(
+        None, description="Where it runs: in_process, or tmux (its own window the user can watch). Default: "
+                          "the profile's or the user's setting.")
 
 
 class SpawnSubagentTool(Tool):
@@ -77,7 +80,8 @@ class SpawnSubagentTool(Tool):
     async def run(self, args: SpawnArgs, ctx: ToolContext) -> ToolOutput:
         try:
             handle = await _host(ctx).spawn(args.profile, args.prompt, blocking=args.blocking, label=args.label,
-                                            model=args.model, timeout=args.timeout, context=args.context)
+                                            model=args.model, timeout=args.timeout, context=args.context,
+                                            mode=args.mode)
         except YeetuiError as exc:
             return ToolOutput(content=str(exc), is_error=True)
         return _report(handle)

@@ -1,0 +1,209 @@
+"""Subagents in `tmux` mode, with real tmux on a private server per test: the child is a `yeetui agent run`
+worker in a window of yeetui's own tmux server; its ending reaches the parent exactly once, cancel kills its
+process group, a timeout still delivers, a parent killed meanwhile finds it running and announced once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.tmux import tmux_path
+from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import yeetui_argv, yeetui_env
+from tests.processes import gone
+from yeetui import paths
+from yeetui.events import RunStatus
+from yeetui.runtime import Runtime
+from yeetui.store import Store
+from yeetui.subagents.spawner import SpawnRequest
+from yeetui.system.tmux import TmuxServer, server_name
+
+pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed: tmux mode cannot be tested")
+
+WAIT = 60.0
+ORACLE = "You are the oracle"
+"""In the oracle's system prompt only (its task is also in its parent's conversation, as the spawn call)."""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+async def runtime(fake_env, project: Path) -> AsyncIterator[Runtime]:
+    rt = await Runtime.open(cwd=project)
+    rt.spawner.approve_asks = True  # as `yeetui run --yes`: a pane's worker has nobody to ask
+    try:
+        yield rt
+    finally:
+        await rt.close()
+        await TmuxServer(server_name(paths.data_dir())).kill_server()
+
+
+async def until(check: Callable[[], object], what: str, timeout: float = WAIT) -> object:
+    """Poll `check` (sync or async) until it returns something truthy."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+def _spawn(prompt: str, **kw) -> ToolCall:
+    return ToolCall("spawn_subagent", {"profile": "oracle", "prompt": prompt, "mode": "tmux", **kw})
+
+
+async def _announcements(store: Store, session_id: str) -> list[str]:
+    return [m.message.text for m in await store.messages(session_id) if m.message.meta.get("announcement")]
+
+
+async def test_an_oracle_in_a_tmux_pane_answers_its_parent_exactly_once(runtime: Runtime, fake_env) -> None:
+    fake_env.script(
+        Reply(tool_calls=[_spawn("PANE-Q: why?", blocking=False)], when_contains="PARENT-1"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "Asked the oracle."})], when_contains="PARENT-1"),
+        Reply(text="Working on the answer. ", chunk_delay=0.02, when_contains=ORACLE,
+              tool_calls=[ToolCall("complete", {"output": "PANE-ANSWER: because."})]),
+    )
+    result = await runtime.launcher.run_prompt("PARENT-1: ask an oracle in a pane")
+    assert result.status == RunStatus.COMPLETED, result.error
+    [run] = [r for r in await runtime.store.list_runs() if r.profile == "oracle"]
+    assert run.options["mode"] == "tmux" and run.options["pane"]["window"] == "oracle-1"
+    texts = await until(lambda: _announcements(runtime.store, result.session_id), "the announcement")
+    assert len(texts) == 1 and "PANE-ANSWER: because." in texts[0]  # type: ignore[arg-type]
+    final = await runtime.store.get_run(run.id)
+    assert final is not None and final.status == RunStatus.COMPLETED and final.pid != os.getpid()
+    # The worker ran in the pane: the window shows its progress and its streamed answer.
+    server = TmuxServer(run.options["pane"]["server"])
+    screen = await until(lambda: _screen_has(server, run.options["pane"]["pane"], "Working on the answer."),
+                         "the pane's text")
+    assert "oracle#1" in screen  # type: ignore[operator]
+    await asyncio.sleep(0.5)  # nothing more may arrive: it was announced once
+    assert len(await _announcements(runtime.store, result.session_id)) == 1
+    assert len(await runtime.store.list_inbox(result.session_id)) == 1
+
+
+async def _screen_has(server: TmuxServer, pane: str, text: str) -> str | None:
+    screen = await server.capture(pane)
+    return screen if text in screen else None
+
+
+async def test_a_blocking_spawn_in_a_pane_returns_the_answer_as_its_tool_result(runtime: Runtime, fake_env) -> None:
+    fake_env.script(
+        Reply(tool_calls=[_spawn("PANE-Q2: what?")], when_contains="PARENT-2"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-ANSWER-2"})], when_contains=ORACLE),
+        Reply(tool_calls=[ToolCall("complete", {"output": "It said PANE-ANSWER-2."})], when_contains="PARENT-2"),
+    )
+    result = await runtime.launcher.run_prompt("PARENT-2: ask and wait")
+    assert result.status == RunStatus.COMPLETED, result.error
+    parent_requests = [r for r in fake_env.requests if "PARENT-2" in r.text]
+    assert "PANE-ANSWER-2" in parent_requests[-1].text
+    assert await _announcements(runtime.store, result.session_id) == []  # answered inline, not announced
+
+
+async def test_abort_kills_the_panes_process_group(runtime: Runtime, fake_env) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": "sleep 300"})], when_contains="PANE-SLOW"))
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "PANE-SLOW: run it", requested_by="user",
+                                                      mode="tmux"))
+    pgid = await until(lambda: _tool_group(runtime.store, handle.run_id), "the command to start")
+    run = await runtime.store.get_run(handle.run_id)
+    assert run is not None and run.pid is not None
+    worker = run.pid
+    await runtime.spawner.cancel(handle.run_id, graceful=False)
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    assert ended.status in (RunStatus.CANCELLED, RunStatus.INTERRUPTED)  # type: ignore[attr-defined]
+    await until(lambda: gone(pgid) and gone(worker), "the worker and its command to be gone")  # type: ignore[arg-type]
+
+
+async def _tool_group(store: Store, run_id: str) -> int | None:
+    """The process group the run's bash command runs in, as the worker noted it in the store."""
+    rows = await store._all("tool processes", "SELECT pgid FROM tool_processes WHERE run_id = ?", (run_id,))
+    return rows[0]["pgid"] if rows else None
+
+
+async def _final(store: Store, run_id: str):
+    run = await store.get_run(run_id)
+    return run if run is not None and run.status.is_final else None
+
+
+async def test_a_timeout_in_a_pane_still_delivers(runtime: Runtime, fake_env) -> None:
+    fake_env.script(Reply(text="thinking " * 400, chunk_size=4, chunk_delay=0.05, when_contains="PANE-TIMEOUT"))
+    parent = await runtime.store.create_session(profile="generic")
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-TIMEOUT: think long", mode="tmux",
+                                                      parent_session_id=parent.id, requested_by="user",
+                                                      timeout=2))
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the timeout")
+    assert ended.status == RunStatus.TIMEOUT  # type: ignore[attr-defined]
+    texts = await until(lambda: _announcements(runtime.store, parent.id), "the announcement")
+    assert len(texts) == 1 and "Timed out" in texts[0]  # type: ignore[arg-type]
+
+
+def test_a_killed_parent_finds_its_pane_child_running_and_hears_of_it_once(fake_env, project: Path) -> None:
+    """`yeetui run` spawns an oracle in a pane and is killed -9 while it runs. The next yeetui process leaves
+    the child alone (its worker lives on in tmux: no `interrupted`), and its ending is announced once."""
+    release = project / "release"
+    fake_env.script(
+        Reply(tool_calls=[_spawn("PANE-LONG: think", blocking=False)], when_contains="PARENT-K"),
+        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 300"})], when_contains="PARENT-K"),
+        Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {release} ]; do sleep 0.05; done"})],
+              when_contains=ORACLE),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-LONG-ANSWER"})], when_contains=ORACLE),
+    )
+    env = yeetui_env()
+    parent = subprocess.Popen(yeetui_argv("run", "--yes", "--json", "PARENT-K: spawn and wait"), cwd=project,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              start_new_session=True)
+    try:
+        asyncio.run(_wait_for_run("oracle", RunStatus.RUNNING))
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=30)
+        listed = subprocess.run(yeetui_argv("agents", "list", "--json"), cwd=project, env=env, capture_output=True,
+                                text=True, timeout=60)
+        runs = {r["label"]: r for r in json.loads(listed.stdout)}
+        assert runs["oracle#1"]["status"] == "running", runs  # reattached to, not marked interrupted
+        release.touch()
+        asyncio.run(_wait_for_run("oracle", RunStatus.COMPLETED))
+        for _ in range(2):  # any command recovers: the pending announcement is made, once
+            subprocess.run(yeetui_argv("agents", "list"), cwd=project, env=env, capture_output=True, timeout=60)
+        texts = asyncio.run(_parent_announcements())
+        assert len(texts) == 1 and "PANE-LONG-ANSWER" in texts[0]
+    finally:
+        with_suppressed_kill(parent.pid)
+        asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
+
+
+def with_suppressed_kill(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+async def _wait_for_run(profile: str, status: RunStatus) -> None:
+    async with await Store.open(paths.database_path()) as store:
+        await until(lambda: _has_run(store, profile, status), f"{profile} to be {status.value}")
+
+
+async def _has_run(store: Store, profile: str, status: RunStatus) -> bool:
+    return any(r.profile == profile and r.status == status for r in await store.list_runs())
+
+
+async def _parent_announcements() -> list[str]:
+    async with await Store.open(paths.database_path()) as store:
+        [parent] = [r for r in await store.list_runs() if r.profile == "generic"]
+        return await _announcements(store, parent.session_id)

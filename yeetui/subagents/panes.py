@@ -1,0 +1,70 @@
+"""Children that run in a pane: `yeetui agent run` workers in windows of yeetui's private tmux server.
+
+A run in `tmux` mode is an ordinary run record executed by a worker process whose terminal is a tmux
+window, so the user can watch it (`tmux -L … attach`, or the TUI's attach key). Everything else goes
+through the store like any run another process executes: its result and inbox item, cancel/abort/steer
+(`run_commands`), crash recovery. The worker's environment (keys included) reaches it in a 0600 file that it
+reads and removes at once — never on a tmux command line, where other users' `ps` could see it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from yeetui import paths
+from yeetui.system.tmux import Pane, TmuxError, TmuxServer, server_name
+
+__all__ = ["Pane", "PaneHost", "TmuxError", "read_env_file"]
+
+
+class PaneHost:
+    def __init__(self, *, env: Mapping[str, str], project_dir: Path) -> None:
+        self.env = dict(env)
+        self.project_dir = project_dir
+        self.server = TmuxServer(server_name(paths.data_dir(env)), env=self.env)
+        self._problem: str | bool | None = False
+
+    async def problem(self) -> str | None:
+        """Why panes cannot be used here (tmux missing or older than 3.2), or None; asked once."""
+        if self._problem is False:
+            self._problem = await self.server.problem()
+        return self._problem  # type: ignore[return-value]
+
+    async def start(self, run_id: str, label: str, *, resume: bool = False) -> Pane:
+        """Open a window running the worker for `run_id`. Raises TmuxError when tmux refuses."""
+        env_file = write_env_file(run_id, self.env)
+        argv = [sys.executable, "-m", "yeetui", "agent", "run", "--run-id", run_id, "--env-file", str(env_file),
+                "--show", *(["--resume"] if resume else [])]
+        try:
+            return await self.server.open_window(label, argv, cwd=self.project_dir)
+        except (TmuxError, OSError):
+            env_file.unlink(missing_ok=True)
+            raise
+
+    async def alive(self, pane_id: str) -> bool:
+        return await self.server.pane_alive(pane_id)
+
+
+def write_env_file(run_id: str, env: Mapping[str, str]) -> Path:
+    folder = paths.private_dir(paths.data_dir(env) / "agents")
+    path = folder / f"{run_id}.env.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(dict(env), out)
+    return path
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The environment a worker was given, read once: the file is removed before anything else happens."""
+    try:
+        with open(path, encoding="utf-8") as source:
+            data = json.load(source)
+    finally:
+        path.unlink(missing_ok=True)
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise ValueError(f"{path} does not hold an environment (a JSON object of strings)")
+    return data

@@ -1,0 +1,138 @@
+"""yeetui's private tmux server: where subagents in `tmux` mode run, one window each.
+
+The server is `tmux -L yeetui-<hash of the data dir>` started with `-f /dev/null`, so nothing in the user's
+tmux.conf (a `destroy-unattached`, a hook, a shell that exits) can kill agents' sessions, and the user's own
+servers are never touched. Windows keep their pane after the command ends (`remain-on-exit`) so a crash
+stays readable; names are reduced to `[A-Za-z0-9_-]` and never reused while a window of that name exists.
+Secrets never appear on a tmux command line: the child reads its environment from a 0600 file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_VERSION = (3, 2)
+SESSION = "yeetui"
+HISTORY_LIMIT = 10_000
+_VERSION = re.compile(r"(\d+)\.(\d+)")
+
+
+class TmuxError(Exception):
+    """tmux is missing, too old, or refused a command; the message says which."""
+
+
+@dataclass(frozen=True)
+class Pane:
+    server: str
+    window: str
+    """The window's name (unique on the server while it exists)."""
+    pane_id: str
+    pid: int
+
+    @property
+    def target(self) -> str:
+        return f"{SESSION}:{self.window}"
+
+    def attach_command(self) -> str:
+        """What a user types to watch it: `tmux -L yeetui-… attach -t yeetui:oracle-1`."""
+        return f"tmux -L {self.server} attach -t {shlex.quote(self.target)}"
+
+
+def server_name(data_dir: Path) -> str:
+    return "yeetui-" + hashlib.sha256(str(data_dir).encode()).hexdigest()[:10]
+
+
+def window_name(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", label).strip("-")[:40] or "agent"
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    """`tmux 3.3a` → (3, 3); `tmux next-3.4` → (3, 4); `tmux master` → None (unknown: treated as new)."""
+    match = _VERSION.search(text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+class TmuxServer:
+    """One private tmux server, driven through the `tmux` command."""
+
+    def __init__(self, name: str, *, executable: str | None = None, env: Mapping[str, str] | None = None) -> None:
+        self.name = name
+        self.executable = executable or shutil.which("tmux")
+        self.env = dict(os.environ if env is None else env)
+        self.env.pop("TMUX", None)  # a command sent from inside the user's tmux must still reach our server
+
+    async def problem(self) -> str | None:
+        """Why tmux mode cannot run here (not installed, older than 3.2), or None."""
+        if self.executable is None:
+            return "tmux is not installed (not found on PATH)"
+        rc, out, err = await self._run("-V", server=False)
+        if rc != 0:
+            return f"`tmux -V` failed: {(err or out).strip() or rc}"
+        version = parse_version(out)
+        if version is not None and version < MIN_VERSION:
+            return f"tmux {version[0]}.{version[1]} is too old; yeetui needs tmux 3.2 or newer"
+        return None
+
+    async def open_window(self, label: str, argv: Sequence[str], *, cwd: Path) -> Pane:
+        """Run `argv` in a new window named after `label` (made unique); its pane and process id."""
+        names = await self.window_names()
+        base = window_name(label)
+        name, n = base, 1
+        while name in names:
+            n += 1
+            name = f"{base}-{n}"
+        form = "#{pane_id} #{pane_pid}"
+        if await self._has_session():
+            rc, out, err = await self._run("new-window", "-d", "-P", "-F", form, "-t", f"{SESSION}:", "-n", name,
+                                           "-c", str(cwd), "--", *argv)
+        else:  # the first window starts the server, with our options set before it runs anything
+            rc, out, err = await self._run(
+                "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+                "set-option", "-g", "history-limit", str(HISTORY_LIMIT), ";", "set-option", "-g", "exit-empty", "off",
+                ";", "new-session", "-d", "-P", "-F", form, "-s", SESSION, "-n", name, "-x", "160", "-y", "48",
+                "-c", str(cwd), "--", *argv)
+        if rc != 0:
+            raise TmuxError(f"tmux could not open a window for {label}: {(err or out).strip() or rc}")
+        pane_id, _, pid = out.strip().splitlines()[-1].partition(" ")
+        return Pane(self.name, name, pane_id, int(pid))
+
+    async def window_names(self) -> set[str]:
+        rc, out, _ = await self._run("list-windows", "-t", SESSION, "-F", "#{window_name}")
+        return set(out.split()) if rc == 0 else set()
+
+    async def pane_alive(self, pane_id: str) -> bool:
+        """Whether the pane exists and its command still runs (a dead pane stays for its output)."""
+        rc, out, _ = await self._run("display-message", "-p", "-t", pane_id, "#{pane_dead}")
+        return rc == 0 and out.strip() == "0"
+
+    async def capture(self, pane_id: str, lines: int = 200) -> str:
+        rc, out, _ = await self._run("capture-pane", "-p", "-J", "-t", pane_id, "-S", f"-{lines}")
+        return out if rc == 0 else ""
+
+    async def kill_window(self, window: str) -> None:
+        await self._run("kill-window", "-t", f"{SESSION}:{window}")
+
+    async def kill_server(self) -> None:
+        await self._run("kill-server")
+
+    async def _has_session(self) -> bool:
+        rc, _, _ = await self._run("has-session", "-t", SESSION)
+        return rc == 0
+
+    async def _run(self, *args: str, server: bool = True) -> tuple[int, str, str]:
+        if self.executable is None:
+            raise TmuxError("tmux is not installed (not found on PATH)")
+        argv = [self.executable, *(("-L", self.name, "-f", "/dev/null") if server else ()), *args]
+        proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                    env=self.env)
+        out, err = await proc.communicate()
+        return proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
