@@ -116,6 +116,7 @@ class Runtime:
                       spawner=spawner, watchers=Watchers(launcher, spawner, delivery), warnings=warnings)
         if recover:
             await delivery.recover()
+            await spawner.adopt_elsewhere()
         return runtime
 
     def session_control(self, session_id: str, *, model: str | None = None) -> SessionControl:

@@ -29,7 +29,7 @@ from yeetui.runs.spec import Mode, RunOptions, RunResult
 from yeetui.store.liveness import pid_alive
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.inbox import Delivery, worktree_note
-from yeetui.subagents.panes import PaneHost, TmuxError
+from yeetui.subagents.panes import Pane, PaneHost, TmuxError
 from yeetui.text import seconds_text
 from yeetui.worktrees.manager import WorktreeError, Worktrees
 
@@ -260,6 +260,25 @@ class AgentSpawner:
             handle.result = await self._wait_lending_slot(waiting, req.parent_run_id)  # type: ignore[arg-type]
             handle.worktree = await self._worktree_info(session.id)
         return handle
+
+    async def adopt_elsewhere(self) -> None:
+        """At start: runs still live in panes (their worker outlived the yeetui that started them) are
+        followed from here, so their endings are announced to parents this process shows."""
+        for run in await self.store.list_runs(statuses=(RunStatus.QUEUED, RunStatus.RUNNING,
+                                                        RunStatus.WAITING_PERMISSION), limit=500):
+            options = RunOptions.of(run)
+            if options.pane and options.parent_session_id and process_running(run.pid):
+                self._elsewhere[run.id] = options.parent_session_id
+        if self._elsewhere and (self._watch is None or self._watch.done()):
+            self._watch = asyncio.create_task(self._watch_elsewhere(), name="yeetui runs elsewhere")
+
+    async def pane_of(self, run_id: str) -> Pane | None:
+        """The tmux window a run lives in, while its pane is there."""
+        run = await self.store.get_run(run_id)
+        pane = RunOptions.of(run).pane if run else None
+        if not pane or self.panes is None or not await self.panes.server.has_pane(pane["pane"]):
+            return None
+        return Pane(pane["server"], pane["window"], pane["pane"], run.pid or 0)  # type: ignore[union-attr]
 
     async def _ended_elsewhere(self, run_id: str, limit: float) -> RunResult:
         """The ending of a run another process executes, read from the store once it is final. Past `limit`

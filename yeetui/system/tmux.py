@@ -113,6 +113,10 @@ class TmuxServer:
         rc, out, _ = await self._run("display-message", "-p", "-t", pane_id, "#{pane_dead}")
         return rc == 0 and out.strip() == "0"
 
+    async def has_pane(self, pane_id: str) -> bool:
+        rc, out, _ = await self._run("display-message", "-p", "-t", pane_id, "#{pane_id}")
+        return rc == 0 and out.strip() == pane_id
+
     async def capture(self, pane_id: str, lines: int = 200) -> str:
         rc, out, _ = await self._run("capture-pane", "-p", "-J", "-t", pane_id, "-S", f"-{lines}")
         return out if rc == 0 else ""

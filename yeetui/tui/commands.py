@@ -59,8 +59,9 @@ class CommandScreen(Protocol):
 
     async def toggle_pair(self) -> None: ...
 
-    async def spawn(self, profile: str, prompt: str) -> None:
-        """Start a subagent of `profile` under the session on screen; a refusal is shown, not raised."""
+    async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:
+        """Start a subagent of `profile` under the session on screen (`mode="tmux"`: in a pane); a refusal
+        is shown, not raised."""
         ...
 
     async def show_spawned(self, handle: SpawnHandle) -> None:

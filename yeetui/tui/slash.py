@@ -11,13 +11,16 @@ inside the handlers that need them, like the rest of the TUI's command paths.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from yeetui.errors import YeetuiError
 from yeetui.providers.base import split_model
+from yeetui.runs.spec import RunOptions
 from yeetui.store.records import WorktreeRecord
 from yeetui.subagents.review import review_request
+from yeetui.system.terminals import show_window
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
 from yeetui.tui.themes import save_theme
 from yeetui.worktrees.manager import Worktrees
@@ -34,6 +37,7 @@ PANEL_KEYS: tuple[tuple[str, str], ...] = (
     ("ledger: enter", "open the run's session (tab moves to the ledger)"),
     ("ledger: s", "steer: open its session to type guidance"),
     ("ledger: c", "ask the run to wrap up"), ("ledger: x", "stop the run now"),
+    ("ledger: t", "watch the run's tmux pane"),
     ("inbox: enter / o", "open the item's session"), ("inbox: a", "accept a pair's interjection"),
     ("inbox: d", "dismiss"), ("inbox: r", "reply to it from the composer"),
     ("inbox: m", "merge its agent's worktree branch into your branch"),
@@ -149,9 +153,18 @@ async def _abort(screen: CommandScreen, args: str) -> None:
     await _cancel(screen, args, abort=True)
 
 
+def _where(args: str) -> tuple[dict[str, str], str]:
+    """A leading `--tmux` (or `--pane`) runs the subagent in a tmux pane: (spawn keywords, the rest)."""
+    first, _, rest = args.partition(" ")
+    if first in ("--tmux", "--pane"):
+        return {"mode": "tmux"}, rest.strip()
+    return {}, args
+
+
 async def _oracle(screen: CommandScreen, args: str) -> None:
-    if await _text_given(screen, args, "/oracle <question>"):
-        await screen.spawn("oracle", args)
+    where, args = _where(args)
+    if await _text_given(screen, args, "/oracle [--tmux] <question>"):
+        await screen.spawn("oracle", args, **where)
 
 
 async def _review(screen: CommandScreen, args: str) -> None:
@@ -198,13 +211,37 @@ async def _worktrees(screen: CommandScreen, args: str) -> None:
     await screen.notice("info", "Worktrees (/merge NAME, /discard NAME):\n" + "\n".join(lines))
 
 
+async def _attach(screen: CommandScreen, args: str) -> None:
+    """Show a pane child's tmux window: a split of the user's tmux, a terminal window, or the command."""
+    store, spawner = screen.runtime.store, screen.runtime.spawner
+    name = args.strip()
+    runs = [r for r in await store.list_runs(limit=200) if RunOptions.of(r).pane]
+    run = next((r for r in runs if name and (r.label == name or r.id.startswith(name))), None) if name else \
+        next(iter(runs), None)
+    if run is None:
+        await screen.notice("warning", f"No run in a tmux pane{f' named {name!r}' if name else ''}. Start one with "
+                            "/oracle --tmux <question>, or set `mode: tmux` in a profile.")
+        return
+    pane = await spawner.pane_of(run.id)
+    if pane is None:
+        await screen.notice("warning", f"The tmux window of {run.label or run.profile} is gone.")
+        return
+    shown = await asyncio.to_thread(show_window, pane.server, pane.target, env=screen.runtime.env)
+    text = {"tmux-split": f"{run.label} is in the split on the right (its own tmux: detach with the prefix key, d).",
+            "tmux-window": f"{run.label} is in a new window of your tmux.",
+            "terminal": f"{run.label} opened in a new {shown.detail} window.",
+            "command": f"Watch {run.label} from another terminal: {shown.detail}"}[shown.how]
+    await screen.notice("info", text)
+
+
 async def _pair(screen: CommandScreen, args: str) -> None:
     await screen.toggle_pair()
 
 
 async def _orchestrate(screen: CommandScreen, args: str) -> None:
-    if await _text_given(screen, args, "/orchestrate <goal>"):
-        await screen.spawn("orchestrator", args)
+    where, args = _where(args)
+    if await _text_given(screen, args, "/orchestrate [--tmux] <goal>"):
+        await screen.spawn("orchestrator", args, **where)
 
 
 async def _theme(screen: CommandScreen, args: str) -> None:
@@ -237,13 +274,15 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
         SlashCommand("cancel", "/cancel [run]", "ask a subagent to wrap up (label like oracle#4, or run id); "
                      "again: stop it now", _cancel),
         SlashCommand("cancel!", "/cancel! [run]", "stop a subagent now", _abort),
-        SlashCommand("oracle", "/oracle <question>", "ask the read-only oracle", _oracle, palette_prefills=True),
+        SlashCommand("oracle", "/oracle [--tmux] <question>", "ask the read-only oracle (--tmux: in a pane)", _oracle,
+                     palette_prefills=True),
         SlashCommand("review", "/review [commit|range]", "review the working tree, a commit or a range (HEAD~2..)",
                      _review),
         SlashCommand("merge", "/merge [builder#1] [--squash|--ff]", "merge a subagent's worktree branch into "
                      "your branch", _merge),
         SlashCommand("discard", "/discard [builder#1]", "throw a subagent's worktree and branch away", _discard),
         SlashCommand("worktrees", "/worktrees", "list the worktrees subagents work in", _worktrees),
+        SlashCommand("attach", "/attach [oracle#1]", "watch a subagent's tmux pane", _attach),
         SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", _pair),
         SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", _orchestrate,
                      palette_prefills=True),
@@ -257,8 +296,9 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
 
 def _run_profile(profile: str, usage: str) -> Handler:
     async def run(screen: CommandScreen, args: str) -> None:
+        where, args = _where(args)
         if await _text_given(screen, args, usage):
-            await screen.spawn(profile, args)
+            await screen.spawn(profile, args, **where)
     return run
 
 

@@ -460,6 +460,8 @@ class MainScreen(Screen):
             return
         if message.action == "open":
             await self.open_session(run.session_id)
+        elif message.action == "watch":
+            await run_slash(self, "attach", run.id)
         elif message.action == "steer":
             await self.open_session(run.session_id)
             self.composer.focus()

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from yeetui.events import RunStatus
 from yeetui.subagents.ledger import ANSWERED, WATCHING, LedgerRow, format_row, status_word
 
-LedgerAction = Literal["open", "steer", "cancel", "abort"]
+LedgerAction = Literal["open", "steer", "cancel", "abort", "watch"]
 
 STATUS_STYLES: dict[str, str] = {
     RunStatus.QUEUED: "$foreground-muted",
@@ -63,6 +63,7 @@ class LedgerPanel(OptionList):
         Binding("s", "steer", "Steer", id="ledger.steer"),
         Binding("c", "cancel", "Cancel", id="ledger.cancel"),
         Binding("x", "abort", "Abort", id="ledger.abort"),
+        Binding("t", "watch", "Watch pane", id="ledger.watch"),
     ]
     """
     | Key(s) | Description |
@@ -71,6 +72,7 @@ class LedgerPanel(OptionList):
     | s | Steer the selected run (inject guidance). |
     | c | Cancel the selected run gracefully. |
     | x | Abort the selected run (hard kill). |
+    | t | Watch the run's tmux pane (a split of your tmux, a terminal window, or the command to type). |
     """
 
     DEFAULT_CSS = """
@@ -162,6 +164,9 @@ class LedgerPanel(OptionList):
 
     def action_open(self) -> None:
         self._post("open")
+
+    def action_watch(self) -> None:
+        self._post("watch")
 
     def action_select(self) -> None:
         """A click on a row (OptionList's select) opens it."""

@@ -1,0 +1,48 @@
+"""A subagent in a tmux pane, from the TUI: `/oracle --tmux` starts it in yeetui's tmux server, the ledger
+shows it, `/attach` says how to watch it, and its answer is announced in the conversation once it ends."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from tests.tui.test_app import _main, _text, _type, _until
+from yeetui import paths
+from yeetui.system.tmux import TmuxServer, server_name
+from yeetui.tui.app import YeetuiApp
+from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.ledger import LedgerPanel
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def _ledger_lines(main) -> list[str]:
+    ledger = main.query_one(LedgerPanel)
+    return [str(ledger.get_option_at_index(i).prompt) for i in range(ledger.option_count)]
+
+
+async def test_oracle_in_a_pane_from_the_tui(fake_env, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("TMUX", "DISPLAY", "WAYLAND_DISPLAY", "TERMINAL"):
+        monkeypatch.delenv(name, raising=False)
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("grep", {"pattern": "x", "path": "."})], when_contains="You are the oracle"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-TUI-ANSWER"})], when_contains="You are the oracle"),
+    )
+    app = YeetuiApp(cwd=project)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            main = await _main(pilot)
+            view = main.query_one(ConversationView)
+            await _type(pilot, "/oracle --tmux PANE-TUI-Q: why?")
+            await _until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
+            assert "attach-session" in _text(view) or "attach -t" in _text(view)
+            await _until(pilot, lambda: "PANE-TUI-ANSWER" in _text(view), timeout=60)
+            assert _text(view).count("PANE-TUI-ANSWER") == 1
+            assert any(line.startswith("oracle#1") for line in _ledger_lines(main))
+            await _type(pilot, "/attach oracle#1")
+            await _until(pilot, lambda: "Watch oracle#1 from another terminal: tmux -L" in _text(view), timeout=30)
+    finally:
+        await TmuxServer(server_name(paths.data_dir())).kill_server()
