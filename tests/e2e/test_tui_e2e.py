@@ -165,3 +165,55 @@ def test_resize_to_60x20_redraws_and_keeps_the_composer(launch, fake_env) -> Non
     app.wait_for(lambda s: "inbox" in s and COMPOSER in s, why="the inbox coming back at full width")
 
 
+
+
+def test_orchestrate_two_builders_in_parallel_worktrees_then_merge(launch, fake_env, project) -> None:
+    """`/orchestrate` with two independent builder steps: they run at once, each in a worktree of its own;
+    the user's checkout and branch stay as they were until the user merges; then the branch holds both."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@e.st", *args], cwd=project,
+                              check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q", "-b", "main")
+    git("add", ".")
+    git("commit", "-q", "-m", "init")
+    head = git("rev-parse", "HEAD")
+    plan = {"steps": [
+        {"id": "a", "profile": "builder", "task": "BUILD-A: write a.py", "depends_on": []},
+        {"id": "b", "profile": "builder", "task": "BUILD-B: write b.py", "depends_on": []},
+        {"id": "check", "profile": "reviewer", "task": "Review both.", "depends_on": ["a", "b"]},
+    ]}
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("complete", {"output": "Two files, then a review.", "artifacts": plan})],
+              when_contains="You are the planner."),
+        *[Reply(text="Writing it. " * 10, chunk_size=4, chunk_delay=0.05, when_contains=f"BUILD-{x}",
+                tool_calls=[ToolCall("write_file", {"path": f"{x.lower()}.py", "content": f"WHO = '{x}'\n"})])
+          for x in "AB"],
+        *[Reply(tool_calls=[ToolCall("complete", {"output": f"REPORT-{x}", "files_modified": [f"{x.lower()}.py"]})],
+                when_contains=f"BUILD-{x}") for x in "AB"],
+        Reply(tool_calls=[ToolCall("complete", {"output": "Both fine.",
+                                                "artifacts": {"verdict": "approve", "findings": []}})],
+              when_contains="You are a code reviewer."),
+    )
+    app = launch(width=140, height=45)
+    app.send("/orchestrate add a.py and b.py")
+    app.wait_for("▊ /orchestrate add a.py and b.py", why="the command typed")
+    app.press("Enter")
+    app.wait_for("Work to merge", timeout=60, why="the orchestrator's report listing the branches to merge")
+    firsts = [next(r for r in fake_env.requests if f"BUILD-{x}" in r.text) for x in "AB"]
+    assert firsts[0].started < firsts[1].finished and firsts[1].started < firsts[0].finished, "not in parallel"
+    assert git("rev-parse", "HEAD") == head and not (project / "a.py").exists() and not (project / "b.py").exists()
+    assert git("status", "--porcelain") == ""
+    assert len(git("worktree", "list").splitlines()) == 3
+
+    for label in ("builder#1", "builder#2"):
+        app.send(f"/merge {label}")
+        app.wait_for(f"▊ /merge {label}", why="the merge command typed")
+        app.press("Enter")
+        app.wait_for(lambda s, label=label: flat(s).count("merged into main") >= int(label[-1]), timeout=30,
+                     why=f"{label}'s branch merged")
+    assert (project / "a.py").read_text() == "WHO = 'A'\n" and (project / "b.py").read_text() == "WHO = 'B'\n"
+    assert git("symbolic-ref", "--short", "HEAD").strip() == "main"
+    assert len(git("worktree", "list").splitlines()) == 1  # both worktrees removed after the merge

@@ -81,8 +81,16 @@ def findings_text(step: Step) -> str:
 
 def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | None) -> str:
     """Markdown: a headline with the progress line first (what a breadcrumb quotes), then each step."""
-    out = [f"{_HEADLINES.get(status, f'Orchestrator {status.value}')}: {progress_line(steps)}", "",
-           f"**Goal:** {cap(goal, 500)}"]
+    out = [f"{_HEADLINES.get(status, f'Orchestrator {status.value}')}: {progress_line(steps)}"]
+    branches = [s for s in topo_order(steps) if s.worktree and s.status == "done"]
+    if branches:  # first, where a collapsed card still shows it: what the user has to decide
+        out += ["", "**Work to merge** (your checkout is untouched until you say so):"]
+        for step in branches:
+            wt = step.worktree or {}
+            label = step.label or step.id
+            out.append(f"- {label}: branch `{wt.get('branch')}` — `/merge {label}` or "
+                       f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}`; `/discard {label}` throws it away")
+    out += ["", f"**Goal:** {cap(goal, 500)}"]
     if error:
         out.append(f"**Reason:** {error}")
     for step in topo_order(steps):
@@ -104,12 +112,4 @@ def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | N
     files = list(dict.fromkeys(f for s in steps for f in s.files_modified))
     if files:
         out += ["", "**Files changed:** " + ", ".join(files)]
-    branches = [s for s in topo_order(steps) if s.worktree and s.status == "done"]
-    if branches:
-        out += ["", "**Work to merge** (your checkout is untouched until you say so):"]
-        for step in branches:
-            wt = step.worktree or {}
-            label = step.label or step.id
-            out.append(f"- {label}: branch `{wt.get('branch')}` — `/merge {label}` or "
-                       f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}`; `/discard {label}` throws it away")
     return "\n".join(out)
