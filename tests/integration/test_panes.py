@@ -207,3 +207,40 @@ async def _parent_announcements() -> list[str]:
     async with await Store.open(paths.database_path()) as store:
         [parent] = [r for r in await store.list_runs() if r.profile == "generic"]
         return await _announcements(store, parent.session_id)
+
+
+CHILDREN = 200
+
+
+@pytest.mark.timeout(900)
+async def test_two_hundred_pane_children_leave_no_descriptor_open(runtime: Runtime, fake_env) -> None:
+    """Spawn and finish 200 tmux-mode children: the parent's open file descriptors return to where they were
+    (pipes to tmux, env files, store reads are all closed on every path)."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
+    parents = [await runtime.store.create_session(profile="generic") for _ in range(4)]
+    await runtime.spawner.panes.problem()  # type: ignore[union-attr]  # the version probe, before the baseline
+    baseline = _open_fds()
+    spawned = []
+    for n in range(CHILDREN):  # in waves of 20 (5 per parent, its limit of live children)
+        spawned.append(await runtime.spawner.spawn(SpawnRequest("oracle", f"question {n}", mode="tmux",
+                                                                parent_session_id=parents[n % 4].id,
+                                                                requested_by="user")))
+        if n % 20 == 19:
+            await until(lambda: _all_final(runtime.store, [h.run_id for h in spawned]), "a wave to end", 300)
+    await until(lambda: _all_final(runtime.store, [h.run_id for h in spawned]), "every child to end", 300)
+    await until(lambda: not runtime.spawner._elsewhere, "the parent to stop following them")
+    told = [len(await _announcements(runtime.store, p.id)) for p in parents]
+    assert told == [CHILDREN // 4] * 4
+    assert _open_fds() <= baseline, f"{_open_fds() - baseline} descriptors more than before"
+
+
+def _open_fds() -> int:
+    return len(os.listdir(f"/proc/{os.getpid()}/fd"))
+
+
+async def _all_final(store: Store, run_ids: list[str]) -> bool:
+    for run_id in run_ids:
+        run = await store.get_run(run_id)
+        if run is None or not run.status.is_final:
+            return False
+    return True
