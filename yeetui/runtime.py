@@ -9,6 +9,7 @@ interactive conversation. Provider SDKs are imported only when a model is first 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from yeetui.subagents.session_control import SessionControl
 from yeetui.subagents.spawner import AgentSpawner
 from yeetui.subagents.tools import agent_tools
 from yeetui.subagents.watcher.watcher import Watchers
+from yeetui.system.relay import RelayReceiver, relay_dir
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
 from yeetui.trust import is_trusted
@@ -47,6 +49,9 @@ DEFAULT_MAX_CONCURRENT = 8
 ProviderFactory = Callable[[str], tuple[Provider, str]]
 """`provider/model` → its provider and the bare model id; the default reads credentials from the environment
 and the config."""
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -64,6 +69,8 @@ class Runtime:
     spawner: AgentSpawner
     watchers: Watchers
     warnings: list[str] = field(default_factory=list)
+    relay: RelayReceiver | None = None
+    """Live events of runs in tmux panes, from their workers (see yeetui.system.relay)."""
 
     @classmethod
     async def open(cls, *, cwd: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -117,6 +124,7 @@ class Runtime:
         if recover:
             await delivery.recover()
             await spawner.adopt_elsewhere()
+            runtime.relay = await _listen_for_panes(env, project_dir, bus)
         return runtime
 
     def session_control(self, session_id: str, *, model: str | None = None) -> SessionControl:
@@ -124,7 +132,23 @@ class Runtime:
         return SessionControl(self.launcher, self.spawner, session_id, model=model)
 
     async def close(self) -> None:
+        if self.relay is not None:
+            await self.relay.close()
         await self.watchers.stop_all()
         await self.spawner.shutdown()
         await self.launcher.aclose()
         await self.store.close()
+
+
+async def _listen_for_panes(env: Mapping[str, str], project_dir: Path, bus: Bus) -> RelayReceiver | None:
+    folder = relay_dir(paths.data_dir(env), env)
+    if folder is None:
+        return None
+    receiver = RelayReceiver(folder, str(project_dir), bus.publish)
+    try:
+        await receiver.start()
+    except OSError as exc:  # live pane events are a view; everything else works without them
+        log.warning("not receiving live events from panes: %s", exc)
+        return None
+    return receiver
+

@@ -46,3 +46,26 @@ async def test_oracle_in_a_pane_from_the_tui(fake_env, project: Path, monkeypatc
             await _until(pilot, lambda: "Watch oracle#1 from another terminal: tmux -L" in _text(view), timeout=30)
     finally:
         await TmuxServer(server_name(paths.data_dir())).kill_server()
+
+
+async def test_a_pane_childs_tokens_stream_into_its_session_view(fake_env, project: Path) -> None:
+    """The worker relays its events: opened in the TUI, the pane child's session shows its answer growing
+    while the run is still running (not read back from the store after it ended)."""
+    words = " ".join(f"LIVE{n}" for n in range(300))
+    fake_env.script(Reply(text=words, chunk_size=12, chunk_delay=0.05, when_contains="You are the oracle",
+                          tool_calls=[ToolCall("complete", {"output": "streamed"})]))
+    app = YeetuiApp(cwd=project)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            main = await _main(pilot)
+            view = main.query_one(ConversationView)
+            await _type(pilot, "/oracle --tmux STREAM-Q: talk")
+            await _until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
+            store = pilot.app.runtime.store
+            runs = [r for r in await store.list_runs() if r.profile == "oracle"]
+            await main.open_session(runs[0].session_id)
+            await _until(pilot, lambda: "LIVE20" in _text(main.view()), timeout=60)
+            run = await store.get_run(runs[0].id)
+            assert run is not None and not run.status.is_final, "the text came only after the run ended"
+    finally:
+        await TmuxServer(server_name(paths.data_dir())).kill_server()

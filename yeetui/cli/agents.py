@@ -37,6 +37,7 @@ from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.ledger import format_elapsed, short_model
 from yeetui.subagents.panes import read_env_file
 from yeetui.subagents.spawner import SpawnHandle, SpawnRequest, process_running
+from yeetui.system.relay import RelaySender, relay_dir
 from yeetui.text import dollars
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
@@ -340,8 +341,13 @@ async def cmd_agent(args: argparse.Namespace) -> int:
         runtime.spawner.approve_asks = options.approve
         if options.parent_session_id:  # its parent lives in another process, which announces the ending
             runtime.delivery.hold_for.add(options.parent_session_id)
+        sender = None
         if args.show:
             PaneView(runtime.bus, run.id)
+        if options.pane and (folder := relay_dir(paths.data_dir(), os.environ)) is not None:
+            sender = RelaySender(folder, str(runtime.project_dir))  # the TUI shows this run's tokens live
+            runtime.bus.add_listener(sender.listen)
+            sender.start()
         if not stopping:
             task = asyncio.ensure_future(runtime.spawner.start_existing(run.id, blocking=True, resume=args.resume))
             try:
@@ -349,6 +355,8 @@ async def cmd_agent(args: argparse.Namespace) -> int:
             except asyncio.CancelledError:
                 pass
         final = await _ensure_final(runtime.store, run.id)
+        if sender is not None:
+            await sender.close()
         if args.show:
             print(f"\n[yeetui] {final.label or final.profile} {final.status.value}"
                   + (f": {final.error}" if final.error else "") + ". This window stays for reading; it closes "
