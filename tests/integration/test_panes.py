@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -244,3 +246,45 @@ async def _all_final(store: Store, run_ids: list[str]) -> bool:
         if run is None or not run.status.is_final:
             return False
     return True
+
+
+async def test_terminal_mode_puts_the_pane_in_front_of_the_user(fake_env, project: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`terminal` mode from inside the user's tmux: the child's window opens as a new window of theirs."""
+    base = Path(tempfile.mkdtemp(prefix="yeetui-u-"))
+    user = base / "sock"
+    monkeypatch.setenv("TMUX", _user_tmux(user))
+    fake_env.script(Reply(tool_calls=[ToolCall("grep", {"pattern": "x"})], when_contains=ORACLE),
+                    Reply(text="TERMINAL-MODE-TEXT " * 3, when_contains=ORACLE,
+                          tool_calls=[ToolCall("complete", {"output": "ok"})]))
+    rt = await Runtime.open(cwd=project)
+    try:
+        parent = await rt.store.create_session(profile="generic")
+        handle = await rt.spawner.spawn(SpawnRequest("oracle", "Q", mode="terminal", parent_session_id=parent.id,
+                                                     requested_by="user"))
+        run = await rt.store.get_run(handle.run_id)
+        assert run is not None and run.options["mode"] == "terminal"
+        windows = await until(lambda: _user_windows(user, 2), "the user's tmux to get a second window")
+        assert len(windows) == 2  # type: ignore[arg-type]
+        await until(lambda: _final(rt.store, handle.run_id), "the child to end")
+    finally:
+        await rt.close()
+        _tmux_user(user, "kill-server")
+        await TmuxServer(server_name(paths.data_dir())).kill_server()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _tmux_user(sock: Path, *args: str) -> str:
+    return subprocess.run(["tmux", "-S", str(sock), "-f", "/dev/null", *args], capture_output=True,
+                          text=True).stdout
+
+
+def _user_tmux(sock: Path) -> str:
+    """Start the user's own tmux server; the TMUX value a program running inside it sees."""
+    _tmux_user(sock, "new-session", "-d", "-s", "u", "sh")
+    return f"{sock},{_tmux_user(sock, 'display-message', '-p', '#{pid}').strip()},0"
+
+
+def _user_windows(sock: Path, count: int) -> list[str] | None:
+    out = _tmux_user(sock, "list-windows", "-t", "u", "-F", "#{window_id}").split()
+    return out if len(out) >= count else None

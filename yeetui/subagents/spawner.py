@@ -30,6 +30,7 @@ from yeetui.store.liveness import pid_alive
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.inbox import Delivery, worktree_note
 from yeetui.subagents.panes import Pane, PaneHost, TmuxError
+from yeetui.system.terminals import show_window
 from yeetui.text import seconds_text
 from yeetui.worktrees.manager import WorktreeError, Worktrees
 
@@ -193,7 +194,8 @@ class AgentSpawner:
         if created:
             session = await self._isolate(session, profile, req, label, parent)
         if mode in ("tmux", "terminal"):
-            return await self._launch_in_pane(run.id, session, profile, timeout, req, label)
+            return await self._launch_in_pane(run.id, session, profile, timeout, req, label,
+                                              show=mode == "terminal")
         return await self._launch(run.id, session, profile, prompt, model, timeout, req, label)
 
     async def _mode(self, req: SpawnRequest, profile: Profile, session_id: str) -> Mode:
@@ -234,9 +236,10 @@ class AgentSpawner:
         return await self.store.update_session(session.id, cwd=str(wt.path), workspace=workspace)
 
     async def _launch_in_pane(self, run_id: str, session: SessionRecord, profile: Profile, timeout: float,
-                              req: SpawnRequest, label: str) -> SpawnHandle:
-        """Start the run's worker in a window of yeetui's tmux server; a blocking spawn waits for its ending
-        in the store (lending the parent's run slot meanwhile, as for an in-process child)."""
+                              req: SpawnRequest, label: str, *, show: bool = False) -> SpawnHandle:
+        """Start the run's worker in a window of yeetui's tmux server (`show`, for `terminal` mode: and put it
+        in front of the user at once); a blocking spawn waits for its ending in the store (lending the
+        parent's run slot meanwhile, as for an in-process child)."""
         assert self.panes is not None
         try:
             pane = await self.panes.start(run_id, label)
@@ -249,8 +252,13 @@ class AgentSpawner:
             await self.store.update_run(run_id, pid=pane.pid, options=options.to_json())
         else:
             await self.store.update_run(run_id, options=options.to_json())
-        self.bus.publish(Notice("info", f"{label} runs in tmux window {pane.window}: {pane.attach_command()}",
-                                req.parent_session_id or session.id))
+        where = f"{label} runs in tmux window {pane.window}: {pane.attach_command()}"
+        if show:
+            shown = await asyncio.to_thread(show_window, pane.server, pane.target, env=self.panes.env,
+                                            prefer="window")
+            if shown.how != "command":
+                where = f"{label} runs in tmux window {pane.window}, opened in {shown.how.replace('-', ' ')}."
+        self.bus.publish(Notice("info", where, req.parent_session_id or session.id))
         self._elsewhere[run_id] = req.parent_session_id
         if self._watch is None or self._watch.done():
             self._watch = asyncio.create_task(self._watch_elsewhere(), name="yeetui runs elsewhere")
