@@ -7,6 +7,7 @@ the machine running the tests is too noisy for timing assertions.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,10 @@ def test_tui_benchmark_runs() -> None:
 def test_headless_benchmark_runs() -> None:
     figures = _run("bench_headless.py")
     _has(figures, "yeetui run vs direct anthropic SDK call", "yeetui --version cold start")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_panes_benchmark_runs() -> None:
+    figures = _run("bench_panes.py")
+    _has(figures, "tmux pane vs in-process", "RSS per idle pane worker")
