@@ -288,3 +288,21 @@ def _user_tmux(sock: Path) -> str:
 def _user_windows(sock: Path, count: int) -> list[str] | None:
     out = _tmux_user(sock, "list-windows", "-t", "u", "-F", "#{window_id}").split()
     return out if len(out) >= count else None
+
+
+async def test_the_window_of_an_ended_run_stays_until_yeetui_next_starts(runtime: Runtime, fake_env,
+                                                                         project: Path) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ENDED"})], when_contains=ORACLE))
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "Q", mode="tmux", requested_by="user"))
+    await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    server = TmuxServer(server_name(paths.data_dir()))
+    pane = (await runtime.store.get_run(handle.run_id)).options["pane"]  # type: ignore[union-attr]
+    await until(lambda: _dead(server, pane["pane"]), "the worker to exit")
+    assert pane["window"] in await server.window_names()  # kept, for reading
+    again = await Runtime.open(cwd=project)
+    await again.close()
+    assert pane["window"] not in await server.window_names()
+
+
+async def _dead(server: TmuxServer, pane_id: str) -> bool:
+    return await server.has_pane(pane_id) and not await server.pane_alive(pane_id)

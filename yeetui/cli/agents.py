@@ -359,8 +359,8 @@ async def cmd_agent(args: argparse.Namespace) -> int:
             await sender.close()
         if args.show:
             print(f"\n[yeetui] {final.label or final.profile} {final.status.value}"
-                  + (f": {final.error}" if final.error else "") + ". This window stays for reading; it closes "
-                  "when yeetui cleans up.", flush=True)
+                  + (f": {final.error}" if final.error else "") + ". This window stays for reading until "
+                  "yeetui next starts.", flush=True)
         else:
             print(json.dumps(await run_json(runtime.store, final), default=str), flush=True)
         return exit_code(final.status)

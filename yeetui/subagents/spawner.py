@@ -279,6 +279,8 @@ class AgentSpawner:
                 self._elsewhere[run.id] = options.parent_session_id
         if self._elsewhere and (self._watch is None or self._watch.done()):
             self._watch = asyncio.create_task(self._watch_elsewhere(), name="yeetui runs elsewhere")
+        if self.panes is not None:  # windows of ended runs were kept for reading until this start
+            await self.panes.server.close_dead_windows()
 
     async def pane_of(self, run_id: str) -> Pane | None:
         """The tmux window a run lives in, while its pane is there."""

@@ -121,6 +121,21 @@ class TmuxServer:
         rc, out, _ = await self._run("capture-pane", "-p", "-J", "-t", pane_id, "-S", f"-{lines}")
         return out if rc == 0 else ""
 
+    def running(self) -> bool:
+        """Whether the server's socket exists (checked without starting tmux)."""
+        base = self.env.get("TMUX_TMPDIR") or "/tmp"
+        return os.path.exists(os.path.join(base, f"tmux-{os.getuid()}", self.name))
+
+    async def close_dead_windows(self) -> int:
+        """Close the windows whose command has ended (kept for reading until now); how many."""
+        if not self.running():
+            return 0
+        rc, out, _ = await self._run("list-panes", "-s", "-t", SESSION, "-F", "#{pane_dead} #{window_id}")
+        dead = {line.split()[1] for line in out.splitlines() if rc == 0 and line.startswith("1 ")}
+        for window_id in dead:
+            await self._run("kill-window", "-t", window_id)
+        return len(dead)
+
     async def kill_window(self, window: str) -> None:
         await self._run("kill-window", "-t", f"{SESSION}:{window}")
 
