@@ -49,6 +49,9 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         view = main.query_one(ConversationView)
         await _type(pilot, "build mul and div")
         await _until(pilot, lambda: "PRIMARY-DONE" in _text(view), timeout=30)
+        # Each builder's card says where its work is and how to take it, whatever the child wrote.
+        await _until(pilot, lambda: _text(view).count("/merge builder#") >= 2, timeout=30)
+        assert "left 1 commit(s) on branch yeetui/build/builder-" in _text(view)
         assert not (project / "mul.py").exists() and not (project / "div.py").exists()
 
         await _type(pilot, "/worktrees")

@@ -26,7 +26,13 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from yeetui.messages import Message, ThinkingPart
-from yeetui.tui.widgets.render_text import ANNOUNCEMENT_LINES, inline_markdown, preview, split_announcement
+from yeetui.tui.widgets.render_text import (
+    ANNOUNCEMENT_LINES,
+    inline_markdown,
+    preview,
+    split_announcement,
+    yeetui_notes,
+)
 from yeetui.tui.widgets.tool_views import Entry
 
 _GUIDANCE_RE = re.compile(r"^\[Guidance from ([^\]]+)\]\s*")
@@ -301,6 +307,8 @@ class AnnouncementView(Entry, Static, can_focus=True):
         lines = [Content(head)] if head else []
         if body:  # the child's Markdown, styled (not its raw ** and `)
             lines.append(inline_markdown(preview(body, max_lines=ANNOUNCEMENT_LINES, max_chars=800)))
+        for note in yeetui_notes(message.text):  # where its work is and how to take it: never cut
+            lines.append(Content.styled(f"⎇ {note}", "$accent"))
         super().__init__(Content("\n").join(lines) if lines else Content(self.label))
         self.border_title = f"↳ {self.label}" + (f" · {self.status}" if self.status else "")
         if self.child_session_id:

@@ -84,6 +84,13 @@ def preview(text: str, max_lines: int = RESULT_LINES, max_chars: int = RESULT_CH
     return body or "(no output)"
 
 
+def yeetui_notes(text: str) -> list[str]:
+    """What yeetui itself added after the child's framed output (`[yeetui] builder#1 left 1 commit(s) on
+    branch …`): lines of its own, never the child's, which is all inside the frame."""
+    tail = text.rsplit("</subagent-output>", 1)[1] if "</subagent-output>" in text else ""
+    return [line.removeprefix("[yeetui] ") for line in tail.splitlines() if line.startswith("[yeetui] ")]
+
+
 def split_announcement(text: str) -> tuple[str, str]:
     """Split `announcement_text()` output into its status line (label prefix dropped) and the child's output."""
     head_line = text.split("\n", 1)[0]
