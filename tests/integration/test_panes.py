@@ -306,3 +306,31 @@ async def test_the_window_of_an_ended_run_stays_until_yeetui_next_starts(runtime
 
 async def _dead(server: TmuxServer, pane_id: str) -> bool:
     return await server.has_pane(pane_id) and not await server.pane_alive(pane_id)
+
+
+async def test_an_ending_recorded_after_the_final_status_is_still_announced(runtime: Runtime) -> None:
+    """Forced interleaving: the pane's run is already final in the store while its worker (here a process
+    the test holds) has not recorded the delivery yet. The parent must keep following it until the worker is
+    gone, then announce what it recorded, once."""
+    parent = await runtime.store.create_session(profile="generic")
+    child = await runtime.store.create_session(profile="oracle", parent_id=parent.id)
+    worker = await asyncio.create_subprocess_exec("sleep", "300")
+    run = await runtime.store.create_run(session_id=child.id, profile="oracle", model="anthropic/x", prompt="q",
+                                         options={"parent_session_id": parent.id, "mode": "tmux"})
+    await runtime.store.update_run(run.id, status=RunStatus.COMPLETED, pid=worker.pid,
+                                   result={"output": "LATE-ANSWER"})
+    runtime.spawner._elsewhere[run.id] = parent.id
+    runtime.spawner._watch = asyncio.create_task(runtime.spawner._watch_elsewhere())
+    await until(lambda: runtime.spawner._watch is not None, "the watch")
+    await asyncio.sleep(0.5)  # several looks at a final run whose worker still runs: it must stay followed
+    assert run.id in runtime.spawner._elsewhere
+    runtime.delivery.hold_for.add(parent.id)  # as the worker does: record, leave the announcement
+    await runtime.delivery.completion(recipient_session_id=parent.id, run_id=run.id, child_session_id=child.id,
+                                      label="oracle#1", status=RunStatus.COMPLETED, output="LATE-ANSWER",
+                                      error=None, result=None)
+    runtime.delivery.hold_for.discard(parent.id)
+    worker.kill()
+    await worker.wait()
+    texts = await until(lambda: _announcements(runtime.store, parent.id), "the announcement")
+    assert len(texts) == 1 and "LATE-ANSWER" in texts[0]  # type: ignore[arg-type]
+    await until(lambda: run.id not in runtime.spawner._elsewhere, "the parent to stop following it")

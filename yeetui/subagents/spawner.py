@@ -329,7 +329,10 @@ class AgentSpawner:
                     if run is not None and not run.status.is_final and not process_running(run.pid):
                         await self._stop_elsewhere(run)
                         run = await self.store.get_run(run_id)
-                    if run is None or run.status.is_final:
+                    # Final is not enough: the worker records its delivery after the run's final status, so
+                    # the run is done with only once its process has gone (a load run caught one announcement
+                    # missed when this looked only at the status).
+                    if run is None or (run.status.is_final and not process_running(run.pid)):
                         del self._elsewhere[run_id]
                         if parent and not self.delivery.is_active(parent):
                             await self.delivery.flush(parent, only_if_idle=True)
