@@ -321,7 +321,6 @@ async def test_an_ending_recorded_after_the_final_status_is_still_announced(runt
                                    result={"output": "LATE-ANSWER"})
     runtime.spawner._elsewhere[run.id] = parent.id
     runtime.spawner._watch = asyncio.create_task(runtime.spawner._watch_elsewhere())
-    await until(lambda: runtime.spawner._watch is not None, "the watch")
     await asyncio.sleep(0.5)  # several looks at a final run whose worker still runs: it must stay followed
     assert run.id in runtime.spawner._elsewhere
     runtime.delivery.hold_for.add(parent.id)  # as the worker does: record, leave the announcement
