@@ -28,7 +28,13 @@ class WorkspaceBinding:
     """Extra absolute directories never writable (the user config dir, the data dir)."""
     bash_sandbox: BashSandbox = "auto"
     """Read-only bindings: `auto`/`required` run bash under an OS sandbox when one exists; `required`
-    refuses bash when none exists; `off` refuses bash outright in read-only bindings."""
+    refuses bash when none exists; `off` refuses bash outright in read-only bindings. Worktree and clone
+    bindings: bash runs in a sandbox whose only writable places are the roots and `git_writable`."""
+    git_writable: tuple[Path, ...] = ()
+    """For a worktree: the places in the main repository's git dir its git must write (its own admin dir,
+    the object store, its branch's ref and log folders). Only bash's sandbox opens them; file tools never."""
+    git_readable: tuple[Path, ...] = ()
+    """For a worktree: the main repository's git dir, which its `.git` file points into."""
 
     def __post_init__(self) -> None:
         cwd = Path(self.cwd).resolve()
@@ -36,3 +42,10 @@ class WorkspaceBinding:
         roots = tuple(Path(r).resolve() for r in self.roots) or (cwd,)
         object.__setattr__(self, "roots", roots)
         object.__setattr__(self, "protected", tuple(Path(p).resolve() for p in self.protected))
+        object.__setattr__(self, "git_writable", tuple(Path(p).resolve() for p in self.git_writable))
+        object.__setattr__(self, "git_readable", tuple(Path(p).resolve() for p in self.git_readable))
+
+    @property
+    def confined(self) -> bool:
+        """A writable binding whose bash runs in an OS sandbox that can write only its own checkout."""
+        return self.allow_writes and self.mode in ("worktree", "clone")

@@ -4,14 +4,17 @@ untouched, the work is committed on the child's branch, the parent is told where
 from __future__ import annotations
 
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
 from yeetui.events import RunStatus
+from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
 from yeetui.subagents.review import review_request
+from yeetui.system import sandbox
 from yeetui.worktrees.merging import merge_work
 
 IDENTITY = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
@@ -129,3 +132,35 @@ async def test_review_of_one_commit_or_a_range(project_dir: Path) -> None:
     for target in ("HEAD", "HEAD~1..", "HEAD~1..HEAD"):
         request = await review_request(project_dir, parent_session_id="s", target=target)
         assert "+NEW = 1" in request.prompt_suffix and "def add" not in request.prompt_suffix.split("new.py", 1)[1]
+
+
+async def test_a_builders_bash_writes_only_its_worktree(runtime: Runtime, scripted, project_dir: Path) -> None:
+    """The OS sandbox of a worktree's bash: writes into the user's checkout fail, its own files and a commit
+    on its branch work (its git reaches the main repository's object store and its branch's refs)."""
+    if sandbox.probe_sandbox() is None:
+        pytest.skip("no OS sandbox (bubblewrap or Landlock) works on this machine")
+    answer_permissions_headless(runtime.bus, approve=True)
+    escape = project_dir / "escape.txt"
+    outside = Path.home() / f".yeetui-escape-probe-{uuid.uuid4().hex}"  # not under /tmp (the sandbox's tmpfs)
+    who = "-c user.name=B -c user.email=b@x"
+    command = (f"echo x > {escape}; echo x > {outside}; echo y > inside.txt && git {who} add inside.txt && "
+               f"git {who} commit -qm inside && echo COMMITTED")
+    scripted.script(
+        Reply(tool_calls=[_spawn("BUILD: shell")], when_contains="PARENT"),
+        Reply(tool_calls=[ToolCall("bash", {"command": command})], when_contains="BUILD:"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "tried"})], when_contains="BUILD:"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "done"})], when_contains="[Subagent: builder#"),
+    )
+    try:
+        result = await runtime.launcher.run_prompt("PARENT: shell in a worktree")
+        assert result.status == RunStatus.COMPLETED, result.error
+        assert not escape.exists() and not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)
+    [told] = [str(m["content"]) for r in scripted.requests if "BUILD: shell" in r.text and "PARENT" not in r.text
+              for m in r.body["messages"] if "tool_result" in str(m["content"])]
+    assert "Read-only file system" in told and "COMMITTED" in told
+    [wt] = await runtime.store.list_worktrees()
+    assert git(project_dir, "show", f"{wt.branch}:inside.txt") == "y\n"
+    assert git(project_dir, "log", "-1", "--format=%s", wt.branch).strip() == "inside"
+    assert git(project_dir, "status", "--porcelain") == "" and git(project_dir, "branch", "--show-current") == "main\n"

@@ -151,12 +151,19 @@ class RunLauncher:
                                     f"for {model.partition('/')[0]}; it runs on {default} instead."))
         return default
 
-    def binding_for(self, profile: Profile, cwd: Path | None = None) -> WorkspaceBinding:
+    def binding_for(self, profile: Profile, cwd: Path | None = None,
+                    workspace: Mapping[str, Any] | None = None) -> WorkspaceBinding:
+        """What a run may touch: the project, or (`cwd` with its session's `workspace`) the worktree or clone
+        the session was given — whose bash then runs in an OS sandbox that can write only there."""
+        own = workspace if cwd is not None and workspace else {}
         return WorkspaceBinding(
             cwd=cwd or self.project_dir,
+            mode=own.get("mode", "shared"),
             allow_writes=profile.workspace.allow_writes,
             protected=(paths.config_dir(self.env), paths.data_dir(self.env)),
             bash_sandbox=profile.workspace.bash_sandbox,
+            git_writable=tuple(Path(p) for p in own.get("git_writable", ())),
+            git_readable=tuple(Path(p) for p in own.get("git_readable", ())),
         )
 
     def may_spawn(self, profile: Profile, depth: int) -> bool:
@@ -215,7 +222,7 @@ class RunLauncher:
     async def build_spec(self, *, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                          interactive: bool = False, label: str | None = None, parent_session_id: str | None = None,
                          run_id: str = "") -> RunSpec:
-        binding = self.binding_for(profile, cwd=own_checkout(session))
+        binding = self.binding_for(profile, cwd=own_checkout(session), workspace=session.workspace)
         workflow = None
         if profile.workflow:
             if profile.workflow not in self.workflows:

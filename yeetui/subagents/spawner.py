@@ -232,7 +232,9 @@ class AgentSpawner:
             self.bus.publish(Notice("warning", f"{label} gets no {isolation} of its own and works in {checkout}: "
                                     f"{exc}", session.id))
             return session
-        workspace = {"mode": isolation, "worktree_id": wt.id, "branch": wt.branch, "checkout": str(wt.repo)}
+        writable, readable = await self.worktrees.git_dirs(wt)
+        workspace = {"mode": isolation, "worktree_id": wt.id, "branch": wt.branch, "checkout": str(wt.repo),
+                     "git_writable": [str(p) for p in writable], "git_readable": [str(p) for p in readable]}
         return await self.store.update_session(session.id, cwd=str(wt.path), workspace=workspace)
 
     async def _launch_in_pane(self, run_id: str, session: SessionRecord, profile: Profile, timeout: float,

@@ -32,6 +32,11 @@ _BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmp
 undoes the read-only binds), a new session (no TIOCSTI keystrokes into the user's terminal)."""
 _PROBE_TIMEOUT = 10.0
 _LANDLOCK_FLAG = "--landlock-exec"
+_LANDLOCK_WRITE_FLAG = "--landlock-write-exec"
+_BWRAP_CONFINED = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all",
+                   "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--new-session")
+"""A worktree's bash: like the read-only sandbox, but with the network (builds fetch dependencies) and its own
+checkout writable."""
 
 # Landlock ABI (include/uapi/linux/landlock.h); syscall numbers are the same on every unified-table arch.
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -70,8 +75,9 @@ def landlock_abi() -> int:
     return max(int(abi), 0)
 
 
-def _landlock_restrict(private_tmp: str | None) -> None:
-    """Restrict this process (and what it execs) to writing only /dev/null and `private_tmp`."""
+def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (), network: bool = False) -> None:
+    """Restrict this process (and what it execs) to writing only /dev/null, `private_tmp` and `writable`;
+    without `network`, TCP is denied too (ABI 4+)."""
     abi = landlock_abi()
     if abi < 1:
         raise OSError("Landlock is not available in this kernel")
@@ -79,7 +85,7 @@ def _landlock_restrict(private_tmp: str | None) -> None:
     syscall = libc.syscall
     syscall.restype = ctypes.c_long
     fs = _FS_WRITE_V1 | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
-    attr = _RulesetAttr(fs, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0,
+    attr = _RulesetAttr(fs, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 and not network else 0,
                         _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     ruleset = syscall(ctypes.c_long(_SYS_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
@@ -89,6 +95,7 @@ def _landlock_restrict(private_tmp: str | None) -> None:
     allowed: list[tuple[str, int]] = [("/dev/null", _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0))]
     if private_tmp:
         allowed.append((private_tmp, fs))
+    allowed += [(path, fs) for path in writable]
     for path, rights in allowed:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         try:
@@ -106,12 +113,17 @@ def _landlock_restrict(private_tmp: str | None) -> None:
 
 
 def _landlock_exec_main(args: list[str]) -> int:
-    """`sandbox.py --landlock-exec PRIVATE_TMP -- ARGV…`: restrict, then exec. Never runs unsandboxed."""
-    if len(args) < 4 or args[0] != _LANDLOCK_FLAG or args[2] != "--":
+    """`sandbox.py --landlock-exec PRIVATE_TMP -- ARGV…`: restrict, then exec. Never runs unsandboxed.
+    `--landlock-write-exec PRIVATE_TMP:DIR:DIR… -- ARGV…` also lets it write beneath each DIR (network kept)."""
+    if len(args) < 4 or args[0] not in (_LANDLOCK_FLAG, _LANDLOCK_WRITE_FLAG) or args[2] != "--":
         sys.stderr.write("usage: sandbox.py --landlock-exec PRIVATE_TMP -- COMMAND [ARG…]\n")
         return 2
+    places = args[1].split(os.pathsep)
     try:
-        _landlock_restrict(args[1] or None)
+        if args[0] == _LANDLOCK_WRITE_FLAG:
+            _landlock_restrict(places[0] or None, writable=tuple(filter(None, places[1:])), network=True)
+        else:
+            _landlock_restrict(args[1] or None)
     except OSError as exc:
         sys.stderr.write(f"yeetui: could not apply the Landlock read-only sandbox: {exc}\n")
         return 126
@@ -149,6 +161,26 @@ def wrap_readonly(argv: Sequence[str], cwd: str | os.PathLike[str], *, roots: Se
         return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), _LANDLOCK_FLAG,
                 os.fspath(private_tmp) if private_tmp else "", "--", *argv]
     raise RuntimeError("No read-only sandbox (bubblewrap or Landlock) is available on this machine.")
+
+
+def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable: Sequence[Path],
+                  readable: Sequence[Path] = (), private_tmp: str | os.PathLike[str] | None = None,
+                  mechanism: Sandbox | None = None) -> list[str]:
+    """Prefix `argv` so that it can write only beneath `writable` (and a private /tmp): a worktree's bash,
+    which must not reach the user's checkout. `readable` are re-shown after bwrap's private /tmp hides them.
+    Raises RuntimeError when no sandbox is available."""
+    mechanism = mechanism or probe_sandbox()
+    cwd = Path(cwd)
+    if mechanism == "bwrap":
+        bwrap = shutil.which("bwrap") or "bwrap"
+        modes = {Path(p): "--ro-bind" for p in readable} | {Path(p): "--bind" for p in writable}
+        binds = [a for p in sorted(modes, key=lambda p: len(p.parts)) for a in (modes[p], str(p), str(p))]
+        return [bwrap, *_BWRAP_CONFINED, *binds, "--chdir", str(cwd), "--", *argv]
+    if mechanism == "landlock":
+        places = os.pathsep.join([os.fspath(private_tmp) if private_tmp else "", *map(str, writable)])
+        return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), _LANDLOCK_WRITE_FLAG, places, "--",
+                *argv]
+    raise RuntimeError("No OS sandbox (bubblewrap or Landlock) is available on this machine.")
 
 
 # ---------------------------------------------------------------------------------------------- probe

@@ -106,6 +106,12 @@ class BashTool(Tool):
                 env["TMPDIR"] = private_tmp
             argv = sandbox.wrap_readonly(argv, binding.cwd, roots=binding.roots, private_tmp=private_tmp,
                                          mechanism=mechanism)
+        elif binding.confined and (mechanism := await self._confining_sandbox(ctx)) is not None:
+            if mechanism == "landlock":
+                private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
+                env["TMPDIR"] = private_tmp
+            argv = sandbox.wrap_confined(argv, binding.cwd, writable=(*binding.roots, *binding.git_writable),
+                                         readable=binding.git_readable, private_tmp=private_tmp, mechanism=mechanism)
         try:
             exit_code, output, timed_out = await self._execute(argv, binding.cwd, env, timeout,
                                                                settings.output_cap, ctx.processes)
@@ -121,6 +127,19 @@ class BashTool(Tool):
         content = f"{body}\n{note}" if body else note
         return ToolOutput(content=content, is_error=timed_out,
                           data={"sandbox": mechanism, "exit_code": exit_code, "timed_out": timed_out})
+
+    @staticmethod
+    async def _confining_sandbox(ctx: ToolContext) -> sandbox.Sandbox | None:
+        """The sandbox a worktree's bash runs in: None (unconfined, as in the user's checkout) when there is
+        none and the profile does not require one, or says `bash_sandbox: off`."""
+        mode = ctx.binding.bash_sandbox
+        if mode == "off":
+            return None
+        found = await asyncio.to_thread(sandbox.probe_sandbox)
+        if found is None and mode == "required":
+            raise ToolError("bash is not available here: this profile requires an OS sandbox for bash, and no "
+                            "sandbox (bubblewrap or Landlock) works on this machine.")
+        return found
 
     @staticmethod
     async def _readonly_sandbox(ctx: ToolContext) -> sandbox.Sandbox:

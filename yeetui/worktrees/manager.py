@@ -177,6 +177,22 @@ class Worktrees:
             commits = int(out.strip()) if rc == 0 and out.strip().isdigit() else 0
         return WorktreeState(exists=True, changed=changed, commits=commits)
 
+    async def git_dirs(self, wt: WorktreeRecord) -> tuple[list[Path], list[Path]]:
+        """(writable, readable): what a worktree's own git must reach in the main repository's git dir — its
+        admin dir, the object store, its branch's ref and reflog folders — and that git dir itself, to read.
+        A clone has its git dir inside it: nothing more."""
+        if wt.kind == "clone":
+            return [], []
+        own = Path((await self.git_checked(wt.path, "rev-parse", "--absolute-git-dir",
+                                           what="find its git dir")).strip())
+        common = (await self.git_checked(wt.path, "rev-parse", "--git-common-dir", what="find the git dir")).strip()
+        shared = real_path(wt.path / common)
+        branch = Path("refs", "heads", wt.branch).parent
+        folders = [shared / branch, shared / "logs" / branch]
+        for folder in folders:
+            folder.mkdir(parents=True, exist_ok=True)
+        return [own, shared / "objects", *folders], [shared]
+
     async def commit_work(self, wt: WorktreeRecord, message: str) -> str | None:
         """Commit whatever is uncommitted in the worktree (an agent that ended without committing); the new
         commit's id, or None when there was nothing to commit."""
