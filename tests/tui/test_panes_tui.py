@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.processes import gone
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui import paths
 from yeetui.system.tmux import TmuxServer, server_name
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.embedded_pane import EmbeddedPane
 from yeetui.tui.widgets.ledger import LedgerPanel
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -67,5 +69,35 @@ async def test_a_pane_childs_tokens_stream_into_its_session_view(fake_env, proje
             await _until(pilot, lambda: "LIVE20" in _text(main.view()), timeout=60)
             run = await store.get_run(runs[0].id)
             assert run is not None and not run.status.is_final, "the text came only after the run ended"
+    finally:
+        await TmuxServer(server_name(paths.data_dir())).kill_server()
+
+
+async def test_embed_shows_a_pane_child_inside_the_tui(fake_env, project: Path) -> None:
+    """`/embed oracle#1` shows the child's tmux window under the conversation, live; ctrl+] gives the keys
+    back to the composer; `/embed` alone closes it (its tmux client is gone)."""
+    words = " ".join(f"EMB{n}" for n in range(400))
+    fake_env.script(Reply(text=words, chunk_size=12, chunk_delay=0.05, when_contains="You are the oracle",
+                          tool_calls=[ToolCall("complete", {"output": "streamed"})]))
+    app = YeetuiApp(cwd=project)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            main = await _main(pilot)
+            view = main.query_one(ConversationView)
+            await _type(pilot, "/oracle --tmux EMBED-Q: talk")
+            await _until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
+            await _type(pilot, "/embed oracle#1")
+            await _until(pilot, lambda: bool(main.query(EmbeddedPane)), timeout=30)
+            pane = main.query_one(EmbeddedPane)
+            assert pilot.app.focused is pane
+            await _until(pilot, lambda: "EMB30" in pane.text(), timeout=60)
+            await pilot.press("ctrl+right_square_bracket")
+            await _until(pilot, lambda: pilot.app.focused is main.composer.input)
+            client = pane.client
+            assert client is not None and client.process is not None
+            pid = client.process.pid
+            await _type(pilot, "/embed")
+            await _until(pilot, lambda: not main.query(EmbeddedPane))
+            assert gone(pid)
     finally:
         await TmuxServer(server_name(paths.data_dir())).kill_server()

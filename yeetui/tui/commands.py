@@ -57,6 +57,9 @@ class CommandScreen(Protocol):
 
     def toggle_inbox(self) -> None: ...
 
+    async def embed(self, pane: Any, label: str = "") -> None:
+        """Show a subagent's tmux window inside the screen (None: close the one shown)."""
+
     async def toggle_pair(self) -> None: ...
 
     async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:

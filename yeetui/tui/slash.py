@@ -37,7 +37,7 @@ PANEL_KEYS: tuple[tuple[str, str], ...] = (
     ("ledger: enter", "open the run's session (tab moves to the ledger)"),
     ("ledger: s", "steer: open its session to type guidance"),
     ("ledger: c", "ask the run to wrap up"), ("ledger: x", "stop the run now"),
-    ("ledger: t", "watch the run's tmux pane"),
+    ("ledger: t", "watch the run's tmux pane"), ("ledger: e", "show the run's tmux pane inside yeetui"),
     ("inbox: enter / o", "open the item's session"), ("inbox: a", "accept a pair's interjection"),
     ("inbox: d", "dismiss"), ("inbox: r", "reply to it from the composer"),
     ("inbox: m", "merge its agent's worktree branch into your branch"),
@@ -234,6 +234,22 @@ async def _attach(screen: CommandScreen, args: str) -> None:
     await screen.notice("info", text)
 
 
+async def _embed(screen: CommandScreen, args: str) -> None:
+    """Show a pane child's tmux window inside the TUI; `/embed` alone closes the one shown."""
+    name = args.strip()
+    if not name:
+        await screen.embed(None)
+        return
+    store, spawner = screen.runtime.store, screen.runtime.spawner
+    run = next((r for r in await store.list_runs(limit=200)
+                if RunOptions.of(r).pane and (r.label == name or r.id.startswith(name))), None)
+    pane = await spawner.pane_of(run.id) if run is not None else None
+    if run is None or pane is None:
+        await screen.notice("warning", f"No tmux pane of {name!r} to show. /attach lists how to watch panes.")
+        return
+    await screen.embed(pane, run.label or run.profile)
+
+
 async def _pair(screen: CommandScreen, args: str) -> None:
     await screen.toggle_pair()
 
@@ -283,6 +299,8 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
         SlashCommand("discard", "/discard [builder#1]", "throw a subagent's worktree and branch away", _discard),
         SlashCommand("worktrees", "/worktrees", "list the worktrees subagents work in", _worktrees),
         SlashCommand("attach", "/attach [oracle#1]", "watch a subagent's tmux pane", _attach),
+        SlashCommand("embed", "/embed [oracle#1]", "show a subagent's tmux pane inside yeetui (alone: close it)",
+                     _embed),
         SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", _pair),
         SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", _orchestrate,
                      palette_prefills=True),

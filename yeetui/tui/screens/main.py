@@ -32,7 +32,9 @@ from yeetui.runtime import Runtime
 from yeetui.store.records import RunRecord
 from yeetui.subagents.ledger import ANSWERED, Ledger
 from yeetui.subagents.ledger_sync import LedgerSync
+from yeetui.subagents.panes import Pane
 from yeetui.subagents.spawner import process_running
+from yeetui.system.terminals import attach_argv
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
@@ -43,6 +45,7 @@ from yeetui.tui.slash import all_commands, run_slash
 from yeetui.tui.startup import Pending, SessionStart
 from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.embedded_pane import EmbeddedPane
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
 
@@ -340,6 +343,26 @@ class MainScreen(Screen):
             return None
         return run
 
+    async def embed(self, pane: Pane | None, label: str = "") -> None:
+        """Show `pane` (a subagent's tmux window) live under the conversation, focused; None closes it."""
+        for old in self.query(EmbeddedPane):
+            await old.remove()
+        if pane is None:
+            self.composer.focus()
+            return
+        env = {k: v for k, v in self.runtime.env.items() if k != "TMUX"}
+        view = EmbeddedPane(attach_argv(pane.server, pane.target), env=env, title=f"{label} · tmux {pane.window}")
+        await self.mount(view, before=self.composer)
+        view.focus()
+
+    @on(EmbeddedPane.Released)
+    def _pane_released(self) -> None:
+        self.composer.focus()
+
+    @on(EmbeddedPane.Exited)
+    async def _pane_exited(self) -> None:
+        await self.embed(None)
+
     def toggle_inbox(self) -> None:
         inbox = self.query_one(InboxPanel)
         inbox.display = not inbox.display
@@ -462,6 +485,8 @@ class MainScreen(Screen):
             await self.open_session(run.session_id)
         elif message.action == "watch":
             await run_slash(self, "attach", run.id)
+        elif message.action == "embed":
+            await run_slash(self, "embed", run.id)
         elif message.action == "steer":
             await self.open_session(run.session_id)
             self.composer.focus()

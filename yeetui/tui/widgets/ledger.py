@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from yeetui.events import RunStatus
 from yeetui.subagents.ledger import ANSWERED, WATCHING, LedgerRow, format_row, status_word
 
-LedgerAction = Literal["open", "steer", "cancel", "abort", "watch"]
+LedgerAction = Literal["open", "steer", "cancel", "abort", "watch", "embed"]
 
 STATUS_STYLES: dict[str, str] = {
     RunStatus.QUEUED: "$foreground-muted",
@@ -64,6 +64,7 @@ class LedgerPanel(OptionList):
         Binding("c", "cancel", "Cancel", id="ledger.cancel"),
         Binding("x", "abort", "Abort", id="ledger.abort"),
         Binding("t", "watch", "Watch pane", id="ledger.watch"),
+        Binding("e", "embed", "Embed pane", id="ledger.embed"),
     ]
     """
     | Key(s) | Description |
@@ -73,6 +74,7 @@ class LedgerPanel(OptionList):
     | c | Cancel the selected run gracefully. |
     | x | Abort the selected run (hard kill). |
     | t | Watch the run's tmux pane (a split of your tmux, a terminal window, or the command to type). |
+    | e | Show the run's tmux pane inside yeetui, under the conversation (ctrl+] gives the focus back). |
     """
 
     DEFAULT_CSS = """
@@ -167,6 +169,9 @@ class LedgerPanel(OptionList):
 
     def action_watch(self) -> None:
         self._post("watch")
+
+    def action_embed(self) -> None:
+        self._post("embed")
 
     def action_select(self) -> None:
         """A click on a row (OptionList's select) opens it."""
