@@ -62,3 +62,10 @@ def test_headless_benchmark_runs() -> None:
 def test_panes_benchmark_runs() -> None:
     figures = _run("bench_panes.py")
     _has(figures, "tmux pane vs in-process", "RSS per idle pane worker")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_embed_benchmark_runs() -> None:
+    figures = _run("bench_embed.py")
+    _has(figures, "key echo p50", "key echo p99", "event-loop stall p99")
