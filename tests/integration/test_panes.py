@@ -21,7 +21,7 @@ from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import yeetui_argv, yeetui_env
 from tests.processes import gone
 from yeetui import paths
-from yeetui.events import RunStatus
+from yeetui.events import PermissionRequested, RunStatus
 from yeetui.runtime import Runtime
 from yeetui.store import Store
 from yeetui.subagents.spawner import SpawnRequest
@@ -95,7 +95,7 @@ async def test_an_oracle_in_a_tmux_pane_answers_its_parent_exactly_once(runtime:
     screen = await until(lambda: _screen_has(server, run.options["pane"]["pane"], "Working on the answer."),
                          "the pane's text")
     assert "oracle#1" in screen  # type: ignore[operator]
-    await asyncio.sleep(0.5)  # nothing more may arrive: it was announced once
+    await until(lambda: not runtime.spawner.elsewhere.following(run.id), "the parent to stop following it")
     assert len(await _announcements(runtime.store, result.session_id)) == 1
     assert len(await runtime.store.list_inbox(result.session_id)) == 1
 
@@ -230,7 +230,7 @@ async def test_two_hundred_pane_children_leave_no_descriptor_open(runtime: Runti
         if n % 20 == 19:
             await until(lambda: _all_final(runtime.store, [h.run_id for h in spawned]), "a wave to end", 300)
     await until(lambda: _all_final(runtime.store, [h.run_id for h in spawned]), "every child to end", 300)
-    await until(lambda: not runtime.spawner._elsewhere, "the parent to stop following them")
+    await until(lambda: not runtime.spawner.elsewhere.following(), "the parent to stop following them")
     told = [len(await _announcements(runtime.store, p.id)) for p in parents]
     assert told == [CHILDREN // 4] * 4
     assert _open_fds() <= baseline, f"{_open_fds() - baseline} descriptors more than before"
@@ -319,10 +319,11 @@ async def test_an_ending_recorded_after_the_final_status_is_still_announced(runt
                                          options={"parent_session_id": parent.id, "mode": "tmux"})
     await runtime.store.update_run(run.id, status=RunStatus.COMPLETED, pid=worker.pid,
                                    result={"output": "LATE-ANSWER"})
-    runtime.spawner._elsewhere[run.id] = parent.id
-    runtime.spawner._watch = asyncio.create_task(runtime.spawner._watch_elsewhere())
-    await asyncio.sleep(0.5)  # several looks at a final run whose worker still runs: it must stay followed
-    assert run.id in runtime.spawner._elsewhere
+    elsewhere = runtime.spawner.elsewhere
+    elsewhere.follow(run.id, parent.id)
+    start = elsewhere.rounds
+    await until(lambda: elsewhere.rounds >= start + 3, "several looks at the final run whose worker still runs")
+    assert elsewhere.following(run.id)
     runtime.delivery.hold_for.add(parent.id)  # as the worker does: record, leave the announcement
     await runtime.delivery.completion(recipient_session_id=parent.id, run_id=run.id, child_session_id=child.id,
                                       label="oracle#1", status=RunStatus.COMPLETED, output="LATE-ANSWER",
@@ -332,4 +333,48 @@ async def test_an_ending_recorded_after_the_final_status_is_still_announced(runt
     await worker.wait()
     texts = await until(lambda: _announcements(runtime.store, parent.id), "the announcement")
     assert len(texts) == 1 and "LATE-ANSWER" in texts[0]  # type: ignore[arg-type]
-    await until(lambda: run.id not in runtime.spawner._elsewhere, "the parent to stop following it")
+    await until(lambda: not elsewhere.following(run.id), "the parent to stop following it")
+
+
+async def test_a_pane_childs_question_is_asked_where_the_user_is(runtime: Runtime, fake_env) -> None:
+    """A front end that shows dialogs (the TUI) gets the pane child's `ask` as its own PermissionRequested; the
+    worker's window says it waits; an allow lets the command run, and a deny reaches the model as one."""
+    runtime.spawner.approve_asks = False
+    runtime.spawner.elsewhere.answers_asks = True
+    asked: list[PermissionRequested] = []
+    runtime.bus.add_listener(lambda e: isinstance(e, PermissionRequested) and asked.append(e))
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo PANE-ALLOWED-RAN"})], when_contains="PANE-ASK-1"),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo second"})], when_contains="PANE-ALLOWED-RAN"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "done asking"})], when_contains="denied"),
+    )
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "PANE-ASK-1: run it", requested_by="user",
+                                                      mode="tmux"))
+    await until(lambda: asked, "the pane child's question")
+    assert (asked[0].tool, asked[0].subject, asked[0].run_id) == ("bash", "echo PANE-ALLOWED-RAN", handle.run_id)
+    run = await runtime.store.get_run(handle.run_id)
+    assert run is not None and run.status == RunStatus.WAITING_PERMISSION
+    server = TmuxServer(run.options["pane"]["server"])
+    await until(lambda: _screen_has(server, run.options["pane"]["pane"], "waiting for the answer in yeetui"),
+                "the window to say it waits")
+    asked[0].reply.set_result("allow_once")
+    await until(lambda: len(asked) == 2, "the second question")
+    asked[1].reply.set_result("deny")
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    assert ended.status == RunStatus.COMPLETED, ended.error  # type: ignore[union-attr]
+    texts = [r.text for r in fake_env.requests]
+    assert any("PANE-ALLOWED-RAN" in t for t in texts)  # the allowed command ran, its output went back
+    assert "denied bash" in texts[-1]
+
+
+async def test_stopping_a_parent_stops_its_pane_children(runtime: Runtime, fake_env) -> None:
+    """As for in-process children: cancelling a session's subtree reaches the children in panes too."""
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": "sleep 300"})], when_contains="PANE-SUBTREE"))
+    parent = await runtime.store.create_session(profile="generic")
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "PANE-SUBTREE: run it", requested_by="user",
+                                                      mode="tmux", parent_session_id=parent.id))
+    pgid = await until(lambda: _tool_group(runtime.store, handle.run_id), "the command to start")
+    await runtime.spawner.cancel_children(parent.id)
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the child to end")
+    assert ended.status in (RunStatus.CANCELLED, RunStatus.INTERRUPTED)  # type: ignore[attr-defined]
+    await until(lambda: gone(pgid), "its command to be gone")  # type: ignore[arg-type]

@@ -3,6 +3,7 @@ shows it, `/attach` says how to watch it, and its answer is announced in the con
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -99,5 +100,30 @@ async def test_embed_shows_a_pane_child_inside_the_tui(fake_env, project: Path) 
             await _type(pilot, "/embed")
             await _until(pilot, lambda: not main.query(EmbeddedPane))
             assert gone(pid)
+    finally:
+        await TmuxServer(server_name(paths.data_dir())).kill_server()
+
+
+async def test_a_pane_childs_question_opens_the_permission_dialog(fake_env, project: Path) -> None:
+    """The worker in the pane has no dialog: its `ask` comes to the TUI's own, and `y` lets the command run."""
+    from yeetui.tui.screens.permission import PermissionScreen
+
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo PANE-TUI-RAN"})], when_contains="PANE-TUI-ASK"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-TUI-DONE"})], when_contains="PANE-TUI-RAN"),
+    )
+    app = YeetuiApp(cwd=project)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            main = await _main(pilot)
+            view = main.query_one(ConversationView)
+            await _type(pilot, "@generic --tmux PANE-TUI-ASK: run it")
+            await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen), timeout=60)
+            shown = _text(pilot.app.screen)
+            assert "generic#1" in shown and "echo PANE-TUI-RAN" in shown
+            [run] = [r for r in await pilot.app.runtime.store.list_runs() if r.label == "generic#1"]
+            assert run.options["mode"] == "tmux" and run.pid != os.getpid()  # asked by the worker in the pane
+            await pilot.press("y")
+            await _until(pilot, lambda: "PANE-TUI-DONE" in _text(view), timeout=60)
     finally:
         await TmuxServer(server_name(paths.data_dir())).kill_server()

@@ -27,6 +27,7 @@ from yeetui.cli.progress import HeadlessProgress, PaneView
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.messages import Usage
+from yeetui.runs.asking import AskThroughStore
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
@@ -337,7 +338,12 @@ async def cmd_agent(args: argparse.Namespace) -> int:
     try:
         run = await runtime.store.resolve_run(args.run_id)
         options = RunOptions.of(run)
-        answer_permissions_headless(runtime.bus, approve=options.approve)
+        asking = None
+        if options.ask_here and not options.approve:  # the yeetui following this pane asks the user
+            asking = AskThroughStore(runtime.store, run.id)
+            runtime.bus.add_listener(asking.listen)
+        else:
+            answer_permissions_headless(runtime.bus, approve=options.approve)
         runtime.spawner.approve_asks = options.approve
         if options.parent_session_id:  # its parent lives in another process, which announces the ending
             runtime.delivery.hold_for.add(options.parent_session_id)
@@ -355,6 +361,8 @@ async def cmd_agent(args: argparse.Namespace) -> int:
             except asyncio.CancelledError:
                 pass
         final = await _ensure_final(runtime.store, run.id)
+        if asking is not None:
+            await asking.close()
         if sender is not None:
             await sender.close()
         if args.show:

@@ -82,6 +82,10 @@ class PaneView(HeadlessProgress):
             self._write(terminal_safe(event.text))
             self._mid_line = not event.text.endswith("\n")
             return
+        if isinstance(event, ev.PermissionRequested) and not event.reply.done():  # not answered here at once
+            subject = terminal_safe(clip(one_line(event.subject), 120))
+            self._say(f"{event.agent_label} asks to use {event.tool}: {subject} — waiting for the answer in yeetui")
+            return
         super()._on_event(event)
 
     def _write(self, text: str) -> None:

@@ -47,6 +47,9 @@ class RunOptions:
     """Executed by a `yeetui agent run` worker process of its own."""
     approve: bool = False
     """Headless `ask` permissions are allowed (`--yes`) rather than refused."""
+    ask_here: bool = False
+    """A pane's worker posts its `ask` questions in the store for the yeetui that follows the pane (the TUI that
+    started it) instead of refusing them; `approve` still wins."""
     attempt: int = 0
     """Bumped by every resume: each attempt's ending is delivered once."""
     pane: dict[str, str] | None = None

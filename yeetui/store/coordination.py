@@ -1,6 +1,7 @@
 """What yeetui processes sharing one data dir coordinate through: run slots (how many runs execute at once,
-in queue order), run commands (cancel, abort, steer a run that another process executes) and the process
-groups of running commands (ended by the next process to recover when their yeetui process was killed).
+in queue order), run commands (cancel, abort, steer a run that another process executes), permission asks (a
+pane's tool call waiting for the user's answer in the yeetui that follows it) and the process groups of
+running commands (ended by the next process to recover when their yeetui process was killed).
 
 Each step is one write transaction (BEGIN IMMEDIATE), so processes racing for the last slot cannot both
 take it. Rows of processes that are gone are reclaimed by whichever process takes a slot next.
@@ -8,11 +9,13 @@ take it. Rows of processes that are gone are reclaimed by whichever process take
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from yeetui.errors import StoreError
 from yeetui.store.liveness import pid_alive
@@ -116,6 +119,75 @@ class CommandsMixin:
             return [RunCommand(r["id"], r["run_id"], r["kind"], r["body"], r["sender"]) for r in rows]
 
         return await self._transaction("take run commands", take)  # type: ignore[attr-defined]
+
+
+class PermissionAsksMixin:
+    """Permission questions from runs in other processes (see 0008_permission_asks.sql)."""
+
+    ANSWERS = ("allow_once", "allow_always", "deny")
+
+    async def post_permission_ask(self, pane_run_id: str, *, run_id: str, session_id: str, agent_label: str,
+                                  tool: str, subject: str, arguments: Mapping[str, Any]) -> int:
+        """Write a question for whoever follows `pane_run_id` (the run the pane was opened for; `run_id` may
+        be one of its in-process children). Subject and arguments are stored redacted."""
+        clean = self.clean  # type: ignore[attr-defined]
+        row = (pane_run_id, run_id, session_id, agent_label, tool, clean(subject),
+               clean(json.dumps(dict(arguments), default=str)), utcnow())
+
+        def post(conn: sqlite3.Connection) -> int:
+            cursor = conn.execute("INSERT INTO permission_asks (pane_run_id, run_id, session_id, agent_label, tool,"
+                                  " subject, arguments, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+            return int(cursor.lastrowid or 0)
+
+        return await self._transaction(f"ask about {tool} for run {run_id}", post)  # type: ignore[attr-defined]
+
+    async def permission_answer(self, ask_id: int) -> str | None:
+        """The answer given (or 'withdrawn'), None while the question is open."""
+        row = await self._one("read a permission answer",  # type: ignore[attr-defined]
+                              "SELECT answer FROM permission_asks WHERE id = ?", (ask_id,))
+        return row["answer"] if row is not None else "withdrawn"
+
+    async def answer_permission_ask(self, ask_id: int, answer: str) -> bool:
+        """Record the answer unless one is there already (the first answer wins); whether this one counted."""
+        if answer not in (*self.ANSWERS, "withdrawn"):
+            raise StoreError(f"{answer!r} is not a permission answer (one of {', '.join(self.ANSWERS)}).")
+
+        def settle(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute("UPDATE permission_asks SET answer = ?, answered_at = ? WHERE id = ?"
+                                  " AND answer IS NULL", (answer, utcnow(), ask_id))
+            return cursor.rowcount == 1
+
+        return await self._transaction("answer a permission question", settle)  # type: ignore[attr-defined]
+
+    async def open_permission_asks(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
+        """Unanswered questions from these panes, oldest first."""
+        wanted = list(pane_run_ids)
+        if not wanted:
+            return []
+        rows = await self._all("look for permission questions",  # type: ignore[attr-defined]
+                               "SELECT * FROM permission_asks WHERE answer IS NULL AND pane_run_id IN"
+                               f" ({', '.join('?' * len(wanted))}) ORDER BY id", wanted)
+        asks = []
+        for r in rows:
+            try:
+                arguments = json.loads(r["arguments"])
+            except ValueError:
+                arguments = {}
+            asks.append(PermissionAsk(r["id"], r["pane_run_id"], r["run_id"], r["session_id"], r["agent_label"],
+                                      r["tool"], r["subject"], arguments if isinstance(arguments, dict) else {}))
+        return asks
+
+
+@dataclass(frozen=True)
+class PermissionAsk:
+    id: int
+    pane_run_id: str
+    run_id: str
+    session_id: str
+    agent_label: str
+    tool: str
+    subject: str
+    arguments: dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from yeetui.errors import ChildLimitReached, StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
 from yeetui.store.announce import AnnounceMixin
-from yeetui.store.coordination import CommandsMixin, SlotsMixin, ToolProcessesMixin
+from yeetui.store.coordination import CommandsMixin, PermissionAsksMixin, SlotsMixin, ToolProcessesMixin
 from yeetui.store.liveness import pid_alive
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
 from yeetui.store.registry import RegistryMixin
@@ -38,7 +38,7 @@ def session_key(profile: str, session_id: str, *, subagent: bool) -> str:
     return f"agent:{profile}:{'subagent' if subagent else 'primary'}:{session_id}"
 
 
-class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, ToolProcessesMixin):
+class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionAsksMixin, ToolProcessesMixin):
     """The async store. All methods commit before returning and raise `StoreError` with context."""
 
     # ----- sessions ----------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -26,8 +25,8 @@ from yeetui.profiles import Isolation, Profile
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import Mode, RunOptions, RunResult
-from yeetui.store.liveness import pid_alive
-from yeetui.store.records import RunRecord, SessionRecord
+from yeetui.store.records import SessionRecord
+from yeetui.subagents.elsewhere import RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery, worktree_note
 from yeetui.subagents.panes import Pane, PaneHost, TmuxError
 from yeetui.system.terminals import show_window
@@ -123,9 +122,8 @@ class AgentSpawner:
         self.delivery = delivery
         self.panes = panes
         """Where `tmux`/`terminal` mode children run; None: they run in-process (with a notice)."""
-        self._elsewhere: dict[str, str | None] = {}
-        """Runs this process started in another process (a pane), and the session each reports to."""
-        self._watch: asyncio.Task[None] | None = None
+        self.elsewhere = RunsElsewhere(launcher.store, launcher.bus, delivery, panes)
+        """The runs this process started in panes, followed until they end."""
         self.approve_asks = False
         """Children in panes may run tool calls that would ask (`yeetui run --yes`): their worker has nobody
         to ask, so otherwise each such call is refused with a message saying which rule to add."""
@@ -181,7 +179,8 @@ class AgentSpawner:
         options = RunOptions(timeout=timeout, blocking=req.blocking, cleanup=req.cleanup, mode=mode,
                              session_context=req.session_context, requested_by=req.requested_by,
                              thinking=req.thinking, parent_session_id=req.parent_session_id, deliver=req.deliver,
-                             watcher=req.watcher, approve=self.approve_asks and mode != "in_process")
+                             watcher=req.watcher, approve=self.approve_asks and mode != "in_process",
+                             ask_here=self.elsewhere.answers_asks and mode != "in_process")
         try:
             run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
                                             options=options, parent_run_id=req.parent_run_id,
@@ -261,28 +260,17 @@ class AgentSpawner:
             if shown.how != "command":
                 where = f"{label} runs in tmux window {pane.window}, opened in {shown.how.replace('-', ' ')}."
         self.bus.publish(Notice("info", where, req.parent_session_id or session.id))
-        self._elsewhere[run_id] = req.parent_session_id
-        if self._watch is None or self._watch.done():
-            self._watch = asyncio.create_task(self._watch_elsewhere(), name="yeetui runs elsewhere")
+        self.elsewhere.follow(run_id, req.parent_session_id)
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
-            waiting = asyncio.ensure_future(self._ended_elsewhere(run_id, timeout + 30.0))
+            waiting = asyncio.ensure_future(self.elsewhere.ended(run_id, timeout + 30.0))
             handle.result = await self._wait_lending_slot(waiting, req.parent_run_id)  # type: ignore[arg-type]
             handle.worktree = await self._worktree_info(session.id)
         return handle
 
     async def adopt_elsewhere(self) -> None:
-        """At start: runs still live in panes (their worker outlived the yeetui that started them) are
-        followed from here, so their endings are announced to parents this process shows."""
-        for run in await self.store.list_runs(statuses=(RunStatus.QUEUED, RunStatus.RUNNING,
-                                                        RunStatus.WAITING_PERMISSION), limit=500):
-            options = RunOptions.of(run)
-            if options.pane and options.parent_session_id and process_running(run.pid):
-                self._elsewhere[run.id] = options.parent_session_id
-        if self._elsewhere and (self._watch is None or self._watch.done()):
-            self._watch = asyncio.create_task(self._watch_elsewhere(), name="yeetui runs elsewhere")
-        if self.panes is not None:  # windows of ended runs were kept for reading until this start
-            await self.panes.server.close_dead_windows()
+        """At start: follow the pane runs that outlived the yeetui that started them (see RunsElsewhere)."""
+        await self.elsewhere.adopt()
 
     async def pane_of(self, run_id: str) -> Pane | None:
         """The tmux window a run lives in, while its pane is there."""
@@ -291,56 +279,6 @@ class AgentSpawner:
         if not pane or self.panes is None or not await self.panes.server.has_pane(pane["pane"]):
             return None
         return Pane(pane["server"], pane["window"], pane["pane"], run.pid or 0)  # type: ignore[union-attr]
-
-    async def _ended_elsewhere(self, run_id: str, limit: float) -> RunResult:
-        """The ending of a run another process executes, read from the store once it is final. Past `limit`
-        seconds (its own timeout failed to stop it) it is aborted."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit
-        while True:
-            run = await self.store.get_run(run_id)
-            if run is None:
-                return RunResult(run_id, "", RunStatus.FAILED, error="its run record is gone")
-            if run.status.is_final:
-                data = run.result if isinstance(run.result, dict) else {}
-                return RunResult(run.id, run.session_id, run.status, output=str(data.get("output") or ""),
-                                 error=run.error, result=data)
-            if loop.time() > deadline or not process_running(run.pid):
-                await self._stop_elsewhere(run)
-            await asyncio.sleep(COMMAND_POLL)
-
-    async def _stop_elsewhere(self, run: RunRecord) -> None:
-        """A worker that is gone, or hangs past its time: its process group is killed and the run recovered
-        (ended interrupted and delivered, like any run whose process died)."""
-        if run.pid and process_running(run.pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(run.pid, signal.SIGKILL)
-            for _ in range(100):
-                if not process_running(run.pid):
-                    break
-                await asyncio.sleep(0.02)
-        await self.delivery.recover()
-
-    async def _watch_elsewhere(self) -> None:
-        """While runs this process started elsewhere are live: when one ends, announce it to its parent here
-        (the worker recorded it and left the announcement to this process, which knows if the parent is busy)."""
-        while self._elsewhere:
-            try:
-                for run_id, parent in list(self._elsewhere.items()):
-                    run = await self.store.get_run(run_id)
-                    if run is not None and not run.status.is_final and not process_running(run.pid):
-                        await self._stop_elsewhere(run)
-                        run = await self.store.get_run(run_id)
-                    # Final is not enough: the worker records its delivery after the run's final status, so
-                    # the run is done with only once its process has gone (a load run caught one announcement
-                    # missed when this looked only at the status).
-                    if run is None or (run.status.is_final and not process_running(run.pid)):
-                        del self._elsewhere[run_id]
-                        if parent and not self.delivery.is_active(parent):
-                            await self.delivery.flush(parent, only_if_idle=True)
-            except YeetuiError:
-                log.exception("could not follow the runs this process started elsewhere")
-            await asyncio.sleep(COMMAND_POLL)
 
     async def _worktree_info(self, session_id: str) -> dict[str, Any] | None:
         wt = await self.worktrees.of_session(session_id) if self.worktrees is not None else None
@@ -596,6 +534,9 @@ class AgentSpawner:
             live.task.cancel()
 
     async def cancel_children(self, session_id: str, *, graceful: bool = False) -> None:
+        for run_id in self.elsewhere.children_of(session_id):  # in panes: told through the store, like any
+            with contextlib.suppress(SpawnRefused):
+                await self._command_elsewhere(run_id, "cancel" if graceful else "abort")
         for run_id in self.live_runs(session_id):
             if graceful:
                 await self.cancel(run_id)
@@ -612,9 +553,7 @@ class AgentSpawner:
         return live
 
     async def shutdown(self) -> None:
-        if self._watch is not None:
-            self._watch.cancel()
-            await asyncio.gather(self._watch, return_exceptions=True)
+        await self.elsewhere.close()
         if self._pump is not None:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)
@@ -624,7 +563,3 @@ class AgentSpawner:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-
-def process_running(pid: int | None) -> bool:
-    """Whether `pid` is a running process (a zombie waiting for its parent counts as gone)."""
-    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]

@@ -153,7 +153,7 @@ async def _abort(screen: CommandScreen, args: str) -> None:
     await _cancel(screen, args, abort=True)
 
 
-def _where(args: str) -> tuple[dict[str, str], str]:
+def where_flag(args: str) -> tuple[dict[str, str], str]:
     """A leading `--tmux` (or `--pane`) runs the subagent in a tmux pane: (spawn keywords, the rest)."""
     first, _, rest = args.partition(" ")
     if first in ("--tmux", "--pane"):
@@ -162,7 +162,7 @@ def _where(args: str) -> tuple[dict[str, str], str]:
 
 
 async def _oracle(screen: CommandScreen, args: str) -> None:
-    where, args = _where(args)
+    where, args = where_flag(args)
     if await _text_given(screen, args, "/oracle [--tmux] <question>"):
         await screen.spawn("oracle", args, **where)
 
@@ -255,7 +255,7 @@ async def _pair(screen: CommandScreen, args: str) -> None:
 
 
 async def _orchestrate(screen: CommandScreen, args: str) -> None:
-    where, args = _where(args)
+    where, args = where_flag(args)
     if await _text_given(screen, args, "/orchestrate [--tmux] <goal>"):
         await screen.spawn("orchestrator", args, **where)
 
@@ -314,7 +314,7 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
 
 def _run_profile(profile: str, usage: str) -> Handler:
     async def run(screen: CommandScreen, args: str) -> None:
-        where, args = _where(args)
+        where, args = where_flag(args)
         if await _text_given(screen, args, usage):
             await screen.spawn(profile, args, **where)
     return run

@@ -41,7 +41,7 @@ from yeetui.tui.file_complete import project_files
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
-from yeetui.tui.slash import all_commands, run_slash
+from yeetui.tui.slash import all_commands, run_slash, where_flag
 from yeetui.tui.startup import Pending, SessionStart
 from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
@@ -93,6 +93,7 @@ class MainScreen(Screen):
         self._views: dict[str, ConversationView] = {}
         self._permissions: deque[ev.PermissionRequested] = deque()
         self._asking = False
+        runtime.spawner.elsewhere.answers_asks = True  # pane children's questions come to this screen's dialog
         self.startup = SessionStart(self, pending if pending is not None else [], resume=resume,
                                     continue_latest=continue_latest, warnings=extra_warnings)
         """Opens the session; until then, what is sent waits in its `pending` (shared with the app)."""
@@ -279,8 +280,9 @@ class MainScreen(Screen):
             return
         if text.startswith("@"):
             name, _, rest = text[1:].partition(" ")
+            where, rest = where_flag(rest.strip())  # `@builder --tmux …`: in a pane
             if name in self.runtime.profiles and rest.strip():
-                await self.spawn(name, rest.strip())
+                await self.spawn(name, rest.strip(), **where)
                 return
         elsewhere = await self._run_elsewhere(session.id)
         if elsewhere is not None:

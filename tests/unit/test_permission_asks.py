@@ -1,0 +1,155 @@
+"""Permission questions between processes, without tmux: a worker's `AskThroughStore` on one store connection,
+the following process's `RunsElsewhere` on another, the dialog played by a bus listener."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from yeetui.bus import Bus
+from yeetui.errors import StoreError
+from yeetui.events import PermissionAnswer, PermissionRequested, RunStatus
+from yeetui.runs.asking import AskThroughStore
+from yeetui.store import Store
+from yeetui.subagents.elsewhere import RunsElsewhere
+from yeetui.subagents.inbox import Delivery
+
+WAIT = 20.0
+
+
+@pytest.fixture
+async def stores(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
+    """Two connections to one database: the worker's and the front end's."""
+    worker = await Store.open(tmp_path / "yeetui.db")
+    front = await Store.open(tmp_path / "yeetui.db")
+    try:
+        yield worker, front
+    finally:
+        await worker.close()
+        await front.close()
+
+
+async def until(check: Callable[[], object], what: str) -> object:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while not (value := check()):
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.01)
+    return value
+
+
+def _request(run_id: str, subject: str = "make build") -> PermissionRequested:
+    reply: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
+    return PermissionRequested(run_id, "session-1", "builder#1", "bash", subject, {"command": subject}, reply)
+
+
+async def _pane_run(store: Store) -> str:
+    """A live pane run, executed by this (live) process as its worker."""
+    session = await store.create_session(profile="builder")
+    run = await store.create_run(session_id=session.id, profile="builder", model="anthropic/x", prompt="p",
+                                 options={"mode": "tmux", "pane": {"server": "s", "window": "w", "pane": "%1"}})
+    await store.update_run(run.id, status=RunStatus.RUNNING, pid=os.getpid())
+    return run.id
+
+
+async def test_the_first_answer_wins_and_only_real_answers_are_accepted(stores: tuple[Store, Store]) -> None:
+    worker, front = stores
+    ask = await worker.post_permission_ask("run-1", run_id="run-1", session_id="s", agent_label="oracle#1",
+                                           tool="bash", subject="ls", arguments={"command": "ls"})
+    assert await worker.permission_answer(ask) is None
+    assert [a.subject for a in await front.open_permission_asks(["run-1"])] == ["ls"]
+    assert await front.answer_permission_ask(ask, "deny")
+    assert not await worker.answer_permission_ask(ask, "allow_always")  # too late: the first answer stands
+    assert await worker.permission_answer(ask) == "deny"
+    assert await front.open_permission_asks(["run-1"]) == []
+    with pytest.raises(StoreError, match="not a permission answer"):
+        await front.answer_permission_ask(ask, "yes please")
+
+
+async def test_a_question_is_stored_without_the_key_in_it(stores: tuple[Store, Store]) -> None:
+    worker, front = stores
+    key = "sk-ant-api03-" + "Q" * 40
+    worker.secrets = (key,)
+    await worker.post_permission_ask("run-1", run_id="run-1", session_id="s", agent_label="builder#1",
+                                     tool="bash", subject=f"curl -H 'x-api-key: {key}' x",
+                                     arguments={"command": f"echo {key}"})
+    [ask] = await front.open_permission_asks(["run-1"])
+    assert key not in ask.subject and key not in str(ask.arguments)
+
+
+async def test_a_pane_question_is_asked_in_the_following_process_and_answered_back(
+        stores: tuple[Store, Store]) -> None:
+    worker_store, front_store = stores
+    run_id = await _pane_run(worker_store)
+    worker_bus, front_bus = Bus(), Bus()
+    asking = AskThroughStore(worker_store, run_id, poll=0.01)
+    worker_bus.add_listener(asking.listen)
+    shown: list[PermissionRequested] = []
+    front_bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
+    elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None)
+    elsewhere.answers_asks = True
+    elsewhere.follow(run_id, None)
+    try:
+        request = _request(run_id)
+        worker_bus.publish(request)
+        await until(lambda: shown, "the question to reach the following process")
+        [dialog] = shown
+        assert (dialog.agent_label, dialog.tool, dialog.subject) == ("builder#1", "bash", "make build")
+        assert dialog.arguments == {"command": "make build"}
+        dialog.reply.set_result("allow_always")  # the user's answer in the dialog
+        assert await asyncio.wait_for(request.reply, WAIT) == "allow_always"
+        start = elsewhere.rounds
+        await until(lambda: elsewhere.rounds >= start + 3, "a few more looks")
+        assert len(shown) == 1  # asked once, not again on every look
+    finally:
+        await elsewhere.close()
+        await asking.close()
+
+
+async def test_a_question_the_run_stopped_waiting_for_is_withdrawn_and_its_dialog_closed(
+        stores: tuple[Store, Store]) -> None:
+    worker_store, front_store = stores
+    run_id = await _pane_run(worker_store)
+    worker_bus, front_bus = Bus(), Bus()
+    asking = AskThroughStore(worker_store, run_id, poll=0.01)
+    worker_bus.add_listener(asking.listen)
+    shown: list[PermissionRequested] = []
+    front_bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
+    elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None)
+    elsewhere.answers_asks = True
+    elsewhere.follow(run_id, None)
+    try:
+        request = _request(run_id)
+        worker_bus.publish(request)
+        await until(lambda: shown, "the question to be shown")
+        request.reply.cancel()  # the tool call was cancelled (the run was stopped, or timed out)
+        await until(lambda: shown[0].reply.cancelled(), "the shown dialog's question to be withdrawn")
+        assert await front_store.open_permission_asks([run_id]) == []
+    finally:
+        await elsewhere.close()
+        await asking.close()
+
+
+async def test_a_process_that_shows_no_dialogs_leaves_questions_alone(stores: tuple[Store, Store]) -> None:
+    """A headless follower (`yeetui run`) never takes a question: the pane's worker refuses or allows on its own
+    there (RunOptions.ask_here is off), and questions stay for a front end that asks."""
+    worker_store, front_store = stores
+    run_id = await _pane_run(worker_store)
+    ask = await worker_store.post_permission_ask(run_id, run_id=run_id, session_id="s", agent_label="b#1",
+                                                 tool="bash", subject="ls", arguments={})
+    front_bus = Bus()
+    shown: list[object] = []
+    front_bus.add_listener(shown.append)
+    elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None)
+    elsewhere.follow(run_id, None)
+    try:
+        start = elsewhere.rounds
+        await until(lambda: elsewhere.rounds >= start + 3, "a few looks")
+        assert not [e for e in shown if isinstance(e, PermissionRequested)]
+        assert await front_store.permission_answer(ask) is None
+    finally:
+        await elsewhere.close()

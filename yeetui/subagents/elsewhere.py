@@ -1,0 +1,173 @@
+"""Following the runs this process started in another process: children in tmux panes.
+
+A pane's worker executes its run and records the ending in the store; the yeetui that started it (or, after a
+crash, the next one to start: `adopt`) follows it from the store. When the worker is gone, the ending is
+announced to the parent here — this process knows whether the parent is busy. A worker that died or hangs past
+its time is killed and its run recovered like any run whose process died.
+
+The worker has nobody to ask in its own window, so a tool call under an `ask` rule reaches the user through
+the store (`permission_asks`): while this process shows dialogs (`answers_asks`, the TUI), each open question
+of a followed pane is published here as an ordinary `PermissionRequested`, and the answer is written back for
+the worker to read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+
+from yeetui.bus import Bus
+from yeetui.errors import YeetuiError
+from yeetui.events import PermissionAnswer, PermissionRequested, RunStatus
+from yeetui.runs.spec import RunOptions, RunResult
+from yeetui.store import RunRecord, Store
+from yeetui.store.liveness import pid_alive
+from yeetui.subagents.inbox import Delivery
+from yeetui.subagents.panes import PaneHost
+
+log = logging.getLogger(__name__)
+
+POLL = 0.2
+"""Seconds between looks at the store for the followed runs' endings and questions."""
+LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
+
+
+def process_running(pid: int | None) -> bool:
+    """Whether `pid` is a running process (a zombie waiting for its parent counts as gone)."""
+    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]
+
+
+class RunsElsewhere:
+    def __init__(self, store: Store, bus: Bus, delivery: Delivery, panes: PaneHost | None) -> None:
+        self.store = store
+        self.bus = bus
+        self.delivery = delivery
+        self.panes = panes
+        self.answers_asks = False
+        """This process shows permission dialogs (the TUI): pane children's questions are asked here."""
+        self._followed: dict[str, str | None] = {}
+        """Run id → the session its ending is announced to."""
+        self._asked: dict[int, asyncio.Future[PermissionAnswer]] = {}
+        self._answers: set[asyncio.Task[None]] = set()
+        self._watch: asyncio.Task[None] | None = None
+        self.rounds = 0
+        """Looks at the store so far (tests wait on it instead of sleeping)."""
+
+    def follow(self, run_id: str, parent_session_id: str | None) -> None:
+        self._followed[run_id] = parent_session_id
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.create_task(self._follow_all(), name="yeetui runs elsewhere")
+
+    def following(self, run_id: str | None = None) -> bool:
+        """Whether this process follows `run_id` (any run, when None)."""
+        return run_id in self._followed if run_id is not None else bool(self._followed)
+
+    def children_of(self, session_id: str) -> list[str]:
+        return [run_id for run_id, parent in self._followed.items() if parent == session_id]
+
+    async def adopt(self) -> None:
+        """At start: runs still live in panes (their worker outlived the yeetui that started them) are
+        followed from here, so their endings are announced to parents this process shows."""
+        for run in await self.store.list_runs(statuses=LIVE, limit=500):
+            options = RunOptions.of(run)
+            if options.pane and options.parent_session_id and process_running(run.pid):
+                self.follow(run.id, options.parent_session_id)
+        if self.panes is not None:  # windows of ended runs were kept for reading until this start
+            await self.panes.server.close_dead_windows()
+
+    async def ended(self, run_id: str, limit: float) -> RunResult:
+        """The ending of a run another process executes, read from the store once it is final. Past `limit`
+        seconds (its own timeout failed to stop it) it is aborted."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while True:
+            run = await self.store.get_run(run_id)
+            if run is None:
+                return RunResult(run_id, "", RunStatus.FAILED, error="its run record is gone")
+            if run.status.is_final:
+                data = run.result if isinstance(run.result, dict) else {}
+                return RunResult(run.id, run.session_id, run.status, output=str(data.get("output") or ""),
+                                 error=run.error, result=data)
+            if loop.time() > deadline or not process_running(run.pid):
+                await self.stop(run)
+            await asyncio.sleep(POLL)
+
+    async def stop(self, run: RunRecord) -> None:
+        """A worker that is gone, or hangs past its time: its process group is killed and the run recovered
+        (ended interrupted and delivered, like any run whose process died)."""
+        if run.pid and process_running(run.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(run.pid, signal.SIGKILL)
+            for _ in range(100):
+                if not process_running(run.pid):
+                    break
+                await asyncio.sleep(0.02)
+        await self.delivery.recover()
+
+    async def _follow_all(self) -> None:
+        """While followed runs are live: forward their questions, and when one ends, announce it to its parent
+        here (the worker recorded it and left the announcement to this process)."""
+        while self._followed:
+            try:
+                if self.answers_asks:
+                    await self._forward_asks()
+                for run_id, parent in list(self._followed.items()):
+                    run = await self.store.get_run(run_id)
+                    if run is not None and not run.status.is_final and not process_running(run.pid):
+                        await self.stop(run)
+                        run = await self.store.get_run(run_id)
+                    # Final is not enough: the worker records its delivery after the run's final status, so
+                    # the run is done with only once its process has gone (a load run caught one announcement
+                    # missed when this looked only at the status).
+                    if run is None or (run.status.is_final and not process_running(run.pid)):
+                        del self._followed[run_id]
+                        if parent and not self.delivery.is_active(parent):
+                            await self.delivery.flush(parent, only_if_idle=True)
+            except YeetuiError:
+                log.exception("could not follow the runs this process started elsewhere")
+            self.rounds += 1
+            await asyncio.sleep(POLL)
+        self._withdraw(self._asked)
+
+    async def _forward_asks(self) -> None:
+        open_asks = await self.store.open_permission_asks(self._followed)
+        still_open = {ask.id for ask in open_asks}
+        self._withdraw({i: f for i, f in self._asked.items() if i not in still_open})  # answered or withdrawn
+        for ask in open_asks:
+            if ask.id in self._asked:
+                continue
+            reply: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
+            self._asked[ask.id] = reply
+            reply.add_done_callback(lambda done, ask_id=ask.id: self._answered(ask_id, done))
+            self.bus.publish(PermissionRequested(ask.run_id, ask.session_id, ask.agent_label, ask.tool, ask.subject,
+                                                 ask.arguments, reply))
+
+    def _withdraw(self, asked: dict[int, asyncio.Future[PermissionAnswer]]) -> None:
+        """Questions nobody needs answered any more: their dialogs, if shown, answer nothing."""
+        for ask_id, reply in list(asked.items()):
+            self._asked.pop(ask_id, None)
+            reply.cancel()
+
+    def _answered(self, ask_id: int, reply: asyncio.Future[PermissionAnswer]) -> None:
+        if reply.cancelled():
+            return
+        task = asyncio.ensure_future(self._record(ask_id, reply.result()))
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
+
+    async def _record(self, ask_id: int, answer: PermissionAnswer) -> None:
+        try:
+            await self.store.answer_permission_ask(ask_id, answer)
+        except YeetuiError:
+            log.exception("could not record the answer to permission question %s", ask_id)
+
+    async def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
+        self._withdraw(self._asked)
+        await asyncio.gather(*self._answers, return_exceptions=True)
+
