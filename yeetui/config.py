@@ -59,6 +59,13 @@ class WatcherConfig(_Model):
     """Pair runs per hour at most."""
 
 
+class WorktreeConfig(_Model):
+    auto_merge: Literal["off", "merge", "squash", "ff"] = "off"
+    """When an orchestrator's reviewer approves a builder's branch, merge it into your branch at once (with a
+    merge commit, squashed, or fast-forward only) instead of leaving the decision to you. Not from an untrusted
+    project's config: only your word merges."""
+
+
 class Settings(_Model):
     model: str = DEFAULT_MODEL
     """Default model, `provider/model`. Env: YEETUI_MODEL."""
@@ -77,6 +84,7 @@ class Settings(_Model):
     tools: ToolConfig = Field(default_factory=ToolConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     watcher: WatcherConfig = Field(default_factory=WatcherConfig)
+    worktrees: WorktreeConfig = Field(default_factory=WorktreeConfig)
     permissions: dict[str, Any] = Field(default_factory=dict)
     """Global permission rules (`tool: action` or `tool: {pattern: action}`), below profile rules."""
     theme: str = "yeetui-dark"
@@ -194,6 +202,9 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
     if "keymap" in data:
         del data["keymap"]
         warnings.append(f"{where}: ignored keymap — {_UNTRUSTED_CONFIG}.")
+    worktrees = data.get("worktrees")
+    if isinstance(worktrees, dict) and worktrees.get("auto_merge", "off") != "off":
+        warnings.append(f"{where}: ignored worktrees.auto_merge: {worktrees.pop('auto_merge')} — {_UNTRUSTED_CONFIG}.")
     rules = data.get("permissions")
     if isinstance(rules, dict):
         for tool, rule in list(rules.items()):

@@ -35,6 +35,7 @@ def project_dir(project_dir: Path, tmp_path: Path) -> Path:
         "keymap:\n  permission.deny: y\n"
         "tools:\n  output_cap: 10000000\n  bash_timeout: 5\n"
         "retry:\n  max_attempts: 20\n"
+        "worktrees:\n  auto_merge: squash\n"
         f"context_files: [AGENTS.md, ../outside.txt, {outside}]\n")
     (project_dir / "AGENTS.md").symlink_to(outside)
     return project_dir
@@ -47,8 +48,10 @@ async def test_a_project_config_only_narrows(runtime: Runtime) -> None:
     assert settings.keymap == {}
     assert settings.tools.output_cap == 30_000 and settings.retry.max_attempts == 5
     assert settings.tools.bash_timeout == 5  # lowering is fine
+    assert settings.worktrees.auto_merge == "off"  # only the user's word merges an agent's branch
     said = "\n".join(runtime.warnings)
-    for what in ("keymap", "permissions.bash: allow", "tools.output_cap", "retry.max_attempts"):
+    for what in ("keymap", "permissions.bash: allow", "tools.output_cap", "retry.max_attempts",
+                 "worktrees.auto_merge"):
         assert what in said
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.fakellm import Reply, ToolCall
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui.tui.app import YeetuiApp
@@ -34,7 +36,10 @@ def _build(marker: str, name: str) -> list[Reply]:
     ]
 
 
-async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, project: Path) -> None:
+async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, project: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("TMUX", "DISPLAY", "WAYLAND_DISPLAY", "TERMINAL"):  # no tmux or window to open a shell in
+        monkeypatch.delenv(name, raising=False)
     _repo(project)
     fake_env.script(
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "builder", "prompt": "BUILD-MUL: add mul.py"}),
@@ -61,8 +66,16 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         trees = await pilot.app.runtime.store.list_worktrees(statuses=("active",))
         mul = next(w.label for w in trees if (w.path / "mul.py").is_file())
         div = next(w.label for w in trees if (w.path / "div.py").is_file())
-        # `m` on the builder's inbox item merges its branch.
         inbox = main.query_one(InboxPanel)
+        # `w` on a builder's inbox item opens its worktree: here, with no tmux or display, the `cd` to type.
+        div_item = next(i for i in inbox.items.values() if (i.data or {}).get("label") == div)
+        div_path = next(w.path for w in trees if w.label == div)
+        inbox.focus()
+        inbox.highlighted = inbox.get_option_index(str(div_item.id))
+        await pilot.press("w")
+        await _until(pilot, lambda: f"{div}'s worktree (branch yeetui/build/" in _text(view))
+        assert f"cd {div_path}" in _text(view)
+        # `m` on the builder's inbox item merges its branch.
         item = next(i for i in inbox.items.values() if (i.data or {}).get("label") == mul)
         assert (item.data or {})["worktree"]["commits"] == 1
         inbox.focus()

@@ -115,3 +115,31 @@ async def test_a_rework_continues_in_the_builders_worktree(runtime: Runtime, scr
     assert len(log) == 2 and log[0].startswith("builder#2") and log[1].startswith("builder#1")
     second_review = [r.text for r in scripted.requests if REVIEWER in r.text and len(r.body["messages"]) == 1][1]
     assert "+answer = 1" in second_review and "x = 1" not in second_review.split("```diff", 1)[1]
+
+
+async def test_auto_merge_merges_only_what_a_review_approved(runtime: Runtime, scripted, project_dir: Path) -> None:
+    """`worktrees.auto_merge: merge`: the approved builder's branch goes into the user's branch at the end; the
+    one no review looked at stays for the user to decide."""
+    runtime.launcher.settings.worktrees.auto_merge = "merge"
+    plan = {"steps": [
+        {"id": "a", "profile": "builder", "task": "BUILD-A: write a.py", "depends_on": []},
+        {"id": "b", "profile": "builder", "task": "BUILD-B: write b.py", "depends_on": []},
+        {"id": "check", "profile": "reviewer", "task": "Review a. CHECK-TASK", "depends_on": ["a"]},
+    ]}
+    scripted.script(
+        Reply(tool_calls=[_complete("Two files, one review.", plan)], when_contains=PLANNER),
+        *[Reply(tool_calls=[ToolCall("write_file", {"path": f"{x.lower()}.py", "content": f"WHO = '{x}'\n"})],
+                when_contains=f"BUILD-{x}") for x in "AB"],
+        *[Reply(tool_calls=[_complete(f"REPORT-{x}")], when_contains=f"BUILD-{x}") for x in "AB"],
+        Reply(tool_calls=[_complete("Approve.", APPROVE)], when_contains=REVIEWER),
+    )
+    handle, result = await _orchestrate(runtime, "GOAL: auto merge")
+    assert result.status == RunStatus.COMPLETED, result.error
+    assert (project_dir / "a.py").read_text() == "WHO = 'A'\n"  # approved: merged at once
+    assert not (project_dir / "b.py").exists()  # never reviewed: waits for the user's word
+    assert "Merged into your branch" in result.output and "builder#1" in result.output.split("Work to merge")[0]
+    assert "/merge builder#2" in result.output
+    active = await runtime.store.list_worktrees(statuses=("active",))
+    assert [w.label for w in active] == ["builder#2"]
+    [end] = [i for i in await runtime.store.list_inbox(handle.session_id) if (i.data or {}).get("event") == "end"]
+    assert [w["branch"] for w in end.data["worktrees"]] == [active[0].branch]  # `m` merges only what is left

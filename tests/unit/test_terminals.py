@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.system.terminals import emulator_argv, show_window
+from yeetui.system.terminals import emulator_argv, open_shell, show_window
 
 
 def _which(*present: str):
@@ -72,3 +72,32 @@ def test_inside_the_users_tmux_the_pane_opens_as_a_split() -> None:
         subprocess.run(["tmux", "-S", str(user_sock), "kill-server"], capture_output=True)
         subprocess.run(["tmux", "-L", ours, "kill-server"], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_worktree_shell_without_tmux_or_a_terminal_is_the_cd_to_type(tmp_path: Path) -> None:
+    odd = tmp_path / "work tree; rm -rf ~"
+    shown = open_shell(odd, env={}, which=_which(), platform="linux")
+    assert shown.how == "command" and shown.detail == f"cd '{odd}'"
+    started: list[list[str]] = []
+    shown = open_shell(odd, env={"DISPLAY": ":0"}, which=_which("kitty"), platform="linux",
+                       popen=lambda argv, **kw: started.append(argv))
+    assert shown.how == "terminal" and started[0][:3] == ["kitty", "sh", "-c"]
+    assert started[0][3] == f"cd '{odd}' && exec \"${{SHELL:-sh}}\""  # the path quoted, never run as code
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_inside_the_users_tmux_a_worktree_shell_opens_as_a_split_there(tmp_path: Path) -> None:
+    user_sock = Path(tempfile.mkdtemp(prefix="yeetui-t-")) / "user"
+    try:
+        subprocess.run(["tmux", "-S", str(user_sock), "-f", "/dev/null", "new-session", "-d", "-s", "u", "-x", "120",
+                        "-y", "30", "sh"], check=True)
+        pid = subprocess.run(["tmux", "-S", str(user_sock), "display-message", "-p", "#{pid}"], check=True,
+                             capture_output=True, text=True).stdout.strip()
+        shown = open_shell(tmp_path, env={"TMUX": f"{user_sock},{pid},0", "PATH": "/usr/bin:/bin"})
+        assert shown.how == "tmux-split"
+        paths = subprocess.run(["tmux", "-S", str(user_sock), "list-panes", "-t", "u", "-F", "#{pane_start_path}"],
+                               capture_output=True, text=True).stdout.split("\n")
+        assert str(tmp_path) in paths
+    finally:
+        subprocess.run(["tmux", "-S", str(user_sock), "kill-server"], capture_output=True)
+        shutil.rmtree(user_sock.parent, ignore_errors=True)

@@ -1,5 +1,5 @@
-"""Showing a tmux window of yeetui's private server to the user: a split of the user's own tmux when yeetui
-runs inside it, else a new terminal window, else the command to type.
+"""Showing a tmux window of yeetui's private server to the user (or a shell in a subagent's worktree): a split
+of the user's own tmux when yeetui runs inside it, else a new terminal window, else the command to type.
 
 One small table says how each emulator runs a command; `$TERMINAL` wins, then the first one installed.
 Nothing here waits for the window: the emulator is started detached, in its own session.
@@ -81,11 +81,33 @@ def show_window(server: str, target: str, *, env: Mapping[str, str] | None = Non
         if done.returncode == 0:
             return Shown(how, command)
     argv = emulator_argv(command, env, which=which, platform=platform)
-    if argv is not None:
-        try:
-            popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                  start_new_session=True)
-            return Shown("terminal", argv[0])
-        except OSError:
-            pass
+    if argv is not None and _start_detached(argv, env, popen):
+        return Shown("terminal", argv[0])
     return Shown("command", shlex.join(["tmux", "-L", server, "attach-session", "-t", target]))
+
+
+def open_shell(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None, run=subprocess.run,
+               popen=subprocess.Popen, which=shutil.which, platform: str = sys.platform) -> Shown:
+    """A shell in `path` (a subagent's worktree) for the user: a split of their tmux, a terminal window, or the
+    `cd` to type."""
+    env = dict(os.environ if env is None else env)
+    where = os.fspath(path)
+    cd = f"cd {shlex.quote(where)}"
+    if env.get("TMUX") and which("tmux"):
+        done = run(["tmux", "split-window", "-h", "-c", where], env=env, stdin=subprocess.DEVNULL,
+                   capture_output=True, check=False)
+        if done.returncode == 0:
+            return Shown("tmux-split", cd)
+    argv = emulator_argv(f'{cd} && exec "${{SHELL:-sh}}"', env, which=which, platform=platform)
+    if argv is not None and _start_detached(argv, env, popen):
+        return Shown("terminal", argv[0])
+    return Shown("command", cd)
+
+
+def _start_detached(argv: list[str], env: Mapping[str, str], popen) -> bool:  # type: ignore[no-untyped-def]
+    try:
+        popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+              start_new_session=True)
+    except OSError:
+        return False
+    return True

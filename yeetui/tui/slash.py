@@ -20,7 +20,7 @@ from yeetui.providers.base import split_model
 from yeetui.runs.spec import RunOptions
 from yeetui.store.records import WorktreeRecord
 from yeetui.subagents.review import review_request
-from yeetui.system.terminals import show_window
+from yeetui.system.terminals import open_shell, show_window
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
 from yeetui.tui.themes import save_theme
 from yeetui.worktrees.manager import Worktrees
@@ -41,6 +41,7 @@ PANEL_KEYS: tuple[tuple[str, str], ...] = (
     ("inbox: enter / o", "open the item's session"), ("inbox: a", "accept a pair's interjection"),
     ("inbox: d", "dismiss"), ("inbox: r", "reply to it from the composer"),
     ("inbox: m", "merge its agent's worktree branch into your branch"),
+    ("inbox: w", "open a shell in its agent's worktree"),
 )
 """Keys of the ledger and inbox panels (their BINDINGS; tests/tui checks the two agree)."""
 
@@ -197,6 +198,18 @@ async def _discard(screen: CommandScreen, args: str) -> None:
                         "removed.")
 
 
+async def _open(screen: CommandScreen, args: str) -> None:
+    """A shell in a subagent's worktree, to look at or finish its work before merging."""
+    _, wt = await _worktree(screen, args.strip())
+    shown = await asyncio.to_thread(open_shell, wt.path, env=screen.runtime.env)
+    name = wt.label or wt.branch
+    if shown.how == "command":
+        await screen.notice("info", f"{name}'s worktree (branch {wt.branch}): {shown.detail}")
+    else:
+        where = "beside yeetui" if shown.how == "tmux-split" else f"in {shown.detail}"
+        await screen.notice("info", f"Opened a shell in {name}'s worktree {wt.path} {where} (branch {wt.branch}).")
+
+
 async def _worktrees(screen: CommandScreen, args: str) -> None:
     rows = await screen.runtime.store.list_worktrees(statuses=("active",))
     if not rows:
@@ -298,6 +311,7 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
                      "your branch", _merge),
         SlashCommand("discard", "/discard [builder#1]", "throw a subagent's worktree and branch away", _discard),
         SlashCommand("worktrees", "/worktrees", "list the worktrees subagents work in", _worktrees),
+        SlashCommand("open", "/open [builder#1]", "open a shell in a subagent's worktree", _open),
         SlashCommand("attach", "/attach [oracle#1]", "watch a subagent's tmux pane", _attach),
         SlashCommand("embed", "/embed [oracle#1]", "show a subagent's tmux pane inside yeetui (alone: close it)",
                      _embed),

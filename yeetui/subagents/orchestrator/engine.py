@@ -27,6 +27,7 @@ from yeetui.subagents.orchestrator.plan import (
     PlanError,
     Step,
     allowed_profiles,
+    approved,
     by_id,
     default_plan,
     parse_plan,
@@ -35,11 +36,14 @@ from yeetui.subagents.orchestrator.plan import (
     ready_steps,
     review_loop_limit,
     skip_unreachable,
+    topo_order,
 )
 from yeetui.subagents.orchestrator.prompts import final_report, findings_text, planner_task, step_prompt
 from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRefused
 from yeetui.system.git import git
 from yeetui.text import seconds_text
+from yeetui.worktrees.manager import WorktreeError
+from yeetui.worktrees.merging import merge_work
 
 STATE_NAME = "orchestrator"
 EVENTS_KEPT = 200
@@ -397,9 +401,12 @@ class Orchestrator:
     async def _finish(self, result: RunResult) -> None:
         """Report the ending everywhere — state, breadcrumbs, inbox, transcript — then the run record."""
         if self.steps:
+            if result.status == RunStatus.COMPLETED:
+                await self._merge_approved()
             result.output = final_report(self.state["goal"], self.steps, result.status, result.error)
             result.result = {"steps": [s.brief() for s in self.steps], "output": result.output,
-                             "worktrees": [s.worktree for s in self.steps if s.worktree and s.status == "done"]}
+                             "worktrees": [s.worktree for s in self.steps if s.worktree and s.status == "done"
+                                           and not s.worktree.get("merged")]}
             self.state["outcome"] = result.status.value
             await self._save()
             line = progress_line(self.steps)
@@ -415,6 +422,29 @@ class Orchestrator:
         await self.store.update_run(self.run_id, status=result.status, error=result.error,
                                     result={"output": result.output, **(result.result or {})})
         self.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, result.status, result.error or ""))
+
+    async def _merge_approved(self) -> None:
+        """With `worktrees.auto_merge` set, merge each builder branch a reviewer approved, in plan order; a
+        conflict leaves that branch (and the user decides, as without the setting)."""
+        strategy = self.spawner.launcher.settings.worktrees.auto_merge
+        if strategy == "off" or self.spawner.worktrees is None:
+            return
+        for step in topo_order(self.steps):
+            if step.status != "done" or not step.worktree or "merged" in step.worktree or \
+                    not approved(step, self.steps):
+                continue
+            wt = await self.store.get_worktree(str(step.worktree.get("id", "")))
+            if wt is None or wt.status != "active":
+                continue
+            try:
+                outcome = await merge_work(self.spawner.worktrees, wt, strategy=strategy)
+            except WorktreeError as exc:
+                step.worktree = {**step.worktree, "merged": False, "merge_note": str(exc)}
+                self._notice("warning", f"{step.label or step.id}: not merged — {exc}")
+                continue
+            step.worktree = {**step.worktree, "merged": outcome.merged, "merge_note": outcome.message}
+            self._notice("info" if outcome.merged else "warning", f"{step.label or step.id}: {outcome.message}")
+        await self._save()
 
     async def _delivered_to_parent(self) -> bool:
         """Whether the spawner delivers this run to the parent (its delivery adds the parent's breadcrumb)."""

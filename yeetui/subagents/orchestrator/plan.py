@@ -270,6 +270,11 @@ def topo_order(steps: list[Step]) -> list[Step]:
     return placed
 
 
+def approved(step: Step, steps: list[Step]) -> bool:
+    """A review that depends on `step` ended done with the verdict `approve`."""
+    return any(step.id in s.depends_on and s.status == "done" and s.verdict == "approve" for s in steps)
+
+
 def progress_line(steps: list[Step]) -> str:
     """`plan ✓ → build … → review`."""
     return " → ".join(f"{s.id}{_MARKS.get(s.status, '')}" for s in topo_order(steps))

@@ -82,14 +82,20 @@ def findings_text(step: Step) -> str:
 def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | None) -> str:
     """Markdown: a headline with the progress line first (what a breadcrumb quotes), then each step."""
     out = [f"{_HEADLINES.get(status, f'Orchestrator {status.value}')}: {progress_line(steps)}"]
-    branches = [s for s in topo_order(steps) if s.worktree and s.status == "done"]
+    worked = [s for s in topo_order(steps) if s.worktree and s.status == "done"]
+    merged = [s for s in worked if (s.worktree or {}).get("merged")]
+    branches = [s for s in worked if s not in merged]
+    if merged:  # `worktrees.auto_merge`: approved branches went in at once
+        out += ["", "**Merged into your branch** (approved by review; `worktrees.auto_merge` is on):"]
+        out += [f"- {s.label or s.id}: {(s.worktree or {}).get('merge_note', '')}" for s in merged]
     if branches:  # first, where a collapsed card still shows it: what the user has to decide
         out += ["", "**Work to merge** (your checkout is untouched until you say so):"]
         for step in branches:
             wt = step.worktree or {}
             label = step.label or step.id
             out.append(f"- {label}: branch `{wt.get('branch')}` — `/merge {label}` or "
-                       f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}`; `/discard {label}` throws it away")
+                       f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}`; `/discard {label}` throws it away"
+                       + (f" (not merged automatically: {wt['merge_note']})" if wt.get("merge_note") else ""))
     out += ["", f"**Goal:** {cap(goal, 500)}"]
     if error:
         out.append(f"**Reason:** {error}")

@@ -502,11 +502,18 @@ class MainScreen(Screen):
                 word = "wrap up" if message.action == "cancel" else "stop now"
                 await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
 
+    async def _open_item_worktree(self, data: dict[str, Any]) -> None:
+        """`w` on an inbox item: a shell in the (first) worktree it tells of."""
+        ids = _worktree_ids(data)
+        if not ids:
+            await self.notice("warning", "This item has no worktree; w opens a builder's worktree.")
+            return
+        await run_slash(self, "open", ids[0])
+
     async def _merge_item(self, data: dict[str, Any]) -> None:
         """`m` on an inbox item: merge the worktree(s) it tells of (a builder's, an orchestrator's builders'),
         in order, stopping at the first that does not merge."""
-        trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else data.get("worktrees") or []
-        ids = [str(t["id"]) for t in trees if isinstance(t, dict) and t.get("id")]
+        ids = _worktree_ids(data)
         if not ids:
             await self.notice("warning", "This item has no worktree to merge; m merges a builder's branch.")
             return
@@ -526,6 +533,9 @@ class MainScreen(Screen):
         if message.action == "merge":
             await self._merge_item(item.data or {})
             return
+        if message.action == "worktree":
+            await self._open_item_worktree(item.data or {})
+            return
         status = {"open": "read", "accept": "read", "reply": "read", "dismiss": "dismissed"}[message.action]
         await store.set_inbox_status(item.id, status)
         self.query_one(InboxPanel).set_status(item.id, status)
@@ -538,3 +548,9 @@ class MainScreen(Screen):
         elif message.action == "reply":
             label = (item.data or {}).get("label") or item.title
             self.prefill(f"Re {label}: ")
+
+
+def _worktree_ids(data: dict[str, Any]) -> list[str]:
+    """The worktrees an inbox item tells of: a builder's, or an orchestrator's builders' (in plan order)."""
+    trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else data.get("worktrees") or []
+    return [str(t["id"]) for t in trees if isinstance(t, dict) and t.get("id")]

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from yeetui.store.records import InboxItem
 from yeetui.tui.widgets.render_text import inline_markdown
 
-InboxAction = Literal["open", "accept", "dismiss", "reply", "merge"]
+InboxAction = Literal["open", "accept", "dismiss", "reply", "merge", "worktree"]
 EMPTY_TEXT = "nothing in the inbox"
 PREVIEW_CHARS = 200
 """Characters of the body kept for the preview line (the panel's width cuts it further, with …)."""
@@ -108,6 +108,7 @@ class InboxPanel(OptionList):
         Binding("d", "dismiss", "Dismiss", id="inbox.dismiss"),
         Binding("r", "reply", "Reply", id="inbox.reply"),
         Binding("m", "merge", "Merge", id="inbox.merge"),
+        Binding("w", "worktree", "Worktree", id="inbox.worktree"),
     ]
     """
     | Key(s) | Description |
@@ -117,6 +118,7 @@ class InboxPanel(OptionList):
     | d | Dismiss: the item is hidden. |
     | r | Reply to the agent that sent it. |
     | m | Merge the branch the item's agent worked on (its worktree) into the user's branch. |
+    | w | Open a shell in the item's agent's worktree (a split of the user's tmux, a terminal, or the `cd`). |
     """
 
     DEFAULT_CSS = """
@@ -238,6 +240,9 @@ class InboxPanel(OptionList):
 
     def action_merge(self) -> None:
         self._act("merge")
+
+    def action_worktree(self) -> None:
+        self._act("worktree")
 
     def action_reply(self) -> None:
         self._act("reply")
