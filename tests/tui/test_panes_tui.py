@@ -17,6 +17,7 @@ from yeetui.system.tmux import TmuxServer, server_name
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.embedded_pane import EmbeddedPane
+from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -44,6 +45,9 @@ async def test_oracle_in_a_pane_from_the_tui(fake_env, project: Path, monkeypatc
             assert "attach-session" in _text(view) or "attach -t" in _text(view)
             await _until(pilot, lambda: "PANE-TUI-ANSWER" in _text(view), timeout=60)
             assert _text(view).count("PANE-TUI-ANSWER") == 1
+            inbox = main.query_one(InboxPanel)  # the worker recorded the item; the inbox on screen shows it too
+            await _until(pilot, lambda: any((i.data or {}).get("label") == "oracle#1" for i in inbox.items.values()),
+                         timeout=30)
             assert any(line.startswith("oracle#1") for line in _ledger_lines(main))
             await _type(pilot, "/attach oracle#1")
             await _until(pilot, lambda: "Watch oracle#1 from another terminal: tmux -L" in _text(view), timeout=30)

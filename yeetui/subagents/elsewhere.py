@@ -21,7 +21,7 @@ import signal
 
 from yeetui.bus import Bus
 from yeetui.errors import YeetuiError
-from yeetui.events import PermissionAnswer, PermissionRequested, RunStatus
+from yeetui.events import InboxItemAdded, PermissionAnswer, PermissionRequested, RunStatus
 from yeetui.runs.spec import RunOptions, RunResult
 from yeetui.store import RunRecord, Store
 from yeetui.store.liveness import pid_alive
@@ -124,13 +124,22 @@ class RunsElsewhere:
                     # missed when this looked only at the status).
                     if run is None or (run.status.is_final and not process_running(run.pid)):
                         del self._followed[run_id]
-                        if parent and not self.delivery.is_active(parent):
-                            await self.delivery.flush(parent, only_if_idle=True)
+                        if parent:
+                            await self._show_delivered(run_id, parent)
+                            if not self.delivery.is_active(parent):
+                                await self.delivery.flush(parent, only_if_idle=True)
             except YeetuiError:
                 log.exception("could not follow the runs this process started elsewhere")
             self.rounds += 1
             await asyncio.sleep(POLL)
         self._withdraw(self._asked)
+
+    async def _show_delivered(self, run_id: str, parent: str) -> None:
+        """The worker published its inbox item on its own bus: say it here too, for the inbox on screen."""
+        for item in await self.store.list_inbox(parent):
+            if item.run_id == run_id:
+                self.bus.publish(InboxItemAdded(item.id, parent, run_id, item.kind, item.title, item.body,
+                                                item.data or {}))
 
     async def _forward_asks(self) -> None:
         open_asks = await self.store.open_permission_asks(self._followed)
