@@ -43,8 +43,10 @@ class WorkspacePolicy(BaseModel):
     base_branch: str | None = None
     """Branch the worktree/clone starts from; None means the current HEAD."""
     bash_sandbox: BashSandbox = "auto"
-    """Read-only bindings: `auto` sandboxes bash when an OS sandbox exists, `required` refuses bash
-    without one, `off` refuses bash outright."""
+    """`auto` runs bash in an OS sandbox when one exists, `required` refuses bash without one. `off`: read-only
+    profiles get no bash at all; writable ones run it unconfined (an explicit opt-out)."""
+    network: bool = False
+    """Whether bash may use the network inside its sandbox (writable profiles; read-only ones never do)."""
 
 
 class Limits(BaseModel):

@@ -5,6 +5,7 @@ Enforced by the tool layer (`yeetui.tools.*` via `yeetui.system.safepath`), neve
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -35,6 +36,8 @@ class WorkspaceBinding:
     the object store, its branch's ref and log folders). Only bash's sandbox opens them; file tools never."""
     git_readable: tuple[Path, ...] = ()
     """For a worktree: the main repository's git dir, which its `.git` file points into."""
+    network: bool = False
+    """bash in a writable sandbox may use the network."""
 
     def __post_init__(self) -> None:
         cwd = Path(self.cwd).resolve()
@@ -45,7 +48,13 @@ class WorkspaceBinding:
         object.__setattr__(self, "git_writable", tuple(Path(p).resolve() for p in self.git_writable))
         object.__setattr__(self, "git_readable", tuple(Path(p).resolve() for p in self.git_readable))
 
-    @property
-    def confined(self) -> bool:
-        """A writable binding whose bash runs in an OS sandbox that can write only its own checkout."""
-        return self.allow_writes and self.mode in ("worktree", "clone")
+    def shielded(self) -> tuple[Path, ...]:
+        """What bash must not write even inside the roots: git's own files and every place agent profiles and
+        config are read from (`PROTECTED_NAMES` at the top of each root, whether they exist or not), plus the
+        protected dirs that fall inside a root."""
+        inside = tuple(p for p in self.protected if any(r in p.parents for r in self.roots))
+        return tuple(root / name for root in self.roots for name in PROTECTED_NAMES) + inside
+
+    def shielded_absent(self) -> list[Path]:
+        """The shielded paths that do not exist (a sandbox must stop them being created)."""
+        return [p for p in self.shielded() if not os.path.lexists(p)]

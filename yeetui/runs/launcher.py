@@ -164,6 +164,7 @@ class RunLauncher:
             bash_sandbox=profile.workspace.bash_sandbox,
             git_writable=tuple(Path(p) for p in own.get("git_writable", ())),
             git_readable=tuple(Path(p) for p in own.get("git_readable", ())),
+            network=profile.workspace.network,
         )
 
     def may_spawn(self, profile: Profile, depth: int) -> bool:

@@ -33,10 +33,11 @@ undoes the read-only binds), a new session (no TIOCSTI keystrokes into the user'
 _PROBE_TIMEOUT = 10.0
 _LANDLOCK_FLAG = "--landlock-exec"
 _LANDLOCK_WRITE_FLAG = "--landlock-write-exec"
+_LANDLOCK_WRITE_NONET_FLAG = "--landlock-write-exec-nonet"
 _BWRAP_CONFINED = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all",
-                   "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--new-session")
-"""A worktree's bash: like the read-only sandbox, but with the network (builds fetch dependencies) and its own
-checkout writable."""
+                   "--die-with-parent", "--cap-drop", "ALL", "--new-session")
+"""A writable agent's bash: like the read-only sandbox, with its workspace writable (and, when asked, the
+network: `--share-net`)."""
 
 # Landlock ABI (include/uapi/linux/landlock.h); syscall numbers are the same on every unified-table arch.
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -115,13 +116,15 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
 def _landlock_exec_main(args: list[str]) -> int:
     """`sandbox.py --landlock-exec PRIVATE_TMP -- ARGV…`: restrict, then exec. Never runs unsandboxed.
     `--landlock-write-exec PRIVATE_TMP:DIR:DIR… -- ARGV…` also lets it write beneath each DIR (network kept)."""
-    if len(args) < 4 or args[0] not in (_LANDLOCK_FLAG, _LANDLOCK_WRITE_FLAG) or args[2] != "--":
+    if len(args) < 4 or args[0] not in (_LANDLOCK_FLAG, _LANDLOCK_WRITE_FLAG, _LANDLOCK_WRITE_NONET_FLAG) \
+            or args[2] != "--":
         sys.stderr.write("usage: sandbox.py --landlock-exec PRIVATE_TMP -- COMMAND [ARG…]\n")
         return 2
     places = args[1].split(os.pathsep)
     try:
-        if args[0] == _LANDLOCK_WRITE_FLAG:
-            _landlock_restrict(places[0] or None, writable=tuple(filter(None, places[1:])), network=True)
+        if args[0] in (_LANDLOCK_WRITE_FLAG, _LANDLOCK_WRITE_NONET_FLAG):
+            _landlock_restrict(places[0] or None, writable=tuple(filter(None, places[1:])),
+                               network=args[0] == _LANDLOCK_WRITE_FLAG)
         else:
             _landlock_restrict(args[1] or None)
     except OSError as exc:
@@ -164,22 +167,33 @@ def wrap_readonly(argv: Sequence[str], cwd: str | os.PathLike[str], *, roots: Se
 
 
 def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable: Sequence[Path],
-                  readable: Sequence[Path] = (), private_tmp: str | os.PathLike[str] | None = None,
+                  readable: Sequence[Path] = (), shielded: Sequence[Path] = (), empty_dir: Path | None = None,
+                  network: bool = False, private_tmp: str | os.PathLike[str] | None = None,
                   mechanism: Sandbox | None = None) -> list[str]:
-    """Prefix `argv` so that it can write only beneath `writable` (and a private /tmp): a worktree's bash,
-    which must not reach the user's checkout. `readable` are re-shown after bwrap's private /tmp hides them.
+    """Prefix `argv` so that it can write only beneath `writable` (and a private /tmp), never `shielded`
+    (read-only even inside a writable dir; one that does not exist yet is covered by `empty_dir`, bound
+    read-only in its place, so it cannot be created either). `readable` are re-shown after bwrap's private
+    /tmp hides them. Landlock cannot make part of a writable dir read-only: it ignores `shielded`.
     Raises RuntimeError when no sandbox is available."""
     mechanism = mechanism or probe_sandbox()
     cwd = Path(cwd)
     if mechanism == "bwrap":
         bwrap = shutil.which("bwrap") or "bwrap"
-        modes = {Path(p): "--ro-bind" for p in readable} | {Path(p): "--bind" for p in writable}
-        binds = [a for p in sorted(modes, key=lambda p: len(p.parts)) for a in (modes[p], str(p), str(p))]
-        return [bwrap, *_BWRAP_CONFINED, *binds, "--chdir", str(cwd), "--", *argv]
+        binds: list[tuple[Path, str, str]] = [(Path(p), "--ro-bind", str(p)) for p in readable]
+        binds += [(Path(p), "--bind", str(p)) for p in writable]
+        for path in map(Path, shielded):
+            if os.path.lexists(path):
+                binds.append((path, "--ro-bind", str(path)))
+            elif empty_dir is not None:
+                binds.append((path, "--ro-bind", str(empty_dir)))
+        binds.sort(key=lambda b: len(b[0].parts))  # outer binds first, so a shield lands on its writable dir
+        args = [a for path, kind, source in binds for a in (kind, source, str(path))]
+        net = ["--share-net"] if network else []
+        return [bwrap, *_BWRAP_CONFINED, *net, *args, "--chdir", str(cwd), "--", *argv]
     if mechanism == "landlock":
         places = os.pathsep.join([os.fspath(private_tmp) if private_tmp else "", *map(str, writable)])
-        return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), _LANDLOCK_WRITE_FLAG, places, "--",
-                *argv]
+        flag = _LANDLOCK_WRITE_FLAG if network else _LANDLOCK_WRITE_NONET_FLAG
+        return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), flag, places, "--", *argv]
     raise RuntimeError("No OS sandbox (bubblewrap or Landlock) is available on this machine.")
 
 

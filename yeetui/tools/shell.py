@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import os
 import shutil
 import tempfile
@@ -98,6 +99,7 @@ class BashTool(Tool):
         argv = ["bash", "-c", args.command]
         mechanism: sandbox.Sandbox | None = None
         private_tmp: str | None = None
+        absent: list[Path] = []
         binding = ctx.binding
         if not binding.allow_writes:
             mechanism = await self._readonly_sandbox(ctx)
@@ -106,18 +108,25 @@ class BashTool(Tool):
                 env["TMPDIR"] = private_tmp
             argv = sandbox.wrap_readonly(argv, binding.cwd, roots=binding.roots, private_tmp=private_tmp,
                                          mechanism=mechanism)
-        elif binding.confined and (mechanism := await self._confining_sandbox(ctx)) is not None:
+        elif (mechanism := await self._writing_sandbox(ctx)) is not None:
+            private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
             if mechanism == "landlock":
-                private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
                 env["TMPDIR"] = private_tmp
+            shielded = binding.shielded()
+            absent = binding.shielded_absent()  # bwrap makes their mount points; removed afterwards
             argv = sandbox.wrap_confined(argv, binding.cwd, writable=(*binding.roots, *binding.git_writable),
-                                         readable=binding.git_readable, private_tmp=private_tmp, mechanism=mechanism)
+                                         readable=binding.git_readable, shielded=shielded,
+                                         empty_dir=Path(private_tmp), network=binding.network,
+                                         private_tmp=private_tmp, mechanism=mechanism)
         try:
             exit_code, output, timed_out = await self._execute(argv, binding.cwd, env, timeout,
                                                                settings.output_cap, ctx.processes)
         finally:
             if private_tmp:
                 shutil.rmtree(private_tmp, ignore_errors=True)
+            for path in absent:  # the empty mount points bwrap left, where nothing existed before
+                with contextlib.suppress(OSError):
+                    path.rmdir()
         output = redact(output, secrets)
         if timed_out:
             note = f"[command timed out after {timeout:g} s and was killed]"
@@ -129,9 +138,9 @@ class BashTool(Tool):
                           data={"sandbox": mechanism, "exit_code": exit_code, "timed_out": timed_out})
 
     @staticmethod
-    async def _confining_sandbox(ctx: ToolContext) -> sandbox.Sandbox | None:
-        """The sandbox a worktree's bash runs in: None (unconfined, as in the user's checkout) when there is
-        none and the profile does not require one, or says `bash_sandbox: off`."""
+    async def _writing_sandbox(ctx: ToolContext) -> sandbox.Sandbox | None:
+        """The sandbox a writable agent's bash runs in: None (unconfined) when there is none and the profile
+        does not require one, or when it says `bash_sandbox: off`."""
         mode = ctx.binding.bash_sandbox
         if mode == "off":
             return None
