@@ -54,7 +54,7 @@ async def test_abort_from_another_process(runtime: Runtime, other: Runtime, scri
 async def test_steer_from_another_process_reaches_the_next_turn(runtime: Runtime, other: Runtime, scripted,
                                                                 tmp_path: Path) -> None:
     answer_permissions_headless(runtime.bus, approve=True)
-    flag = tmp_path / "go-on"
+    flag = runtime.project_dir / "go-on"  # where the sandboxed command sees it
     scripted.script(
         Reply(tool_calls=[_until_file(flag)], when_contains="STEERED-JOB"),
         Reply(tool_calls=[ToolCall("complete", {"output": "took the advice"})], when_contains="USE-THE-CACHE"),
@@ -70,6 +70,27 @@ async def test_steer_from_another_process_reaches_the_next_turn(runtime: Runtime
     result = await asyncio.wait_for(runtime.spawner.wait(handle.run_id), 30)
     assert result.status == RunStatus.COMPLETED and result.output == "took the advice"
     assert "[Guidance from the user]" in scripted.requests[-1].text
+
+
+async def test_guidance_sent_before_a_turn_begins_is_in_that_turn(runtime: Runtime, other: Runtime, scripted,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forced interleaving: the executing process's poller never gets to the command (as on a loaded machine,
+    where the tool call ends before its next look). The run itself takes its commands before each turn, so the
+    guidance the user sent before the turn began is in that turn, not one later (or never)."""
+    monkeypatch.setattr(runtime.spawner, "_ensure_command_pump", lambda: None)
+    answer_permissions_headless(runtime.bus, approve=True)
+    flag = runtime.project_dir / "go-on"
+    scripted.script(
+        Reply(tool_calls=[_until_file(flag)], when_contains="STEER-BEFORE-TURN"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "took the advice"})], when_contains="USE-THE-CACHE"),
+    )
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "STEER-BEFORE-TURN", requested_by="user"))
+    await scripted.until_requests(1, finished=True)
+    await other.spawner.steer(handle.run_id, "USE-THE-CACHE please", sender="the user")
+    flag.touch()
+    result = await asyncio.wait_for(runtime.spawner.wait(handle.run_id), 30)
+    assert result.status == RunStatus.COMPLETED and result.output == "took the advice"
+    assert len(scripted.requests) == 2 and "[Guidance from the user]" in scripted.requests[-1].text
 
 
 async def test_commands_to_a_finished_run_are_refused(runtime: Runtime, other: Runtime, scripted) -> None:

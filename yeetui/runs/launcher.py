@@ -25,7 +25,7 @@ from yeetui.config import Settings
 from yeetui.errors import WorkflowError, YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
 from yeetui.messages import Message
-from yeetui.profiles import Profile, ProfileSet
+from yeetui.profiles import BashSandbox, Profile, ProfileSet
 from yeetui.providers.base import Provider, split_model
 from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.compaction import compaction_message, summarise
@@ -161,10 +161,10 @@ class RunLauncher:
             mode=own.get("mode", "shared"),
             allow_writes=profile.workspace.allow_writes,
             protected=(paths.config_dir(self.env), paths.data_dir(self.env)),
-            bash_sandbox=profile.workspace.bash_sandbox,
+            bash_sandbox=_strictest(profile, self.settings.tools.bash_sandbox),
             git_writable=tuple(Path(p) for p in own.get("git_writable", ())),
             git_readable=tuple(Path(p) for p in own.get("git_readable", ())),
-            network=profile.workspace.network,
+            network=profile.workspace.network or self.settings.tools.bash_network,
         )
 
     def may_spawn(self, profile: Profile, depth: int) -> bool:
@@ -292,13 +292,17 @@ class RunLauncher:
         finally:
             await asyncio.shield(self.slots.release(run.id))
 
-    async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None) -> RunResult:
+    async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None,
+                      collect: Callable[[], Awaitable[None]] | None = None) -> RunResult:
         """Run `spec` to its end: announcements and steering reach it between turns; cancelling it cancels
-        its subagents too."""
+        its subagents too. `collect` runs before each turn, before the mailbox is read: it fills the mailbox
+        with what other processes sent (so guidance sent before a turn begins is in that turn)."""
         mailbox = [] if mailbox is None else mailbox
         session_id = spec.session_id
 
         async def before_turn() -> list[Message]:
+            if collect is not None:
+                await collect()
             added: list[Message] = []
             while mailbox:
                 message = mailbox.pop(0)
@@ -340,3 +344,12 @@ class RunLauncher:
         message_id = await self.store.append_message(session_id, message)
         self.bus.publish(MessageCommitted("", session_id, message_id, message))
         return summary
+
+
+def _strictest(profile: Profile, configured: str) -> BashSandbox:
+    """The config's `tools.bash_sandbox: required` holds for every profile that would run bash without a
+    sandbox — a writable one that says `off` too; a read-only one's `off` (no bash at all) is stricter still."""
+    mode = profile.workspace.bash_sandbox
+    if configured == "required" and not (mode == "off" and not profile.workspace.allow_writes):
+        return "required"
+    return mode

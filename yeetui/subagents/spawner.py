@@ -398,7 +398,8 @@ class AgentSpawner:
                 spec.timeout = max(deadline - loop.time(), 0.001)
                 if req.thinking:
                     spec.thinking = req.thinking
-                result = await self.launcher.execute(spec, live.run_id, mailbox=live.mailbox)
+                result = await self.launcher.execute(spec, live.run_id, mailbox=live.mailbox,
+                                                     collect=lambda: self._take_commands([live.run_id]))
             finally:
                 await asyncio.shield(self.slots.release(live.run_id))
             return result
@@ -516,17 +517,21 @@ class AgentSpawner:
             self._pump = asyncio.create_task(self._pump_commands(), name="yeetui run commands")
 
     async def _pump_commands(self) -> None:
-        """While this process executes runs, act on commands other processes left for them."""
+        """While this process executes runs, act on commands other processes left for them (each run also
+        takes its own before every turn: see `_execute`)."""
         while self._live:
             try:
-                for command in await self.store.take_run_commands(list(self._live)):
-                    if command.kind == "steer":
-                        await self.steer(command.run_id, command.body, sender=command.sender)
-                    elif command.run_id in self._live:
-                        await self.cancel(command.run_id, graceful=command.kind == "cancel")
+                await self._take_commands(list(self._live))
             except YeetuiError:
                 log.exception("could not read the commands for this process's runs")
             await asyncio.sleep(COMMAND_POLL)
+
+    async def _take_commands(self, run_ids: list[str]) -> None:
+        for command in await self.store.take_run_commands(run_ids):
+            if command.kind == "steer":
+                await self.steer(command.run_id, command.body, sender=command.sender)
+            elif command.run_id in self._live:
+                await self.cancel(command.run_id, graceful=command.kind == "cancel")
 
     def abort(self, run_id: str) -> None:
         live = self._live.get(run_id)
