@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 
@@ -30,3 +31,25 @@ def group_members(pgid: int) -> list[int]:
             if int(fields[2]) == pgid and fields[0] != "Z":
                 members.append(int(entry.name))
     return members
+
+
+def unique_sleep() -> str:
+    """A `sleep` duration no other process uses, so a test can find its own command's process from outside
+    any sandbox (inside bubblewrap's pid namespace, `$!` is not the pid the host sees)."""
+    return f"600.{uuid.uuid4().int % 10**6:06d}"
+
+
+def running_with(argument: str) -> list[int]:
+    """Live (non-zombie) processes with `argument` as one of their command-line arguments."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if argument.encode() in args and state != "Z":
+            found.append(int(entry.name))
+    return found

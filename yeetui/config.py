@@ -41,6 +41,12 @@ class ToolConfig(_Model):
     bash_max_timeout: float = Field(600.0, gt=0)
     output_cap: int = Field(30_000, gt=0)
     """Characters of tool output kept per call."""
+    bash_sandbox: Literal["auto", "required"] = "auto"
+    """`required`: agents get no bash at all on a machine where no OS sandbox (bubblewrap, Landlock) works —
+    instead of running it unconfined there, with a warning at start."""
+    bash_network: bool = False
+    """Agents' bash may use the network inside its sandbox (a profile can allow it for itself:
+    `workspace.network`)."""
 
 
 class RetryConfig(_Model):
@@ -202,6 +208,12 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
     if "keymap" in data:
         del data["keymap"]
         warnings.append(f"{where}: ignored keymap — {_UNTRUSTED_CONFIG}.")
+    tools = data.get("tools")
+    if isinstance(tools, dict):
+        if tools.get("bash_sandbox", "required") != "required":
+            warnings.append(f"{where}: ignored tools.bash_sandbox: {tools.pop('bash_sandbox')} — {_UNTRUSTED_CONFIG}.")
+        if tools.get("bash_network", False) is not False:
+            warnings.append(f"{where}: ignored tools.bash_network: {tools.pop('bash_network')} — {_UNTRUSTED_CONFIG}.")
     worktrees = data.get("worktrees")
     if isinstance(worktrees, dict) and worktrees.get("auto_merge", "off") != "off":
         warnings.append(f"{where}: ignored worktrees.auto_merge: {worktrees.pop('auto_merge')} — {_UNTRUSTED_CONFIG}.")

@@ -118,6 +118,15 @@ def _narrowed(doc: Document, below: list[Document]) -> list[ProfileFileError]:
     if isinstance(workspace, dict) and workspace.get("allow_writes") is True and kept_read_only:
         del workspace["allow_writes"]
         dropped.append((("workspace", "allow_writes"), "workspace.allow_writes: true"))
+    read_only = isinstance(workspace, dict) and (workspace.get("allow_writes") is False or (
+        "allow_writes" not in workspace and kept_read_only))
+    mode = workspace.get("bash_sandbox") if isinstance(workspace, dict) else None
+    if mode == "auto" or (mode == "off" and not read_only):
+        # `off` runs a writable agent's bash unconfined (a read-only one's gets no bash: narrower); `auto` would
+        # undo a `required` below
+        dropped.append((("workspace", "bash_sandbox"), f"workspace.bash_sandbox: {workspace.pop('bash_sandbox')}"))
+    if isinstance(workspace, dict) and workspace.get("network", False) is not False:
+        dropped.append((("workspace", "network"), f"workspace.network: {workspace.pop('network')}"))
     return [ProfileFileError(f"Profile file {doc.path}, line {doc.line_of(key)}: ignored {what} — {_UNTRUSTED}.",
                              path=doc.path, line=doc.line_of(key), warning=True) for key, what in dropped]
 

@@ -36,6 +36,7 @@ from yeetui.subagents.session_control import SessionControl
 from yeetui.subagents.spawner import AgentSpawner
 from yeetui.subagents.tools import agent_tools
 from yeetui.subagents.watcher.watcher import Watchers
+from yeetui.system import sandbox
 from yeetui.system.relay import RelayReceiver, relay_dir
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
@@ -45,6 +46,10 @@ from yeetui.worktrees.manager import Worktrees
 
 DEFAULT_MAX_CONCURRENT = 8
 """Runs executing at once across every yeetui process on a data dir (the rest wait, visibly queued)."""
+
+NO_SANDBOX = ("No OS sandbox works on this machine (bubblewrap or Landlock): agents' bash runs with your rights, "
+              "behind the permission rules only, and read-only agents get no bash. Install bubblewrap, or set "
+              "`tools.bash_sandbox: required` to refuse bash to every agent; `yeetui doctor` says more.")
 
 ProviderFactory = Callable[[str], tuple[Provider, str]]
 """`provider/model` → its provider and the bare model id; the default reads credentials from the environment
@@ -97,6 +102,9 @@ class Runtime:
                                                              builtin_dir=builtin_dir("workflows"))
         warnings += [str(err) for err in workflow_errors]
         settings = loaded.settings
+        if await asyncio.to_thread(sandbox.probe_sandbox) is None:  # probed once per process, off the loop
+            warnings.append(NO_SANDBOX + (" Bash is refused (tools.bash_sandbox: required)."
+                                          if settings.tools.bash_sandbox == "required" else ""))
         store = await Store.open(paths.database_path(env))
         bus = Bus()
         registry = ToolRegistry([*builtin_tools(), AskUserTool(), *agent_tools()])

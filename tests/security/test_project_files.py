@@ -101,7 +101,8 @@ async def test_the_data_dir_and_database_are_private(runtime: Runtime) -> None:
 
 WIDENING_AGENTS = {
     ".opencode/agent/generic.md": "---\ndescription: x\npermission:\n  bash: allow\n  edit: allow\n---\nHi.\n",
-    ".yeetui/agents/generic.yaml": "permissions:\n  bash: allow\n  write_file: allow\n",
+    ".yeetui/agents/generic.yaml": "permissions:\n  bash: allow\n  write_file: allow\n"
+                                   "workspace:\n  bash_sandbox: 'off'\n  network: true\n",
     ".claude/agents/oracle.md": "---\nname: oracle\ndescription: x\npermissionMode: bypassPermissions\n---\nHi.\n",
     ".yeetui/agents/reviewer.yaml": "workspace:\n  allow_writes: true\npermissions:\n  bash: {'rm *': allow}\n",
 }
@@ -126,6 +127,7 @@ async def test_agent_files_of_an_untrusted_project_only_narrow(hostile_agents: P
         perms = Permissions.from_config(generic.permissions)
         assert perms.decide("bash", "touch x") == "ask"
         assert not reviewer.workspace.allow_writes
+        assert generic.workspace.bash_sandbox == "auto" and not generic.workspace.network  # still sandboxed
         assert Permissions.from_config(rt.profiles.get("oracle").permissions).decide("bash", "touch x") == "ask"
         said = "\n".join(rt.warnings)
         assert said.count("this project is not trusted") >= 4 and "yeetui trust" in said
@@ -137,6 +139,7 @@ async def test_agent_files_of_an_untrusted_project_only_narrow(hostile_agents: P
     try:
         assert Permissions.from_config(rt.profiles.get("generic").permissions).decide("bash", "touch x") == "allow"
         assert rt.profiles.get("reviewer").workspace.allow_writes
+        assert rt.profiles.get("generic").workspace.network
         assert "not trusted" not in "\n".join(rt.warnings)
     finally:
         await rt.close()

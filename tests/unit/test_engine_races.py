@@ -42,7 +42,7 @@ async def test_six_parallel_spawns_in_one_turn_get_five_children(runtime: Runtim
     """Six `spawn_subagent` calls in one message run concurrently; the sixth must be refused, not slip in
     between another's limit check and its registration."""
     answer_permissions_headless(runtime.bus, approve=True)
-    flag = tmp_path / "release"
+    flag = runtime.project_dir / "release"  # where the sandboxed command sees it
     scripted.script(  # the parent's replies first: its later requests hold every child's prompt too
         Reply(tool_calls=[_complete("spawned what I could")], when_contains="already has 5 active", repeat=True),
         Reply(tool_calls=[_spawn("generic", f"CAPPED-{i}", blocking=False) for i in range(6)],

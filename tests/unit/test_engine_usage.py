@@ -22,7 +22,7 @@ def _complete(output: str) -> ToolCall:
 async def test_usage_is_stored_after_each_response_not_only_at_the_end(runtime: Runtime, scripted,
                                                                         tmp_path: Path) -> None:
     answer_permissions_headless(runtime.bus, approve=True)
-    flag = tmp_path / "go-on"
+    flag = runtime.project_dir / "go-on"  # where the sandboxed command sees it
     scripted.script(
         Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {flag} ]; do sleep 0.02; done"})],
               usage={"input_tokens": 700, "output_tokens": 30}, when_contains="USAGE-TASK"),

@@ -30,7 +30,9 @@ from yeetui.workspace import WorkspaceBinding
 
 async def main(db, cwd, marker):
     store = await Store.open(Path(db))
-    ctx = ToolContext(binding=WorkspaceBinding(cwd=Path(cwd)), run_id="run-1",
+    # Unconfined (`off`): under bubblewrap the command dies with its owner anyway (--die-with-parent); this is
+    # the case where nothing but the recovery ends it (no sandbox on the machine, or Landlock).
+    ctx = ToolContext(binding=WorkspaceBinding(cwd=Path(cwd), bash_sandbox="off"), run_id="run-1",
                       processes=store.process_log("run-1"))
     await BashTool().run(BashArgs(command=f"echo $$ > {marker}.pid; sleep 300 & sleep 301; wait"), ctx)
 
@@ -68,7 +70,12 @@ def test_a_killed_owner_s_command_group_is_ended_by_the_next_recovery(tmp_path: 
         text = pid_file.read_text().strip() if pid_file.exists() else ""
         return text.isdigit() and len(group_members(int(text))) == 3
 
-    _wait(running)
+    try:
+        _wait(running)
+    finally:
+        if not running():  # it never got going: no owner left behind either
+            owner.kill()
+            owner.wait()
     pgid = int(pid_file.read_text())
     try:
         os.kill(owner.pid, signal.SIGKILL)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.processes import gone, running_with, unique_sleep
 from yeetui.events import PermissionRequested, RunStatus, RunStatusChanged
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
@@ -72,23 +73,23 @@ async def test_timeout_cancels_the_run(runtime: Runtime, scripted) -> None:
 
 
 async def test_cancel_marks_cancelled_and_kills_bash(runtime: Runtime, scripted, tmp_path: Path) -> None:
-    pidfile = tmp_path / "pid"
-    scripted.script(Reply.tool("bash", command=f"sleep 60 & echo $! > {pidfile}; wait"))
+    duration = unique_sleep()
+    scripted.script(Reply.tool("bash", command=f"sleep {duration} & wait"))
     answer_permissions_headless(runtime.bus, approve=True)
     task = asyncio.create_task(runtime.launcher.run_prompt("sleep"))
     for _ in range(200):
-        if pidfile.exists() and pidfile.read_text().strip():
+        if running_with(duration):
             break
         await asyncio.sleep(0.05)
+    [child] = running_with(duration)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    child = int(pidfile.read_text())
-    await asyncio.sleep(0.3)
-    with pytest.raises(ProcessLookupError):
-        import os
-
-        os.kill(child, 0)
+    for _ in range(100):  # killed at once; being reaped can take a moment on a busy box
+        if gone(child):
+            break
+        await asyncio.sleep(0.05)
+    assert gone(child), f"the command's `sleep` (pid {child}) outlived the cancelled run"
     (run,) = await runtime.store.list_runs()
     assert run.status == RunStatus.CANCELLED
 

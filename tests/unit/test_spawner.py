@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.processes import gone
+from tests.processes import gone, running_with, unique_sleep
 from yeetui.events import InboxItemAdded, RunStatus
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
@@ -176,18 +176,18 @@ async def test_child_timeout_still_delivers(runtime: Runtime, scripted) -> None:
 
 async def test_cancelling_parent_cancels_children_and_their_bash(runtime: Runtime, scripted, tmp_path) -> None:
     answer_permissions_headless(runtime.bus, approve=True)
-    pidfile = tmp_path / "child.pid"
+    duration = unique_sleep()
     scripted.script(
         Reply(tool_calls=[_spawn("generic", "CHILD-SLEEPER")], when_contains="CANCEL-PARENT"),
-        Reply(tool_calls=[ToolCall("bash", {"command": f"sleep 60 & echo $! > {pidfile}; wait"})],
+        Reply(tool_calls=[ToolCall("bash", {"command": f"sleep {duration} & wait"})],
               when_contains="CHILD-SLEEPER"),
     )
     task = asyncio.create_task(runtime.launcher.run_prompt("CANCEL-PARENT"))
     for _ in range(200):
-        if pidfile.exists() and pidfile.read_text().strip():
+        if running_with(duration):
             break
         await asyncio.sleep(0.05)
-    sleeper = int(pidfile.read_text())
+    [sleeper] = running_with(duration)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -50,7 +50,8 @@ async def bash(command: str, root: Path, *, limit: float | None = None, settings
 async def test_runs_in_cwd_merges_stderr_and_reports_exit_code(tmp_path: Path) -> None:
     out = await bash("pwd; echo out; echo err >&2; exit 3", tmp_path)
     assert out.content == f"{tmp_path}\nout\nerr\n[exit code 3]"
-    assert out.data == {"sandbox": None, "exit_code": 3, "timed_out": False} and not out.is_error
+    assert out.data == {"sandbox": sandbox.probe_sandbox(), "exit_code": 3, "timed_out": False}
+    assert not out.is_error
     assert (await bash("true", tmp_path)).content == "[exit code 0]"
 
 
@@ -58,7 +59,7 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     marker = sleeper()
     out = await bash(f"sleep {marker} & sleep {marker}; wait", tmp_path, limit=1)
     assert out.is_error and "timed out after 1 s" in out.content
-    assert out.data == {"sandbox": None, "exit_code": None, "timed_out": True}
+    assert out.data == {"sandbox": sandbox.probe_sandbox(), "exit_code": None, "timed_out": True}
     assert live_processes(marker) == []
 
 

@@ -1,4 +1,4 @@
-"""Command line: `yeetui run`, `sessions`, `profiles`, `agents`, `worktrees`, `trust`, `--version`.
+"""Command line: `yeetui run`, `sessions`, `profiles`, `agents`, `worktrees`, `trust`, `doctor`, `--version`.
 
 Only argparse is imported at module level, so `yeetui --version` and `--help` stay fast; each command
 imports what it needs.
@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("path", nargs="?", help="the project directory (default: the current one)")
     trust.add_argument("--revoke", action="store_true", help="stop trusting it")
     trust.add_argument("--json", action="store_true")
+    doctor = sub.add_parser("doctor", help="what this machine gives yeetui: the bash sandbox, tmux, keys, trust")
+    doctor.add_argument("--json", action="store_true")
     _add_agents(sub)
     _add_worktrees(sub)
     return parser
@@ -173,6 +175,7 @@ COMMANDS = {
     "profiles": ("yeetui.cli.profiles", "cmd_profiles"),
     "agents": ("yeetui.cli.agents", "cmd_agents"),
     "trust": ("yeetui.cli.trust", "cmd_trust"),
+    "doctor": ("yeetui.cli.doctor", "cmd_doctor"),
     "agent": ("yeetui.cli.agents", "cmd_agent"),
     "worktrees": ("yeetui.cli.worktrees", "cmd_worktrees"),
 }

@@ -1,0 +1,107 @@
+"""Class 5: a writable agent's bash runs in the OS sandbox too. The agent you talk to, told yes to everything
+(headless `--yes`: only the sandbox stands), tries to plant a git hook and config, project config and agent
+files that would widen its rights next time, files outside the project and in yeetui's own dirs, and a TCP
+connection out. Under bubblewrap all of it fails while its work in the project lands; under the Landlock
+fallback the shields inside the workspace are not enforced (said plainly in README and `yeetui doctor`), the
+rest holds. Run under each sandbox this machine has."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from yeetui import paths
+from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runtime import Runtime
+from yeetui.system import sandbox
+
+MECHANISMS = [m for m, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sandbox.probe_landlock)) if works()]
+SHIELDED = (".yeetui", ".claude", ".opencode")
+
+
+@pytest.fixture
+def project_dir(project_dir: Path) -> Path:
+    subprocess.run(["git", "init", "-q"], cwd=project_dir, check=True)
+    return project_dir
+
+
+@pytest.fixture
+def listener() -> socket.socket:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+def _attack(project: Path, outside: Path, listener: socket.socket) -> str:
+    port = listener.getsockname()[1]
+    config, data = paths.config_dir(), paths.data_dir()
+    return "; ".join([
+        "echo '[core]' >> .git/config", "echo 'touch HOOK-RAN' > .git/hooks/post-commit",
+        "chmod +x .git/hooks/post-commit",
+        *[f"mkdir -p {d}/agents && echo 'permissions: {{bash: allow}}' > {d}/agents/generic.md" for d in SHIELDED],
+        "echo 'permissions: {bash: allow}' > .yeetui/config.yaml",
+        f"echo x > {outside}/FLAG", f"mkdir -p {config} && echo x > {config}/FLAG", f"echo x > {data}/FLAG",
+        f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET-OPEN || echo NET-CLOSED",
+        "echo 'def mul(a, b): return a * b' > mul.py", "echo DONE-ATTACK",
+    ])
+
+
+@pytest.mark.skipif(not MECHANISMS, reason="no OS sandbox (bubblewrap or Landlock) works on this machine")
+@pytest.mark.parametrize("mechanism", MECHANISMS or ["none"])
+async def test_a_writable_agents_bash_cannot_leave_its_workspace_or_widen_its_rights(
+        runtime: Runtime, scripted, project_dir: Path, tmp_path: Path, listener: socket.socket, mechanism: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: mechanism)
+    git_config = (project_dir / ".git" / "config").read_text()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    answer_permissions_headless(runtime.bus, approve=True)
+    scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": _attack(project_dir, outside, listener)})],
+                          when_contains="GO"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    result = await runtime.launcher.run_prompt("GO")  # the primary agent: a writable profile
+    assert result.status.value == "completed"
+    said = scripted.requests[-1].text
+    assert "DONE-ATTACK" in said and "NET-CLOSED" in said
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nothing connected
+    assert (project_dir / "mul.py").is_file()  # the agent's own work lands
+    assert not (outside / "FLAG").exists()
+    assert not (paths.config_dir() / "FLAG").exists() and not (paths.data_dir() / "FLAG").exists()
+    if mechanism == "bwrap":
+        assert (project_dir / ".git" / "config").read_text() == git_config
+        assert not (project_dir / ".git" / "hooks" / "post-commit").exists()
+        for name in SHIELDED:  # not there before, not there after (not even the empty mount point)
+            assert not (project_dir / name).exists() and not (project_dir / name).is_symlink(), name
+
+
+@pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
+async def test_a_profile_that_allows_the_network_gets_it(runtime: Runtime, scripted, listener: socket.socket,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime.launcher.settings.tools, "bash_network", True)
+    answer_permissions_headless(runtime.bus, approve=True)
+    port = listener.getsockname()[1]
+    command = f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET-OPEN || echo NET-CLOSED"
+    scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": command})], when_contains="GO"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    await runtime.launcher.run_prompt("GO")
+    assert "NET-OPEN" in scripted.requests[-1].text
+
+
+async def test_without_any_sandbox_bash_is_refused_when_the_config_requires_one(
+        runtime: Runtime, scripted, project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
+    monkeypatch.setattr(runtime.launcher.settings.tools, "bash_sandbox", "required")
+    answer_permissions_headless(runtime.bus, approve=True)
+    scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": "touch RAN"})], when_contains="GO"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    await runtime.launcher.run_prompt("GO")
+    assert not (project_dir / "RAN").exists()
+    assert "requires an OS sandbox" in scripted.requests[-1].text

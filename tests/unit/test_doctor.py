@@ -1,0 +1,55 @@
+"""`yeetui doctor` and the start-up warning: the user learns which sandbox agents' bash runs in, and loudly when
+there is none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from yeetui.cli import main
+from yeetui.runtime import NO_SANDBOX, Runtime
+from yeetui.system import sandbox
+
+
+def _doctor(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, project: Path) -> tuple[int, dict]:
+    monkeypatch.chdir(project)
+    code = main(["doctor", "--json"])
+    return code, {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+
+
+def test_doctor_names_the_sandbox_and_never_shows_a_key(capsys, monkeypatch, tmp_path: Path) -> None:
+    key = "sk-ant-api03-" + "K" * 40
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setattr(sandbox, "probe_bwrap", lambda: False)
+    monkeypatch.setattr(sandbox, "probe_landlock", lambda: True)
+    code, checks = _doctor(capsys, monkeypatch, tmp_path)
+    assert code == 0
+    assert checks["sandbox"]["state"] == "warning" and "Landlock" in checks["sandbox"]["detail"]
+    assert "can write .git/" in checks["sandbox"]["detail"]  # where the fallback is weaker, said plainly
+    assert checks["model"]["state"] == "ok" and key not in json.dumps(checks)
+    assert "not trusted" in checks["project"]["detail"]
+
+
+def test_doctor_fails_without_any_sandbox(capsys, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sandbox, "probe_bwrap", lambda: False)
+    monkeypatch.setattr(sandbox, "probe_landlock", lambda: False)
+    code, checks = _doctor(capsys, monkeypatch, tmp_path)
+    assert code == 1 and checks["sandbox"]["state"] == "missing"
+    assert "tools.bash_sandbox: required" in checks["sandbox"]["detail"]
+
+
+async def test_start_up_warns_when_no_sandbox_works(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
+    runtime = await Runtime.open(cwd=tmp_path, recover=False)
+    try:
+        assert NO_SANDBOX in runtime.warnings
+    finally:
+        await runtime.close()
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: "bwrap")
+    runtime = await Runtime.open(cwd=tmp_path, recover=False)
+    try:
+        assert not [w for w in runtime.warnings if "sandbox" in w]
+    finally:
+        await runtime.close()
