@@ -44,12 +44,17 @@ HOSTS = ("run", "worker", "tui")
 POINTS = ("mid_stream", "mid_tool", "undelivered")
 RECOVERY = ("list", "child", "parent")
 
+# Its bash runs unconfined (`off`), the case where a killed yeetui leaves the command running and only the
+# recovery ends it: under bubblewrap the command dies with its yeetui (--die-with-parent), see
+# test_leftover_processes.
 CHILD_PROFILE = """\
 ---
 description: A subagent for the crash tests; runs commands without asking.
 capabilities: [subtask]
 permissions:
   bash: allow
+workspace:
+  bash_sandbox: "off"
 exit_tools: [complete]
 ---
 You do the task you are given.

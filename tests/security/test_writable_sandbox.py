@@ -7,6 +7,7 @@ rest holds. Run under each sandbox this machine has."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 from pathlib import Path
@@ -105,3 +106,37 @@ async def test_without_any_sandbox_bash_is_refused_when_the_config_requires_one(
     await runtime.launcher.run_prompt("GO")
     assert not (project_dir / "RAN").exists()
     assert "requires an OS sandbox" in scripted.requests[-1].text
+
+
+@pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
+@pytest.mark.parametrize("profile", ["generic", "oracle"])
+async def test_bash_cannot_reach_unix_sockets_in_tmp_or_run(runtime: Runtime, scripted, profile: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Unix socket connects through a read-only mount: the user's tmux server, D-Bus or a database there would
+    run commands for the agent outside the sandbox. /tmp and /run are private inside it."""
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: "bwrap")
+    answer_permissions_headless(runtime.bus, approve=True)
+    servers, paths_ = [], []
+    for folder in ("/tmp", "/run"):
+        path = f"{folder}/yeetui-test-{os.getpid()}-{profile}.sock"
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(path)
+        server.listen(1)
+        server.setblocking(False)
+        servers.append(server)
+        paths_.append(path)
+    probe = "; ".join(f"python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{p}')\" "
+                      f"2>/dev/null && echo REACHED-{p} || echo BLOCKED-{p}" for p in paths_)
+    scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": probe})], when_contains="GO"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    try:
+        await runtime.launcher.run_prompt("GO", profile_name=profile)
+        said = scripted.requests[-1].text
+        for path, server in zip(paths_, servers, strict=True):
+            assert f"BLOCKED-{path}" in said
+            with pytest.raises(BlockingIOError):
+                server.accept()
+    finally:
+        for path, server in zip(paths_, servers, strict=True):
+            server.close()
+            os.unlink(path)

@@ -12,10 +12,13 @@ import sys
 import time
 from pathlib import Path
 
-from tests.processes import gone, group_members
+import pytest
+
+from tests.processes import gone, group_members, running_with, unique_sleep
 from yeetui.bus import Bus
 from yeetui.store import Store
 from yeetui.subagents.inbox import Delivery
+from yeetui.system import sandbox
 from yeetui.system.processes import kill_leftover_group, start_ticks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,11 +31,11 @@ from yeetui.tools.base import ToolContext
 from yeetui.tools.shell import BashArgs, BashTool
 from yeetui.workspace import WorkspaceBinding
 
-async def main(db, cwd, marker):
+async def main(db, cwd, marker, mode="off"):
     store = await Store.open(Path(db))
     # Unconfined (`off`): under bubblewrap the command dies with its owner anyway (--die-with-parent); this is
     # the case where nothing but the recovery ends it (no sandbox on the machine, or Landlock).
-    ctx = ToolContext(binding=WorkspaceBinding(cwd=Path(cwd), bash_sandbox="off"), run_id="run-1",
+    ctx = ToolContext(binding=WorkspaceBinding(cwd=Path(cwd), bash_sandbox=mode), run_id="run-1",
                       processes=store.process_log("run-1"))
     await BashTool().run(BashArgs(command=f"echo $$ > {marker}.pid; sleep 300 & sleep 301; wait"), ctx)
 
@@ -172,3 +175,41 @@ def test_a_command_whose_owner_dies_before_recording_it_never_runs(tmp_path: Pat
     owner.wait()
     _wait(lambda: not group_members(int(pgid)), timeout=10)  # the gate saw EOF: the group ended by itself
     assert not marker.exists()
+
+
+SANDBOXED_OWNER = """
+import asyncio, sys
+from pathlib import Path
+from yeetui.tools.base import ToolContext
+from yeetui.tools.shell import BashArgs, BashTool
+from yeetui.workspace import WorkspaceBinding
+
+async def main(cwd, duration):
+    ctx = ToolContext(binding=WorkspaceBinding(cwd=Path(cwd)), run_id="r")
+    await BashTool().run(BashArgs(command=f"sleep {duration} & sleep {duration}; wait"), ctx)
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
+def test_under_bubblewrap_a_killed_owner_s_command_dies_with_it(tmp_path: Path) -> None:
+    """bubblewrap's --die-with-parent: a yeetui killed outright takes its agents' commands with it, before any
+    recovery (which stays for the unconfined case above)."""
+    duration = unique_sleep()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    owner = subprocess.Popen([sys.executable, "-c", SANDBOXED_OWNER, str(tmp_path), duration], env=env)
+    def sleepers() -> list[int]:  # the owner has `duration` among its arguments too
+        return [pid for pid in running_with(duration) if pid != owner.pid]
+
+    try:
+        _wait(lambda: len(sleepers()) == 2)
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait()
+        _wait(lambda: not sleepers(), timeout=10)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        for pid in running_with(duration):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

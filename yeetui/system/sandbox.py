@@ -1,12 +1,15 @@
-"""Read-only OS sandboxes for `bash` in read-only bindings: bubblewrap, else Landlock, else none.
+"""OS sandboxes for agents' `bash`: bubblewrap, else Landlock, else none. Read-only bindings (`wrap_readonly`)
+may write nothing; writable ones (`wrap_confined`) only their workspace.
 
-- `bwrap`: the whole filesystem bound read-only, private /dev, /proc and /tmp, every namespace unshared
-  (so no network), killed with its parent. Many containers forbid the namespaces it needs, so it is
-  probed by running `true` under it, not by looking for the binary.
+- `bwrap`: the whole filesystem bound read-only, private /dev, /proc, /tmp and /run, every namespace unshared
+  (so no network unless shared back), killed with its parent; a writable binding's workspace is bound
+  writable, with its shielded folders (.git/, agent config) bound read-only over it. Many containers forbid the
+  namespaces it needs, so it is probed by running a write under it, not by looking for the binary.
 - `landlock` (Linux ≥ 5.13): this file doubles as a tiny pre-exec wrapper, run with `python -I -S`, that
-  restricts every filesystem write right except on /dev/null and a private temp dir, sets no_new_privs
-  and execs the command. From ABI 4 TCP bind/connect are denied too, from ABI 6 signals and abstract
-  unix sockets are scoped to the sandbox. It is probed by checking that a write really fails.
+  restricts every filesystem write right except on /dev/null, a private temp dir and (writable bindings) the
+  workspace, sets no_new_privs and execs the command. From ABI 4 TCP bind/connect are denied too, from ABI 6
+  signals and abstract unix sockets are scoped to the sandbox. It cannot shield folders inside the workspace.
+  It is probed by checking that a write really fails.
 
 This module uses only the standard library so that it can run as that wrapper script.
 """
@@ -26,18 +29,21 @@ from typing import Literal
 
 Sandbox = Literal["bwrap", "landlock"]
 
-_BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+_BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
                "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--new-session")
 """Every namespace unshared, no capabilities even when yeetui runs as root (else `mount -o remount,rw`
-undoes the read-only binds), a new session (no TIOCSTI keystrokes into the user's terminal)."""
+undoes the read-only binds), a new session (no TIOCSTI keystrokes into the user's terminal). /tmp and /run are
+private: a Unix socket can be connected to through a read-only mount, and there live the user's tmux server,
+D-Bus, database and container-engine sockets, any of which would run commands outside the sandbox."""
 _PROBE_TIMEOUT = 10.0
 _LANDLOCK_FLAG = "--landlock-exec"
 _LANDLOCK_WRITE_FLAG = "--landlock-write-exec"
 _LANDLOCK_WRITE_NONET_FLAG = "--landlock-write-exec-nonet"
-_BWRAP_CONFINED = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all",
-                   "--die-with-parent", "--cap-drop", "ALL", "--new-session")
-"""A writable agent's bash: like the read-only sandbox, with its workspace writable (and, when asked, the
+_BWRAP_CONFINED = _BWRAP_ARGS
+"""A writable agent's bash: like the read-only sandbox, with its workspace binds writable (and, when asked, the
 network: `--share-net`)."""
+_RESOLVER = Path("/run/systemd/resolve")
+"""Where /etc/resolv.conf points on systemd-resolved machines: shown again when the network is allowed."""
 
 # Landlock ABI (include/uapi/linux/landlock.h); syscall numbers are the same on every unified-table arch.
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -189,6 +195,8 @@ def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable:
         binds.sort(key=lambda b: len(b[0].parts))  # outer binds first, so a shield lands on its writable dir
         args = [a for path, kind, source in binds for a in (kind, source, str(path))]
         net = ["--share-net"] if network else []
+        if network and _RESOLVER.is_dir():
+            net += ["--ro-bind", str(_RESOLVER), str(_RESOLVER)]
         return [bwrap, *_BWRAP_CONFINED, *net, *args, "--chdir", str(cwd), "--", *argv]
     if mechanism == "landlock":
         places = os.pathsep.join([os.fspath(private_tmp) if private_tmp else "", *map(str, writable)])
