@@ -102,7 +102,9 @@ class Runtime:
                                                              builtin_dir=builtin_dir("workflows"))
         warnings += [str(err) for err in workflow_errors]
         settings = loaded.settings
-        if await asyncio.to_thread(sandbox.probe_sandbox) is None:  # probed once per process, off the loop
+        # Front ends warn (a pane's or detached worker, `recover=False`, has no one to read it and skips the
+        # probe at start); probed once per process, off the loop.
+        if recover and await asyncio.to_thread(sandbox.probe_sandbox) is None:
             warnings.append(NO_SANDBOX + (" Bash is refused (tools.bash_sandbox: required)."
                                           if settings.tools.bash_sandbox == "required" else ""))
         store = await Store.open(paths.database_path(env))

@@ -42,13 +42,13 @@ def test_doctor_fails_without_any_sandbox(capsys, monkeypatch, tmp_path: Path) -
 
 async def test_start_up_warns_when_no_sandbox_works(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
-    runtime = await Runtime.open(cwd=tmp_path, recover=False)
+    runtime = await Runtime.open(cwd=tmp_path)
     try:
         assert NO_SANDBOX in runtime.warnings
     finally:
         await runtime.close()
     monkeypatch.setattr(sandbox, "probe_sandbox", lambda: "bwrap")
-    runtime = await Runtime.open(cwd=tmp_path, recover=False)
+    runtime = await Runtime.open(cwd=tmp_path)
     try:
         assert not [w for w in runtime.warnings if "sandbox" in w]
     finally:

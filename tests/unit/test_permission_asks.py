@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,36 @@ async def _pane_run(store: Store) -> str:
     return run.id
 
 
+@dataclass
+class Pair:
+    """A pane's worker asking through the store, and the process that follows the pane and shows dialogs."""
+
+    run_id: str
+    worker_bus: Bus
+    front_store: Store
+    elsewhere: RunsElsewhere
+    shown: list[PermissionRequested]
+
+
+@pytest.fixture
+async def pair(stores: tuple[Store, Store]) -> AsyncIterator[Pair]:
+    worker_store, front_store = stores
+    run_id = await _pane_run(worker_store)
+    worker_bus, front_bus = Bus(), Bus()
+    asking = AskThroughStore(worker_store, run_id, poll=0.01)
+    worker_bus.add_listener(asking.listen)
+    shown: list[PermissionRequested] = []
+    front_bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
+    elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None)
+    elsewhere.answers_asks = True
+    elsewhere.follow(run_id, None)
+    try:
+        yield Pair(run_id, worker_bus, front_store, elsewhere, shown)
+    finally:
+        await elsewhere.close()
+        await asking.close()
+
+
 async def test_the_first_answer_wins_and_only_real_answers_are_accepted(stores: tuple[Store, Store]) -> None:
     worker, front = stores
     ask = await worker.post_permission_ask("run-1", run_id="run-1", session_id="s", agent_label="oracle#1",
@@ -81,57 +112,27 @@ async def test_a_question_is_stored_without_the_key_in_it(stores: tuple[Store, S
     assert key not in ask.subject and key not in str(ask.arguments)
 
 
-async def test_a_pane_question_is_asked_in_the_following_process_and_answered_back(
-        stores: tuple[Store, Store]) -> None:
-    worker_store, front_store = stores
-    run_id = await _pane_run(worker_store)
-    worker_bus, front_bus = Bus(), Bus()
-    asking = AskThroughStore(worker_store, run_id, poll=0.01)
-    worker_bus.add_listener(asking.listen)
-    shown: list[PermissionRequested] = []
-    front_bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
-    elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None)
-    elsewhere.answers_asks = True
-    elsewhere.follow(run_id, None)
-    try:
-        request = _request(run_id)
-        worker_bus.publish(request)
-        await until(lambda: shown, "the question to reach the following process")
-        [dialog] = shown
-        assert (dialog.agent_label, dialog.tool, dialog.subject) == ("builder#1", "bash", "make build")
-        assert dialog.arguments == {"command": "make build"}
-        dialog.reply.set_result("allow_always")  # the user's answer in the dialog
-        assert await asyncio.wait_for(request.reply, WAIT) == "allow_always"
-        start = elsewhere.rounds
-        await until(lambda: elsewhere.rounds >= start + 3, "a few more looks")
-        assert len(shown) == 1  # asked once, not again on every look
-    finally:
-        await elsewhere.close()
-        await asking.close()
+async def test_a_pane_question_is_asked_in_the_following_process_and_answered_back(pair: Pair) -> None:
+    request = _request(pair.run_id)
+    pair.worker_bus.publish(request)
+    await until(lambda: pair.shown, "the question to reach the following process")
+    [dialog] = pair.shown
+    assert (dialog.agent_label, dialog.tool, dialog.subject) == ("builder#1", "bash", "make build")
+    assert dialog.arguments == {"command": "make build"}
+    dialog.reply.set_result("allow_always")  # the user's answer in the dialog
+    assert await asyncio.wait_for(request.reply, WAIT) == "allow_always"
+    start = pair.elsewhere.rounds
+    await until(lambda: pair.elsewhere.rounds >= start + 3, "a few more looks")
+    assert len(pair.shown) == 1  # asked once, not again on every look
 
 
-async def test_a_question_the_run_stopped_waiting_for_is_withdrawn_and_its_dialog_closed(
-        stores: tuple[Store, Store]) -> None:
-    worker_store, front_store = stores
-    run_id = await _pane_run(worker_store)
-    worker_bus, front_bus = Bus(), Bus()
-    asking = AskThroughStore(worker_store, run_id, poll=0.01)
-    worker_bus.add_listener(asking.listen)
-    shown: list[PermissionRequested] = []
-    front_bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
-    elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None)
-    elsewhere.answers_asks = True
-    elsewhere.follow(run_id, None)
-    try:
-        request = _request(run_id)
-        worker_bus.publish(request)
-        await until(lambda: shown, "the question to be shown")
-        request.reply.cancel()  # the tool call was cancelled (the run was stopped, or timed out)
-        await until(lambda: shown[0].reply.cancelled(), "the shown dialog's question to be withdrawn")
-        assert await front_store.open_permission_asks([run_id]) == []
-    finally:
-        await elsewhere.close()
-        await asking.close()
+async def test_a_question_the_run_stopped_waiting_for_is_withdrawn_and_its_dialog_closed(pair: Pair) -> None:
+    request = _request(pair.run_id)
+    pair.worker_bus.publish(request)
+    await until(lambda: pair.shown, "the question to be shown")
+    request.reply.cancel()  # the tool call was cancelled (the run was stopped, or timed out)
+    await until(lambda: pair.shown[0].reply.cancelled(), "the shown dialog's question to be withdrawn")
+    assert await pair.front_store.open_permission_asks([pair.run_id]) == []
 
 
 async def test_a_process_that_shows_no_dialogs_leaves_questions_alone(stores: tuple[Store, Store]) -> None:
