@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import uuid
 from pathlib import Path
 
@@ -53,3 +55,19 @@ def running_with(argument: str) -> list[int]:
         if argument.encode() in args and state != "Z":
             found.append(int(entry.name))
     return found
+
+
+UNPRIVILEGED_UID = 65534
+"""nobody: the user tests drop to when they run as root."""
+
+
+def as_unprivileged_user() -> list[str] | None:
+    """A command prefix that runs a Python as a user without privileges (nobody, via setpriv and the system's
+    Python, which that user can reach), or None when none is at hand. Not root already: this Python."""
+    if os.getuid() != 0:
+        return [sys.executable]
+    setpriv = shutil.which("setpriv")
+    system_python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+    if setpriv is None or system_python is None:
+        return None
+    return [setpriv, f"--reuid={UNPRIVILEGED_UID}", f"--regid={UNPRIVILEGED_UID}", "--clear-groups", system_python]

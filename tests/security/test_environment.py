@@ -6,12 +6,13 @@ then receive the user's key), and an agent's command cannot read yeetui's own en
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.processes import as_unprivileged_user
 
 PROBE = ("from yeetui.providers.litellm import _import_litellm; _import_litellm(); import os; "
          "print(os.environ.get('YEETUI_PLANTED', 'absent'), os.environ.get('OPENAI_BASE_URL', 'absent'))")
@@ -47,21 +48,10 @@ print(read.stdout.strip())
 """
 
 
-def _as_unprivileged_user() -> list[str] | None:
-    """A command prefix that runs a Python as a user without privileges, or None when none is at hand."""
-    if os.getuid() != 0:
-        return [sys.executable]
-    setpriv = shutil.which("setpriv")
-    system_python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
-    if setpriv is None or system_python is None:
-        return None
-    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", system_python]
-
-
 def test_a_command_an_agent_runs_cannot_read_yeetui_s_environment() -> None:
     """`cat /proc/$PPID/environ` from an agent's command: yeetui marks itself undumpable, so a process of the
     same (unprivileged) user gets permission denied — the key in yeetui's environment stays out of reach."""
-    prefix = _as_unprivileged_user()
+    prefix = as_unprivileged_user()
     if prefix is None:
         pytest.skip("running as root without setpriv and a system python to drop to an unprivileged user")
     root = str(Path(__file__).resolve().parents[2])

@@ -108,13 +108,17 @@ async def test_without_any_sandbox_bash_is_refused_when_the_config_requires_one(
     assert "requires an OS sandbox" in scripted.requests[-1].text
 
 
-@pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
+@pytest.mark.skipif(not MECHANISMS, reason="no OS sandbox (bubblewrap or Landlock) works on this machine")
 @pytest.mark.parametrize("profile", ["generic", "oracle"])
-async def test_bash_cannot_reach_unix_sockets_in_tmp_or_run(runtime: Runtime, scripted, profile: str,
+@pytest.mark.parametrize("mechanism", MECHANISMS or ["none"])
+async def test_bash_cannot_reach_unix_sockets_in_tmp_or_run(runtime: Runtime, scripted, profile: str, mechanism: str,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A Unix socket connects through a read-only mount: the user's tmux server, D-Bus or a database there would
-    run commands for the agent outside the sandbox. /tmp and /run are private inside it."""
-    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: "bwrap")
+    run commands for the agent outside the sandbox. /tmp and /run are private inside bubblewrap; under Landlock
+    the seccomp filter refuses Unix sockets."""
+    if mechanism == "landlock" and not sandbox.seccomp_available():
+        pytest.skip("libseccomp is not installed: the Landlock fallback lacks its seccomp layer here")
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: mechanism)
     answer_permissions_headless(runtime.bus, approve=True)
     servers, paths_ = [], []
     for folder in ("/tmp", "/run"):

@@ -32,6 +32,27 @@ def test_doctor_names_the_sandbox_and_never_shows_a_key(capsys, monkeypatch, tmp
     assert "not trusted" in checks["project"]["detail"]
 
 
+@pytest.mark.parametrize("seccomp", [True, False])
+def test_doctor_says_whether_the_landlock_fallback_has_its_seccomp_layer(capsys, monkeypatch, tmp_path: Path,
+                                                                       seccomp: bool) -> None:
+    monkeypatch.setattr(sandbox, "probe_bwrap", lambda: False)
+    monkeypatch.setattr(sandbox, "probe_landlock", lambda: True)
+    monkeypatch.setattr(sandbox, "seccomp_available", lambda: seccomp)
+    _, checks = _doctor(capsys, monkeypatch, tmp_path)
+    detail = checks["sandbox"]["detail"]
+    assert ("+ seccomp" in detail) is seccomp
+    assert ("UDP, Unix sockets" in detail) is not seccomp  # what is open without it, said plainly
+
+
+def test_the_fallback_override_hides_bubblewrap(monkeypatch) -> None:
+    monkeypatch.setenv(sandbox.FALLBACK_ENV, "landlock")
+    sandbox.probe_bwrap.cache_clear()
+    try:
+        assert sandbox.probe_bwrap() is False
+    finally:
+        sandbox.probe_bwrap.cache_clear()
+
+
 def test_doctor_fails_without_any_sandbox(capsys, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setattr(sandbox, "probe_bwrap", lambda: False)
     monkeypatch.setattr(sandbox, "probe_landlock", lambda: False)

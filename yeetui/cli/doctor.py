@@ -28,7 +28,10 @@ from yeetui.trust import is_trusted
 State = Literal["ok", "warning", "missing"]
 
 LANDLOCK_WEAKER = ("weaker than bubblewrap: inside the workspace, bash can write .git/, .yeetui/, .claude/ and "
-                   ".opencode/ (the file tools still refuse them), and before ABI 4 it can reach the network")
+                   ".opencode/ (the file tools still refuse them), a writable agent can change the mode and times "
+                   "of your files outside it, and before ABI 4 it can reach the network over TCP")
+NO_SECCOMP = ("; libseccomp is missing, so UDP, Unix sockets (your tmux, D-Bus, databases), chown and extended "
+              "attributes are open to bash too (install libseccomp2)")
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,9 @@ def sandbox_check() -> Check:
                      "(.git/, .yeetui/, .claude/, .opencode/ stay read-only), no network unless allowed, no "
                      "capabilities even as root")
     if sandbox.probe_landlock():
-        return Check("sandbox", "warning", f"Landlock ABI {sandbox.landlock_abi()} (bubblewrap does not work here): "
-                     f"{LANDLOCK_WEAKER}")
+        seccomp = sandbox.seccomp_available()
+        return Check("sandbox", "warning", f"Landlock ABI {sandbox.landlock_abi()}{' + seccomp' if seccomp else ''} "
+                     f"(bubblewrap does not work here): {LANDLOCK_WEAKER}{'' if seccomp else NO_SECCOMP}")
     return Check("sandbox", "missing", "no OS sandbox works here (install bubblewrap; Landlock needs Linux 5.13+): "
                  "agents' bash runs with your rights, behind the permission rules only; read-only agents get no "
                  "bash. `tools.bash_sandbox: required` in config.yaml refuses bash to every agent instead")

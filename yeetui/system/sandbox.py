@@ -9,6 +9,12 @@ may write nothing; writable ones (`wrap_confined`) only their workspace.
   restricts every filesystem write right except on /dev/null, a private temp dir and (writable bindings) the
   workspace, sets no_new_privs and execs the command. From ABI 4 TCP bind/connect are denied too, from ABI 6
   signals and abstract unix sockets are scoped to the sandbox. It cannot shield folders inside the workspace.
+  What Landlock does not cover a seccomp filter refuses (through the system's libseccomp, when present): changing
+  files' owner, extended attributes or inode flags, and for read-only bindings their mode and times too; Unix
+  sockets (path-named ones connect through any mount), datagram socket pairs, io_uring (it would bypass the
+  filter), terminal keystroke injection, and without the network every socket but netlink (UDP included).
+  Writable bindings keep chmod and utime (git, touch and make need them in the workspace, and seccomp cannot
+  tell paths apart), so they can change the mode and times of files their user owns outside it.
   It is probed by checking that a write really fails.
 
 This module uses only the standard library so that it can run as that wrapper script.
@@ -57,6 +63,27 @@ _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 _PR_SET_NO_NEW_PRIVS = 38
 
+# seccomp through libseccomp (seccomp.h): it knows each architecture's syscall numbers and refuses other ABIs.
+_SCMP_ACT_ALLOW = 0x7FFF0000
+_SCMP_CMP_NE, _SCMP_CMP_MASKED_EQ = 1, 7
+_EPERM, _EACCES, _EOPNOTSUPP = 1, 13, 95
+_AF_UNIX, _AF_NETLINK = 1, 16
+_SOCK_DGRAM, _SOCK_TYPE_MASK = 2, 0xF
+_INT_MASK = 0xFFFFFFFF  # an int argument's upper register half is not the caller's to set: compare the low half
+_REFUSED_SYSCALLS = ("chown", "fchown", "lchown", "fchownat", "chown32", "fchown32", "lchown32",
+                     "io_uring_setup", "io_uring_enter", "io_uring_register")
+_XATTR_WRITES = ("setxattr", "lsetxattr", "fsetxattr", "setxattrat", "removexattr", "lremovexattr",
+                 "fremovexattr", "removexattrat")
+"""Answered "not supported", as a filesystem without extended attributes would: `cp -p` then falls back."""
+_READ_ONLY_REFUSED_SYSCALLS = ("chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes", "utimensat",
+                               "futimesat")
+"""Refused to read-only bindings only: a writable workspace needs them (see the module docstring)."""
+_NEWER_SYSCALLS = {"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466}
+"""Numbers from the unified table (x86_64, arm64, riscv64) for syscalls an older libseccomp cannot name."""
+_UNIFIED_TABLE_MACHINES = ("x86_64", "aarch64", "arm64", "riscv64")
+_REFUSED_IOCTLS = (0x40086602, 0x40046602, 0x401C5820, 0x5412, 0x541C)
+"""FS_IOC_SETFLAGS (64- and 32-bit: chattr), FS_IOC_FSSETXATTR, TIOCSTI (typing into a terminal), TIOCLINUX."""
+
 
 class _RulesetAttr(ctypes.Structure):
     _fields_ = (("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64))
@@ -80,6 +107,68 @@ def landlock_abi() -> int:
     abi = syscall(ctypes.c_long(_SYS_CREATE_RULESET), None, ctypes.c_size_t(0),
                   ctypes.c_uint32(_CREATE_RULESET_VERSION))
     return max(int(abi), 0)
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = (("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64))
+
+
+def _libseccomp() -> ctypes.CDLL | None:
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError:
+        return None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = (ctypes.c_uint32,)
+    lib.seccomp_rule_add_array.argtypes = (ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp))
+    lib.seccomp_syscall_resolve_name.argtypes = (ctypes.c_char_p,)
+    lib.seccomp_load.argtypes = (ctypes.c_void_p,)
+    lib.seccomp_release.argtypes = (ctypes.c_void_p,)
+    return lib
+
+
+def seccomp_available() -> bool:
+    """True when the Landlock fallback can add its seccomp filter (libseccomp is installed)."""
+    return sys.platform == "linux" and _libseccomp() is not None
+
+
+def _seccomp_restrict(*, network: bool, read_only: bool) -> None:
+    """Refuse, in this process and what it execs, what Landlock leaves open (see the module docstring)."""
+    lib = _libseccomp()
+    if lib is None:
+        return  # `yeetui doctor` says the fallback lacks this layer here
+    ctx = lib.seccomp_init(_SCMP_ACT_ALLOW)
+    if not ctx:
+        raise OSError("seccomp_init failed")
+
+    def refuse(name: str, errno: int = _EPERM, *conditions: tuple[int, int, int, int]) -> None:
+        number = lib.seccomp_syscall_resolve_name(name.encode())
+        if number == -1:  # unknown to this libseccomp: newer than it
+            if name not in _NEWER_SYSCALLS or os.uname().machine not in _UNIFIED_TABLE_MACHINES:
+                return
+            number = _NEWER_SYSCALLS[name]
+        args = (_ArgCmp * max(len(conditions), 1))(*(_ArgCmp(*c) for c in conditions))
+        if lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, number, len(conditions), args) < 0:
+            raise OSError(f"seccomp: cannot add the rule for {name}")
+
+    try:
+        for name in (*_REFUSED_SYSCALLS, *(_READ_ONLY_REFUSED_SYSCALLS if read_only else ())):
+            refuse(name)
+        for name in _XATTR_WRITES:
+            refuse(name, _EOPNOTSUPP)
+        for request in _REFUSED_IOCTLS:
+            refuse("ioctl", _EPERM, (1, _SCMP_CMP_MASKED_EQ, _INT_MASK, request))
+        if network:
+            refuse("socket", _EACCES, (0, _SCMP_CMP_MASKED_EQ, _INT_MASK, _AF_UNIX))
+        else:
+            refuse("socket", _EACCES, (0, _SCMP_CMP_NE, _AF_NETLINK, 0))
+        refuse("socketpair", _EACCES, (1, _SCMP_CMP_MASKED_EQ, _SOCK_TYPE_MASK, _SOCK_DGRAM))
+        if lib.seccomp_load(ctx) < 0:
+            raise OSError("seccomp_load failed")
+    finally:
+        lib.seccomp_release(ctx)
 
 
 def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (), network: bool = False) -> None:
@@ -117,6 +206,7 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
     if syscall(ctypes.c_long(_SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
         raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
     os.close(ruleset)
+    _seccomp_restrict(network=network, read_only=not writable)
 
 
 def _landlock_exec_main(args: list[str]) -> int:
@@ -226,9 +316,15 @@ def _writes_blocked(mechanism: Sandbox) -> bool:
         return done.returncode == 0 and not target.exists()
 
 
+FALLBACK_ENV = "YEETUI_SANDBOX"
+"""`YEETUI_SANDBOX=landlock` hides bubblewrap, as on a machine without it: how CI tests the fallback."""
+
+
 @functools.cache
 def probe_bwrap() -> bool:
     """True when bubblewrap is installed *and* works here (containers often forbid its namespaces)."""
+    if os.environ.get(FALLBACK_ENV) == "landlock":
+        return False
     return shutil.which("bwrap") is not None and _writes_blocked("bwrap")
 
 
