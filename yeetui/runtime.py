@@ -19,6 +19,7 @@ from typing import Any
 from yeetui import paths
 from yeetui.bus import Bus
 from yeetui.config import LoadedSettings, Settings, load_settings, provider_credentials
+from yeetui.errors import ConfigError
 from yeetui.profile_loader import load_profiles
 from yeetui.profiles import ProfileSet
 from yeetui.providers.base import Provider, split_model
@@ -57,6 +58,20 @@ and the config."""
 
 
 log = logging.getLogger(__name__)
+
+
+def project_widenings(project: Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """What the project's files ask for beyond what an untrusted project gets (what trusting it would grant),
+    one line each naming the file and line: `yeetui trust` lists them, the TUI asks about them."""
+    found: list[str] = []
+    try:
+        found += [w for w in load_settings(project_dir=project, env=env, trusted=False).warnings if "not trusted" in w]
+    except ConfigError as exc:
+        found.append(str(exc))
+    profiles = load_profiles(project_dir=project, user_dir=paths.config_dir(env) / "agents",
+                             builtin_dir=builtin_dir("agents"), trusted=False)
+    found += [str(e) for e in profiles.errors if "not trusted" in str(e)]
+    return [line.split(" — ", 1)[0].replace(": ignored ", ": ", 1) for line in found]
 
 
 @dataclass

@@ -298,3 +298,19 @@ def test_profiles_validate_warns_about_unknown_tools_and_providers_and_exits_by_
     assert "Valid, with 2 warnings." in check.stdout
     strict = run_yeetui("profiles", "validate", "--strict", cwd=project)
     assert strict.returncode == 1
+
+
+def test_run_with_trust_trusts_first_and_says_what_it_grants(fake_env, project: Path) -> None:
+    agent = project / ".yeetui" / "agents" / "generic.yaml"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("permissions:\n  bash: allow\n")
+    marker = project / "ran"
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    done = run_yeetui("run", "--trust", "TOUCH it", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert f"Trusted {project.resolve()}" in done.stderr
+    assert f"{agent}, line 2: permissions.bash: allow" in done.stderr
+    assert marker.exists() and "not trusted" not in done.stderr
+    listed = run_yeetui("trust", "--json", cwd=project)
+    assert json.loads(listed.stdout)["was_trusted"] is True  # remembered

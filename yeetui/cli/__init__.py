@@ -21,6 +21,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"yeetui: error: {message}\n")
 
 
+TRUST_HELP = ("trust this project first, as `yeetui trust` does (remembered): its agent files and config may then "
+              "widen rights; what they grant is listed on stderr")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="yeetui", description="A terminal app for LLM coding agents built around subagents.")
     parser.add_argument("--version", action="version", version=f"yeetui {__version__}")
@@ -36,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", "-m", dest="run_model", help="model as provider/model")
     run.add_argument("--json", action="store_true", help="print one JSON event per line, the last a result")
     run.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
+    run.add_argument("--trust", action="store_true", help=TRUST_HELP)
     run.add_argument("--resume", metavar="SESSION", help="continue this session (id or unique prefix)")
     run.add_argument("--continue", dest="cont", action="store_true", help="continue the latest session")
 
@@ -97,6 +102,7 @@ def _add_agents(sub) -> None:
     start.add_argument("--timeout", type=_positive(float), metavar="S", help="seconds before the run is stopped")
     start.add_argument("--label", metavar="L", help="a title for the run's session")
     start.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
+    start.add_argument("--trust", action="store_true", help=TRUST_HELP)
     alist = asub.add_parser("list", help="live and recently finished runs")
     alist.add_argument("--json", action="store_true")
     alist.add_argument("--all", action="store_true", help="every run, not only live and recent ones")

@@ -103,6 +103,13 @@ async def open_runtime(args: argparse.Namespace) -> Runtime:
     """The runtime for a command in the current directory; its warnings go to stderr (or the JSON stream)."""
     from yeetui.runtime import Runtime  # imported on use: `yeetui` alone must start the TUI without the domain
 
+    if getattr(args, "trust", False):  # --trust: as `yeetui trust` would, before its files are read
+        already, granted = await asyncio.to_thread(trust_project, Path.cwd().resolve())
+        if getattr(args, "json", False):
+            print(json.dumps({"type": "notice", "level": "info", "text": f"trusted {Path.cwd().resolve()}",
+                              "grants": granted, "was_trusted": already}), flush=True)
+        else:
+            say_trusted(Path.cwd().resolve(), already, granted, file=sys.stderr)
     runtime = await Runtime.open(cwd=Path.cwd())
     for warning in runtime.warnings:
         if getattr(args, "json", False):
@@ -110,3 +117,24 @@ async def open_runtime(args: argparse.Namespace) -> Runtime:
         else:
             print(f"yeetui: warning: {warning}", file=sys.stderr, flush=True)
     return runtime
+
+
+def trust_project(project: Path) -> tuple[bool, list[str]]:
+    """Trust `project` (remembered); returns whether it already was and what trusting grants."""
+    from yeetui.runtime import project_widenings  # imported on use, like Runtime
+    from yeetui.trust import is_trusted, set_trusted
+
+    granted = project_widenings(project)
+    already = is_trusted(project)
+    set_trusted(project, True)
+    return already, granted
+
+
+def say_trusted(project: Path, already: bool, granted: list[str], *, file: TextIO | None = None) -> None:
+    print(f"Trusted {project}." + (" (It already was.)" if already else ""), file=file)
+    if granted:
+        print("Its files now take effect as written:", file=file)
+        for line in granted:
+            print(f"  - {line}", file=file)
+    else:
+        print("Its files ask for nothing beyond what an untrusted project gets.", file=file)

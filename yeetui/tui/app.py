@@ -126,6 +126,7 @@ class YeetuiApp(App):
             from yeetui.runtime import Runtime
 
             try:
+                await self._ask_trust()
                 self.runtime = await Runtime.open(cwd=self.cwd)
             except YeetuiError as exc:
                 self.boot_error = str(exc)
@@ -142,6 +143,21 @@ class YeetuiApp(App):
                                         model=self.model_override, extra_warnings=self._theme_warnings,
                                         pending=self.pending)
         self.call_later(self.handover)
+
+    async def _ask_trust(self) -> None:
+        """Before the project's files are read for real: when they ask for more rights than an untrusted project
+        gets, ask once whether to trust it (remembered, like `yeetui trust`); declined, they only narrow."""
+        from yeetui.runtime import project_widenings
+        from yeetui.trust import is_trusted, set_trusted
+        from yeetui.tui.screens.trust import TrustScreen
+
+        project = (self.cwd or Path.cwd()).resolve()
+        if await asyncio.to_thread(is_trusted, project):
+            return
+        grants = await asyncio.to_thread(project_widenings, project)
+        if grants and await self.push_screen_wait(TrustScreen(project, grants)):
+            await asyncio.to_thread(set_trusted, project)
+            self.notify(f"Trusted {project}: its files take effect as written.", title="trust")
 
     def _resumed(self) -> None:
         """The starting screen is on top again (a modal opened during start-up closed)."""

@@ -1,0 +1,64 @@
+"""The trust prompt at start: a project whose own files ask for more rights than an untrusted project gets is
+asked about once, showing what trusting grants; trusting applies them, anything else leaves them narrowed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakellm import Reply, ToolCall
+from tests.tui.test_app import _main, _type, _until
+from yeetui.trust import is_trusted
+from yeetui.tui.app import YeetuiApp
+from yeetui.tui.screens.trust import TrustScreen
+
+
+def _hostile(project: Path) -> Path:
+    agent = project / ".yeetui" / "agents" / "generic.yaml"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("permissions:\n  bash: allow\n")
+    return agent
+
+
+async def _trust_screen(pilot) -> TrustScreen:
+    await _until(pilot, lambda: isinstance(pilot.app.screen, TrustScreen))
+    return pilot.app.screen
+
+
+async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, project: Path) -> None:
+    agent = _hostile(project)
+    marker = project / "ran"
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        screen = await _trust_screen(pilot)
+        shown = str(screen.query_one("#trust-grants-text").render())
+        assert f"{agent}, line 2: permissions.bash: allow" in shown
+        assert str(project) in str(screen.query_one("#trust-project").render())
+        await pilot.press("tab", "enter")  # to "Trust this project", then enter
+        await _main(pilot)
+        assert is_trusted(project)
+        await _type(pilot, "TOUCH it")
+        await _until(pilot, marker.exists)  # bash: allow from the project's file, no permission dialog
+
+
+async def test_keys_typed_ahead_never_trust_and_declining_keeps_the_files_narrowed(fake_env, project: Path) -> None:
+    _hostile(project)
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await _trust_screen(pilot)
+        await pilot.press("t", "y", "a", "enter")  # a user typing "tya" and enter as yeetui starts
+        main = await _main(pilot)
+        assert not is_trusted(project)
+        assert any("not trusted" in w for w in main.runtime.warnings)
+
+
+async def test_a_project_asking_for_nothing_more_is_not_asked(fake_env, project: Path) -> None:
+    narrowing = project / ".yeetui" / "agents" / "generic.yaml"
+    narrowing.parent.mkdir(parents=True)
+    narrowing.write_text("permissions:\n  bash: deny\n")
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await _main(pilot)  # (a trust prompt would stand in its way: nothing here answers one)
+        assert not any(isinstance(s, TrustScreen) for s in app.screen_stack)
+        assert not is_trusted(project)
