@@ -62,12 +62,13 @@ log = logging.getLogger(__name__)
 
 def project_widenings(project: Path, env: Mapping[str, str] | None = None) -> list[str]:
     """What the project's files ask for beyond what an untrusted project gets (what trusting it would grant),
-    one line each naming the file and line: `yeetui trust` lists them, the TUI asks about them."""
+    one line each naming the file and line: `yeetui trust` lists them, the TUI asks about them. A config file
+    that does not parse grants nothing: opening the runtime reports it."""
     found: list[str] = []
     try:
         found += [w for w in load_settings(project_dir=project, env=env, trusted=False).warnings if "not trusted" in w]
-    except ConfigError as exc:
-        found.append(str(exc))
+    except ConfigError:
+        pass
     profiles = load_profiles(project_dir=project, user_dir=paths.config_dir(env) / "agents",
                              builtin_dir=builtin_dir("agents"), trusted=False)
     found += [str(e) for e in profiles.errors if "not trusted" in str(e)]
