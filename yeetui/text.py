@@ -70,3 +70,19 @@ def dollars(amount: float | None) -> str:
     if amount == 0 or abs(amount) >= 0.01:
         return f"${amount:.2f}"
     return f"${amount:.2g}" if abs(amount) >= 0.0001 else "<$0.0001"
+
+
+TITLE_CHARS = 60
+"""How long a session title made from a prompt may be."""
+
+
+def title_from(prompt: str, limit: int = TITLE_CHARS) -> str:
+    """A session's title from the prompt that began it: its first non-blank line on one line, cut at a word
+    boundary with `…` when too long (`fix the flaky login test in …`). Empty for a blank prompt."""
+    line = next((one_line(part) for part in prompt.splitlines() if part.strip()), "")
+    if len(line) <= limit:
+        return line
+    head = line[: limit - 1]
+    if " " in head[limit // 2:]:  # cut at the last space when it keeps at least half the room
+        head = head[: head.rindex(" ")]
+    return head.rstrip(" ,;:.-") + "…"

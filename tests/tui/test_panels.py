@@ -520,6 +520,25 @@ async def test_switcher_truncates_long_titles_to_fit_80_columns() -> None:
         assert tree.virtual_size.width <= tree.size.width, "no sideways scrolling"
 
 
+async def test_switcher_filter_prefers_whole_words_to_scattered_letters() -> None:
+    """`log` finds the session about the login test, not every title with an l, an o and a g in order; with
+    no word match, the letters in order still find one."""
+    nodes = [SessionNode("p1", None, "primary", "generic", "make a large orange graph", "completed"),
+             SessionNode("p2", None, "primary", "generic", "fix the login test", "completed")]
+    app = PanelApp()
+    async with run(app) as pilot:
+        results = await open_switcher(app, pilot, current=None, nodes=nodes)
+        await pilot.press(*"log")
+        await pilot.pause()
+        assert tree_lines(app) == ["+ New session", "primary · completed · fix the login test"]
+        await pilot.press("backspace", "backspace", "backspace", *"lrgorg")
+        await pilot.pause()
+        assert tree_lines(app) == ["+ New session", "primary · completed · make a large orange graph"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert results == ["p1"]
+
+
 def test_fuzzy_matching_and_visible_ids() -> None:
     assert fuzzy_positions("orc4", "oracle#4") == [0, 1, 3, 7]
     assert fuzzy_positions("ORA", "oracle#4") == [0, 1, 2]

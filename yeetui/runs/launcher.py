@@ -38,6 +38,7 @@ from yeetui.runs.spec import RunOptions, RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor
 from yeetui.store import Store
 from yeetui.store.records import RunRecord, SessionRecord
+from yeetui.text import title_from
 from yeetui.tools.base import ToolContext, ToolSettings
 from yeetui.tools.registry import ToolRegistry
 from yeetui.workflows import Workflow, WorkflowTracker
@@ -277,7 +278,11 @@ class RunLauncher:
             session = None
         chosen = self.resolve_model(profile, model)
         if session is None:
-            session = await self.new_session(profile, title=prompt or "", model=chosen)
+            session = await self.new_session(profile, title=title_from(prompt or ""), model=chosen)
+        elif not session.title and prompt and not session.parent_id:
+            # A primary session is named by its first prompt, once: a stable title for the header and the
+            # switcher (run labels change with every run).
+            session = await self.store.update_session(session.id, title=title_from(prompt))
         run = await self.create_run(session, profile, model=chosen, prompt=prompt or "")
         label = run.label or profile.name
         spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,

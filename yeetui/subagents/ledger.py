@@ -98,7 +98,12 @@ def status_word(row: LedgerRow) -> str:
     status = row.status
     if status == RunStatus.WAITING_USER and row.parent_session_id is None:
         return ANSWERED
-    return _STATUS_WORDS.get(status, str(status)) if isinstance(status, RunStatus) else str(status)
+    return run_status_word(status) if isinstance(status, RunStatus) else str(status)
+
+
+def run_status_word(status: RunStatus) -> str:
+    """A run status as people read it: `needs permission`, `needs input`, `timed out`, else its value."""
+    return _STATUS_WORDS.get(status, status.value)
 
 
 def format_row(row: LedgerRow) -> str:

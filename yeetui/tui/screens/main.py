@@ -30,7 +30,8 @@ from yeetui import events as ev
 from yeetui.errors import YeetuiError
 from yeetui.runtime import Runtime
 from yeetui.store.records import RunRecord
-from yeetui.subagents.ledger import ANSWERED, Ledger
+from yeetui.subagents.heading import PRIMARY, session_heading
+from yeetui.subagents.ledger import ANSWERED, Ledger, LedgerRow, status_word
 from yeetui.subagents.ledger_sync import LedgerSync
 from yeetui.subagents.panes import Pane
 from yeetui.subagents.spawner import process_running
@@ -48,6 +49,7 @@ from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.embedded_pane import EmbeddedPane
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
+from yeetui.tui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
     from yeetui.subagents.session_control import SessionControl
@@ -110,6 +112,7 @@ class MainScreen(Screen):
         return self.query_one(Composer)
 
     def compose(self) -> ComposeResult:
+        yield SessionHeader(id="session-header")
         yield LedgerPanel(id="ledger")
         with Horizontal(id="body"):
             yield ContentSwitcher(id="conversations")
@@ -222,8 +225,23 @@ class MainScreen(Screen):
             self.session_ids = {root.id, *(s.id for s in await store.descendants(root.id))}
             inbox = self.query_one(InboxPanel)
             inbox.set_items([i for sid in self.session_ids for i in await store.list_inbox(sid)])
-        self.sub_title = f"{session.profile} · {session.title or session.id[:8]}"
+        await self.refresh_header()
         self.show_busy()
+
+    async def refresh_header(self) -> None:
+        """Name the session on screen in the header: its trail from the primary, status, model."""
+        heading = await session_heading(self.runtime.store, self.current or "", self.ledger)
+        self.query_one(SessionHeader).show(heading)
+        if heading is not None:
+            self.sub_title = heading.text()
+
+    async def _follow_row(self, row: LedgerRow) -> None:
+        """A ledger row of the session on screen changed: the header follows its status (and the title a
+        first prompt gave), not every change of activity or cost."""
+        heading = self.query_one(SessionHeader).heading
+        if heading is None or heading.status != status_word(row) or heading.model != row.model or \
+                (not heading.title and len(heading.trail) == 1):
+            await self.refresh_header()
 
     async def open_parent(self) -> None:
         session = await self.runtime.store.get_session(self.current or "")
@@ -242,6 +260,8 @@ class MainScreen(Screen):
                 status = runs[0].status.value if runs else "new"
                 if (row := live.get(session.id)) is not None:
                     label, status = row.label, getattr(row.status, "value", str(row.status))
+                if session.parent_id is None:
+                    label = PRIMARY  # named by its title, not by the label of its latest run
                 if status == "waiting_user" and session.parent_id is None:
                     status = ANSWERED  # the primary waiting for the user has simply answered
                 nodes.append(SessionNode(id=session.id, parent_id=session.parent_id, label=label,
@@ -429,6 +449,8 @@ class MainScreen(Screen):
                 self._next_permission()
             case ev.LedgerChanged():
                 self.query_one(LedgerPanel).update_row(event.run_id, event.row)
+                if event.row is not None and event.row.session_id == self.current:
+                    await self._follow_row(event.row)
             case ev.RunRegistered() if event.parent_session_id in self.session_ids:
                 self.session_ids.add(event.session_id)
             case ev.InboxItemAdded() if event.session_id in self.session_ids:
