@@ -370,6 +370,28 @@ async def test_inbox_follows_the_screen_add_item_and_set_status() -> None:
         assert panel.unread == 1 and "orchestrator#1" in text(panel)
 
 
+async def test_a_new_inbox_item_comes_into_view_unless_the_user_is_moving_through_the_list() -> None:
+    app = inbox_app()
+    async with run(app) as pilot:
+        panel = app.query_one(InboxPanel)
+        panel.set_items([inbox_item(n, "completion", f"oracle#{n} — completed", "done", {"status": "completed"})
+                         for n in range(1, 31)])
+        panel.highlighted = panel.option_count - 1  # the oldest, far below: the list is scrolled down
+        app.set_focus(None)  # the user types in the composer, not in the inbox
+        await pilot.pause()
+        assert panel.scroll_y > 0 and "oracle#30 " not in text(panel)
+        panel.add_item(inbox_item(31, "completion", "oracle#31 — completed", "NEWEST", {"status": "completed"}))
+        await pilot.pause()
+        assert lines(panel)[0].strip("│ ").startswith("● ✓ oracle#31 — completed")
+        assert panel.selected_item_id == 31
+
+        panel.focus()
+        await pilot.press("down", "down")
+        panel.add_item(inbox_item(32, "completion", "oracle#32 — completed", "", {"status": "completed"}))
+        await pilot.pause()
+        assert panel.selected_item_id == 29, "a user moving through the list keeps their place"
+
+
 # -- the session switcher -------------------------------------------------------------------------
 
 NODES = [

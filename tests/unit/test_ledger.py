@@ -347,3 +347,10 @@ def test_small_costs_keep_their_digits() -> None:
 
     assert [dollars(c) for c in (None, 0.0, 0.0012, 0.00004, 0.031, 2.5)] == [
         "$?", "$0.00", "$0.0012", "<$0.0001", "$0.03", "$2.50"]
+
+
+def test_an_orchestrator_s_progress_is_its_row_s_activity(bus: Bus, ledger: Ledger) -> None:
+    _register(bus, label="orchestrator#1", status=RunStatus.RUNNING)
+    bus.publish(ev.RunProgress(RUN, SESSION, "plan ✓ → build … → review"))
+    assert ledger.get(RUN).activity == "plan ✓ → build … → review"
+    assert format_row(ledger.get(RUN)).endswith(" · plan ✓ → build … → review")

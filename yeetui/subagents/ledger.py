@@ -249,6 +249,8 @@ class Ledger:
             self._set(event.run_id, cost=event.cost)
         elif isinstance(event, ev.ProviderRetrying):
             self._set(event.run_id, activity=event.text)
+        elif isinstance(event, ev.RunProgress):
+            self._set(event.run_id, activity=event.text)
         else:
             return
         self.prune()

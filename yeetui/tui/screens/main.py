@@ -18,13 +18,13 @@ import os
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer
+from textual.widgets import ContentSwitcher, Footer, Input, TextArea
 
 from yeetui import events as ev
 from yeetui.errors import YeetuiError
@@ -61,6 +61,9 @@ _VIEW_ONLY = (ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.ToolCallSta
 """Events that only matter to an open conversation view."""
 PAGE = 100
 """Messages loaded when a session opens, and per page when scrolling back."""
+USER_KINDS = frozenset({"interjection", "permission", "orchestrator"})
+"""Inbox items that need the user from any session of the tree (a watcher's advice, a question, an
+orchestrator's blocked step or its end)."""
 LEDGER_SYNC_INTERVAL = 1.0
 """Seconds between looks at the store for runs of other processes and tree costs."""
 
@@ -164,6 +167,20 @@ class MainScreen(Screen):
             self.app.bind(key, f"profile_hotkey('{profile.name}')", description=profile.name)
             taken.add(key)
 
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that reached the screen unused — the focus is on a clicked tool row, card or
+        conversation, not on a text field — goes into the composer, as if it had the focus. Keys that the
+        focused panel binds (the ledger's `s`, the inbox's `d`, …) are left to it."""
+        if not event.is_printable or event.character is None or event.key in self.app.active_bindings:
+            return
+        if isinstance(self.app.focused, (TextArea, Input, EmbeddedPane)):
+            return
+        event.stop()
+        event.prevent_default()
+        composer = self.composer
+        composer.focus()
+        composer.input.insert(event.character)
+
     def action_scroll_conversation(self, direction: int) -> None:
         """Page the open conversation while the composer keeps the focus (and the draft)."""
         view = self.view()  # releasing the anchor: the view stops following the end until scrolled back to it
@@ -224,7 +241,8 @@ class MainScreen(Screen):
             self.root = root.id
             self.session_ids = {root.id, *(s.id for s in await store.descendants(root.id))}
             inbox = self.query_one(InboxPanel)
-            inbox.set_items([i for sid in self.session_ids for i in await store.list_inbox(sid)])
+            inbox.set_items([i for sid in self.session_ids for i in await store.list_inbox(sid)
+                             if self._for_user(i.session_id, i.kind)])
         await self.refresh_header()
         self.show_busy()
 
@@ -453,7 +471,8 @@ class MainScreen(Screen):
                     await self._follow_row(event.row)
             case ev.RunRegistered() if event.parent_session_id in self.session_ids:
                 self.session_ids.add(event.session_id)
-            case ev.InboxItemAdded() if event.session_id in self.session_ids:
+            case ev.InboxItemAdded() if event.session_id in self.session_ids and \
+                    self._for_user(event.session_id, event.item_kind):
                 item = await self.runtime.store.get_inbox_item(event.item_id)
                 if item is not None:
                     inbox = self.query_one(InboxPanel)
@@ -462,6 +481,12 @@ class MainScreen(Screen):
                         self.notify(f"Inbox: {item.title} ({inbox.unread} unread · ctrl+b)", timeout=4)
             case ev.SessionBusyChanged() if event.session_id == self.current:
                 self.composer.set_busy(event.busy, event.queued)
+
+    def _for_user(self, session_id: str, kind: str) -> bool:
+        """Whether an inbox item of the tree on screen is the user's: what was sent to the top session (the
+        user's conversation), and what needs the user wherever it arose. A subagent's own mail — the steps an
+        orchestrator's children report back to it — is its input, shown in its session, not the user's inbox."""
+        return session_id == self.root or kind in USER_KINDS
 
     def _next_permission(self) -> None:
         if self._asking:
@@ -574,5 +599,7 @@ class MainScreen(Screen):
 
 def _worktree_ids(data: dict[str, Any]) -> list[str]:
     """The worktrees an inbox item tells of: a builder's, or an orchestrator's builders' (in plan order)."""
-    trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else data.get("worktrees") or []
+    result = data.get("result") if isinstance(data.get("result"), dict) else {}
+    trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else \
+        data.get("worktrees") or result.get("worktrees") or []  # an orchestrator's completion: its builders'
     return [str(t["id"]) for t in trees if isinstance(t, dict) and t.get("id")]
