@@ -24,7 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Input, TextArea
+from textual.widgets import ContentSwitcher, Footer, Input, Static, TextArea
 
 from yeetui import events as ev
 from yeetui.errors import YeetuiError
@@ -34,6 +34,7 @@ from yeetui.subagents.heading import PRIMARY, session_heading
 from yeetui.subagents.ledger import ANSWERED, Ledger, LedgerRow, status_word
 from yeetui.subagents.ledger_sync import LedgerSync
 from yeetui.subagents.panes import Pane
+from yeetui.subagents.session_control import ending_notices
 from yeetui.subagents.spawner import process_running
 from yeetui.system.terminals import attach_argv
 from yeetui.tui.bridge import permission_preview
@@ -43,7 +44,7 @@ from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
 from yeetui.tui.slash import all_commands, run_slash, where_flag
-from yeetui.tui.startup import Pending, SessionStart
+from yeetui.tui.startup import LOADING, Pending, SessionStart
 from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.embedded_pane import EmbeddedPane
@@ -118,7 +119,8 @@ class MainScreen(Screen):
         yield SessionHeader(id="session-header")
         yield LedgerPanel(id="ledger")
         with Horizontal(id="body"):
-            yield ContentSwitcher(id="conversations")
+            with ContentSwitcher(id="conversations", initial="conv-loading"):
+                yield Static(LOADING, id="conv-loading")  # until the session's history is in
             yield InboxPanel(id="inbox")
         yield Composer(id="composer")
         yield Footer()
@@ -228,11 +230,15 @@ class MainScreen(Screen):
         switcher = self.query_one("#conversations", ContentSwitcher)
         if not self.query(f"#conv-{session_id}"):
             view = ConversationView(session_id, id=f"conv-{session_id}")
+            view.display = False  # shown once its history is in: never an empty frame before it
             await switcher.mount(view)
             self._views[session_id] = view
             total = await store.count_messages(session_id)
-            await view.load(await store.messages(session_id, limit=PAGE), has_older=total > PAGE)
+            page = await store.messages(session_id, limit=PAGE)
+            await view.load(page, has_older=total > PAGE, errors=await ending_notices(store, session_id, page))
         switcher.current = f"conv-{session_id}"
+        for placeholder in self.query("#conv-loading"):
+            await placeholder.remove()
         self.current = session_id
         root = session
         while root.parent_id and (parent := await store.get_session(root.parent_id)):
