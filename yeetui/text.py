@@ -86,3 +86,12 @@ def title_from(prompt: str, limit: int = TITLE_CHARS) -> str:
     if " " in head[limit // 2:]:  # cut at the last space when it keeps at least half the room
         head = head[: head.rindex(" ")]
     return head.rstrip(" ,;:.-") + "…"
+
+
+def tokens_text(count: int) -> str:
+    """`850 tok`, `12k tok`, `1.2M tok`: a token count short enough for a status line."""
+    if count < 1000:
+        return f"{count} tok"
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k tok" if count < 10_000 else f"{count // 1000}k tok"
+    return f"{count / 1_000_000:.1f}M tok"

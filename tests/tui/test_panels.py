@@ -136,6 +136,29 @@ async def test_ledger_rows_are_added_updated_and_removed() -> None:
         assert not panel.display and panel.option_count == 0
 
 
+async def test_ledger_indents_subagents_under_their_parent_like_the_switcher() -> None:
+    clock = Clock()
+    app = ledger_app()
+    async with run(app) as pilot:
+        panel = app.query_one(LedgerPanel)
+        panel.update_row("p", ledger_row("p", "generic#1", RunStatus.RUNNING, clock, session_id="s-p",
+                                         parent_session_id=None, cost=0.01, tree_cost=0.25))
+        panel.update_row("o", ledger_row("o", "oracle#2", RunStatus.RUNNING, clock, parent_session_id="s-p"))
+        panel.update_row("c", ledger_row("c", "orchestrator#1", RunStatus.RUNNING, clock, parent_session_id="s-p"))
+        panel.focus()
+        await pilot.press("down", "down")  # the cursor on orchestrator#1
+        panel.update_row("b", ledger_row("b", "builder#3", RunStatus.RUNNING, clock, parent_session_id="s-c",
+                                         tokens=12_345))
+        await pilot.pause()
+        assert [line.split(" · ")[0] for line in lines(panel)[:4]] == [
+            "generic#1 running", "└ oracle#2 running", "└ orchestrator#1 running", "  └ builder#3 running"]
+        assert "$0.01 (tree $0.25)" in lines(panel)[0] and "· 12k tok" in lines(panel)[3]
+        assert panel.selected_run_id == "c", "the cursor stays on its run when a row joins the tree"
+        panel.update_row("p", None)
+        await pilot.pause()
+        assert lines(panel)[0].startswith("oracle#2 running"), "without the parent's row, its children lead"
+
+
 async def test_ledger_lines_match_the_domain_formatter_and_are_cut_with_an_ellipsis() -> None:
     clock = Clock()
     app = ledger_app()
