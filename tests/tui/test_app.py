@@ -326,3 +326,23 @@ async def test_ctrl_c_stops_a_streaming_answer_then_twice_quits(fake_env, projec
         assert app.is_running  # one ctrl+c with nothing running only says how to quit
         await pilot.press("ctrl+c")
         await _until(pilot, lambda: not app.is_running)
+
+
+async def test_a_mentioned_file_goes_with_the_prompt_and_the_user_sees_it(fake_env, project: Path) -> None:
+    from yeetui.tui.widgets.message_views import UserMessageView
+
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b  # CALC-BODY\n")
+    (project.parent / "outside.txt").write_text("OUTSIDE-SECRET\n")
+    fake_env.script(Reply(text="It adds."))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 30)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, "what does @calc.py do? see also @../outside.txt")
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "It adds." in _text(view))
+        [sent] = fake_env.requests
+        assert "CALC-BODY" in sent.text and "OUTSIDE-SECRET" not in sent.text
+        [shown] = view.query(UserMessageView)
+        assert "📎 attached calc.py (2 lines)" in str(shown.render())
+        assert "CALC-BODY" not in _text(view), "the transcript shows the note, not the file"
+        assert "@../outside.txt is not attached: it leads outside the project" in _text(view)

@@ -30,6 +30,7 @@ from yeetui.providers.base import Provider, split_model
 from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
+from yeetui.runs.mentions import read_mentions
 from yeetui.runs.permissions import Permissions
 from yeetui.runs.prompting import build_system_prompt, read_context_files
 from yeetui.runs.runner import Runner
@@ -287,6 +288,11 @@ class RunLauncher:
         label = run.label or profile.name
         spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
                                      interactive=interactive, label=label, run_id=run.id)
+        if prompt:  # the user's own prompt: the files it mentions go with it
+            attachments, problems = await asyncio.to_thread(read_mentions, prompt, spec.tool_context.binding)
+            spec.attachments = tuple(attachments)
+            for problem in problems:
+                self.bus.publish(Notice("warning", problem, session.id))
         if interactive:  # the conversation the user is typing into never waits behind background agents
             self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))
             return await self.execute(spec, run.id)

@@ -18,6 +18,7 @@ from textual.message import Message as TextualMessage
 from textual.widget import Widget
 
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart
+from yeetui.runs.mentions import typed_text
 from yeetui.store.records import StoredMessage
 from yeetui.tui.widgets.conversation_window import EntryWindow
 from yeetui.tui.widgets.message_views import (
@@ -179,7 +180,8 @@ class ConversationView(EntryWindow):
                 return [AnnouncementView(message, message_id=message_id)]
             if meta.get("steer") or meta.get("nudge"):
                 return [SteerView(message, message_id=message_id)]
-            return [UserMessageView(message.text, message_id=message_id)]
+            return [UserMessageView(typed_text(message), message_id=message_id,
+                                    attachments=message.meta.get("attachments") or ())]
         views: list[Widget] = []
         text, thinking = message.text, thinking_text(message)
         interrupted = interrupted or bool(meta.get("interrupted"))
