@@ -346,3 +346,42 @@ async def test_a_mentioned_file_goes_with_the_prompt_and_the_user_sees_it(fake_e
         assert "📎 attached calc.py (2 lines)" in str(shown.render())
         assert "CALC-BODY" not in _text(view), "the transcript shows the note, not the file"
         assert "@../outside.txt is not attached: it leads outside the project" in _text(view)
+
+
+async def test_theme_says_it_applied_and_theme_and_model_alone_open_pickers(fake_env, project: Path,
+                                                                           monkeypatch) -> None:
+    from textual.widgets import OptionList
+
+    from yeetui.tui.screens.picker import PickerScreen
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "/theme yeetui-light")
+        await _until(pilot, lambda: "Theme set to yeetui-light" in _text(view))
+        assert app.theme == "yeetui-light"
+
+        await _type(pilot, "/theme")
+        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        themes = [o.id for o in app.screen.query_one(OptionList).options]
+        assert "yeetui-dark" in themes and "yeetui-light" in themes
+        assert app.screen.query_one(OptionList).highlighted == themes.index("yeetui-light"), "starts on the current"
+        app.screen.query_one(OptionList).highlighted = themes.index("yeetui-dark")
+        await pilot.press("enter")
+        await _until(pilot, lambda: app.theme == "yeetui-dark" and "Theme set to yeetui-dark" in _text(view))
+
+        await _type(pilot, "/model")
+        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        models = [o.id for o in app.screen.query_one(OptionList).options]
+        assert "anthropic/claude-opus-4-5" in models and "openai/gpt-5-mini" in models
+        assert not any(m.startswith("gemini/") for m in models), "no key, not listed"
+        await pilot.press("escape")
+        await _until(pilot, lambda: isinstance(app.screen, MainScreen))
+        await _type(pilot, "/model")
+        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        app.screen.query_one(OptionList).highlighted = models.index("openai/gpt-5-mini")
+        await pilot.press("enter")
+        await _until(pilot, lambda: main.model == "openai/gpt-5-mini")
+        assert "Model set to openai/gpt-5-mini" in _text(view)

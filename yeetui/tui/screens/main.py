@@ -16,6 +16,7 @@ import contextlib
 import logging
 import os
 from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on
@@ -42,6 +43,7 @@ from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
+from yeetui.tui.screens.picker import Choice, PickerScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
 from yeetui.tui.slash import all_commands, run_slash, where_flag
 from yeetui.tui.startup import LOADING, Pending, SessionStart
@@ -425,6 +427,10 @@ class MainScreen(Screen):
         composer = self.composer
         composer.text = text
         composer.focus()
+
+    def pick(self, title: str, choices: Sequence[tuple[str, str]], current: str | None,
+             then: Callable[[str | None], Awaitable[None]]) -> None:
+        self.app.push_screen(PickerScreen(title, [Choice(value, note) for value, note in choices], current), then)
 
     async def profile_hotkey(self, profile: str) -> None:
         self.prefill(f"@{profile} ")
