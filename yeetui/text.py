@@ -36,6 +36,17 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
 
 
+def clip_words(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, cut after a whole word and ended with `…` when longer (a word
+    longer than the room is cut with `clip`)."""
+    if len(text) <= limit:
+        return text
+    head = text[: max(limit - 1, 0)]
+    if " " in head and text[len(head)] != " ":
+        head = head[: head.rindex(" ")]
+    return clip(head.rstrip(" ,;:-–—"), limit - 1) + "…" if head.strip() else clip(text, limit)
+
+
 def one_line(value: object) -> str:
     """`value` as text on one line: runs of whitespace, newlines included, become one space."""
     return " ".join(str(value).split())

@@ -385,3 +385,29 @@ async def test_theme_says_it_applied_and_theme_and_model_alone_open_pickers(fake
         await pilot.press("enter")
         await _until(pilot, lambda: main.model == "openai/gpt-5-mini")
         assert "Model set to openai/gpt-5-mini" in _text(view)
+
+
+async def test_agents_lists_one_line_per_profile_cut_after_a_whole_word(fake_env, project: Path) -> None:
+    from yeetui.tui.widgets.message_views import NoticeView
+
+    for size in ((80, 24), (130, 30)):
+        app = YeetuiApp(cwd=project)
+        async with app.run_test(size=size) as pilot:
+            main = await _main(pilot)
+            await _type(pilot, "/agents")
+            view = main.query_one(ConversationView)
+            await _until(pilot, lambda: any("Agent profiles" in str(n.render()) for n in view.query(NoticeView)))
+            [notice] = [n for n in view.query(NoticeView) if "Agent profiles" in str(n.render())]
+            await pilot.pause()
+            text = str(notice.render())
+            profiles = app.runtime.profiles.profiles
+            assert notice.size.height == len(text.splitlines()) == 1 + len(profiles), f"wrapped at {size}"
+            for line in text.splitlines()[1:]:
+                name = line.split()[0]
+                description = " ".join(profiles[name].description.split())
+                shown = line.split("  ")[-1].strip()
+                if shown.endswith("…"):
+                    kept = shown[:-1]
+                    assert description.startswith(kept) and description[len(kept)] in " ,.;-", (size, line)
+                else:
+                    assert shown == description

@@ -21,6 +21,7 @@ from yeetui.runs.spec import RunOptions
 from yeetui.store.records import WorktreeRecord
 from yeetui.subagents.review import review_request
 from yeetui.system.terminals import open_shell, show_window
+from yeetui.text import clip_words, one_line
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
 from yeetui.tui.themes import save_theme
 from yeetui.worktrees.manager import Worktrees
@@ -99,10 +100,21 @@ async def _inbox(screen: CommandScreen, args: str) -> None:
     screen.toggle_inbox()
 
 
+INBOX_WIDTH = 38
+"""Columns the inbox takes beside the conversation on a wide terminal (main.tcss)."""
+
+
 async def _agents(screen: CommandScreen, args: str) -> None:
-    lines = [f"{p.name:<13} {', '.join(p.capabilities):<22} {p.description[:60]}"
-             for p in screen.runtime.profiles.profiles.values()]
-    await screen.notice("info", "Agent profiles:\n" + "\n".join(lines))
+    """One line per profile, its description cut after a whole word (…) to fit the conversation's width,
+    so nothing wraps mid-phrase into the next profile's columns."""
+    profiles = list(screen.runtime.profiles.profiles.values())
+    width = screen.app.size.width
+    room = width - (INBOX_WIDTH if width >= 100 else 0) - 7  # scrollbar, the notice's padding and icon
+    names = max((len(p.name) for p in profiles), default=0) + 2
+    caps = max((len(", ".join(p.capabilities)) for p in profiles), default=0) + 2
+    lines = [f"{p.name:<{names}}{', '.join(p.capabilities):<{caps}}"
+             f"{clip_words(one_line(p.description), max(room - names - caps, 12))}" for p in profiles]
+    await screen.notice("info", "Agent profiles:\n" + "\n".join(line.rstrip() for line in lines))
 
 
 def model_choices(screen: CommandScreen) -> list[tuple[str, str]]:
