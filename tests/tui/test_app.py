@@ -396,7 +396,8 @@ async def test_agents_lists_one_line_per_profile_cut_after_a_whole_word(fake_env
             main = await _main(pilot)
             await _type(pilot, "/agents")
             view = main.query_one(ConversationView)
-            await _until(pilot, lambda: any("Agent profiles" in str(n.render()) for n in view.query(NoticeView)))
+            await _until(pilot, lambda view=view: any("Agent profiles" in str(n.render())
+                                                      for n in view.query(NoticeView)))
             [notice] = [n for n in view.query(NoticeView) if "Agent profiles" in str(n.render())]
             await pilot.pause()
             text = str(notice.render())
