@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fakellm import Reply, ToolCall
+from tests.fakellm import Fault, Reply, ToolCall
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.switcher import SwitcherScreen
@@ -24,6 +24,7 @@ async def test_header_names_the_session_its_parents_status_and_model(fake_env, p
         Reply(tool_calls=[ToolCall("complete", {"output": "ORACLE-VERDICT: freeze the clock."})],
               when_contains="why does it flake"),
         Reply(text="Second answer.", when_contains="SECOND-PROMPT"),
+        Reply(text="half", fault=Fault.http(400), when_contains="THIRD-PROMPT"),
     )
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(140, 32)) as pilot:
@@ -47,6 +48,8 @@ async def test_header_names_the_session_its_parents_status_and_model(fake_env, p
         await _until(pilot, lambda: "Second answer." in _text(main.view()))
         await _until(pilot, lambda: "answered" in _header(main))
         assert "“fix the FLAKY-LOGIN test”" in _header(main), "the title stays the first prompt's"
+        await _type(pilot, "THIRD-PROMPT")
+        await _until(pilot, lambda: " · failed · " in _header(main))  # the latest run's status, not the first's
 
         await pilot.press("ctrl+s")
         await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))

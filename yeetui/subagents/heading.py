@@ -60,7 +60,8 @@ async def session_heading(store: Store, session_id: str, ledger: Ledger | None =
         trail.append(runs[0].label if runs and runs[0].label else node.profile)
     runs = await store.list_runs(session_id=session.id, limit=1)
     run = runs[0] if runs else None
-    row = next((r for r in ledger.rows() if r.session_id == session.id), None) if ledger is not None else None
+    rows = [r for r in ledger.rows() if r.session_id == session.id] if ledger is not None else []
+    row = rows[-1] if rows else None  # the session's latest run (rows are in order of start)
     if row is not None:
         status = status_word(row)
     elif run is None:

@@ -133,9 +133,7 @@ def tree_order(rows: Iterable[LedgerRow]) -> list[tuple[LedgerRow, int]]:
     """`rows` as the switcher's tree shows sessions: each row followed by the rows of its subagents (a row
     whose parent session has a row here), with its depth below the top; siblings keep their given order."""
     rows = list(rows)
-    by_session: dict[str, LedgerRow] = {}
-    for row in rows:
-        by_session.setdefault(row.session_id, row)
+    by_session = {row.session_id: row for row in rows}  # a subagent sits under its parent session's latest run
     children: dict[str | None, list[LedgerRow]] = {}
     for row in rows:
         parent = row.parent_session_id
