@@ -131,6 +131,17 @@ class UsageUpdated:
 
 
 @dataclass(frozen=True, slots=True)
+class RunProgress:
+    """Where a multi-step run stands (an orchestrator: `plan ✓ → build … → review`): the ledger's activity
+    for its row. Progress is shown, not filed: only what needs the user or has finished goes to the inbox."""
+
+    run_id: str
+    session_id: str
+    text: str
+    kind: Literal["run_progress"] = "run_progress"
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     """Something the user should read (a warning about a broken profile file, a retry, …)."""
 
@@ -235,8 +246,8 @@ class PermissionRequested:
 
 
 Event = (RunStatusChanged | TextDelta | ThinkingDelta | StreamRestarted | MessageCommitted | ToolCallStarted
-         | ToolCallFinished | ProviderRetrying | UsageUpdated | Notice | PermissionRequested | RunRegistered
-         | InboxItemAdded | LedgerChanged | SessionBusyChanged | WatcherChanged)
+         | ToolCallFinished | ProviderRetrying | RunProgress | UsageUpdated | Notice | PermissionRequested
+         | RunRegistered | InboxItemAdded | LedgerChanged | SessionBusyChanged | WatcherChanged)
 
 
 def event_to_json(event: Event) -> dict[str, Any]:

@@ -36,6 +36,17 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
 
 
+def clip_words(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, cut after a whole word and ended with `…` when longer (a word
+    longer than the room is cut with `clip`)."""
+    if len(text) <= limit:
+        return text
+    head = text[: max(limit - 1, 0)]
+    if " " in head and text[len(head)] != " ":
+        head = head[: head.rindex(" ")]
+    return clip(head.rstrip(" ,;:-–—"), limit - 1) + "…" if head.strip() else clip(text, limit)
+
+
 def one_line(value: object) -> str:
     """`value` as text on one line: runs of whitespace, newlines included, become one space."""
     return " ".join(str(value).split())
@@ -70,3 +81,28 @@ def dollars(amount: float | None) -> str:
     if amount == 0 or abs(amount) >= 0.01:
         return f"${amount:.2f}"
     return f"${amount:.2g}" if abs(amount) >= 0.0001 else "<$0.0001"
+
+
+TITLE_CHARS = 60
+"""How long a session title made from a prompt may be."""
+
+
+def title_from(prompt: str, limit: int = TITLE_CHARS) -> str:
+    """A session's title from the prompt that began it: its first non-blank line on one line, cut at a word
+    boundary with `…` when too long (`fix the flaky login test in …`). Empty for a blank prompt."""
+    line = next((one_line(part) for part in prompt.splitlines() if part.strip()), "")
+    if len(line) <= limit:
+        return line
+    head = line[: limit - 1]
+    if " " in head[limit // 2:]:  # cut at the last space when it keeps at least half the room
+        head = head[: head.rindex(" ")]
+    return head.rstrip(" ,;:.-") + "…"
+
+
+def tokens_text(count: int) -> str:
+    """`850 tok`, `12k tok`, `1.2M tok`: a token count short enough for a status line."""
+    if count < 1000:
+        return f"{count} tok"
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k tok" if count < 10_000 else f"{count // 1000}k tok"
+    return f"{count / 1_000_000:.1f}M tok"

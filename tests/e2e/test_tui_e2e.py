@@ -18,13 +18,14 @@ COMPOSER = "Message yeetui"
 """The composer's placeholder: on screen whenever the composer is (and empty)."""
 
 
-_LEDGER_ROW = re.compile(r"^ ?[\w-]+#\d+ ")
+_LEDGER_ROW = re.compile(r"^ ?(?:\s*└ )?[\w-]+#\d+ ")
 
 
 def _ledger(screen: str) -> str:
-    """The ledger rows (`oracle#1 running · …`): the lines at the top of the screen that start with a label."""
+    """The ledger rows (`oracle#1 running · …`, a subagent's indented under its parent's): the lines under the
+    session header at the top of the screen that start with a label."""
     rows = []
-    for line in screen.splitlines():
+    for line in screen.splitlines()[1:]:
         if not _LEDGER_ROW.match(line):
             break
         rows.append(line)
@@ -49,6 +50,7 @@ def test_oracle_answers_in_the_conversation_and_the_inbox(launch, fake_env) -> N
     inbox = app.wait_for("inbox · 1 unread", why="the inbox badge for the oracle's completion")
     assert "● ✓ oracle#1 — completed" in inbox
     app.wait_for(lambda s: "oracle#1 completed" in _ledger(s), why="the ledger row turning completed")
+    assert app.screen().splitlines()[0].startswith(" primary · "), "the header names the session on screen"
     assert COMPOSER in app.screen(), "the command stayed in the composer after it was sent"
     app.send("thanks, oracle")  # the announcement and the inbox did not take the focus from the composer
     app.wait_for("▊ thanks, oracle", why="keys reaching the composer after the announcement")

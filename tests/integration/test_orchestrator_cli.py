@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -70,6 +71,9 @@ def test_orchestrator_runs_planner_builder_reviewer(fake_env, repo: Path) -> Non
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads(done.stdout.strip().splitlines()[-1])
     assert record["status"] == "completed"
+    status = run_yeetui("agents", "status", record["id"], cwd=repo)
+    assert re.search(r"this run: \d+ tok · \$[\d.]+; with its subagents \(tree\): [\d.]+k? tok · \$[\d.]+\n",
+                     status.stdout), status.stdout  # the per-tree rollup the ledger's parent row shows
     # The builder worked in its own worktree: the checkout changes only when the user merges its branch.
     assert "def hello()" not in (repo / "util.py").read_text() and not (repo / "test_util.py").exists()
     [wt] = json.loads(run_yeetui("worktrees", "list", "--json", cwd=repo).stdout)

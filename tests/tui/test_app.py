@@ -326,3 +326,89 @@ async def test_ctrl_c_stops_a_streaming_answer_then_twice_quits(fake_env, projec
         assert app.is_running  # one ctrl+c with nothing running only says how to quit
         await pilot.press("ctrl+c")
         await _until(pilot, lambda: not app.is_running)
+
+
+async def test_a_mentioned_file_goes_with_the_prompt_and_the_user_sees_it(fake_env, project: Path) -> None:
+    from yeetui.tui.widgets.message_views import UserMessageView
+
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b  # CALC-BODY\n")
+    (project.parent / "outside.txt").write_text("OUTSIDE-SECRET\n")
+    fake_env.script(Reply(text="It adds."))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 30)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, "what does @calc.py do? see also @../outside.txt")
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "It adds." in _text(view))
+        [sent] = fake_env.requests
+        assert "CALC-BODY" in sent.text and "OUTSIDE-SECRET" not in sent.text
+        [shown] = view.query(UserMessageView)
+        assert "📎 attached calc.py (2 lines)" in str(shown.render())
+        assert "CALC-BODY" not in _text(view), "the transcript shows the note, not the file"
+        assert "@../outside.txt is not attached: it leads outside the project" in _text(view)
+
+
+async def test_theme_says_it_applied_and_theme_and_model_alone_open_pickers(fake_env, project: Path,
+                                                                           monkeypatch) -> None:
+    from textual.widgets import OptionList
+
+    from yeetui.tui.screens.picker import PickerScreen
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "/theme yeetui-light")
+        await _until(pilot, lambda: "Theme set to yeetui-light" in _text(view))
+        assert app.theme == "yeetui-light"
+
+        await _type(pilot, "/theme")
+        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        themes = [o.id for o in app.screen.query_one(OptionList).options]
+        assert "yeetui-dark" in themes and "yeetui-light" in themes
+        assert app.screen.query_one(OptionList).highlighted == themes.index("yeetui-light"), "starts on the current"
+        app.screen.query_one(OptionList).highlighted = themes.index("yeetui-dark")
+        await pilot.press("enter")
+        await _until(pilot, lambda: app.theme == "yeetui-dark" and "Theme set to yeetui-dark" in _text(view))
+
+        await _type(pilot, "/model")
+        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        models = [o.id for o in app.screen.query_one(OptionList).options]
+        assert "anthropic/claude-opus-4-5" in models and "openai/gpt-5-mini" in models
+        assert not any(m.startswith("gemini/") for m in models), "no key, not listed"
+        await pilot.press("escape")
+        await _until(pilot, lambda: isinstance(app.screen, MainScreen))
+        await _type(pilot, "/model")
+        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        app.screen.query_one(OptionList).highlighted = models.index("openai/gpt-5-mini")
+        await pilot.press("enter")
+        await _until(pilot, lambda: main.model == "openai/gpt-5-mini")
+        assert "Model set to openai/gpt-5-mini" in _text(view)
+
+
+async def test_agents_lists_one_line_per_profile_cut_after_a_whole_word(fake_env, project: Path) -> None:
+    from yeetui.tui.widgets.message_views import NoticeView
+
+    for size in ((80, 24), (130, 30)):
+        app = YeetuiApp(cwd=project)
+        async with app.run_test(size=size) as pilot:
+            main = await _main(pilot)
+            await _type(pilot, "/agents")
+            view = main.query_one(ConversationView)
+            await _until(pilot, lambda view=view: any("Agent profiles" in str(n.render())
+                                                      for n in view.query(NoticeView)))
+            [notice] = [n for n in view.query(NoticeView) if "Agent profiles" in str(n.render())]
+            await pilot.pause()
+            text = str(notice.render())
+            profiles = app.runtime.profiles.profiles
+            assert notice.size.height == len(text.splitlines()) == 1 + len(profiles), f"wrapped at {size}"
+            for line in text.splitlines()[1:]:
+                name = line.split()[0]
+                description = " ".join(profiles[name].description.split())
+                shown = line.split("  ")[-1].strip()
+                if shown.endswith("…"):
+                    kept = shown[:-1]
+                    assert description.startswith(kept) and description[len(kept)] in " ,.;-", (size, line)
+                else:
+                    assert shown == description

@@ -212,6 +212,24 @@ async def test_at_lists_profiles_and_files() -> None:
         assert composer.text == "ask @src/auth.py "
 
 
+async def test_a_file_matching_by_prefix_comes_before_a_profile_matching_by_letters() -> None:
+    """`@ca` + Tab: `@calc.py` (its name starts with `ca`), not `@orchestrator` (c…a in order); a profile
+    that starts with what was typed still comes first."""
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.query_one(Composer)
+        composer.profiles = ["oracle", "orchestrator", "calendar"]
+        composer.file_source = lambda prefix: [f for f in ["calc.py", "cache/"] if f.startswith(prefix)]
+        await type_text(pilot, "explain @ca")
+        assert popup_values(app) == ["@calendar", "@calc.py", "@cache/", "@orchestrator"]
+        composer.profiles = ["oracle", "orchestrator"]
+        await pilot.press("backspace")
+        await type_text(pilot, "a")
+        assert popup_values(app)[:2] == ["@calc.py", "@cache/"]
+        await pilot.press("tab")
+        assert composer.text == "explain @calc.py "
+
+
 async def test_directory_completion_keeps_completing() -> None:
     app = Host()
     async with app.run_test(size=SIZE) as pilot:

@@ -136,6 +136,29 @@ async def test_ledger_rows_are_added_updated_and_removed() -> None:
         assert not panel.display and panel.option_count == 0
 
 
+async def test_ledger_indents_subagents_under_their_parent_like_the_switcher() -> None:
+    clock = Clock()
+    app = ledger_app()
+    async with run(app) as pilot:
+        panel = app.query_one(LedgerPanel)
+        panel.update_row("p", ledger_row("p", "generic#1", RunStatus.RUNNING, clock, session_id="s-p",
+                                         parent_session_id=None, cost=0.01, tree_cost=0.25))
+        panel.update_row("o", ledger_row("o", "oracle#2", RunStatus.RUNNING, clock, parent_session_id="s-p"))
+        panel.update_row("c", ledger_row("c", "orchestrator#1", RunStatus.RUNNING, clock, parent_session_id="s-p"))
+        panel.focus()
+        await pilot.press("down", "down")  # the cursor on orchestrator#1
+        panel.update_row("b", ledger_row("b", "builder#3", RunStatus.RUNNING, clock, parent_session_id="s-c",
+                                         tokens=12_345))
+        await pilot.pause()
+        assert [line.split(" · ")[0] for line in lines(panel)[:4]] == [
+            "generic#1 running", "└ oracle#2 running", "└ orchestrator#1 running", "  └ builder#3 running"]
+        assert "$0.01 (tree $0.25)" in lines(panel)[0] and "· 12k tok" in lines(panel)[3]
+        assert panel.selected_run_id == "c", "the cursor stays on its run when a row joins the tree"
+        panel.update_row("p", None)
+        await pilot.pause()
+        assert lines(panel)[0].startswith("oracle#2 running"), "without the parent's row, its children lead"
+
+
 async def test_ledger_lines_match_the_domain_formatter_and_are_cut_with_an_ellipsis() -> None:
     clock = Clock()
     app = ledger_app()
@@ -370,6 +393,28 @@ async def test_inbox_follows_the_screen_add_item_and_set_status() -> None:
         assert panel.unread == 1 and "orchestrator#1" in text(panel)
 
 
+async def test_a_new_inbox_item_comes_into_view_unless_the_user_is_moving_through_the_list() -> None:
+    app = inbox_app()
+    async with run(app) as pilot:
+        panel = app.query_one(InboxPanel)
+        panel.set_items([inbox_item(n, "completion", f"oracle#{n} — completed", "done", {"status": "completed"})
+                         for n in range(1, 31)])
+        panel.highlighted = panel.option_count - 1  # the oldest, far below: the list is scrolled down
+        app.set_focus(None)  # the user types in the composer, not in the inbox
+        await pilot.pause()
+        assert panel.scroll_y > 0 and "oracle#30 " not in text(panel)
+        panel.add_item(inbox_item(31, "completion", "oracle#31 — completed", "NEWEST", {"status": "completed"}))
+        await pilot.pause()
+        assert lines(panel)[0].strip("│ ").startswith("● ✓ oracle#31 — completed")
+        assert panel.selected_item_id == 31
+
+        panel.focus()
+        await pilot.press("down", "down")
+        panel.add_item(inbox_item(32, "completion", "oracle#32 — completed", "", {"status": "completed"}))
+        await pilot.pause()
+        assert panel.selected_item_id == 29, "a user moving through the list keeps their place"
+
+
 # -- the session switcher -------------------------------------------------------------------------
 
 NODES = [
@@ -518,6 +563,25 @@ async def test_switcher_truncates_long_titles_to_fit_80_columns() -> None:
         shown = tree_lines(app)
         assert all(line.endswith("…") and len(line) <= tree.size.width for line in shown[1:]), shown
         assert tree.virtual_size.width <= tree.size.width, "no sideways scrolling"
+
+
+async def test_switcher_filter_prefers_whole_words_to_scattered_letters() -> None:
+    """`log` finds the session about the login test, not every title with an l, an o and a g in order; with
+    no word match, the letters in order still find one."""
+    nodes = [SessionNode("p1", None, "primary", "generic", "make a large orange graph", "completed"),
+             SessionNode("p2", None, "primary", "generic", "fix the login test", "completed")]
+    app = PanelApp()
+    async with run(app) as pilot:
+        results = await open_switcher(app, pilot, current=None, nodes=nodes)
+        await pilot.press(*"log")
+        await pilot.pause()
+        assert tree_lines(app) == ["+ New session", "primary · completed · fix the login test"]
+        await pilot.press("backspace", "backspace", "backspace", *"lrgorg")
+        await pilot.pause()
+        assert tree_lines(app) == ["+ New session", "primary · completed · make a large orange graph"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert results == ["p1"]
 
 
 def test_fuzzy_matching_and_visible_ids() -> None:

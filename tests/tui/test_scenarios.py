@@ -30,6 +30,7 @@ from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
 from yeetui.tui.widgets.message_views import AnnouncementView, NoticeView
+from yeetui.tui.widgets.session_header import SessionHeader
 from yeetui.tui.widgets.tool_views import ToolCallView
 
 PRIMARY = "You are yeetui's coding agent"
@@ -171,6 +172,9 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         announcement = next(a for a in view.query(AnnouncementView) if a.label == "orchestrator#1")
         assert "Orchestrator finished: plan ✓ → build ✓ → review ✓" in str(announcement.render())
         assert announcement.status == "completed"
+        inbox = main.query_one(InboxPanel)  # progress went to the ledger; the inbox holds the end, once
+        await _until(pilot, lambda: len(inbox.items) == 1)
+        assert [(i.kind, i.title) for i in inbox.items.values()] == [("completion", "orchestrator#1 — completed")]
         review = _requests(fake_env, REVIEWER)[0].text
         assert "HEALTH-ENDPOINT" in review and "BUILDER-REPORT" in review  # the reviewer got the diff and report
 
@@ -191,6 +195,9 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         assert tree.cursor_node.data == builder
         await pilot.press("enter")
         await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and main.current == builder)
+        header = main.query_one(SessionHeader)
+        await _until(pilot, lambda: "builder#1" in str(header.render()))
+        assert str(header.render()).startswith("primary › orchestrator#1 › builder#1 · completed · read-only · ")
         builder_view = main.view(builder)
         assert builder_view.display and main.query_one("#conversations").current == f"conv-{builder}"
         blocks = [b for b in builder_view.query(ToolCallView) if b.tool_name == "write_file"]

@@ -15,7 +15,13 @@ These tests are plain functions, not coroutines: `snap_compare` runs the app in 
 
 from __future__ import annotations
 
+import os
+import pty
+import re
+import select
+import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +31,21 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Input, Static
 
 from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import yeetui_argv, yeetui_env
 from tests.tui.snapshot_apps.scenes import (
+    MODEL,
     FrozenLedgerApp,
     SceneApp,
     conversation_messages,
+    final_summary_messages,
     inbox_items,
     ledger_rows,
     session_nodes,
     stop_blinking,
+    tree_ledger_rows,
 )
+from yeetui.events import ProviderRetrying
+from yeetui.subagents.heading import SessionHeading
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.main import MainScreen
@@ -44,7 +56,8 @@ from yeetui.tui.widgets.composer import Composer
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
-from yeetui.tui.widgets.message_views import AnnouncementView, LiveMarkdown
+from yeetui.tui.widgets.message_views import AnnouncementView, AssistantMessageView, LiveMarkdown
+from yeetui.tui.widgets.session_header import SessionHeader
 
 DARK, LIGHT = "yeetui-dark", "yeetui-light"
 THEMES = pytest.mark.parametrize("theme", [DARK, LIGHT])
@@ -316,3 +329,105 @@ def test_permission_edit_diff(snap_compare) -> None:
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+# -- issue 13: which session, the end of a turn, retries, headless progress --------------------------
+
+
+def test_session_header_over_the_ledger_tree(snap_compare) -> None:
+    """The header names a finished builder three levels down; the ledger shows the tree indented, the
+    primary's row with the tree's cost, tokens, an orchestrator's progress line and a retry."""
+    header = SessionHeader(id="session-header")
+    panel = LedgerPanel(id="ledger")
+
+    async def run_before(pilot: Any) -> None:
+        header.show(SessionHeading(trail=("primary", "orchestrator#2", "builder#3"),
+                                   title="add a /health endpoint with tests", status="completed", read_only=True,
+                                   model=MODEL))
+        for row in tree_ledger_rows():
+            panel.update_row(row.run_id, row)
+        await _settle(pilot)
+
+    def make() -> ComposeResult:
+        yield header
+        yield panel
+        yield Static("(conversation)", id="body")
+        yield Footer()
+
+    assert snap_compare(SceneApp(make), terminal_size=(120, 10), run_before=run_before)
+
+
+def test_final_summary_rendered_as_the_answer(snap_compare) -> None:
+    """An agent that ends with `complete`: its summary is the answer, rendered Markdown, not a tool row."""
+    view = ConversationView("sess-primary", id="conversation")
+
+    async def run_before(pilot: Any) -> None:
+        for number, message in enumerate(final_summary_messages(), start=1):
+            await view.add_message(message, number)
+        await _until(pilot, lambda: bool(view.query(AssistantMessageView)), "the rendered summary")
+        await _settle(pilot)
+
+    assert snap_compare(SceneApp(lambda: iter([view, Footer()])), terminal_size=(90, 22), run_before=run_before)
+
+
+def test_retry_line_in_the_conversation_and_the_ledger(snap_compare) -> None:
+    """An overloaded provider: the retry said in the conversation and on the run's ledger row."""
+    view = ConversationView("sess-primary", id="conversation")
+    panel = LedgerPanel(id="ledger")
+    retry = ProviderRetrying("run-oracle-4", "sess-primary", 1, 4.0, "Anthropic is overloaded (529)", max_attempts=5)
+
+    async def run_before(pilot: Any) -> None:
+        [row] = [r for r in ledger_rows() if r.run_id == "run-oracle-4"]
+        panel.update_row(row.run_id, replace(row, activity=retry.text))
+        from yeetui.messages import Message
+
+        await view.add_message(Message.user("why does the login test flake?"), 1)
+        await view.add_notice("warning", retry.text)
+        await _settle(pilot)
+
+    assert snap_compare(SceneApp(lambda: iter([panel, view, Footer()])), terminal_size=(100, 12),
+                        run_before=run_before)
+
+
+def _run_in_a_pty(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """What a terminal shows of `argv` (stdout and stderr on one pseudo-terminal), until it exits."""
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal)
+    os.close(terminal)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([controller], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the other end closed: the process is done
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(controller)
+    assert proc.wait(timeout=60) == 0, seen
+    return seen.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def _steady(text: str) -> str:
+    """Progress with what changes from run to run made fixed: the run id, the clock, durations."""
+    text = re.sub(r"run [0-9a-f]{12}", "run 0123456789ab", text)
+    text = re.sub(r"\[\d+:\d\d\]", "[0:0•]", text)
+    return re.sub(r"after [\d.]+ s", "after • s", text)
+
+
+def test_headless_progress_on_a_terminal(snap_compare, fake_env, project: Path) -> None:
+    """`yeetui run` on a pseudo-terminal: the run id at once, a retry, a tool, the end — then the answer."""
+    fake_env.script(Reply.error(529, retry_after=1.0),
+                    Reply(tool_calls=[ToolCall("read_file", {"path": "README.md"})]),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "The README says **demo**."})]))
+    shown = _steady(_run_in_a_pty(yeetui_argv("run", "--yes", "what is this project?"), project, yeetui_env()))
+    assert "retrying (2/5) in 1 s" in shown and "reading README.md" in shown
+
+    def make() -> ComposeResult:
+        yield Static(shown, id="terminal", markup=False)
+
+    assert snap_compare(SceneApp(make), terminal_size=(100, 12))

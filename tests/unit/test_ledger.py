@@ -17,8 +17,9 @@ from yeetui.bus import Bus
 from yeetui.events import RunStatus
 from yeetui.messages import Usage
 from yeetui.runtime import Runtime
-from yeetui.subagents.ledger import Ledger, LedgerRow, format_row
+from yeetui.subagents.ledger import Ledger, LedgerRow, format_row, tree_order
 from yeetui.subagents.spawner import SpawnRequest
+from yeetui.text import tokens_text
 
 RUN, SESSION = "run-1", "sess-1"
 
@@ -98,7 +99,7 @@ def test_running_row_shows_elapsed_cost_and_activity(bus, ledger, changes, clock
     row = ledger.get(RUN)
     assert row is not None and row.status == RunStatus.RUNNING
     assert row.elapsed == 42
-    assert format_row(row) == "oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading src/auth.py"
+    assert format_row(row) == "oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · 110 tok · reading src/auth.py"
     assert [c.row.activity for c in changes] == ["queued", "", "reading src/auth.py", "reading src/auth.py"]
     assert changes[-1].row.cost == pytest.approx(0.0312)
 
@@ -347,3 +348,26 @@ def test_small_costs_keep_their_digits() -> None:
 
     assert [dollars(c) for c in (None, 0.0, 0.0012, 0.00004, 0.031, 2.5)] == [
         "$?", "$0.00", "$0.0012", "<$0.0001", "$0.03", "$2.50"]
+
+
+def test_an_orchestrator_s_progress_is_its_row_s_activity(bus: Bus, ledger: Ledger) -> None:
+    _register(bus, label="orchestrator#1", status=RunStatus.RUNNING)
+    bus.publish(ev.RunProgress(RUN, SESSION, "plan ✓ → build … → review"))
+    assert ledger.get(RUN).activity == "plan ✓ → build … → review"
+    assert format_row(ledger.get(RUN)).endswith(" · plan ✓ → build … → review")
+
+
+def test_rows_are_ordered_as_a_tree_with_depths(clock: FakeClock) -> None:
+    def row(run_id: str, session: str, parent: str | None) -> LedgerRow:
+        return LedgerRow(run_id=run_id, session_id=session, parent_session_id=parent, label=run_id, profile="p",
+                         model="m", status=RunStatus.RUNNING, registered=0.0, clock=clock)
+
+    rows = [row("primary", "s0", None), row("orch", "s1", "s0"), row("oracle", "s2", "s0"),
+            row("builder", "s3", "s1"), row("stray", "s9", "gone")]
+    assert [(r.run_id, depth) for r, depth in tree_order(rows)] == [
+        ("primary", 0), ("orch", 1), ("builder", 2), ("oracle", 1), ("stray", 0)]
+    assert [r.run_id for r, _ in tree_order([rows[3], rows[1]])] == ["orch", "builder"], "parents first"
+
+
+def test_token_counts_read_short() -> None:
+    assert [tokens_text(n) for n in (850, 1234, 12_345, 2_500_000)] == ["850 tok", "1.2k tok", "12k tok", "2.5M tok"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Fault, Reply, ToolCall
-from yeetui.events import InboxItemAdded, Notice, RunStatus
+from yeetui.events import InboxItemAdded, Notice, RunProgress, RunStatus
 from yeetui.runtime import Runtime
 from yeetui.subagents.spawner import SpawnRequest
 
@@ -103,13 +103,13 @@ async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, scrip
     state = await _state(runtime, handle.run_id)
     assert [s["status"] for s in state["steps"]] == ["done"] * 3 and state["plan_source"] == "default"
 
-    progress = [i for i in await runtime.store.list_inbox(handle.session_id) if i.kind == "orchestrator"]
-    bodies = [i.body for i in reversed(progress)]
-    assert bodies[0] == "plan …"
-    assert "plan ✓ → build … → review" in bodies
-    assert bodies[-1] == "plan ✓ → build ✓ → review ✓"
-    assert len(bodies) == len({i.dedupe_key for i in progress})
-    assert sum(isinstance(e, InboxItemAdded) and e.item_kind == "orchestrator" for e in seen) == len(progress)
+    # Steps starting and ending are progress on the ledger row, not inbox items: the inbox gets the end only.
+    lines = [e.text for e in seen if isinstance(e, RunProgress) and e.run_id == handle.run_id]
+    assert lines[0] == "plan …" and "plan ✓ → build … → review" in lines
+    assert lines[-1] == "plan ✓ → build ✓ → review ✓"
+    [end] = [i for i in await runtime.store.list_inbox(handle.session_id) if i.kind == "orchestrator"]
+    assert end.body == "plan ✓ → build ✓ → review ✓" and end.data["event"] == "end"
+    assert sum(isinstance(e, InboxItemAdded) and e.item_kind == "orchestrator" for e in seen) == 1
     assert any(isinstance(e, Notice) and "build (builder#1) started" in e.text for e in seen)
 
     crumbs = [b.summary for b in await runtime.store.list_breadcrumbs(handle.session_id)]
@@ -176,6 +176,9 @@ async def test_review_loop_is_bounded_then_waits_for_the_user_and_resume_goes_on
     )
     handle, result = await _orchestrate(runtime, "GOAL-4")
     assert result.status == RunStatus.WAITING_USER, result.error
+    items = [i for i in await runtime.store.list_inbox(handle.session_id) if i.kind == "orchestrator"]
+    assert [i.data["event"] for i in items] == ["end", "blocked"], "what needs the user is in the inbox"
+    assert "your decision is needed" in items[1].title
     assert _count(scripted, BUILDER) == 3 and _count(scripted, REVIEWER) == 3  # 1 + max_review_loops (2)
     rework = [r.text for r in scripted.requests if BUILDER in r.text and "## Review findings to address" in r.text]
     assert len(rework) == 2 and all("FINDING-X" in t for t in rework) and "Round 2 of 2" in rework[-1]
@@ -312,8 +315,8 @@ async def test_progress_goes_to_the_parent_session(runtime: Runtime, scripted) -
     handle = await runtime.spawner.spawn(SpawnRequest("orchestrator", "GOAL-9", parent_session_id=primary.id,
                                                       requested_by="agent", blocking=True))
     assert handle.result.status == RunStatus.COMPLETED, handle.result.error
-    items = await runtime.store.list_inbox(primary.id)
-    assert {i.kind for i in items} == {"orchestrator", "completion"}
+    [item] = await runtime.store.list_inbox(primary.id)  # one item: the end, no progress, no second report
+    assert item.kind == "completion" and item.data["label"] == "orchestrator#1"
     assert not [i for i in await runtime.store.list_inbox(handle.session_id) if i.kind == "orchestrator"]
     crumbs = [b.summary for b in await runtime.store.list_breadcrumbs(primary.id)]
     assert crumbs == ["orchestrator#1: Orchestrator finished: plan ✓ → build ✓ → review ✓"]  # one, not two

@@ -63,3 +63,15 @@ async def test_user_spawned_subagent_is_a_child_and_reports_back(control: Sessio
     assert child.parent_id == control.session_id and child.key.startswith("agent:oracle:subagent:")
     messages = await control.launcher.store.messages(control.session_id)
     assert any(m.message.meta.get("announcement") and "THE-ANSWER" in m.message.text for m in messages)
+
+
+async def test_a_primary_session_is_titled_by_its_first_prompt_once(control: SessionControl, scripted) -> None:
+    scripted.script(Reply(text="ok", repeat=True))
+    await control.submit("  \n  fix   the flaky login test in tests/test_auth.py, which sleeps on a wall-clock "
+                         "timer\nmore")
+    await control.wait_idle()
+    session = await control.launcher.store.get_session(control.session_id)
+    assert session.title == "fix the flaky login test in tests/test_auth.py, which…"
+    await control.submit("a second prompt")
+    await control.wait_idle()
+    assert (await control.launcher.store.get_session(control.session_id)).title == session.title

@@ -39,7 +39,7 @@ from yeetui.subagents.ledger import format_elapsed, short_model
 from yeetui.subagents.panes import read_env_file
 from yeetui.subagents.spawner import SpawnHandle, SpawnRequest, process_running
 from yeetui.system.relay import RelaySender, relay_dir
-from yeetui.text import dollars
+from yeetui.text import dollars, tokens_text
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
@@ -214,9 +214,10 @@ async def _status(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(_line(run))
     tree_tokens = Usage(**data["tree"]["usage"]).total_tokens
-    if tree_tokens > run.usage.total_tokens:
-        cost = "" if data["tree"]["cost"] is None else f", {dollars(data['tree']['cost'])}"
-        print(f"with its subagents: {tree_tokens} tokens{cost}")
+    if tree_tokens > run.usage.total_tokens:  # what the whole tree cost, as the ledger's parent row says it
+        own = dollars(run.cost if run.cost is not None or run.usage.total_tokens else 0.0)
+        print(f"this run: {tokens_text(run.usage.total_tokens)} · {own}; with its subagents "
+              f"(tree): {tokens_text(tree_tokens)} · {dollars(data['tree']['cost'])}")
     if run.error:
         print(f"error: {run.error}")
     if data["output"]:

@@ -30,6 +30,7 @@ from yeetui.providers.base import Provider, split_model
 from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
+from yeetui.runs.mentions import read_mentions
 from yeetui.runs.permissions import Permissions
 from yeetui.runs.prompting import build_system_prompt, read_context_files
 from yeetui.runs.runner import Runner
@@ -38,6 +39,7 @@ from yeetui.runs.spec import RunOptions, RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor
 from yeetui.store import Store
 from yeetui.store.records import RunRecord, SessionRecord
+from yeetui.text import title_from
 from yeetui.tools.base import ToolContext, ToolSettings
 from yeetui.tools.registry import ToolRegistry
 from yeetui.workflows import Workflow, WorkflowTracker
@@ -277,11 +279,20 @@ class RunLauncher:
             session = None
         chosen = self.resolve_model(profile, model)
         if session is None:
-            session = await self.new_session(profile, title=prompt or "", model=chosen)
+            session = await self.new_session(profile, title=title_from(prompt or ""), model=chosen)
+        elif not session.title and prompt and not session.parent_id:
+            # A primary session is named by its first prompt, once: a stable title for the header and the
+            # switcher (run labels change with every run).
+            session = await self.store.update_session(session.id, title=title_from(prompt))
         run = await self.create_run(session, profile, model=chosen, prompt=prompt or "")
         label = run.label or profile.name
         spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
                                      interactive=interactive, label=label, run_id=run.id)
+        if prompt:  # the user's own prompt: the files it mentions go with it
+            attachments, problems = await asyncio.to_thread(read_mentions, prompt, spec.tool_context.binding)
+            spec.attachments = tuple(attachments)
+            for problem in problems:
+                self.bus.publish(Notice("warning", problem, session.id))
         if interactive:  # the conversation the user is typing into never waits behind background agents
             self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))
             return await self.execute(spec, run.id)

@@ -31,6 +31,7 @@ from yeetui.providers.pricing import cost_usd
 from yeetui.providers.retry import Restarted, stream_with_retry
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
+from yeetui.runs.mentions import prompt_message
 from yeetui.runs.prompting import NUDGE
 from yeetui.runs.spec import RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor, ToolRunState
@@ -92,7 +93,7 @@ class Runner:
     async def _loop(self, spec: RunSpec, result: RunResult) -> None:
         history = await repair_history(self.store, spec.session_id)
         if spec.prompt is not None:
-            await self._commit(spec, result, history, Message.user(spec.prompt))
+            await self._commit(spec, result, history, prompt_message(spec.prompt, spec.attachments))
         elif not history or (history[-1].role == "assistant" and not history[-1].tool_calls):
             await self._commit(spec, result, history, Message.user("Continue where you left off."))
         tool_state = ToolRunState(

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
 from yeetui.providers.base import ThinkingLevel
+from yeetui.runs.mentions import Attachment
 from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext
 from yeetui.workflows import WorkflowTracker
@@ -86,6 +87,8 @@ class RunSpec:
     tool_context: ToolContext
     permissions: Permissions
     prompt: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+    """Files the prompt mentions (`@calc.py`), sent with it (see yeetui.runs.mentions)."""
     thinking: ThinkingLevel = "off"
     exit_tools: list[str] = field(default_factory=lambda: ["complete"])
     workflow: WorkflowTracker | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -21,7 +21,7 @@ from yeetui import events as ev
 from yeetui.bus import Bus
 from yeetui.events import RunStatus
 from yeetui.store.records import RunRecord
-from yeetui.text import dollars
+from yeetui.text import dollars, tokens_text
 
 Clock = Callable[[], float]
 WATCHING = "watching"
@@ -56,6 +56,8 @@ class LedgerRow:
     """USD of the row's session and every subagent session below it, when it has subagents; None otherwise."""
     elsewhere: int | None = None
     """The pid of the yeetui process that executes the run, when that is not this one (a detached worker)."""
+    tokens: int = 0
+    """Tokens used so far (input, output and cache, summed over the run's provider calls)."""
     clock: Clock = field(default=time.monotonic, repr=False, compare=False)
 
     @property
@@ -98,11 +100,16 @@ def status_word(row: LedgerRow) -> str:
     status = row.status
     if status == RunStatus.WAITING_USER and row.parent_session_id is None:
         return ANSWERED
-    return _STATUS_WORDS.get(status, str(status)) if isinstance(status, RunStatus) else str(status)
+    return run_status_word(status) if isinstance(status, RunStatus) else str(status)
+
+
+def run_status_word(status: RunStatus) -> str:
+    """A run status as people read it: `needs permission`, `needs input`, `timed out`, else its value."""
+    return _STATUS_WORDS.get(status, status.value)
 
 
 def format_row(row: LedgerRow) -> str:
-    """`oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading src/auth.py`; a run with subagents adds
+    """`oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · 12k tok · reading src/auth.py`; a run with subagents adds
     what its whole tree cost (`$0.03 (tree $0.41)`), a run of another process says so (`in process 4242`)."""
     status = row.status
     word = status_word(row)
@@ -115,9 +122,39 @@ def format_row(row: LedgerRow) -> str:
         if row.tree_cost is not None and (row.cost is None or row.tree_cost - row.cost >= 0.0001):
             cost += f" (tree {dollars(row.tree_cost)})"
         parts.append(cost)
+        if row.tokens:
+            parts.append(tokens_text(row.tokens))
     if row.activity and row.activity != word:
         parts.append(row.activity)
     return " · ".join(parts)
+
+
+def tree_order(rows: Iterable[LedgerRow]) -> list[tuple[LedgerRow, int]]:
+    """`rows` as the switcher's tree shows sessions: each row followed by the rows of its subagents (a row
+    whose parent session has a row here), with its depth below the top; siblings keep their given order."""
+    rows = list(rows)
+    by_session = {row.session_id: row for row in rows}  # a subagent sits under its parent session's latest run
+    children: dict[str | None, list[LedgerRow]] = {}
+    for row in rows:
+        parent = row.parent_session_id
+        under = by_session.get(parent) if parent and parent != row.session_id else None
+        children.setdefault(under.run_id if under is not None else None, []).append(row)
+    ordered: list[tuple[LedgerRow, int]] = []
+    placed: set[str] = set()
+
+    def place(row: LedgerRow, depth: int) -> None:
+        placed.add(row.run_id)
+        ordered.append((row, depth))
+        for child in children.get(row.run_id, []):
+            if child.run_id not in placed:
+                place(child, depth + 1)
+
+    for row in children.get(None, []):
+        place(row, 0)
+    for row in rows:  # a cycle in parent ids: show what is left at the top rather than lose it
+        if row.run_id not in placed:
+            place(row, 0)
+    return ordered
 
 
 class Ledger:
@@ -180,12 +217,12 @@ class Ledger:
             self._put(LedgerRow(
                 run_id=run.id, session_id=run.session_id, parent_session_id=parent_session_id,
                 label=run.label or run.profile, profile=run.profile, model=short_model(run.model or ""),
-                status=run.status, registered=now, started=started, cost=run.cost,
+                status=run.status, registered=now, started=started, cost=run.cost, tokens=run.usage.total_tokens,
                 activity=f"in process {run.pid}", elsewhere=run.pid, clock=self.clock))
             return
         if row.is_final:
             return
-        changes: dict[str, Any] = {"status": run.status, "cost": run.cost}
+        changes: dict[str, Any] = {"status": run.status, "cost": run.cost, "tokens": run.usage.total_tokens}
         if run.status == RunStatus.RUNNING and row.started is None:
             changes["started"] = now
         if run.status.is_final:
@@ -241,8 +278,10 @@ class Ledger:
                 return
             self._set(event.run_id, activity=activity)
         elif isinstance(event, ev.UsageUpdated):
-            self._set(event.run_id, cost=event.cost)
+            self._set(event.run_id, cost=event.cost, tokens=event.usage.total_tokens)
         elif isinstance(event, ev.ProviderRetrying):
+            self._set(event.run_id, activity=event.text)
+        elif isinstance(event, ev.RunProgress):
             self._set(event.run_id, activity=event.text)
         else:
             return

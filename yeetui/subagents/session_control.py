@@ -9,13 +9,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Sequence
 
 from yeetui.errors import YeetuiError
-from yeetui.events import MessageCommitted, Notice, SessionBusyChanged
+from yeetui.events import MessageCommitted, Notice, RunStatus, SessionBusyChanged
 from yeetui.messages import Message
 from yeetui.redact import redact
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spec import RunResult
+from yeetui.store import Store
+from yeetui.store.records import StoredMessage
 from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRequest
 from yeetui.text import cap
 from yeetui.tools.shell import scrub_env
@@ -24,6 +27,31 @@ log = logging.getLogger(__name__)
 
 SHELL_TIMEOUT = 120.0
 SHELL_OUTPUT_CAP = 20_000
+
+
+def ending_notice(status: RunStatus, error: str | None) -> str | None:
+    """The error line a run's ending leaves in its conversation (`The run failed: …`), or None when it ended
+    well. The same words live and when the transcript is restored (`yeetui --continue`)."""
+    if not error or status in (RunStatus.COMPLETED, RunStatus.WAITING_USER) or not status.is_final:
+        return None
+    return f"The run {status.value}: {error}"
+
+
+async def ending_notices(store: Store, session_id: str, messages: Sequence[StoredMessage]) -> dict[int, list[str]]:
+    """The error lines of the session's runs that ended badly, by the id of the message each follows (the
+    last of that run among `messages`, the page on show): what was said live, said again on restore."""
+    last: dict[str, int] = {}
+    for stored in messages:
+        if stored.run_id:
+            last[stored.run_id] = stored.id
+    notices: dict[int, list[str]] = {}
+    if not last:
+        return notices
+    for run in await store.list_runs(session_id=session_id, limit=max(len(last) * 2, 20)):
+        text = ending_notice(run.status, run.error)
+        if text is not None and run.id in last:
+            notices.setdefault(last[run.id], []).append(text)
+    return notices
 
 
 class SessionControl:
@@ -75,9 +103,8 @@ class SessionControl:
             self.bus.publish(Notice("error", str(exc), self.session_id))
             raise
         self.last_result = result
-        if result.error and result.status.value not in ("completed", "waiting_user"):
-            self.bus.publish(Notice("error", f"The run {result.status.value}: {result.error}",
-                                            self.session_id))
+        if (text := ending_notice(result.status, result.error)) is not None:
+            self.bus.publish(Notice("error", text, self.session_id))
         return result
 
     async def wait_idle(self) -> None:

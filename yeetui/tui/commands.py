@@ -75,6 +75,12 @@ class CommandScreen(Protocol):
         """Put `text` in the composer for the user to finish, and focus it."""
         ...
 
+    def pick(self, title: str, choices: Sequence[tuple[str, str]], current: str | None,
+             then: Callable[[str | None], Awaitable[None]]) -> None:
+        """Let the user pick one of `choices` ((value, note) pairs) in a list; `then` gets the value, or None
+        when they close it."""
+        ...
+
 
 Handler = Callable[[CommandScreen, str], Awaitable[None]]
 """Carries out a command: the screen, and the text typed after the command's name (stripped, maybe empty)."""

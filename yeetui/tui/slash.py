@@ -21,6 +21,7 @@ from yeetui.runs.spec import RunOptions
 from yeetui.store.records import WorktreeRecord
 from yeetui.subagents.review import review_request
 from yeetui.system.terminals import open_shell, show_window
+from yeetui.text import clip_words, one_line
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
 from yeetui.tui.themes import save_theme
 from yeetui.worktrees.manager import Worktrees
@@ -99,16 +100,50 @@ async def _inbox(screen: CommandScreen, args: str) -> None:
     screen.toggle_inbox()
 
 
+INBOX_WIDTH = 38
+"""Columns the inbox takes beside the conversation on a wide terminal (main.tcss)."""
+
+
 async def _agents(screen: CommandScreen, args: str) -> None:
-    lines = [f"{p.name:<13} {', '.join(p.capabilities):<22} {p.description[:60]}"
-             for p in screen.runtime.profiles.profiles.values()]
-    await screen.notice("info", "Agent profiles:\n" + "\n".join(lines))
+    """One line per profile, its description cut after a whole word (…) to fit the conversation's width,
+    so nothing wraps mid-phrase into the next profile's columns."""
+    profiles = list(screen.runtime.profiles.profiles.values())
+    width = screen.app.size.width
+    room = width - (INBOX_WIDTH if width >= 100 else 0) - 7  # scrollbar, the notice's padding and icon
+    names = max((len(p.name) for p in profiles), default=0) + 2
+    caps = max((len(", ".join(p.capabilities)) for p in profiles), default=0) + 2
+    lines = [f"{p.name:<{names}}{', '.join(p.capabilities):<{caps}}"
+             f"{clip_words(one_line(p.description), max(room - names - caps, 12))}" for p in profiles]
+    await screen.notice("info", "Agent profiles:\n" + "\n".join(line.rstrip() for line in lines))
+
+
+def model_choices(screen: CommandScreen) -> list[tuple[str, str]]:
+    """(model, note) for the /model picker: each tier of every provider in the tiers table the user has a
+    key for, the tiers config overrides, and the model in use."""
+    from yeetui.providers.tiers import TIER_NAMES, TIERS
+
+    settings, launcher = screen.runtime.settings, screen.runtime.launcher
+    choices: list[tuple[str, str]] = []
+    for provider, table in TIERS.items():
+        if launcher.provider(f"{provider}/{table['default']}")[0].missing_credentials() is None:
+            choices += [(f"{provider}/{table[tier]}", f"{provider} · {tier}") for tier in TIER_NAMES]
+    choices += [(model, f"{tier} (config)") for tier, model in settings.models.items() if model]
+    current = screen.model or settings.model
+    unique: dict[str, str] = {} if current in [model for model, _ in choices] else {current: "in use"}
+    for model, note in choices:
+        unique.setdefault(model, note)
+    return list(unique.items())
 
 
 async def _model(screen: CommandScreen, args: str) -> None:
     if not args:
         current = screen.model or screen.runtime.settings.model
-        await screen.notice("info", f"Model: {current}. Change it with /model provider/model.")
+
+        async def picked(model: str | None) -> None:
+            if model and model != current:
+                await _model(screen, model)
+
+        screen.pick("models of your configured providers", model_choices(screen), current, picked)
         return
     split_model(args)  # refuses a name without a provider before anything changes
     provider, _ = screen.runtime.launcher.provider(args)
@@ -277,13 +312,18 @@ async def _theme(screen: CommandScreen, args: str) -> None:
     app = screen.app
     names = sorted(app.available_themes)
     if not args:
-        await screen.notice("info", f"Theme: {app.theme}. Available: {', '.join(names)}")
+        async def picked(name: str | None) -> None:
+            if name and name != app.theme:
+                await _theme(screen, name)
+
+        screen.pick("themes", [(name, "") for name in names], app.theme, picked)
         return
     if args not in app.available_themes:
         await screen.notice("warning", f"No theme {args!r}. Available: {', '.join(names)}")
         return
     app.theme = args
     save_theme(args)
+    await screen.notice("info", f"Theme set to {args} (remembered for next time).")
 
 
 async def _quit(screen: CommandScreen, args: str) -> None:
@@ -298,7 +338,7 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
         SlashCommand("sessions", "/sessions", "open the session switcher", _sessions),
         SlashCommand("inbox", "/inbox", "show or hide the inbox", _inbox),
         SlashCommand("agents", "/agents", "list agent profiles", _agents),
-        SlashCommand("model", "/model [provider/model]", "show or set this session's model", _model),
+        SlashCommand("model", "/model [provider/model]", "set this window's model (alone: pick from a list)", _model),
         SlashCommand("compact", "/compact", "summarise the conversation to free context", _compact),
         SlashCommand("cancel", "/cancel [run]", "ask a subagent to wrap up (label like oracle#4, or run id); "
                      "again: stop it now", _cancel),
@@ -318,7 +358,7 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
         SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", _pair),
         SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", _orchestrate,
                      palette_prefills=True),
-        SlashCommand("theme", "/theme [name]", "switch the theme (remembered)", _theme),
+        SlashCommand("theme", "/theme [name]", "switch the theme, remembered (alone: pick from a list)", _theme),
         SlashCommand("quit", "/quit", "leave yeetui", _quit),
     )
 

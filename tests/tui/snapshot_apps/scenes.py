@@ -184,3 +184,40 @@ def conversation_messages() -> list[Any]:
                      status="completed"),
         Message.user("[Guidance from user]\nfocus on the fixture, not the test", steer=True),
     ]
+
+
+def tree_ledger_rows() -> list[LedgerRow]:
+    """The primary running an orchestration: its row, the orchestrator under it, the builder under that (with
+    tokens and a retry), an oracle beside the orchestrator; the primary's row carries the tree's cost."""
+    def row(run_id: str, label: str, session: str, parent: str | None, **kw: Any) -> LedgerRow:
+        values: dict[str, Any] = dict(run_id=run_id, session_id=session, parent_session_id=parent, label=label,
+                                      profile=label.partition("#")[0], model=MODEL, status=RunStatus.RUNNING,
+                                      registered=FROZEN_NOW - 300, started=FROZEN_NOW - 95, clock=frozen_clock)
+        values.update(kw)
+        return LedgerRow(**values)
+
+    return [
+        row("run-primary", "generic#1", "sess-primary", None, cost=0.0123, tree_cost=0.4125, tokens=18_400,
+            activity="answering"),
+        row("run-orch", "orchestrator#2", "sess-orch", "sess-primary", cost=0.0, tree_cost=0.31,
+            activity="plan ✓ → build … → review"),
+        row("run-builder", "builder#3", "sess-builder", "sess-orch", cost=0.21, tokens=52_000,
+            activity="retrying (2/5) in 4 s — Anthropic is overloaded (529)"),
+        row("run-oracle", "oracle#4", "sess-oracle", "sess-primary", status=RunStatus.COMPLETED,
+            ended=FROZEN_NOW - 3, cost=0.09, tokens=9_800),
+    ]
+
+
+def final_summary_messages() -> list[Any]:
+    """A prompt, then an agent that ends by calling `complete` with a Markdown summary."""
+    from yeetui.messages import Message, ToolCallPart, ToolResultPart
+
+    summary = ("## Done\n\nI renamed **three** functions and kept their old names as aliases:\n\n"
+               "- `load()` → `read_config()`\n- `save()` → `write_config()`\n- `check()` → `validate()`\n\n"
+               "All 41 tests pass.")
+    return [
+        Message.user("rename the config helpers"),
+        Message(role="assistant", parts=[ToolCallPart(id="call-1", name="complete",
+                                                      arguments={"output": summary, "status": "success"})]),
+        Message(role="tool", parts=[ToolResultPart(call_id="call-1", name="complete", content="Run complete.")]),
+    ]

@@ -16,7 +16,15 @@ import asyncio
 from typing import Any, Literal
 
 from yeetui.errors import YeetuiError
-from yeetui.events import InboxItemAdded, MessageCommitted, Notice, RunRegistered, RunStatus, RunStatusChanged
+from yeetui.events import (
+    InboxItemAdded,
+    MessageCommitted,
+    Notice,
+    RunProgress,
+    RunRegistered,
+    RunStatus,
+    RunStatusChanged,
+)
 from yeetui.messages import Message
 from yeetui.runs.spec import RunOptions, RunResult, RunSpec
 from yeetui.store.records import utcnow
@@ -49,6 +57,8 @@ STATE_NAME = "orchestrator"
 EVENTS_KEPT = 200
 Level = Literal["info", "warning", "error"]
 _LEVELS: dict[str, Level] = {"failed": "error", "blocked": "warning", "skipped": "warning"}
+NEEDS_USER = frozenset({"failed", "blocked"})
+"""Step transitions that go to the inbox: the user has to decide something."""
 
 
 class OrchestratorEngine:
@@ -367,7 +377,9 @@ class Orchestrator:
     # -- progress and the end ------------------------------------------------------------------------
 
     async def _transition(self, step: Step, event: str, text: str) -> None:
-        """Save, then tell: a Notice, and one inbox item per transition (a resume does not repeat it)."""
+        """Save, then tell: a Notice in the orchestrator's own conversation, the progress line on its ledger
+        row, and — only for what needs the user (a step blocked or failed) — one inbox item (a resume does
+        not repeat it). Steps starting and finishing are progress, not mail: they never fill the inbox."""
         line = progress_line(self.steps)
         message = f"{step.id} ({step.label or step.profile}) {text}"
         events = self.state.setdefault("events", [])
@@ -375,8 +387,10 @@ class Orchestrator:
         del events[:-EVENTS_KEPT]
         await self._save()
         self._notice(_LEVELS.get(event, "info"), f"{message} — {line}")
-        await self._inbox(f"{step.id}#{step.attempts}:{event}", f"{self.spec.label}: {message}", line,
-                          {"step": step.id, "event": event, "status": step.status, "child_run_id": step.run_id})
+        self.bus.publish(RunProgress(self.run_id, self.spec.session_id, line))
+        if event in NEEDS_USER:
+            await self._inbox(f"{step.id}#{step.attempts}:{event}", f"{self.spec.label}: {message}", line,
+                              {"step": step.id, "event": event, "status": step.status, "child_run_id": step.run_id})
 
     async def _inbox(self, key: str, title: str, body: str, data: dict[str, Any]) -> None:
         recipient = self.parent or self.spec.session_id
@@ -415,9 +429,11 @@ class Orchestrator:
             if self.parent and not await self._delivered_to_parent():
                 await self.store.add_breadcrumb(session_id=self.parent, summary=crumb,
                                                 child_session_id=self.spec.session_id, run_id=self.run_id)
-            await self._inbox(f"end:{self.state.get('starts', 1)}", f"{self.spec.label} — {result.status.value}",
-                              line, {"event": "end", "status": result.status.value,
-                                     "worktrees": result.result["worktrees"]})
+            if not (self.parent and await self._delivered_to_parent()):  # else the parent's completion item tells it
+                await self._inbox(f"end:{self.state.get('starts', 1)}",
+                                  f"{self.spec.label} — {result.status.value}", line,
+                                  {"event": "end", "status": result.status.value,
+                                   "worktrees": result.result["worktrees"]})
             await self._commit(Message.assistant(result.output))
         await self.store.update_run(self.run_id, status=result.status, error=result.error,
                                     result={"output": result.output, **(result.result or {})})

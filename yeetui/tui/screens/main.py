@@ -16,23 +16,26 @@ import contextlib
 import logging
 import os
 from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer
+from textual.widgets import ContentSwitcher, Footer, Input, Static, TextArea
 
 from yeetui import events as ev
 from yeetui.errors import YeetuiError
 from yeetui.runtime import Runtime
 from yeetui.store.records import RunRecord
-from yeetui.subagents.ledger import ANSWERED, Ledger
+from yeetui.subagents.heading import PRIMARY, session_heading
+from yeetui.subagents.ledger import ANSWERED, Ledger, LedgerRow, status_word
 from yeetui.subagents.ledger_sync import LedgerSync
 from yeetui.subagents.panes import Pane
+from yeetui.subagents.session_control import ending_notices
 from yeetui.subagents.spawner import process_running
 from yeetui.system.terminals import attach_argv
 from yeetui.tui.bridge import permission_preview
@@ -40,14 +43,16 @@ from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
+from yeetui.tui.screens.picker import Choice, PickerScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
 from yeetui.tui.slash import all_commands, run_slash, where_flag
-from yeetui.tui.startup import Pending, SessionStart
+from yeetui.tui.startup import LOADING, Pending, SessionStart
 from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.embedded_pane import EmbeddedPane
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
+from yeetui.tui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
     from yeetui.subagents.session_control import SessionControl
@@ -59,6 +64,9 @@ _VIEW_ONLY = (ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.ToolCallSta
 """Events that only matter to an open conversation view."""
 PAGE = 100
 """Messages loaded when a session opens, and per page when scrolling back."""
+USER_KINDS = frozenset({"interjection", "permission", "orchestrator"})
+"""Inbox items that need the user from any session of the tree (a watcher's advice, a question, an
+orchestrator's blocked step or its end)."""
 LEDGER_SYNC_INTERVAL = 1.0
 """Seconds between looks at the store for runs of other processes and tree costs."""
 
@@ -110,9 +118,11 @@ class MainScreen(Screen):
         return self.query_one(Composer)
 
     def compose(self) -> ComposeResult:
+        yield SessionHeader(id="session-header")
         yield LedgerPanel(id="ledger")
         with Horizontal(id="body"):
-            yield ContentSwitcher(id="conversations")
+            with ContentSwitcher(id="conversations", initial="conv-loading"):
+                yield Static(LOADING, id="conv-loading")  # until the session's history is in
             yield InboxPanel(id="inbox")
         yield Composer(id="composer")
         yield Footer()
@@ -161,6 +171,20 @@ class MainScreen(Screen):
             self.app.bind(key, f"profile_hotkey('{profile.name}')", description=profile.name)
             taken.add(key)
 
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that reached the screen unused — the focus is on a clicked tool row, card or
+        conversation, not on a text field — goes into the composer, as if it had the focus. Keys that the
+        focused panel binds (the ledger's `s`, the inbox's `d`, …) are left to it."""
+        if not event.is_printable or event.character is None or event.key in self.app.active_bindings:
+            return
+        if isinstance(self.app.focused, (TextArea, Input, EmbeddedPane)):
+            return
+        event.stop()
+        event.prevent_default()
+        composer = self.composer
+        composer.focus()
+        composer.input.insert(event.character)
+
     def action_scroll_conversation(self, direction: int) -> None:
         """Page the open conversation while the composer keeps the focus (and the draft)."""
         view = self.view()  # releasing the anchor: the view stops following the end until scrolled back to it
@@ -208,11 +232,15 @@ class MainScreen(Screen):
         switcher = self.query_one("#conversations", ContentSwitcher)
         if not self.query(f"#conv-{session_id}"):
             view = ConversationView(session_id, id=f"conv-{session_id}")
+            view.display = False  # shown once its history is in: never an empty frame before it
             await switcher.mount(view)
             self._views[session_id] = view
             total = await store.count_messages(session_id)
-            await view.load(await store.messages(session_id, limit=PAGE), has_older=total > PAGE)
+            page = await store.messages(session_id, limit=PAGE)
+            await view.load(page, has_older=total > PAGE, errors=await ending_notices(store, session_id, page))
         switcher.current = f"conv-{session_id}"
+        for placeholder in self.query("#conv-loading"):
+            await placeholder.remove()
         self.current = session_id
         root = session
         while root.parent_id and (parent := await store.get_session(root.parent_id)):
@@ -221,9 +249,25 @@ class MainScreen(Screen):
             self.root = root.id
             self.session_ids = {root.id, *(s.id for s in await store.descendants(root.id))}
             inbox = self.query_one(InboxPanel)
-            inbox.set_items([i for sid in self.session_ids for i in await store.list_inbox(sid)])
-        self.sub_title = f"{session.profile} · {session.title or session.id[:8]}"
+            inbox.set_items([i for sid in self.session_ids for i in await store.list_inbox(sid)
+                             if self._for_user(i.session_id, i.kind)])
+        await self.refresh_header()
         self.show_busy()
+
+    async def refresh_header(self) -> None:
+        """Name the session on screen in the header: its trail from the primary, status, model."""
+        heading = await session_heading(self.runtime.store, self.current or "", self.ledger)
+        self.query_one(SessionHeader).show(heading)
+        if heading is not None:
+            self.sub_title = heading.text()
+
+    async def _follow_row(self, row: LedgerRow) -> None:
+        """A ledger row of the session on screen changed: the header follows its status (and the title a
+        first prompt gave), not every change of activity or cost."""
+        heading = self.query_one(SessionHeader).heading
+        if heading is None or heading.status != status_word(row) or heading.model != row.model or \
+                (not heading.title and len(heading.trail) == 1):
+            await self.refresh_header()
 
     async def open_parent(self) -> None:
         session = await self.runtime.store.get_session(self.current or "")
@@ -242,6 +286,8 @@ class MainScreen(Screen):
                 status = runs[0].status.value if runs else "new"
                 if (row := live.get(session.id)) is not None:
                     label, status = row.label, getattr(row.status, "value", str(row.status))
+                if session.parent_id is None:
+                    label = PRIMARY  # named by its title, not by the label of its latest run
                 if status == "waiting_user" and session.parent_id is None:
                     status = ANSWERED  # the primary waiting for the user has simply answered
                 nodes.append(SessionNode(id=session.id, parent_id=session.parent_id, label=label,
@@ -382,6 +428,10 @@ class MainScreen(Screen):
         composer.text = text
         composer.focus()
 
+    def pick(self, title: str, choices: Sequence[tuple[str, str]], current: str | None,
+             then: Callable[[str | None], Awaitable[None]]) -> None:
+        self.app.push_screen(PickerScreen(title, [Choice(value, note) for value, note in choices], current), then)
+
     async def profile_hotkey(self, profile: str) -> None:
         self.prefill(f"@{profile} ")
 
@@ -429,9 +479,12 @@ class MainScreen(Screen):
                 self._next_permission()
             case ev.LedgerChanged():
                 self.query_one(LedgerPanel).update_row(event.run_id, event.row)
+                if event.row is not None and event.row.session_id == self.current:
+                    await self._follow_row(event.row)
             case ev.RunRegistered() if event.parent_session_id in self.session_ids:
                 self.session_ids.add(event.session_id)
-            case ev.InboxItemAdded() if event.session_id in self.session_ids:
+            case ev.InboxItemAdded() if event.session_id in self.session_ids and \
+                    self._for_user(event.session_id, event.item_kind):
                 item = await self.runtime.store.get_inbox_item(event.item_id)
                 if item is not None:
                     inbox = self.query_one(InboxPanel)
@@ -440,6 +493,12 @@ class MainScreen(Screen):
                         self.notify(f"Inbox: {item.title} ({inbox.unread} unread · ctrl+b)", timeout=4)
             case ev.SessionBusyChanged() if event.session_id == self.current:
                 self.composer.set_busy(event.busy, event.queued)
+
+    def _for_user(self, session_id: str, kind: str) -> bool:
+        """Whether an inbox item of the tree on screen is the user's: what was sent to the top session (the
+        user's conversation), and what needs the user wherever it arose. A subagent's own mail — the steps an
+        orchestrator's children report back to it — is its input, shown in its session, not the user's inbox."""
+        return session_id == self.root or kind in USER_KINDS
 
     def _next_permission(self) -> None:
         if self._asking:
@@ -552,5 +611,7 @@ class MainScreen(Screen):
 
 def _worktree_ids(data: dict[str, Any]) -> list[str]:
     """The worktrees an inbox item tells of: a builder's, or an orchestrator's builders' (in plan order)."""
-    trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else data.get("worktrees") or []
+    result = data.get("result") if isinstance(data.get("result"), dict) else {}
+    trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else \
+        data.get("worktrees") or result.get("worktrees") or []  # an orchestrator's completion: its builders'
     return [str(t["id"]) for t in trees if isinstance(t, dict) and t.get("id")]

@@ -1,14 +1,17 @@
 """The session switcher: the tree of sessions (primary → children → grandchildren) with a fuzzy filter.
 
 The screen gets plain `SessionNode`s and returns what the user picked: a session id, `"new"` for a new
-session, or None (escape). Typing filters the tree by subsequence match on label, title and profile;
-ancestors of a match stay (dimmed) so every match keeps its place in the tree. While the filter has the
+session, or None (escape). Typing filters the tree on label, title and profile: when some sessions match
+every typed word at the start of one of their words (`log` → "fix the login test"), only those are shown;
+otherwise any whose text holds each word as a subsequence. Ancestors of a match stay (dimmed) so every match
+keeps its place in the tree. While the filter has the
 focus, up/down still move the tree's cursor and enter opens it; tab moves into the tree, where `p` or
 backspace jump to the parent and `n` starts a new session.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -63,16 +66,35 @@ def fuzzy_positions(query: str, text: str) -> list[int] | None:
     return positions
 
 
-def matches(query: str, node: SessionNode) -> bool:
-    """Every word of `query` is a subsequence of the node's label, title and profile."""
-    haystack = f"{node.label} {node.title} {node.profile}"
-    return all(fuzzy_positions(word, haystack) is not None for word in query.split())
+def word_positions(query: str, text: str) -> list[int] | None:
+    """Where `query` occurs in `text` at the start of a word (case-insensitive); None when it does not."""
+    found = re.search(r"(?<![^\W_])" + re.escape(query.lower()), text.lower())
+    return list(range(found.start(), found.end())) if found else None
+
+
+def match_positions(query: str, text: str) -> list[int] | None:
+    """The characters to mark for `query` in `text`: a word it begins, else its letters in order."""
+    return word_positions(query, text) or fuzzy_positions(query, text)
+
+
+def _haystack(node: SessionNode) -> str:
+    return f"{node.label} {node.title} {node.profile}"
+
+
+def matches(query: str, node: SessionNode, *, whole_words: bool = False) -> bool:
+    """Every word of `query` begins a word of the node's label, title and profile (`whole_words`), or is a
+    subsequence of them."""
+    find = word_positions if whole_words else fuzzy_positions
+    return all(find(word, _haystack(node)) is not None for word in query.split())
 
 
 def visible_ids(nodes: Iterable[SessionNode], query: str) -> tuple[set[str], set[str]]:
-    """(ids to show, ids that match): the matches plus every ancestor of one."""
+    """(ids to show, ids that match): the matches plus every ancestor of one. Word matches win: fuzzy ones
+    count only when no session matches by words."""
     by_id = {node.id: node for node in nodes}
-    matched = {node.id for node in by_id.values() if matches(query, node)}
+    matched = {node.id for node in by_id.values() if matches(query, node, whole_words=True)}
+    if not matched:
+        matched = {node.id for node in by_id.values() if matches(query, node)}
     shown: set[str] = set()
     for node_id in matched:
         current: str | None = node_id
@@ -139,7 +161,7 @@ class SessionTree(Tree[str]):
                 text.stylize(self._style("context"))
             match_style = self._style("match")
             for word in self.query_text.split():
-                for position in fuzzy_positions(word, text.plain) or ():
+                for position in match_positions(word, text.plain) or ():
                     text.stylize(match_style, position, position + 1)
         return text
 

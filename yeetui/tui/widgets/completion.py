@@ -85,17 +85,20 @@ def candidates(context: CompletionContext, *, commands: Sequence[tuple[str, str]
         items = [Candidate(name if name.startswith("/") else "/" + name, help_, "command")
                  for name, help_ in commands]
         return rank(context.prefix, items, key=lambda c: c.value[1:])[:limit]
-    agents = rank(context.prefix, [Candidate("@" + p, "agent", "agent") for p in profiles],
-                  key=lambda c: c.value[1:])
+    # `@` shares its prefix between delegating to a profile and mentioning a file: both are ranked by how well
+    # they match (a file whose name starts with what was typed beats a profile that only holds its letters in
+    # order: `@ca` → `@calc.py` before `@orchestrator`); on a tie the profile comes first.
+    agents = [Candidate("@" + p, "agent", "agent") for p in profiles]
     try:
         paths = file_source(context.prefix)
     except OSError:  # an unreadable directory means no file rows, not a broken composer
         paths = []
     files = [Candidate("@" + path, "directory" if path.endswith("/") else "file", "file") for path in paths]
-    files = rank(context.prefix, files, key=lambda c: c.value[1:]) if context.prefix else files
-    if files and len(agents) > limit // 2:
-        agents = agents[: limit // 2]
-    return [*agents, *files][:limit]
+    ranked = rank(context.prefix, [*agents, *files], key=lambda c: c.value[1:])
+    if any(c.kind == "file" for c in ranked):  # profiles take at most half the rows when files match too
+        extra = [c for c in ranked if c.kind == "agent"][limit // 2:]
+        ranked = [c for c in ranked if c not in extra]
+    return ranked[:limit]
 
 
 class CompletionPopup(OptionList, can_focus=False):

@@ -11,13 +11,14 @@ live assistant message streams through `Markdown.get_stream()`; finished assista
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from textual import on
 from textual.message import Message as TextualMessage
 from textual.widget import Widget
 
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart
+from yeetui.runs.mentions import typed_text
 from yeetui.store.records import StoredMessage
 from yeetui.tui.widgets.conversation_window import EntryWindow
 from yeetui.tui.widgets.message_views import (
@@ -93,8 +94,10 @@ class ConversationView(EntryWindow):
 
     # -- whole transcripts -------------------------------------------------------------------------
 
-    async def load(self, messages: list[StoredMessage], *, has_older: bool) -> None:
-        """Replace everything with `messages` (the tail of the session): mount the newest, hold the rest."""
+    async def load(self, messages: list[StoredMessage], *, has_older: bool,
+                   errors: Mapping[int, Sequence[str]] | None = None) -> None:
+        """Replace everything with `messages` (the tail of the session): mount the newest, hold the rest.
+        `errors`: error lines to show after the message of each id (how earlier runs ended)."""
         self._live, self._live_run = None, None
         self._heavy.clear()
         self._tools.clear()
@@ -107,7 +110,11 @@ class ConversationView(EntryWindow):
             self._live = AssistantMessageView(tail.message.text, thinking_text(tail.message),
                                               message_id=tail.id, live=True)
             self._live_run = tail.run_id
-        views = self._build(self._reset([Item(m.id, m.message, m.partial) for m in messages]))
+        items: list[Item] = []
+        for stored in messages:
+            items.append(Item(stored.id, stored.message, stored.partial))
+            items.extend(Item(None, notice=("error", text)) for text in (errors or {}).get(stored.id, ()))
+        views = self._build(self._reset(items))
         if self._live is not None:
             views.append(self._live)
         self.has_older = has_older
@@ -173,7 +180,8 @@ class ConversationView(EntryWindow):
                 return [AnnouncementView(message, message_id=message_id)]
             if meta.get("steer") or meta.get("nudge"):
                 return [SteerView(message, message_id=message_id)]
-            return [UserMessageView(message.text, message_id=message_id)]
+            return [UserMessageView(typed_text(message), message_id=message_id,
+                                    attachments=message.meta.get("attachments") or ())]
         views: list[Widget] = []
         text, thinking = message.text, thinking_text(message)
         interrupted = interrupted or bool(meta.get("interrupted"))

@@ -175,9 +175,14 @@ class InboxPanel(OptionList):
         self._rebuild()
 
     def add_item(self, item: InboxItem) -> None:
-        """Add an item, or replace the one with the same id."""
+        """Add an item, or replace the one with the same id. A new item is brought into view (the cursor goes
+        to it, at the top) unless the user is moving through the list: then their cursor stays put."""
+        new = item.id not in self._items
         self._items[item.id] = item
         self._rebuild()
+        if new and not self.has_focus and item.status != "dismissed" and self.selected_item_id != item.id:
+            self.highlighted = 0
+            self.scroll_home(animate=False)
 
     def set_status(self, item_id: int, status: str) -> None:
         """`unread`, `read` or `dismissed`; an unknown id is ignored (the item belongs to another tree)."""

@@ -21,7 +21,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from yeetui.events import RunStatus
-from yeetui.subagents.ledger import ANSWERED, WATCHING, LedgerRow, format_row, status_word
+from yeetui.subagents.ledger import ANSWERED, WATCHING, LedgerRow, format_row, status_word, tree_order
 
 LedgerAction = Literal["open", "steer", "cancel", "abort", "watch", "embed"]
 
@@ -41,22 +41,28 @@ STATUS_STYLES: dict[str, str] = {
 """How the status word of a row is coloured; theme variables, so every theme applies."""
 
 
-def row_content(row: LedgerRow) -> Content:
-    """`format_row`'s text with the label in bold and the status word coloured."""
+def indent(depth: int) -> str:
+    """What goes before a row `depth` levels below the top: `└ ` under its parent, two spaces a level."""
+    return "  " * (depth - 1) + "└ " if depth > 0 else ""
+
+
+def row_content(row: LedgerRow, depth: int = 0) -> Content:
+    """`format_row`'s text with the label in bold and the status word coloured, indented under its parent."""
     line = format_row(row)
     content = Content(line)
-    if not line.startswith(f"{row.label} "):
-        return content
-    head = line.split(" · ", 1)[0]
-    content = content.stylize("bold", 0, len(row.label))
-    style = STATUS_STYLES.get(ANSWERED if status_word(row) == ANSWERED else str(row.status))
-    if style:
-        content = content.stylize(style, len(row.label) + 1, len(head))
-    return content
+    if line.startswith(f"{row.label} "):
+        head = line.split(" · ", 1)[0]
+        content = content.stylize("bold", 0, len(row.label))
+        style = STATUS_STYLES.get(ANSWERED if status_word(row) == ANSWERED else str(row.status))
+        if style:
+            content = content.stylize(style, len(row.label) + 1, len(head))
+    prefix = indent(depth)
+    return Content.assemble(Content.styled(prefix, "$foreground-muted"), content) if prefix else content
 
 
 class LedgerPanel(OptionList):
-    """Every live session at a glance: `oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading …`."""
+    """Every live session at a glance: `oracle#4 running · claude-sonnet-4-6 · 0:42 · $0.03 · reading …`,
+    subagents indented under their parent's row."""
 
     BINDINGS = [
         Binding("enter", "open", "Open", show=False, id="ledger.open"),
@@ -107,6 +113,8 @@ class LedgerPanel(OptionList):
         self._rows: dict[str, LedgerRow] = {}
         self._texts: dict[str, str] = {}
         """The text last drawn per run, so the tick only redraws rows whose text changed."""
+        self._depths: dict[str, int] = {}
+        """How deep each row sits in the tree on show (0: no parent row)."""
         self.add_class("-empty")
 
     # -- attributes down --------------------------------------------------------------------------
@@ -122,37 +130,47 @@ class LedgerPanel(OptionList):
         return option.id if option is not None else None
 
     def update_row(self, run_id: str, row: LedgerRow | None) -> None:
-        """Add, replace or (with `None`) remove the row of `run_id`."""
+        """Add, replace or (with `None`) remove the row of `run_id`. Rows show as the switcher's tree does:
+        subagents under their parent's row, indented."""
         if row is None:
             if self._rows.pop(run_id, None) is not None:
                 self._texts.pop(run_id, None)
-                selected = self.selected_run_id
-                self.remove_option(run_id)
-                if selected is not None and selected != run_id:
-                    self.highlighted = self.get_option_index(selected)  # keep the cursor on its run
+                self._arrange()
+        elif run_id in self._rows and self._rows[run_id].parent_session_id == row.parent_session_id:
+            self._rows[run_id] = row
+            self._draw(run_id)
         else:
-            content = row_content(row)
-            if run_id in self._rows:
-                self._rows[run_id] = row
-                if self._texts.get(run_id) != content.plain:
-                    self.replace_option_prompt(run_id, content)
-            else:
-                self._rows[run_id] = row
-                self.add_option(Option(content, id=run_id))
-                if self.highlighted is None:
-                    self.highlighted = 0
-            self._texts[run_id] = content.plain
+            self._rows[run_id] = row
+            self._arrange()
         self.set_class(not self._rows, "-empty")
+
+    def _draw(self, run_id: str) -> None:
+        """Redraw one row in place when its text changed."""
+        content = row_content(self._rows[run_id], self._depths.get(run_id, 0))
+        if self._texts.get(run_id) != content.plain:
+            self._texts[run_id] = content.plain
+            self.replace_option_prompt(run_id, content)
+
+    def _arrange(self) -> None:
+        """Lay the rows out as a tree (a row came or went); the cursor stays on its run."""
+        selected = self.selected_run_id
+        ordered = tree_order(self._rows.values())
+        self._depths = {row.run_id: depth for row, depth in ordered}
+        options = []
+        for row, depth in ordered:
+            content = row_content(row, depth)
+            self._texts[row.run_id] = content.plain
+            options.append(Option(content, id=row.run_id))
+        self.set_options(options)
+        if options:
+            ids = [row.run_id for row, _ in ordered]
+            self.highlighted = ids.index(selected) if selected in ids else 0
 
     def tick(self) -> None:
         """Redraw rows whose text changed since last drawn (elapsed time, mostly)."""
         for run_id, row in self._rows.items():
-            if row.is_final or row.status in (WATCHING, RunStatus.QUEUED):
-                continue
-            content = row_content(row)
-            if content.plain != self._texts.get(run_id):
-                self._texts[run_id] = content.plain
-                self.replace_option_prompt(run_id, content)
+            if not (row.is_final or row.status in (WATCHING, RunStatus.QUEUED)):
+                self._draw(run_id)
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.tick, name="ledger-tick")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -26,6 +27,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from yeetui.messages import Message, ThinkingPart
+from yeetui.runs.mentions import attachment_note
 from yeetui.tui.widgets.render_text import (
     ANNOUNCEMENT_LINES,
     inline_markdown,
@@ -79,10 +81,12 @@ class UserMessageView(Entry, Static):
     }
     """
 
-    def __init__(self, text: str, *, message_id: int | None = None) -> None:
+    def __init__(self, text: str, *, message_id: int | None = None,
+                 attachments: Sequence[dict[str, Any]] = ()) -> None:
         self.message_id = message_id
         self.text = text
-        super().__init__(Content.assemble(("you", "bold"), "\n", text))
+        notes = [Content.styled(f"\n📎 attached {attachment_note(meta)}", "$text-muted") for meta in attachments]
+        super().__init__(Content.assemble(("you", "bold"), "\n", text, *notes))
 
 
 def _parser() -> MarkdownIt:

@@ -1,0 +1,59 @@
+"""`yeetui --continue`: the restored transcript says how earlier runs ended (their error lines), and no frame
+shows an empty conversation before the history appears."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.fakellm import Fault, Reply
+from tests.tui.test_app import _main, _text, _type, _until
+from yeetui.tui.app import YeetuiApp
+from yeetui.tui.screens.main import MainScreen
+from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.message_views import NoticeView
+
+
+def _blank_frames(app: YeetuiApp) -> list[str]:
+    """Wrap the app's frame output: note each frame of the main screen whose conversation area is blank
+    (nothing shown there, or a conversation view with nothing in it)."""
+    blank: list[str] = []
+    display = app._display
+
+    def spy(screen: Any, renderable: Any) -> None:
+        if isinstance(screen, MainScreen) and screen.is_mounted and renderable is not None:
+            shown = [w for w in screen.query_one("#conversations").children if w.display]
+            if not shown:
+                blank.append("no conversation and no placeholder")
+            elif any(isinstance(w, ConversationView) and not w.children for w in shown):
+                blank.append("an empty conversation")
+        display(screen, renderable)
+
+    app._display = spy  # type: ignore[method-assign]
+    return blank
+
+
+async def test_continue_restores_error_lines_without_an_empty_frame(fake_env, project: Path) -> None:
+    fake_env.script(Reply(text="FIRST ANSWER"), Reply(text="half", fault=Fault.http(400)))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "first question")
+        await _until(pilot, lambda: "FIRST ANSWER" in _text(view))
+        await _type(pilot, "second question")
+        await _until(pilot, lambda: any("400" in str(n.render()) for n in view.query(NoticeView)))
+        live = [str(n.render()) for n in view.query(NoticeView) if "The run failed" in str(n.render())]
+        assert live, [str(n.render()) for n in view.query(NoticeView)]
+
+    again = YeetuiApp(cwd=project, continue_latest=True)
+    blank = _blank_frames(again)
+    async with again.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        view = main.view()
+        await _until(pilot, lambda: "second question" in _text(view))
+        restored = [str(n.render()) for n in view.query(NoticeView) if "The run failed" in str(n.render())]
+        assert restored == live
+        texts = [type(w).__name__ for w in view.children]
+        assert texts.index("NoticeView") > texts.index("UserMessageView"), "the error follows its prompt"
+    assert blank == []
