@@ -166,8 +166,9 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         assert any(isinstance(m, Composer.Submitted) and m.text.startswith("/orchestrate add a /health")
                    for m in posted)
         await _until(pilot, lambda: "Started orchestrator#1." in _text(view))
-        for label in ("orchestrator#1", "planner#1", "builder#1", "reviewer#1"):
-            await _until(pilot, lambda label=label: any(line.startswith(label + " ") for line in _ledger_lines(main)))
+        # The ledger is a tree, as the switcher is: the orchestrator's children indented under its row.
+        for row in ("orchestrator#1", "└ planner#1", "└ builder#1", "└ reviewer#1"):
+            await _until(pilot, lambda row=row: any(line.startswith(row + " ") for line in _ledger_lines(main)))
         await _until(pilot, lambda: any(a.label == "orchestrator#1" for a in view.query(AnnouncementView)))
         announcement = next(a for a in view.query(AnnouncementView) if a.label == "orchestrator#1")
         assert "Orchestrator finished: plan ✓ → build ✓ → review ✓" in str(announcement.render())
