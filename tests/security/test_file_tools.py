@@ -10,6 +10,7 @@ the project changes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Iterator
@@ -256,17 +257,26 @@ async def test_a_symlink_swapped_between_check_and_open_is_refused(runtime: Runt
 
 
 @pytest.fixture
-def flipping(swapper: _Swapper) -> Iterator[list[int]]:
-    """A thread flipping `d` between folder and symlink as fast as it can while the test runs."""
+def flipping(swapper: _Swapper, project_dir: Path, tmp_path: Path) -> Iterator[list[int]]:
+    """A thread flipping, as fast as it can while the test runs, `d` between folder and symlink and the symlink
+    `swap` (atomically, by rename) between `inside.txt` and the outside secret."""
     stop = threading.Event()
     flips = [0]
+    swap, staged = project_dir / "swap", project_dir / "swap.next"
+    swap.symlink_to("inside.txt")
 
     def flip() -> None:
         while not stop.is_set():
             try:
                 swapper.to_link()
+                staged.symlink_to(tmp_path / "outside" / "secret.txt")
+                os.replace(staged, swap)
                 swapper.to_dir()
+                staged.symlink_to("inside.txt")
+                os.replace(staged, swap)
             except OSError:
+                with contextlib.suppress(FileNotFoundError):
+                    staged.unlink()
                 continue
             flips[0] += 1
 
@@ -285,11 +295,11 @@ TURNS, CALLS_PER_TURN = 15, 40
 
 async def test_a_symlink_flipping_during_many_reads_never_leaks(runtime: Runtime, scripted, tmp_path: Path,
                                                                 mechanism: str, flipping: list[int]) -> None:
-    """Held class, free-running: 600 read_file calls (and some writes) while a thread flips `d` between the
-    in-project folder and a symlink to outside. The secret never reaches the model; nothing outside is
-    written."""
+    """Held class, free-running: 570 read_file calls (and some writes) while a thread flips `d` between the
+    in-project folder and a symlink to outside, and the symlink `swap` between an in-project file and outside.
+    The secret never reaches the model; nothing outside is written."""
     before = _outside(tmp_path)
-    calls = [ToolCall("read_file", {"path": "d/f"}) for _ in range(CALLS_PER_TURN - 2)]
+    calls = [ToolCall("read_file", {"path": path}) for path in ("d/f", "swap") * (CALLS_PER_TURN // 2 - 1)]
     calls += [ToolCall("write_file", {"path": "d/new.txt", "content": "PWNED\n"}),
               ToolCall("edit_file", {"path": "d/f", "old_string": "HOSTFILE", "new_string": "PWNED"})]
     scripted.script(*[Reply(tool_calls=list(calls), when_contains="RACE") for _ in range(TURNS)],
