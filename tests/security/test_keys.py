@@ -4,8 +4,9 @@ a key nor its base64 (at any alignment) reaches a request sent to the model, the
 or the `--json` output. Base64 matters because redaction cannot recognise it: only keeping keys out of the
 agents' reach does.
 
-The real `yeetui run` against the fake LLM server, in an untrusted project, bash approved with `--yes`: the
-sandbox the machine offers is the one in force (CI runs this under bubblewrap and with it hidden)."""
+The real `yeetui run` against the fake LLM server, in an untrusted project, bash approved with `--yes`, under
+each sandbox this machine has (bubblewrap, and Landlock with bubblewrap hidden). Run as root (CI), the Landlock
+case is the one that read the keys through /proc/$PPID/environ while its commands kept root's capabilities."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import result_text, run_yeetui, tool_results
+from yeetui.system import sandbox
+
+MECHANISMS = [m for m, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sandbox.probe_landlock)) if works()]
 
 ANTHROPIC_KEY = "plainkey-7c1d4e5f6a7b8c9d0e1f-MARKERKEY"
 """Not shaped like any known key format, so only yeetui knowing it could redact it."""
@@ -49,14 +55,16 @@ def decoded_blobs(text: str) -> list[bytes]:
     return found
 
 
-def test_an_agent_s_commands_get_no_key(fake_env, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mechanism", MECHANISMS or ["none"])
+def test_an_agent_s_commands_get_no_key(fake_env, tmp_path: Path, mechanism: str) -> None:
     project = tmp_path / "project"
     project.mkdir()
     fake_env.script(
         Reply(tool_calls=[ToolCall("bash", {"command": command}) for command in COMMANDS], when_contains="SHOW"),
         Reply(tool_calls=[ToolCall("complete", {"output": "shown"})]))
     done = run_yeetui("run", "--json", "--yes", "SHOW me the environment", cwd=project,
-                      ANTHROPIC_API_KEY=ANTHROPIC_KEY, OPENAI_API_KEY=OPENAI_KEY)
+                      ANTHROPIC_API_KEY=ANTHROPIC_KEY, OPENAI_API_KEY=OPENAI_KEY,
+                      YEETUI_SANDBOX="landlock" if mechanism == "landlock" else "")
     assert done.returncode == 0, done.stderr
     answered = fake_env.requests[1]
     outputs = [result_text(block) for block in tool_results(answered.body)]
