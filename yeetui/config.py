@@ -239,7 +239,13 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
         for key in path:
             current = getattr(current, key)
         value = holder[path[-1]]
-        if isinstance(value, int | float) and not isinstance(value, bool) and value > current:
+        number = value
+        if isinstance(value, str):  # `output_cap: "10000000"` validates as the number it spells
+            try:
+                number = float(value.strip())
+            except ValueError:
+                continue  # not a number at all: validation refuses it, naming the file
+        if isinstance(number, int | float) and not isinstance(number, bool) and number > current:
             del holder[path[-1]]
             warnings.append(f"{where}: ignored {'.'.join(path)}: {value} (above {current}) — {_UNTRUSTED_CONFIG}.")
     return warnings

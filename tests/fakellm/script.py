@@ -29,14 +29,17 @@ class Fault:
     after_chars: int = 0
     """For in-stream faults: how many characters of text to stream before the fault."""
     retry_after: float | None = None
+    message: str | None = None
+    """The error body's message (status and in-stream error faults); None: the provider's usual wording.
+    Lets a test make a provider echo what it was sent — its API key, say."""
 
     @classmethod
-    def http(cls, status: int, retry_after: float | None = None) -> Fault:
-        return cls(kind="status", status=status, retry_after=retry_after)
+    def http(cls, status: int, retry_after: float | None = None, message: str | None = None) -> Fault:
+        return cls(kind="status", status=status, retry_after=retry_after, message=message)
 
     @classmethod
-    def overloaded_in_stream(cls, after_chars: int = 0) -> Fault:
-        return cls(kind="overloaded_in_stream", after_chars=after_chars)
+    def overloaded_in_stream(cls, after_chars: int = 0, message: str | None = None) -> Fault:
+        return cls(kind="overloaded_in_stream", after_chars=after_chars, message=message)
 
     @classmethod
     def drop(cls, after_chars: int = 0) -> Fault:

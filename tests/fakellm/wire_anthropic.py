@@ -61,7 +61,7 @@ def send_error(
 def respond(reply: Reply, ex: Exchange, out: Sink) -> None:
     fault = reply.fault
     if fault is not None and fault.kind == "status":
-        send_error(out, fault.status, retry_after=fault.retry_after)
+        send_error(out, fault.status, fault.message, retry_after=fault.retry_after)
     elif ex.streaming:
         _stream(reply, ex, out)
     elif fault is None:
@@ -145,7 +145,7 @@ def _stream_fault(reply: Reply, out: Sink) -> None:
         out.drop()
         return
     if kind == "overloaded_in_stream":
-        out.event(error_body(529), "error")
+        out.event(error_body(529, reply.fault.message), "error")
     else:  # malformed_sse
         out.raw('event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"ty\n\n')
     out.end_stream()
@@ -155,7 +155,7 @@ def _fault_without_stream(reply: Reply, ex: Exchange, out: Sink) -> None:
     """An in-stream fault scripted for a non-streaming request: the nearest equivalent."""
     assert reply.fault is not None
     if reply.fault.kind == "overloaded_in_stream":
-        send_error(out, 529)
+        send_error(out, 529, reply.fault.message)
         return
     data = json.dumps(message(reply, ex)).encode()
     if reply.fault.kind == "drop":

@@ -52,13 +52,13 @@ def send_error(
 def respond(reply: Reply, ex: Exchange, out: Sink) -> None:
     fault = reply.fault
     if fault is not None and fault.kind == "status":
-        send_error(out, fault.status, retry_after=fault.retry_after)
+        send_error(out, fault.status, fault.message, retry_after=fault.retry_after)
     elif ex.streaming:
         _stream(reply, ex, out)
     elif fault is None:
         out.json(200, completion(reply, ex), {"x-request-id": f"req_fake_{ex.number}"})
     elif fault.kind == "overloaded_in_stream":
-        send_error(out, 503)
+        send_error(out, 503, fault.message)
     else:
         data = json.dumps(completion(reply, ex)).encode()
         out.send_bytes(200, data[: len(data) // 2], "application/json", {"Content-Length": str(len(data))})
@@ -111,7 +111,7 @@ def _stream(reply: Reply, ex: Exchange, out: Sink) -> None:
             out.drop()
             return
         if reply.fault.kind == "overloaded_in_stream":
-            out.event(error_body(503))
+            out.event(error_body(503, reply.fault.message))
         else:  # malformed_sse
             out.raw('data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"de\n\n')
         out.end_stream()

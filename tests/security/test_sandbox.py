@@ -1,5 +1,6 @@
 """Class 6: the sandbox itself does not leak. A read-only agent's bash, run as root (as in containers and CI),
-cannot remount the read-only binds and write the project; under bubblewrap it holds no capability at all. No
+cannot remount the read-only binds and write the project; it holds no capability at all (as root, one would read
+yeetui's own environment through /proc: see test_keys). No
 agent's bash can send UDP, reach a Unix socket, change an owner or an extended attribute; a read-only one cannot
 change a mode or a time either. Run under each sandbox this machine has (bubblewrap, Landlock + seccomp)."""
 
@@ -35,9 +36,7 @@ async def test_a_read_only_agent_cannot_remount_its_way_to_a_write(runtime: Runt
     assert result.status.value == "completed"
     assert not (project_dir / "PWNED").exists()
     said = scripted.requests[-1].text
-    assert "CapEff" in said  # the command ran, inside the sandbox
-    if mechanism == "bwrap":
-        assert "CapEff:\\t0000000000000000" in said
+    assert "CapEff:\\t0000000000000000" in said  # the command ran, inside the sandbox, with no capability
 
 
 _LEAKS = r"""

@@ -62,6 +62,16 @@ _REFER, _TRUNCATE = 1 << 13, 1 << 14
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32))
 
 # seccomp through libseccomp (seccomp.h): it knows each architecture's syscall numbers and refuses other ABIs.
 _SCMP_ACT_ALLOW = 0x7FFF0000
@@ -171,6 +181,27 @@ def _seccomp_restrict(*, network: bool, read_only: bool) -> None:
         lib.seccomp_release(ctx)
 
 
+def _drop_capabilities() -> None:
+    """Leave this process, and what it execs (as root too), no capability — as bubblewrap's `--cap-drop ALL` does.
+    Landlock does not stop a process reading its parent's /proc/<pid>/environ and memory, and root's
+    CAP_SYS_PTRACE passes yeetui's undumpable mark: `cat /proc/$PPID/environ` would print the provider keys."""
+    libc = _libc()
+    try:
+        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):  # the bounding set: what a root exec would be given back
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM without CAP_SETPCAP: nothing to drop then
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+    kept = ("CapEff:", "CapPrm:", "CapAmb:", *(("CapBnd:",) if os.geteuid() == 0 else ()))
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(kept) and int(line.split()[1], 16):
+            raise OSError(f"a capability is left after dropping them all ({line})")
+
+
 def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (), network: bool = False) -> None:
     """Restrict this process (and what it execs) to writing only /dev/null, `private_tmp` and `writable`;
     without `network`, TCP is denied too (ABI 4+)."""
@@ -201,6 +232,7 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
                 raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
         finally:
             os.close(fd)
+    _drop_capabilities()
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
     if syscall(ctypes.c_long(_SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
