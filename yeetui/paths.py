@@ -43,3 +43,18 @@ def private_dir(path: Path) -> Path:
     if info.st_uid == os.getuid() and info.st_mode & 0o077:
         path.chmod(0o700)
     return path
+
+
+PROJECT_MARKERS = (".git", ".yeetui")
+"""What makes a folder a project root: a git checkout (`.git` folder or file) or yeetui's own folder."""
+
+
+def find_project_root(start: Path) -> Path:
+    """The project `start` is in, found by walking up as git and Claude Code do: the nearest folder (`start`
+    itself first) holding `.git` or `.yeetui`; `start` when none does. Running from a subfolder thus finds
+    the same profiles, config, commands and trust as running from the root."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS) and folder != Path(folder.anchor):
+            return folder
+    return here

@@ -1,17 +1,23 @@
 """Finding, parsing and layering profile files.
 
-Layers, lowest precedence first: built-in `agents/` → the project's `.claude/agents/` → the project's
-`.opencode/agents/` (and `.opencode/agent/`) → the user's profiles (`<config dir>/agents/`) → the
-project's `.yeetui/agents/`. Each file is validated on its own (so an error names its file and line and
-skips only that file); then the raw fields of all layers defining a name are merged field by field
-(`yeetui.profiles.merge_fields`) and validated once more.
+Native layers, lowest precedence first: built-in `agents/` → the user's profiles (`<config dir>/agents/`) →
+the project's `.yeetui/agents/`; their raw fields are merged field by field (`yeetui.profiles.merge_fields`),
+so a native file may change a built-in on purpose (a project file doing so is reported). Claude Code
+(`.claude/agents/`) and OpenCode (`.opencode/agent(s)/`) files are translated by `yeetui.foreign.agents`
+and never merge into a built-in or user profile: each loads on its own, renamed `<name>-claude` /
+`<name>-opencode` when its name is taken, and the rename is reported. A project `.yeetui/agents/` file of
+the same name merges over it. Folders are read recursively, as Claude Code and OpenCode do.
 
-Claude Code and OpenCode agent files are translated into yeetui fields; what cannot be translated is
-dropped with a warning, and keys with no yeetui meaning (colour, temperature, …) are ignored.
+Each file is validated on its own, so an error names its file and line and skips only that file.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+import os
+import re
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,22 +25,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from yeetui.errors import YeetuiError
-from yeetui.profiles import Profile, ProfileFileError, ProfileSet, merge_fields
+from yeetui.foreign.agents import from_claude, from_opencode
+from yeetui.foreign.frontmatter import read_front_matter
+from yeetui.profiles import NAME_PATTERN, Profile, ProfileFileError, ProfileSet, merge_fields
 from yeetui.resources import agents_dir
-from yeetui.yamlfile import DATA_SUFFIXES, Document, DocumentError, KeyPath, load_document, validation_issues
-
-CLAUDE_TOOLS = {"Read": "read_file", "Write": "write_file", "Edit": "edit_file", "MultiEdit": "edit_file",
-                "Bash": "bash", "Glob": "glob", "Grep": "grep", "LS": "list_dir"}
-CLAUDE_MODELS: dict[str, str | None] = {"sonnet": "anthropic/claude-sonnet-4-6",
-                                        "opus": "anthropic/claude-opus-4-5",
-                                        "haiku": "anthropic/claude-haiku-4-5", "inherit": None}
-OPENCODE_TOOLS = {"write": ["write_file"], "edit": ["edit_file"], "bash": ["bash"], "read": ["read_file"],
-                  "glob": ["glob"], "grep": ["grep"], "list": ["list_dir"]}
-OPENCODE_PERMISSIONS = {"edit": ["write_file", "edit_file"], "bash": ["bash"]}
-OPENCODE_MODES = {"primary": ["primary"], "subagent": ["subtask"], "all": ["primary", "subtask"]}
+from yeetui.yamlfile import DATA_SUFFIXES, Document, DocumentError, load_document, validation_issues
 
 Notes = list[tuple[int, str]]
-Mapper = Callable[[Document], tuple[Document | None, Notes]]
+Mapper = Callable[[Document, Path], tuple[Document | None, Notes]]
+
+MAX_PROMPT_CHARS = 200_000
+"""A longer prompt is refused: it would be sent with every model call."""
+MAX_FILES_PER_LAYER = 2_000
+FOREIGN_SUFFIX = {".claude": "claude", ".opencode": "opencode"}
 
 
 def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None = None,
@@ -55,23 +58,32 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
             result.errors.append(ProfileFileError(str(exc)))
     layers: list[tuple[str, list[Path], Mapper | None, tuple[str, ...]]] = [
         ("built-in", [builtin_dir] if builtin_dir else [], None, DATA_SUFFIXES),
-        (".claude", [project_dir / ".claude" / "agents"], _from_claude, (".md",)),
-        (".opencode", [project_dir / ".opencode" / "agents", project_dir / ".opencode" / "agent"],
-         _from_opencode, (".md",)),
         ("user", [user_dir], None, DATA_SUFFIXES),
+        (".claude", [project_dir / ".claude" / "agents"], from_claude, (".md",)),
+        (".opencode", [project_dir / ".opencode" / "agents", project_dir / ".opencode" / "agent"],
+         from_opencode, (".md",)),
         ("project", [project_dir / ".yeetui" / "agents"], None, DATA_SUFFIXES),
     ]
     contributions: dict[str, list[Document]] = {}
     """Per profile name, its files in precedence order, fields already translated into yeetui's."""
+    origin: dict[str, str] = {}
+    """Per profile name, the layer that introduced it."""
+    notes: dict[str, str] = {}
+    """Per profile name, what the user should know about where it came from (`profiles list` shows it)."""
     for layer, dirs, mapper, suffixes in layers:
         seen: dict[str, Path] = {}
-        for path in _files(dirs, suffixes):
+        files, too_many = _files(dirs, suffixes)
+        if too_many:
+            result.errors.append(ProfileFileError(
+                f"{dirs[0]} holds more than {MAX_FILES_PER_LAYER} profile files; only the first "
+                f"{MAX_FILES_PER_LAYER} were read.", path=dirs[0], warning=True))
+        for path in files:
             try:
-                doc, notes = _read(path, mapper)
+                doc, file_notes = _read(path, mapper, project_dir)
             except ProfileFileError as exc:
                 result.errors.append(exc)
                 continue
-            result.errors.extend(_warnings(path, notes))
+            result.errors.extend(_warnings(path, file_notes))
             if doc is None:
                 continue
             name = doc.data["name"]
@@ -82,16 +94,43 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
                     warning=True))
                 continue
             seen[name] = path
+            if mapper is not None and name in contributions:
+                name = _free_name(name, FOREIGN_SUFFIX[layer], contributions)
+                owner = origin[doc.data["name"]]
+                what = f"the {owner} profile" if owner in ("built-in", "user") else f"a profile from {owner}"
+                result.errors.append(ProfileFileError(
+                    f"Profile file {path} defines '{doc.data['name']}', the name of {what}; a "
+                    f"{layer} file never changes another profile, so it loads as '{name}'.", path=path,
+                    line=doc.line_of(("name",)), warning=True))
+                notes[name] = f"renamed from {doc.data['name']} ({what} has that name)"
+                doc.data["name"] = name
+            elif layer == "project" and origin.get(name) in ("built-in", "user", ".claude", ".opencode"):
+                result.errors.append(ProfileFileError(
+                    f"Profile file {path} changes the {origin[name]} profile '{name}': the project's own "
+                    "profile files merge over it field by field.", path=path, line=doc.line_of(("name",)),
+                    warning=True))
+                notes[name] = f"{origin[name]} profile changed by the project's {path.name}"
             if layer in _PROJECT_LAYERS and not trusted:
                 result.errors.extend(_narrowed(doc, contributions.get(name, [])))
+            origin.setdefault(name, layer)
             contributions.setdefault(name, []).append(doc)
     for name, parts in contributions.items():
         profile = _merge(name, parts, result)
         if profile is not None:
-            result.profiles[name] = profile
+            result.profiles[name] = profile.with_note(notes.get(name, ""))
     _check_triggers(contributions, result)
     _check_children(result)
     return result
+
+
+def _free_name(name: str, suffix: str, taken: dict[str, Any]) -> str:
+    """`reviewer` → `reviewer-claude` (or `reviewer-claude-2`, … when that is taken too)."""
+    candidate = f"{name[:56]}-{suffix}"
+    number = 2
+    while candidate in taken:
+        candidate = f"{name[:54]}-{suffix}-{number}"
+        number += 1
+    return candidate
 
 
 _PROJECT_LAYERS = frozenset({".claude", ".opencode", "project"})
@@ -133,12 +172,15 @@ def _narrowed(doc: Document, below: list[Document]) -> list[ProfileFileError]:
 
 def validate_profile_file(path: Path) -> list[ProfileFileError]:
     """Check one profile file on its own (`yeetui profiles validate PATH`): errors and warnings. Files
-    under `.claude/agents` or `.opencode/agent(s)` are read in that tool's format."""
-    parent = path.resolve().parts[-3:-1]
-    mapper = (_from_claude if parent == (".claude", "agents")
-              else _from_opencode if parent in ((".opencode", "agents"), (".opencode", "agent")) else None)
+    under `.claude/agents` or `.opencode/agent(s)` (at any depth) are read in that tool's format."""
+    parts = path.resolve().parts
+    pairs = set(itertools.pairwise(parts))
+    mapper = (from_claude if (".claude", "agents") in pairs
+              else from_opencode if pairs & {(".opencode", "agents"), (".opencode", "agent")} else None)
+    project = next((Path(*parts[:i]) for i, part in enumerate(parts) if part in (".claude", ".opencode")),
+                   path.parent)
     try:
-        _, notes = _read(path, mapper)
+        _, notes = _read(path, mapper, project)
     except ProfileFileError as exc:
         return [exc]
     return _warnings(path, notes)
@@ -149,25 +191,42 @@ def _warnings(path: Path, notes: Notes) -> list[ProfileFileError]:
             for line, text in notes]
 
 
-def _files(dirs: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
+def _files(dirs: list[Path], suffixes: tuple[str, ...]) -> tuple[list[Path], bool]:
+    """Profile files under `dirs` at any depth (hidden files and folders, READMEs and symlinked folders
+    skipped), sorted per folder; and whether there were more than `MAX_FILES_PER_LAYER`."""
     found: list[Path] = []
     for directory in dirs:
-        if directory.is_dir():
-            found.extend(sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith(".")
-                                and p.suffix.lower() in suffixes and p.stem.lower() != "readme"))
-    return found
+        if not directory.is_dir():
+            continue
+        for root, folders, names in os.walk(directory):
+            folders[:] = sorted(f for f in folders if not f.startswith("."))
+            for name in sorted(names):
+                path = Path(root) / name
+                if (not name.startswith(".") and path.suffix.lower() in suffixes and path.stem.lower() != "readme"
+                        and path.is_file()):
+                    found.append(path)
+                    if len(found) > MAX_FILES_PER_LAYER:
+                        return found[:MAX_FILES_PER_LAYER], True
+    return found, False
 
 
-def _read(path: Path, mapper: Mapper | None) -> tuple[Document | None, Notes]:
+def _read(path: Path, mapper: Mapper | None, project_dir: Path) -> tuple[Document | None, Notes]:
     """Parse, translate and validate one file on its own. Raises ProfileFileError naming file and line."""
+    notes: Notes = []
     try:
-        doc = load_document(path)
+        if mapper is not None:
+            doc, lenient_at = read_front_matter(path)
+            if lenient_at is not None:
+                notes.append((lenient_at, "the front matter is not strict YAML; it was read leniently, the way "
+                              "Claude Code and OpenCode read it (`yeetui profiles show` shows the result)"))
+        else:
+            doc = load_document(path)
     except DocumentError as exc:
         raise ProfileFileError(f"Profile file {exc}. The file was skipped.", path=path,
                                line=exc.line) from None
-    notes: Notes = []
     if mapper is not None:
-        mapped, notes = mapper(doc)
+        mapped, mapped_notes = mapper(doc, project_dir)
+        notes += mapped_notes
         if mapped is None:
             return None, notes
         doc = mapped
@@ -179,12 +238,38 @@ def _read(path: Path, mapper: Mapper | None) -> tuple[Document | None, Notes]:
                                           "field and as the Markdown body; keep one")])
             data["prompt"] = doc.body.strip()
         doc = Document(path, data, doc.body, doc.lines)
-    doc.data.setdefault("name", path.stem)
+    notes += _slug_name(doc)
+    prompt = doc.data.get("prompt")
+    if isinstance(prompt, str) and len(prompt) > MAX_PROMPT_CHARS:
+        raise _file_error(path, [(doc.line_of(("prompt",)), f"the prompt is {len(prompt):,} characters long; "
+                                  f"yeetui refuses prompts over {MAX_PROMPT_CHARS:,} characters, which would be "
+                                  "sent with every model call")])
     try:
         Profile.model_validate(doc.data)
     except ValidationError as exc:
         raise _file_error(path, validation_issues(exc, doc, Profile)) from None
     return doc, notes
+
+
+def _slug_name(doc: Document) -> Notes:
+    """A name that is no slug (`Frontend Developer`) becomes one (`frontend-developer`), or the file stem's."""
+    name = doc.data.get("name")
+    if name is None or name == "":
+        doc.data["name"] = name = doc.path.stem
+    if isinstance(name, str) and re.fullmatch(NAME_PATTERN, name) and len(name) <= 64:
+        return []
+    slug = (slugify(str(name)) or slugify(doc.path.stem)
+            or "agent-" + hashlib.sha256(doc.path.stem.encode()).hexdigest()[:8])
+    doc.data["name"] = slug
+    return [(doc.line_of(("name",)), f"the name {name!r} is not a profile name (letters, digits, '.', '-', '_'); "
+             f"the profile is called '{slug}'")]
+
+
+def slugify(text: str) -> str:
+    """`Frontend Developer` → `frontend-developer`, `Révision` → `revision`; '' when no letter or digit is
+    left (a name in another script: the file stem is tried, then a name made from it)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return "-".join(re.findall(r"[a-z0-9]+", ascii_text))[:64].strip("-")
 
 
 def _file_error(path: Path, issues: list[tuple[int, str]]) -> ProfileFileError:
@@ -244,106 +329,3 @@ def _check_children(result: ProfileSet) -> None:
                 f"Profile '{profile.name}' ({profile.sources[-1] if profile.sources else 'built in'}) allows "
                 f"children that do not exist: {', '.join(unknown)}.",
                 path=profile.sources[-1] if profile.sources else None, warning=True))
-
-
-class _Translation:
-    """Collects yeetui fields from a foreign file, keeping each one's source line for error messages."""
-
-    def __init__(self, doc: Document) -> None:
-        self.doc = doc
-        self.data: dict[str, Any] = {}
-        self.lines: dict[KeyPath, int] = {(): doc.lines.get((), 1)}
-        self.notes: Notes = []
-
-    def put(self, path: KeyPath, value: Any, source: KeyPath) -> None:
-        node = self.data
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = value
-        for depth in range(1, len(path) + 1):
-            self.lines.setdefault(path[:depth], self.doc.line_of(source))
-
-    def note(self, source: KeyPath, text: str) -> None:
-        self.notes.append((self.doc.line_of(source), text))
-
-    def result(self) -> tuple[Document, Notes]:
-        self.data.setdefault("name", self.doc.data.get("name") or self.doc.path.stem)
-        if self.doc.body and self.doc.body.strip():
-            self.data["prompt"] = self.doc.body.strip()
-        return Document(self.doc.path, self.data, self.doc.body, self.lines), self.notes
-
-
-def _from_claude(doc: Document) -> tuple[Document | None, Notes]:
-    """Claude Code `.claude/agents/*.md`: name, description, tools (comma-separated), model."""
-    fm, out = doc.data, _Translation(doc)
-    out.put(("capabilities",), ["subtask"], ())
-    for key in ("name", "description"):
-        if key in fm:
-            out.put((key,), fm[key], (key,))
-    if "tools" in fm:
-        raw = fm["tools"]
-        names = [t.strip() for t in raw.split(",")] if isinstance(raw, str) else raw
-        if not isinstance(names, list):
-            out.note(("tools",), f"'tools' should be a comma-separated list of names; {raw!r} was ignored")
-        else:
-            tools: list[str] = []
-            for tool in (str(n) for n in names if str(n).strip()):
-                mapped = CLAUDE_TOOLS.get(tool)
-                if mapped is None:
-                    out.note(("tools",), f"the Claude Code tool '{tool}' has no yeetui equivalent; dropped")
-                elif mapped not in tools:
-                    tools.append(mapped)
-            out.put(("tools",), tools, ("tools",))
-    if "model" in fm:
-        model = str(fm["model"]).strip()
-        if model.lower() in CLAUDE_MODELS:
-            out.put(("model",), CLAUDE_MODELS[model.lower()], ("model",))
-        elif model.startswith("claude-"):
-            out.put(("model",), f"anthropic/{model}", ("model",))
-        elif "/" in model:
-            out.put(("model",), model, ("model",))
-        else:
-            out.note(("model",), f"the model '{model}' is not understood; the default model is used")
-    return out.result()
-
-
-def _from_opencode(doc: Document) -> tuple[Document | None, Notes]:
-    """OpenCode `.opencode/agents/*.md`: description, mode, model, tools, permission, steps."""
-    fm, out = doc.data, _Translation(doc)
-    if fm.get("disable") is True:
-        return None, []
-    for key in ("name", "description", "model"):
-        if key in fm:
-            out.put((key,), fm[key], (key,))
-    mode = fm.get("mode", "all")
-    if mode in OPENCODE_MODES:
-        out.put(("capabilities",), OPENCODE_MODES[mode], ("mode",))
-    else:
-        out.note(("mode",), f"the mode '{mode}' is not one of primary, subagent, all; 'all' is assumed")
-        out.put(("capabilities",), OPENCODE_MODES["all"], ("mode",))
-    for key in ("steps", "maxSteps"):
-        if key in fm:
-            out.put(("limits", "max_turns"), fm[key], (key,))
-    tools = fm.get("tools")
-    if isinstance(tools, dict):
-        disallowed: list[str] = []
-        for tool, enabled in tools.items():
-            if tool not in OPENCODE_TOOLS:
-                out.note(("tools", tool), f"the OpenCode tool '{tool}' has no yeetui equivalent; ignored")
-            elif enabled is False:
-                disallowed.extend(t for t in OPENCODE_TOOLS[tool] if t not in disallowed)
-        out.put(("disallowed_tools",), disallowed, ("tools",))
-    elif tools is not None:
-        out.note(("tools",), "'tools' should map tool names to true/false; ignored")
-    permission = fm.get("permission")
-    if isinstance(permission, dict):
-        for key, action in permission.items():
-            if key not in OPENCODE_PERMISSIONS:
-                out.note(("permission", key), f"the OpenCode permission '{key}' has no yeetui equivalent and "
-                         "was ignored")
-                continue
-            for tool in OPENCODE_PERMISSIONS[key]:
-                out.put(("permissions", tool), action, ("permission", key))
-    elif permission is not None:
-        out.note(("permission",), "'permission' should map edit/bash to allow, ask or deny; ignored")
-    return out.result()

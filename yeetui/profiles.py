@@ -23,7 +23,7 @@ RunMode = Literal["in_process", "tmux", "terminal", "headless"]
 Isolation = Literal["current", "worktree", "clone"]
 BashSandbox = Literal["auto", "required", "off"]
 
-_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 _MODEL_PATTERN = r"^([^/\s]+/\S+|strong|default|fast)$"
 """`provider/model`, or a tier (`strong`, `default`, `fast`) resolved for the user's provider."""
 _STRICT = ConfigDict(extra="forbid", frozen=True)
@@ -104,7 +104,7 @@ class Profile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="yeetui agent profile")
 
-    name: str = Field(json_schema_extra={"pattern": _NAME_PATTERN, "maxLength": 64})
+    name: str = Field(json_schema_extra={"pattern": NAME_PATTERN, "maxLength": 64})
     """Unique profile name (letters, digits, '.', '-', '_'); defaults to the file name without suffix."""
     description: str = ""
     """One line saying when to use this agent; shown in lists and to agents choosing a subagent."""
@@ -146,14 +146,21 @@ class Profile(BaseModel):
     """Profiles this agent may spawn; None means any profile with the `subtask` capability."""
 
     _sources: tuple[Path, ...] = PrivateAttr(default=())
+    _note: str = PrivateAttr(default="")
 
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not re.fullmatch(_NAME_PATTERN, value) or len(value) > 64:
+        if not re.fullmatch(NAME_PATTERN, value) or len(value) > 64:
             raise ValueError("a profile name is up to 64 letters, digits, '.', '-' or '_', starting with a "
                              "letter or digit")
         return value
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _all_tools(cls, value: Any) -> Any:
+        """`tools: "*"` or `["*"]` means every tool, as in Claude Code and OpenCode (not none)."""
+        return None if value == "*" or value == ["*"] else value
 
     @field_validator("model")
     @classmethod
@@ -170,6 +177,16 @@ class Profile(BaseModel):
 
     def with_sources(self, sources: tuple[Path, ...]) -> Profile:
         self._sources = sources
+        return self
+
+    @property
+    def note(self) -> str:
+        """Where the profile came from when that needs saying: renamed on a name collision, or a built-in
+        changed by the project's own file (shown by `profiles list`)."""
+        return self._note
+
+    def with_note(self, note: str) -> Profile:
+        self._note = note
         return self
 
     def has(self, capability: Capability) -> bool:

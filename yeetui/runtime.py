@@ -103,7 +103,7 @@ class Runtime:
         providers are made (tests run an in-process scripted provider through it); `spawner_limits` overrides
         the spawner's (`max_concurrent`, `max_children`, `default_timeout`, `max_timeout`)."""
         env = dict(os.environ if env is None else env)
-        project_dir = (cwd or Path.cwd()).resolve()
+        project_dir = paths.find_project_root(cwd or Path.cwd())  # from a subfolder too
         # Parsing config, profile and workflow files is blocking work: off the event loop (a UI stays live).
         trusted = is_trusted(project_dir, env)  # an untrusted project's files may narrow rights, not widen them
         loaded: LoadedSettings = await asyncio.to_thread(load_settings, project_dir=project_dir, env=env,

@@ -33,6 +33,14 @@ KeyPath = tuple[str | int, ...]
 YAML_SUFFIXES = (".yaml", ".yml")
 DATA_SUFFIXES = (*YAML_SUFFIXES, ".json", ".md")
 
+MAX_FILE_BYTES = 1_048_576
+"""Largest profile, workflow or config file read: anything bigger is refused unread past this size."""
+MAX_YAML_CHARS = 262_144
+"""Largest YAML document (or Markdown front matter) parsed."""
+MAX_YAML_NODES = 100_000
+"""Values a YAML document may hold once its aliases are expanded; more is refused (an alias bomb would
+otherwise expand exponentially in every consumer that walks the data)."""
+
 
 class DocumentError(YeetuiError):
     """A file could not be read or parsed. Carries the path and the 1-based line (when known)."""
@@ -85,7 +93,12 @@ if getattr(yaml, "__with_libyaml__", False):  # libyaml's parser, the same resol
 
 def parse_yaml(text: str, path: Path, *, line_offset: int = 0) -> tuple[Any, dict[KeyPath, int]]:
     """Parse one YAML document; returns the data and the key-line map. `line_offset` is added to every
-    line (front matter starts below the `---`)."""
+    line (front matter starts below the `---`). A document over `MAX_YAML_CHARS`, or whose aliases expand
+    to more than `MAX_YAML_NODES` values, is refused."""
+    if len(text) > MAX_YAML_CHARS:
+        raise DocumentError(path, line_offset + 1 if line_offset else None,
+                            f"the YAML is {len(text):,} characters long, more than the {MAX_YAML_CHARS:,} "
+                            "yeetui reads")
     if _FastLoader is not None:
         fast = _FastLoader(text)
         try:
@@ -117,12 +130,34 @@ def _parse(loader: Any, path: Path, line_offset: int) -> tuple[Any, dict[KeyPath
     if node is None:
         return None, {(): line_offset + 1}
     lines: dict[KeyPath, int] = {}
-    _walk(node, (), lines, path, line_offset)
+    _walk(node, (), lines, path, line_offset, {})
     return loader.construct_document(node), lines
 
 
-def _walk(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int], path: Path, offset: int) -> None:
+def _walk(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int], path: Path, offset: int,
+          sizes: dict[int, int]) -> int:
+    """Record the line of every key below `node`; returns how many values `node` holds with its aliases
+    expanded. Each node is walked once: an alias (a node met again) only adds its known size, so a
+    document of a few lines that would expand to billions of values is refused in time linear in its size."""
+    known = sizes.get(id(node))
+    if known is not None:
+        if known < 0:
+            raise DocumentError(path, node.start_mark.line + 1 + offset, "a YAML alias refers to itself")
+        return known
+    sizes[id(node)] = -1  # being walked: met again below means a recursive alias
+    total = 1 + _walk_children(node, prefix, lines, path, offset, sizes)
+    sizes[id(node)] = total
+    if total > MAX_YAML_NODES:
+        raise DocumentError(path, node.start_mark.line + 1 + offset,
+                            f"the YAML aliases (&anchor / *alias) expand to more than {MAX_YAML_NODES:,} "
+                            "values; the document is refused (an alias bomb?)")
+    return total
+
+
+def _walk_children(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int], path: Path, offset: int,
+                   sizes: dict[int, int]) -> int:
     lines.setdefault(prefix, node.start_mark.line + 1 + offset)
+    total = 0
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key_node, value_node in node.value:
@@ -132,10 +167,11 @@ def _walk(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int], path: Pat
                 raise DocumentError(path, line, f"the key '{key}' appears twice in the same mapping")
             seen.add(key)
             lines[(*prefix, key)] = line
-            _walk(value_node, (*prefix, key), lines, path, offset)
+            total += _walk(value_node, (*prefix, key), lines, path, offset, sizes)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _walk(item, (*prefix, index), lines, path, offset)
+            total += _walk(item, (*prefix, index), lines, path, offset, sizes)
+    return total
 
 
 def parse_json(text: str, path: Path) -> tuple[Any, dict[KeyPath, int]]:
@@ -183,14 +219,27 @@ def split_front_matter(text: str, path: Path) -> tuple[str | None, str, int]:
     raise DocumentError(path, 1, "the front matter opened by '---' on line 1 is never closed by a '---' line")
 
 
-def load_document(path: Path) -> Document:
-    """Read a `.yaml`/`.yml`, `.json` or `.md` file whose top level must be a mapping."""
+def read_text(path: Path) -> str:
+    """The UTF-8 text of a definition file, without a BOM, line ends made `\n`; refused past
+    `MAX_FILE_BYTES` (read no further than that)."""
     try:
-        text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        raise DocumentError(path, None, "the file is not UTF-8 text") from None
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise DocumentError(path, None, f"cannot read the file ({exc.strerror or exc})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise DocumentError(path, None, f"the file is larger than {MAX_FILE_BYTES // 1024} KB, more than yeetui "
+                            "reads for a definition file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DocumentError(path, None, "the file is not UTF-8 text") from None
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
+def load_document(path: Path) -> Document:
+    """Read a `.yaml`/`.yml`, `.json` or `.md` file whose top level must be a mapping."""
+    text = read_text(path)
     suffix = path.suffix.lower()
     body: str | None = None
     if suffix == ".json":

@@ -85,5 +85,6 @@ def test_a_profile_pinned_to_a_provider_without_a_key_runs_on_the_default(openai
                                                                     "workflow": None})
     assert openai_only.launcher.resolve_model(pinned) == "openai/gpt-5"
     assert openai_only.launcher.resolve_model(pinned) == "openai/gpt-5"
-    assert notices == ["Profile 'flowing' asks for anthropic/claude-opus-4-5, but there is no key for anthropic; "
-                       "it runs on openai/gpt-5 instead."]  # said once
+    where = pinned.sources[-1]  # the file that asked for it is named
+    assert notices == [f"Profile 'flowing' ({where}) asks for anthropic/claude-opus-4-5, but there is no key for "
+                       "anthropic; it runs on openai/gpt-5 instead."]  # said once

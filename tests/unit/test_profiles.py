@@ -212,7 +212,7 @@ def test_yaml_12_booleans_keep_off_a_string(dirs: dict[str, Path]) -> None:
     ("dup.json", '{\n "model": "a/b",\n "model": "c/d"\n}', 3, "appears twice"),
     ("open.md", "---\ndescription: x\nno end\n", 1, "never closed"),
     ("list.yaml", "- a\n- b\n", 1, "must be a mapping of fields, not a list"),
-    ("bad name.yaml", "description: x\n", 1, "a profile name is"),
+    ("bad name.yaml", "description: x\n", 1, "the profile is called 'bad-name'"),  # loads, with a warning
     ("tabs.yaml", "description: x\n\tmodel: a/b\n", 2, "invalid YAML"),
 ])
 def test_bad_files_name_file_and_line(dirs: dict[str, Path], name: str, text: str, line: int,

@@ -58,9 +58,8 @@ def test_claude_agent_fields_are_mapped(project: Path) -> None:
     assert profile.prompt == "You are a meticulous reviewer."
     assert profile.sources == (path,)
     notes = _warnings(result)
-    assert [n.line for n in notes] == [4, 4]
-    assert "'WebFetch'" in str(notes[0]) and "'TodoWrite'" in str(notes[1])
-    assert all(str(path) in str(n) for n in notes)
+    [note] = notes  # one line per file, naming every dropped tool
+    assert note.line == 4 and "WebFetch, TodoWrite" in str(note) and str(path) in str(note)
 
 
 @pytest.mark.parametrize(("model", "expected"), [
@@ -78,10 +77,10 @@ def test_claude_models(project: Path, model: str, expected: str | None) -> None:
 
 
 def test_claude_unknown_model_is_a_warning(project: Path) -> None:
-    _write(project / ".claude" / "agents" / "m.md", "---\ndescription: x\nmodel: gpt-ish\n---\nhi\n")
+    _write(project / ".claude" / "agents" / "m.md", "---\ndescription: x\nmodel: mystery-9\n---\nhi\n")
     result = _load(project)
     [note] = _warnings(result)
-    assert note.line == 3 and "'gpt-ish'" in str(note)
+    assert note.line == 3 and "'mystery-9'" in str(note)
     assert result.get("m").model is None
 
 
@@ -122,13 +121,13 @@ def test_opencode_agent_fields_are_mapped(project: Path) -> None:
     assert docs.model == "openai/gpt-5"
     assert docs.limits.max_turns == 12
     assert docs.tools is None
-    assert docs.disallowed_tools == ["write_file", "bash"]
-    assert docs.permissions == {"write_file": "deny", "edit_file": "deny",
-                                "bash": {"git *": "allow", "*": "ask"}}
+    assert docs.disallowed_tools == ["write_file", "bash", "edit_file"]  # denied tools are not offered at all
+    assert docs.permissions == {"bash": {"git *": "allow", "*": "ask"}}
     assert docs.prompt == "You write docs."
     notes = _warnings(result)
-    assert [n.line for n in notes] == [11, 17]
-    assert "'webfetch'" in str(notes[0]) and "permission 'webfetch'" in str(notes[1])
+    assert [n.line for n in notes] == [7, 12]  # one line per section of the file
+    assert "tools with no yeetui equivalent were ignored: webfetch" in str(notes[0])
+    assert "permissions with no yeetui equivalent were ignored: webfetch" in str(notes[1])
     assert all(n.path == path for n in notes)
 
 
@@ -158,7 +157,7 @@ def test_opencode_bad_permission_value_names_its_line(project: Path) -> None:
     assert "bad" not in result
 
 
-def test_mapped_files_sit_above_builtins_and_below_user_and_project(project: Path) -> None:
+def test_foreign_files_never_merge_into_builtin_or_user_profiles(project: Path) -> None:
     builtin = project.parent / "builtin"
     b = _write(builtin / "helper.yaml", "description: built in\nthinking: high\nlimits: {max_turns: 5}\n"
                                         "triggers: {slash: /helper}\n")
@@ -168,10 +167,20 @@ def test_mapped_files_sit_above_builtins_and_below_user_and_project(project: Pat
                "---\ndescription: from opencode\nmode: subagent\n---\nOpenCode prompt.\n")
     u = _write(project.parent / "user" / "helper.yaml", "model: openai/gpt-5\n")
     p = _write(project / ".yeetui" / "agents" / "helper.yaml", "description: from project\n")
-    helper = _load(project).get("helper")
-    assert helper.description == "from project"
-    assert helper.model == "openai/gpt-5"  # user beats .claude
-    assert helper.prompt == "OpenCode prompt."  # .opencode beats .claude
-    assert helper.tools == ["read_file"]  # only .claude sets it
+    result = _load(project)
+    helper = result.get("helper")
+    assert helper.description == "from project"  # the project's native file merges over it, on purpose
+    assert helper.model == "openai/gpt-5" and helper.prompt == ""
     assert (helper.thinking, helper.limits.max_turns, helper.triggers.slash) == ("high", 5, "/helper")
-    assert helper.sources == (b, c, o, u, p)
+    assert helper.tools is None
+    assert helper.sources == (b, u, p)
+    assert "changed by the project" in helper.note
+    claude, opencode = result.get("helper-claude"), result.get("helper-opencode")
+    assert (claude.description, claude.prompt, claude.tools, claude.sources) == (
+        "from claude", "Claude prompt.", ["read_file"], (c,))
+    assert (opencode.description, opencode.prompt, opencode.sources) == ("from opencode", "OpenCode prompt.", (o,))
+    assert claude.note == "renamed from helper (the built-in profile has that name)"
+    said = [str(e) for e in _warnings(result)]
+    assert any("loads as 'helper-claude'" in w and str(c) in w for w in said)
+    assert any("loads as 'helper-opencode'" in w and str(o) in w for w in said)
+    assert any("changes the built-in profile 'helper'" in w and str(p) in w for w in said)

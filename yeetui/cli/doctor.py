@@ -80,7 +80,7 @@ async def run_checks(project: Path) -> list[Check]:
 
 async def cmd_doctor(args: argparse.Namespace) -> int:
     try:
-        checks = await run_checks(Path.cwd().resolve())
+        checks = await run_checks(paths.find_project_root(Path.cwd()))
     except OSError as exc:
         error(args, f"could not check this machine: {exc}")
         return 1

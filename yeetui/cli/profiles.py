@@ -6,11 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from yeetui import paths
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK
+from yeetui.paths import find_project_root
 from yeetui.profile_loader import load_profiles, validate_profile_file
 from yeetui.profiles import ProfileSet
 from yeetui.resources import builtin_dir
@@ -43,12 +45,39 @@ def _known_providers() -> set[str]:
     return known_providers() | {"anthropic"}
 
 
+def _table(rows: list[dict[str, Any]], project: Path) -> str:
+    """Name, roles, source file and the first line of the description, in aligned columns; a renamed or
+    project-changed profile says so on the line below."""
+    builtins = builtin_dir("agents")
+
+    def source(row: dict[str, Any]) -> str:
+        if not row["sources"]:
+            return "built in"
+        last = Path(row["sources"][-1])
+        for base, shown in ((project, ""), (builtins, "built in: ")):
+            if last.is_relative_to(base):
+                return shown + str(last.relative_to(base))
+        return str(last)
+
+    cells = [(row["name"], ",".join(row["capabilities"]), source(row),
+              (row["description"].strip().splitlines() or [""])[0]) for row in rows]
+    widths = [max((len(c[i]) for c in cells), default=0) for i in range(3)]
+    lines = []
+    for row, (name, roles, where, description) in zip(rows, cells, strict=True):
+        description = description if len(description) <= 100 else description[:99] + "…"
+        lines.append(f"{name:<{widths[0]}}  {roles:<{widths[1]}}  {where:<{widths[2]}}  {description}".rstrip())
+        if row["note"]:
+            lines.append(f"{'':<{widths[0]}}  ↳ {row['note']}")
+    return "\n".join(lines)
+
+
 async def cmd_profiles(args: argparse.Namespace) -> int:
+    project = find_project_root(Path.cwd())
     if args.action == "validate" and args.path:
         errors = validate_profile_file(Path(args.path))
     else:
-        profiles = load_profiles(project_dir=Path.cwd(), user_dir=paths.config_dir() / "agents",
-                                 builtin_dir=builtin_dir("agents"), trusted=is_trusted(Path.cwd()))
+        profiles = load_profiles(project_dir=project, user_dir=paths.config_dir() / "agents",
+                                 builtin_dir=builtin_dir("agents"), trusted=is_trusted(project))
         errors = profiles.errors
     if args.action == "validate":
         notes = [str(e) for e in errors if getattr(e, "warning", False)]
@@ -72,12 +101,12 @@ async def cmd_profiles(args: argparse.Namespace) -> int:
         print(f"yeetui: warning: {err}", file=sys.stderr)
     if args.action == "list":
         rows = [{"name": p.name, "description": p.description, "capabilities": list(p.capabilities),
-                 "model": p.model, "sources": [str(s) for s in p.sources]} for p in profiles.profiles.values()]
+                 "model": p.model, "sources": [str(s) for s in p.sources], "note": p.note}
+                for p in sorted(profiles, key=lambda p: p.name)]
         if args.json:
             print(json.dumps(rows))
         else:
-            for row in rows:
-                print(f"{row['name']:<14} {','.join(row['capabilities']):<28} {row['description']}")
+            print(_table(rows, project))
         return EXIT_OK
     profile = profiles.get(args.name)
     data = profile.model_dump(mode="json")

@@ -22,7 +22,9 @@ async def cmd_trust(args: argparse.Namespace) -> int:
 
 def _trust(args: argparse.Namespace) -> int:
     project = Path(args.path or Path.cwd()).resolve()
-    if not project.is_dir():
+    if project.is_dir():
+        project = paths.find_project_root(project)
+    else:
         error(args, f"{project} is not a directory.")
         return EXIT_USAGE
     if args.revoke:

@@ -149,8 +149,9 @@ class RunLauncher:
             return model  # no key for either: the run says which key is missing
         if (profile.name, model) not in self._fell_back:
             self._fell_back.add((profile.name, model))
-            self.bus.publish(Notice("warning", f"Profile {profile.name!r} asks for {model}, but there is no key "
-                                    f"for {model.partition('/')[0]}; it runs on {default} instead."))
+            asked = f" ({profile.sources[-1]})" if profile.sources else ""
+            self.bus.publish(Notice("warning", f"Profile {profile.name!r}{asked} asks for {model}, but there is no "
+                                    f"key for {model.partition('/')[0]}; it runs on {default} instead."))
         return default
 
     def binding_for(self, profile: Profile, cwd: Path | None = None,
