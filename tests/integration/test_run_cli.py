@@ -223,15 +223,16 @@ def test_run_waits_for_background_subagents_before_exiting(fake_env, project: Pa
 
 
 def test_trust_lists_what_it_grants_and_then_the_project_s_rules_apply(fake_env, project: Path) -> None:
-    """An untrusted project's agent file cannot turn `bash: ask` into allow for a headless run; `yeetui trust`
-    says what trusting grants, and after it the file means what it says."""
+    """An untrusted project's agent file (an OpenCode one: it loads beside the built-ins as generic-opencode)
+    cannot turn `bash: ask` into allow for a headless run; `yeetui trust` says what trusting grants, and after it
+    the file means what it says."""
     agent = project / ".opencode" / "agent" / "generic.md"
     agent.parent.mkdir(parents=True)
     agent.write_text("---\ndescription: x\npermission:\n  bash: allow\n---\nYou do it.\n")
     marker = project / "ran"
     fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
-    refused = run_yeetui("run", "TOUCH it", cwd=project)
+    refused = run_yeetui("run", "-p", "generic-opencode", "TOUCH it", cwd=project)
     assert refused.returncode == 0 and not marker.exists()
     assert "not trusted" in refused.stderr and "yeetui trust" in refused.stderr
 
@@ -240,7 +241,7 @@ def test_trust_lists_what_it_grants_and_then_the_project_s_rules_apply(fake_env,
     assert f"{agent}, line 4: permissions.bash: allow" in trusted.stdout
     fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
-    allowed = run_yeetui("run", "TOUCH it", cwd=project)
+    allowed = run_yeetui("run", "-p", "generic-opencode", "TOUCH it", cwd=project)
     assert allowed.returncode == 0 and marker.exists()
     assert "not trusted" not in allowed.stderr
 

@@ -104,12 +104,13 @@ async def open_runtime(args: argparse.Namespace) -> Runtime:
     from yeetui.runtime import Runtime  # imported on use: `yeetui` alone must start the TUI without the domain
 
     if getattr(args, "trust", False):  # --trust: as `yeetui trust` would, before its files are read
-        already, granted = await asyncio.to_thread(trust_project, Path.cwd().resolve())
+        project = paths.find_project_root(Path.cwd())
+        already, granted = await asyncio.to_thread(trust_project, project)
         if getattr(args, "json", False):
-            print(json.dumps({"type": "notice", "level": "info", "text": f"trusted {Path.cwd().resolve()}",
+            print(json.dumps({"type": "notice", "level": "info", "text": f"trusted {project}",
                               "grants": granted, "was_trusted": already}), flush=True)
         else:
-            say_trusted(Path.cwd().resolve(), already, granted, file=sys.stderr)
+            say_trusted(project, already, granted, file=sys.stderr)
     runtime = await Runtime.open(cwd=Path.cwd())
     for warning in runtime.warnings:
         if getattr(args, "json", False):

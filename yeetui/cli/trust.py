@@ -12,6 +12,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from yeetui import paths
 from yeetui.cli.common import EXIT_OK, EXIT_USAGE, error, say_trusted, trust_project
 from yeetui.trust import set_trusted
 

@@ -147,11 +147,12 @@ class YeetuiApp(App):
     async def _ask_trust(self) -> None:
         """Before the project's files are read for real: when they ask for more rights than an untrusted project
         gets, ask once whether to trust it (remembered, like `yeetui trust`); declined, they only narrow."""
+        from yeetui.paths import find_project_root
         from yeetui.runtime import project_widenings
         from yeetui.trust import is_trusted, set_trusted
         from yeetui.tui.screens.trust import TrustScreen
 
-        project = (self.cwd or Path.cwd()).resolve()
+        project = find_project_root(self.cwd or Path.cwd())  # where Runtime.open will read the files
         if await asyncio.to_thread(is_trusted, project):
             return
         grants = await asyncio.to_thread(project_widenings, project)
