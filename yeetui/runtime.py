@@ -27,6 +27,7 @@ from yeetui.providers.registry import create_provider
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
 from yeetui.runs.launcher import RunLauncher
+from yeetui.runs.prompting import read_context_files
 from yeetui.runs.slots import RunSlots
 from yeetui.store import Store
 from yeetui.subagents.host import AgentHost
@@ -60,6 +61,14 @@ and the config."""
 log = logging.getLogger(__name__)
 
 
+def _context_notes(project_dir: Path, names: list[str]) -> list[str]:
+    found = [name for name, _ in read_context_files(project_dir, names)]
+    if not found:
+        return []
+    return [f"Project instructions from {' and '.join(found)} are in every agent's context "
+            "(config: context_files)."]
+
+
 def project_widenings(project: Path, env: Mapping[str, str] | None = None) -> list[str]:
     """What the project's files ask for beyond what an untrusted project gets (what trusting it would grant),
     one line each naming the file and line: `yeetui trust` lists them, the TUI asks about them. A config file
@@ -90,6 +99,8 @@ class Runtime:
     spawner: AgentSpawner
     watchers: Watchers
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What a front end says once at start besides warnings (which project instruction files agents read)."""
     relay: RelayReceiver | None = None
     """Live events of runs in tmux panes, from their workers (see yeetui.system.relay)."""
 
@@ -146,7 +157,8 @@ class Runtime:
         launcher.engines["orchestrator"] = OrchestratorEngine(spawner)
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                       registry=registry, project_dir=project_dir, env=env, launcher=launcher, delivery=delivery,
-                      spawner=spawner, watchers=Watchers(launcher, spawner, delivery), warnings=warnings)
+                      spawner=spawner, watchers=Watchers(launcher, spawner, delivery), warnings=warnings,
+                      notes=await asyncio.to_thread(_context_notes, project_dir, settings.context_files))
         if recover:
             await delivery.recover()
             await spawner.adopt_elsewhere()

@@ -412,3 +412,18 @@ async def test_agents_lists_one_line_per_profile_cut_after_a_whole_word(fake_env
                     assert description.startswith(kept) and description[len(kept)] in " ,.;-", (size, line)
                 else:
                     assert shown == description
+
+
+async def test_the_project_instruction_files_read_are_named_and_reach_the_model(fake_env, project: Path) -> None:
+    (project / "AGENTS.md").write_text("Always run AGENTS-RULE-42 before committing.\n")
+    (project / "CLAUDE.md").write_text("Prefer CLAUDE-RULE-7.\n")
+    fake_env.script(Reply(text="noted"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "Project instructions from AGENTS.md and CLAUDE.md" in _text(view))
+        await _type(pilot, "hello")
+        await _until(pilot, lambda: "noted" in _text(view))
+    sent = fake_env.requests[-1].text
+    assert "AGENTS-RULE-42" in sent and "CLAUDE-RULE-7" in sent

@@ -30,6 +30,10 @@ def test_doctor_names_the_sandbox_and_never_shows_a_key(capsys, monkeypatch, tmp
     assert "can write .git/" in checks["sandbox"]["detail"]  # where the fallback is weaker, said plainly
     assert checks["model"]["state"] == "ok" and key not in json.dumps(checks)
     assert "not trusted" in checks["project"]["detail"]
+    assert checks["context"]["detail"].startswith("no project instruction file")
+    (tmp_path / "CLAUDE.md").write_text("rules\n")
+    _, checks = _doctor(capsys, monkeypatch, tmp_path)
+    assert checks["context"]["detail"] == "agents read CLAUDE.md"
 
 
 @pytest.mark.parametrize("seccomp", [True, False])

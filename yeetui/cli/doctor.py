@@ -21,6 +21,7 @@ from yeetui.cli.common import EXIT_OK, error
 from yeetui.config import load_settings, provider_credentials
 from yeetui.errors import ConfigError
 from yeetui.providers.base import split_model
+from yeetui.runs.prompting import read_context_files
 from yeetui.system import sandbox
 from yeetui.system.tmux import TmuxServer, server_name
 from yeetui.trust import is_trusted
@@ -74,6 +75,9 @@ async def run_checks(project: Path) -> list[Check]:
     checks.append(Check("model", "ok" if has_key else "warning",
                         f"{settings.model}: " + ("a key is set" if has_key else f"no key for {provider} (set its "
                                                  "environment variable or providers.<name>.api_key)")))
+    found = [name for name, _ in await asyncio.to_thread(read_context_files, project, settings.context_files)]
+    checks.append(Check("context", "ok", "agents read " + " and ".join(found) if found
+                        else f"no project instruction file ({', '.join(settings.context_files) or 'none configured'})"))
     checks.append(Check("dirs", "ok", f"config {paths.config_dir()}, data {paths.data_dir()}"))
     return checks
 
