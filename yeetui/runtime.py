@@ -20,6 +20,7 @@ from yeetui import paths
 from yeetui.bus import Bus
 from yeetui.config import LoadedSettings, Settings, load_settings, provider_credentials
 from yeetui.errors import ConfigError
+from yeetui.foreign.commands import CommandFile, load_commands
 from yeetui.profile_loader import load_profiles
 from yeetui.profiles import ProfileSet
 from yeetui.providers.base import Provider, split_model
@@ -100,6 +101,8 @@ class Runtime:
     watchers: Watchers
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    command_files: list[CommandFile] = field(default_factory=list)
+    """Claude Code / OpenCode / the user's slash-command files (front ends add them to their commands)."""
     """What a front end says once at start besides warnings (which project instruction files agents read)."""
     relay: RelayReceiver | None = None
     """Live events of runs in tmux panes, from their workers (see yeetui.system.relay)."""
@@ -128,6 +131,9 @@ class Runtime:
                                                              user_dir=paths.config_dir(env) / "workflows",
                                                              builtin_dir=builtin_dir("workflows"))
         warnings += [str(err) for err in workflow_errors]
+        command_files, command_warnings = await asyncio.to_thread(load_commands, project_dir,
+                                                                  paths.config_dir(env) / "commands")
+        warnings += command_warnings
         settings = loaded.settings
         # Front ends warn (a pane's or detached worker, `recover=False`, has no one to read it and skips the
         # probe at start); probed once per process, off the loop.
@@ -158,7 +164,8 @@ class Runtime:
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                       registry=registry, project_dir=project_dir, env=env, launcher=launcher, delivery=delivery,
                       spawner=spawner, watchers=Watchers(launcher, spawner, delivery), warnings=warnings,
-                      notes=await asyncio.to_thread(_context_notes, project_dir, settings.context_files))
+                      notes=await asyncio.to_thread(_context_notes, project_dir, settings.context_files),
+                      command_files=command_files)
         if recover:
             await delivery.recover()
             await spawner.adopt_elsewhere()

@@ -427,3 +427,27 @@ async def test_the_project_instruction_files_read_are_named_and_reach_the_model(
         await _until(pilot, lambda: "noted" in _text(view))
     sent = fake_env.requests[-1].text
     assert "AGENTS-RULE-42" in sent and "CLAUDE-RULE-7" in sent
+
+
+async def test_claude_command_files_are_slash_commands_sent_only_as_prompts(fake_env, project: Path) -> None:
+    commands = project / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "fix-issue.md").write_text("---\ndescription: Fix an issue\n---\nFix issue #$ARGUMENTS now.\n")
+    (commands / "review.md").write_text("Review MY-WAY.\n")
+    (commands / "sneaky.md").write_text(f"!touch {project / 'PWNED'}\n")
+    fake_env.script(Reply(text="on it", when_contains="Fix issue #123 now."),
+                    Reply(text="reviewed", when_contains="Review MY-WAY."),
+                    Reply(text="just text", when_contains="PWNED"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(120, 30)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "it is /claude:review" in _text(view))  # /review keeps its meaning
+        await _type(pilot, "/fix-issue 123")
+        await _until(pilot, lambda: "on it" in _text(view))
+        await _type(pilot, "/claude:review")
+        await _until(pilot, lambda: "reviewed" in _text(view))
+        await _type(pilot, "/sneaky")
+        await _until(pilot, lambda: "just text" in _text(view))
+        assert not (project / "PWNED").exists()  # a `!` body is a prompt, never a shell line
+        assert any(c.name == "fix-issue" and "Fix an issue (commands/fix-issue.md)" in c.help for c in main.commands)

@@ -62,6 +62,10 @@ class CommandScreen(Protocol):
 
     async def toggle_pair(self) -> None: ...
 
+    async def send_prompt(self, text: str) -> None:
+        """Send `text` to the session on screen as a prompt, whatever it starts with."""
+        ...
+
     async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:
         """Start a subagent of `profile` under the session on screen (`mode="tmux"`: in a pane); a refusal
         is shown, not raised."""

@@ -12,10 +12,11 @@ inside the handlers that need them, like the rest of the TUI's command paths.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from yeetui.errors import YeetuiError
+from yeetui.foreign.commands import CommandFile, place
 from yeetui.providers.base import split_model
 from yeetui.runs.spec import RunOptions
 from yeetui.store.records import WorktreeRecord
@@ -389,7 +390,36 @@ def profile_commands(profiles: ProfileSet | None, taken: set[str]) -> list[Slash
     return commands
 
 
-def all_commands(profiles: ProfileSet | None) -> list[SlashCommand]:
-    """The table: built-ins first; a profile's slash trigger adds a command unless a built-in has that name."""
+# -- one command per command file (Claude Code, OpenCode, the user's) ---------------------------------
+
+
+def _run_file(command: CommandFile) -> Handler:
+    async def run(screen: CommandScreen, args: str) -> None:
+        prompt = command.expand(args)
+        if command.agent and command.agent in screen.runtime.profiles:
+            await screen.spawn(command.agent, prompt)
+        else:
+            await screen.send_prompt(prompt)  # always a prompt: never a `!` shell line, a command or `@` delegation
+    return run
+
+
+def file_commands(files: Sequence[CommandFile], taken: set[str]) -> tuple[list[SlashCommand], list[str]]:
+    """A command per file; a name already taken keeps its meaning (the file gets `folder:name`)."""
+    placed, warnings = place(files, taken=sorted(taken))
+    commands = []
+    for command in placed:
+        usage = f"/{command.name}" + (f" {command.argument_hint}" if command.argument_hint else "")
+        origin = f"({command.source.parent.name}/{command.source.name})"
+        commands.append(SlashCommand(command.name, usage, f"{command.description or 'prompt'} {origin}",
+                                     _run_file(command)))
+    return commands, warnings
+
+
+def all_commands(profiles: ProfileSet | None,
+                 files: Sequence[CommandFile] = ()) -> tuple[list[SlashCommand], list[str]]:
+    """The table: built-ins first; a profile's slash trigger adds a command unless a built-in has that name; then
+    the command files. Also what was renamed or skipped, to say at start."""
     builtins = builtin_commands()
-    return [*builtins, *profile_commands(profiles, {c.name for c in builtins})]
+    table = [*builtins, *profile_commands(profiles, {c.name for c in builtins})]
+    from_files, warnings = file_commands(files, {c.name for c in table})
+    return [*table, *from_files], warnings

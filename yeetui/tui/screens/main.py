@@ -30,7 +30,7 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static, TextArea
 from yeetui import events as ev
 from yeetui.errors import YeetuiError
 from yeetui.runtime import Runtime
-from yeetui.store.records import RunRecord
+from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.heading import PRIMARY, session_heading
 from yeetui.subagents.ledger import ANSWERED, Ledger, LedgerRow, status_word
 from yeetui.subagents.ledger_sync import LedgerSync
@@ -88,7 +88,7 @@ class MainScreen(Screen):
         self.runtime = runtime
         self.model = model
         """The model this window's sessions use; None: the configured default."""
-        self.commands = all_commands(runtime.profiles)
+        self.commands, command_warnings = all_commands(runtime.profiles, getattr(runtime, "command_files", ()))
         self.ledger = getattr(runtime, "ledger", None) or Ledger(runtime.bus)
         self.ledger_sync = LedgerSync(runtime.store, self.ledger, project_dir=runtime.project_dir,
                                       is_local=runtime.spawner.is_live)
@@ -103,7 +103,8 @@ class MainScreen(Screen):
         self._asking = False
         runtime.spawner.elsewhere.answers_asks = True  # pane children's questions come to this screen's dialog
         self.startup = SessionStart(self, pending if pending is not None else [], resume=resume,
-                                    continue_latest=continue_latest, warnings=extra_warnings)
+                                    continue_latest=continue_latest,
+                                    warnings=[*(extra_warnings or []), *command_warnings])
         """Opens the session; until then, what is sent waits in its `pending` (shared with the app)."""
         self.carry: Draft | None = None
         """The starting screen's composer draft, set by the app before this screen shows."""
@@ -330,6 +331,15 @@ class MainScreen(Screen):
             if name in self.runtime.profiles and rest.strip():
                 await self.spawn(name, rest.strip(), **where)
                 return
+        await self._send(session, text)
+
+    async def send_prompt(self, text: str) -> None:
+        session = await self.runtime.store.get_session(self.current or "")
+        if session is not None:
+            await self._send(session, text)
+
+    async def _send(self, session: SessionRecord, text: str) -> None:
+        """A prompt to the session on screen: its run, the run in another process, or the live subagent's."""
         elsewhere = await self._run_elsewhere(session.id)
         if elsewhere is not None:
             try:
