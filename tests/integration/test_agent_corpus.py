@@ -101,7 +101,7 @@ async def test_claude_unindented_multiline_examples(fake_env, project: Path) -> 
 async def test_claude_plan_mode_disallowed_tools_and_max_turns(fake_env, project: Path) -> None:
     agent = _load(project).get("plan-auditor")
     assert agent.read_only and agent.disallowed_tools == ["bash"] and agent.limits.max_turns == 7
-    api, model, tools, system = await _sent(fake_env, project, "plan-auditor")
+    _, model, tools, system = await _sent(fake_env, project, "plan-auditor")
     assert (model, tools) == ("claude-haiku-4-5", {"read_file", "list_dir", "glob", "grep"})  # no write, no bash
     assert "read-only" in system
 
