@@ -231,7 +231,8 @@ def test_trust_lists_what_it_grants_and_then_the_project_s_rules_apply(fake_env,
     marker = project / "ran"
     fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
-    refused = run_yeetui("run", "TOUCH it", cwd=project)
+    # named like the built-in, it loads beside it as generic-opencode (never changing the built-in)
+    refused = run_yeetui("run", "--profile", "generic-opencode", "TOUCH it", cwd=project)
     assert refused.returncode == 0 and not marker.exists()
     assert "not trusted" in refused.stderr and "yeetui trust" in refused.stderr
 
@@ -240,7 +241,7 @@ def test_trust_lists_what_it_grants_and_then_the_project_s_rules_apply(fake_env,
     assert f"{agent}, line 4: permissions.bash: allow" in trusted.stdout
     fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
-    allowed = run_yeetui("run", "TOUCH it", cwd=project)
+    allowed = run_yeetui("run", "--profile", "generic-opencode", "TOUCH it", cwd=project)
     assert allowed.returncode == 0 and marker.exists()
     assert "not trusted" not in allowed.stderr
 
