@@ -26,6 +26,7 @@ from yeetui.providers.registry import create_provider
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
 from yeetui.runs.launcher import RunLauncher
+from yeetui.runs.prompting import read_context_files
 from yeetui.runs.slots import RunSlots
 from yeetui.store import Store
 from yeetui.subagents.host import AgentHost
@@ -74,6 +75,8 @@ class Runtime:
     spawner: AgentSpawner
     watchers: Watchers
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What the user should know at start that is no problem (which project instruction files agents read)."""
     relay: RelayReceiver | None = None
     """Live events of runs in tmux panes, from their workers (see yeetui.system.relay)."""
 
@@ -131,6 +134,10 @@ class Runtime:
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                       registry=registry, project_dir=project_dir, env=env, launcher=launcher, delivery=delivery,
                       spawner=spawner, watchers=Watchers(launcher, spawner, delivery), warnings=warnings)
+        found = await asyncio.to_thread(read_context_files, project_dir, settings.context_files, secrets)
+        if found:  # read through the confined reader, as each run reads them
+            runtime.notes.append(f"Project instructions for the agents: {', '.join(name for name, _ in found)} "
+                                 f"(in {project_dir}).")
         if recover:
             await delivery.recover()
             await spawner.adopt_elsewhere()

@@ -146,6 +146,8 @@ class SessionStart(Generic[ScreenT]):
         screen.bind_profile_hotkeys()
         for warning in [*screen.runtime.warnings, *self.warnings]:
             await screen.notice("warning", warning)
+        for note in screen.runtime.notes:
+            await screen.notice("info", note)
         if problem := self.provider_problem():
             await screen.notice("warning", problem)
         self.show_pending()
