@@ -101,9 +101,9 @@ class Runtime:
     watchers: Watchers
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    """What a front end says once at start besides warnings (which project instruction files agents read)."""
     command_files: list[CommandFile] = field(default_factory=list)
     """Claude Code / OpenCode / the user's slash-command files (front ends add them to their commands)."""
-    """What a front end says once at start besides warnings (which project instruction files agents read)."""
     relay: RelayReceiver | None = None
     """Live events of runs in tmux panes, from their workers (see yeetui.system.relay)."""
 

@@ -390,3 +390,23 @@ async def test_template_must_contain_task(store: Store, project: Path, spec: str
     with pytest.raises(ContextResolutionError, match=r"no \{task\} placeholder") as info:
         await _resolve(spec, store, project, template="## Context\n{context}")
     assert repr(spec) in str(info.value)
+
+
+async def test_project_instruction_files_are_named_at_start_and_reach_the_prompt(scripted, tmp_path: Path) -> None:
+    from tests.fakellm import Reply, ToolCall
+    from yeetui.runtime import Runtime
+
+    project = tmp_path / "repo"
+    (project / "src").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / "CLAUDE.md").write_text("CLAUDE-RULES: tabs, never spaces.\n")
+    rt = await Runtime.open(cwd=project / "src", provider_factory=scripted.provider_factory)  # from a subfolder
+    try:
+        assert rt.project_dir == project
+        assert rt.notes == ["Project instructions from CLAUDE.md are in every agent's context (config: context_files)."]
+        scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+        await rt.launcher.run_prompt("hello")
+        sent = scripted.requests[-1].text
+        assert "# Project instructions from CLAUDE.md" in sent and "CLAUDE-RULES: tabs" in sent
+    finally:
+        await rt.close()
