@@ -41,6 +41,11 @@ _GUIDANCE_RE = re.compile(r"^\[Guidance from ([^\]]+)\]\s*")
 
 FLUSH_INTERVAL = 0.05
 """Seconds between writes of buffered deltas into the live Markdown (deltas arrive far faster)."""
+FREEZE_AT = 12
+"""Blocks the live Markdown widget may hold before the older ones are frozen (see `AssistantMessageView`)."""
+KEEP_LIVE = 3
+"""Blocks that stay live after a freeze: the open one and a few before it, which a later delta may still
+change (a list or table growing, a paragraph that turns out to be a setext heading)."""
 
 
 def thinking_text(message: Message) -> str:
@@ -127,8 +132,29 @@ class ThinkingBlock(Collapsible):
         self._body.update(Content(text))
 
 
+def freeze_point(source: str, keep: int) -> int:
+    """Where `source` can be cut so that everything before is finished Markdown: the start of the `keep`-th
+    last top-level block (0 when there are not more than `keep`). Rendering the two parts one after the other
+    shows what rendering the whole would."""
+    tokens = _parser().parse(source)
+    starts = [t.map[0] for t in tokens if t.level == 0 and t.nesting in (0, 1) and t.map is not None]
+    if len(starts) <= keep:
+        return 0
+    line = starts[-keep]
+    offset = 0
+    for _ in range(line):
+        offset = source.index("\n", offset) + 1
+    return offset
+
+
 class AssistantMessageView(Entry, Vertical):
-    """An assistant message: optional thinking, then the text. Streams while `live`."""
+    """An assistant message: optional thinking, then the text. Streams while `live`.
+
+    While it streams, the text is a Textual `Markdown` widget fed through a `MarkdownStream`; that widget keeps a
+    child per block and the screen lays them all out on every write, so the cost of a write grew with the answer
+    (a 40 KB answer: ~1,800 children, most of a core). Once the live widget holds `FREEZE_AT` blocks, all but the
+    last `KEEP_LIVE` are frozen: their text becomes a light `Static` (rendered once, like a finished message)
+    before the live widget, which goes on with the rest. A write then costs the same at 40 KB as at 4 KB."""
 
     DEFAULT_CSS = """
     AssistantMessageView {
@@ -152,6 +178,8 @@ class AssistantMessageView(Entry, Vertical):
         self._timer: Timer | None = None
         self._stream: MarkdownStream | None = None
         self._markdown: Markdown | None = None
+        self._frozen = ""
+        """The start of the streamed text, already shown by the `.frozen` Statics before the live widget."""
 
     # -- composition -------------------------------------------------------------------------------
 
@@ -179,7 +207,8 @@ class AssistantMessageView(Entry, Vertical):
     def source(self) -> str:
         """The text as shown (for a live message: everything written so far, buffered or not)."""
         if self._markdown is not None:
-            return (self._markdown.source or self.text) + "".join(self._text_buffer)
+            live = self._markdown.source if self._frozen else (self._markdown.source or self.text)
+            return self._frozen + live + "".join(self._text_buffer)
         return self.text
 
     # -- streaming ---------------------------------------------------------------------------------
@@ -211,6 +240,21 @@ class AssistantMessageView(Entry, Vertical):
             if self._stream is None:
                 self._stream = Markdown.get_stream(self._markdown)
             await self._stream.write(chunk)
+            if len(self._markdown.children) > FREEZE_AT:
+                await self._freeze()
+
+    async def _freeze(self) -> None:
+        """Move the finished blocks out of the live widget into a frozen Static (see the class docstring)."""
+        assert self._markdown is not None
+        await self._stop_stream()
+        live = self._markdown.source
+        cut = freeze_point(live, KEEP_LIVE)
+        if cut == 0:
+            return
+        done, rest = live[:cut], live[cut:]
+        await self.mount(Static(self._rich(done), classes="body frozen"), before=self._markdown)
+        self._frozen += done
+        await self._markdown.update(rest)
 
     async def _show_thinking(self, text: str) -> None:
         blocks = self.query(ThinkingBlock)
@@ -235,7 +279,10 @@ class AssistantMessageView(Entry, Vertical):
         await self._stop_stream()
         self.live = False
         self.text = text
-        if self._markdown is not None and self._markdown.source != text:
+        if self._markdown is not None and self._frozen:
+            if self._frozen + self._markdown.source != text:  # (rare) the committed text is not what streamed
+                await self._unfreeze()
+        if self._markdown is not None and self._frozen + self._markdown.source != text:
             await self._markdown.update(text)
         if thinking != self.thinking:
             self.thinking = thinking
@@ -254,10 +301,15 @@ class AssistantMessageView(Entry, Vertical):
             self._timer.stop()
             self._timer = None
         await self._stop_stream()
+        await self._unfreeze()
         if self._markdown is not None:
             await self._markdown.update("")
         self.text = self.thinking = ""
         await self.query(ThinkingBlock).remove()
+
+    async def _unfreeze(self) -> None:
+        self._frozen = ""
+        await self.query(".frozen").remove()
 
     async def abandon(self) -> None:
         """The run ended without committing this message (cancelled): keep what was shown, marked."""
@@ -271,6 +323,7 @@ class AssistantMessageView(Entry, Vertical):
         if self.text.strip():
             await self.mount(Static(self._rich(self.text), classes="body"), after=markdown)
         await markdown.remove()
+        await self._unfreeze()  # the one Static above shows all of it
 
 
 class AnnouncementView(Entry, Static, can_focus=True):

@@ -1,0 +1,104 @@
+"""A long streamed answer costs the same per write at its end as at its start (issue 14): finished blocks
+leave the live Markdown widget for a light frozen Static, rendered once; the live widget keeps a bounded number
+of blocks; what is shown is what rendering the whole answer shows."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from textual.widgets import Static
+
+from tests.tui.test_conversation import Host, wait_for
+from yeetui.messages import Message
+from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.message_views import (
+    FREEZE_AT,
+    KEEP_LIVE,
+    AssistantMessageView,
+    LiveMarkdown,
+    RenderedMarkdown,
+    freeze_point,
+)
+
+
+def answer(sections: int) -> str:
+    """A model-like answer: headings, paragraphs, lists, code, a table, a setext heading."""
+    parts = []
+    for n in range(sections):
+        parts.append(f"## Part {n}\n\nThe parser reads **once** and keeps `offset` monotonic ({n}).\n\n"
+                     f"- first point {n}\n- second point\n  continued\n\n"
+                     f"```python\ndef step_{n}(x):\n    return x + {n}\n```\n\n"
+                     f"| case | value |\n|---|---|\n| {n} | {n * 2} |\n\nSetext {n}\n---\n\n")
+    return "".join(parts)
+
+
+def rendered(text: str, width: int = 70) -> list[str]:
+    console = Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
+    console.print(RenderedMarkdown(text, code_theme="monokai"))
+    return [line.rstrip() for line in console.file.getvalue().splitlines()]
+
+
+@pytest.mark.parametrize("keep", [1, 2, KEEP_LIVE])
+def test_cutting_at_the_freeze_point_renders_like_the_whole(keep: int) -> None:
+    text = answer(6)
+    for end in range(200, len(text), 97):  # the text as it stands at many moments of the stream
+        partial = text[:end]
+        cut = freeze_point(partial, keep)
+        if cut == 0:
+            continue
+        assert partial[cut - 1] == "\n"
+        before, after = rendered(partial[:cut]), rendered(partial[cut:])
+        whole = rendered(partial)
+        assert [line for line in [*before, *after] if line] == [line for line in whole if line], end
+
+
+async def test_a_long_answer_keeps_the_live_widget_small_and_never_redraws_frozen_blocks() -> None:
+    text = answer(30)  # ~190 blocks
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        frozen_seen: dict[int, Static] = {}
+        largest_live = 0
+        for start in range(0, len(text), 120):
+            await view.stream_text("r1", text[start:start + 120])
+            message = view.query_one(AssistantMessageView)
+            await message.flush()
+            await pilot.pause()  # the stream writes between flushes, as it does at 20 flushes a second
+            live = message.query_one(LiveMarkdown)
+            largest_live = max(largest_live, len(live.children))
+            for static in message.query(".frozen"):
+                frozen_seen.setdefault(id(static), static)
+        message = view.query_one(AssistantMessageView)
+        await wait_for(pilot, lambda: message.source == text)
+        frozen = list(message.query(".frozen"))
+        assert len(frozen) >= 5  # most of the answer left the live widget
+        assert largest_live <= FREEZE_AT + 8  # (a write adds a few blocks before the next freeze)
+        assert all(id(s) in frozen_seen for s in frozen) and len(frozen_seen) == len(frozen)  # never replaced
+        assert "".join(s.content.text for s in frozen) + live.source == text  # nothing lost or doubled
+
+        await view.add_message(Message.assistant(text), 9)  # the committed message: the same text
+        await pilot.pause()
+        assert message.source == text and list(message.query(".frozen")) == frozen  # kept as they were
+        await message.lighten()
+        await pilot.pause()
+        assert not message.query(".frozen") and not message.query(LiveMarkdown)
+        bodies = message.query(".body")
+        assert len(bodies) == 1 and bodies.first().content.text == text  # one light Static shows it all
+
+
+async def test_a_restart_drops_frozen_blocks_too() -> None:
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        message = None
+        for part in answer(8).split("\n\n"):
+            await view.stream_text("r1", part + "\n\n")
+            message = view.query_one(AssistantMessageView)
+            await message.flush()
+            await pilot.pause()
+        assert message is not None and message.query(".frozen")
+        await message.restart()
+        await view.stream_text("r1", "fresh start")
+        await message.flush()
+        await wait_for(pilot, lambda: message.source == "fresh start")
+        assert not message.query(".frozen")
