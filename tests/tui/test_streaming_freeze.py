@@ -102,3 +102,23 @@ async def test_a_restart_drops_frozen_blocks_too() -> None:
         await message.flush()
         await wait_for(pilot, lambda: message.source == "fresh start")
         assert not message.query(".frozen")
+
+
+async def test_blocks_still_streaming_after_a_freeze_are_read_whole() -> None:
+    """A table whose rows arrive after a freeze is still one table: the live widget re-reads from the start of its
+    last block, not from its last line (as it would after a plain `update`: the rows became a paragraph)."""
+    paragraphs = "".join(f"paragraph {n}\n\n" for n in range(FREEZE_AT + 1))
+    writes = [paragraphs + "| a | b |\n|---|---|\n| 1 |", " ", "2 |\n| 3 | 4 |\n\nafter the table\n"]
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        for chunk in writes:
+            await view.stream_text("r1", chunk)
+            message = view.query_one(AssistantMessageView)
+            await message.flush()
+            await pilot.pause()
+        await wait_for(pilot, lambda: message.source == "".join(writes))
+        assert message.query(".frozen")
+        live = message.query_one(LiveMarkdown)
+        kinds = [type(b).__name__ for b in live.children]
+        assert kinds.count("MarkdownTable") == 1 and kinds[-1] == "MarkdownParagraph", kinds
+        assert "| 3 | 4 |" not in " ".join(str(b.source) for b in live.children if type(b).__name__ == "MarkdownParagraph")

@@ -252,9 +252,14 @@ class AssistantMessageView(Entry, Vertical):
         if cut == 0:
             return
         done, rest = live[:cut], live[cut:]
-        await self.mount(Static(self._rich(done), classes="body frozen"), before=self._markdown)
-        self._frozen += done
-        await self._markdown.update(rest)
+        with self.app.batch_update():  # one frame: the blocks move from the live widget to the frozen Static
+            await self.mount(Static(self._rich(done), classes="body frozen"), before=self._markdown)
+            self._frozen += done
+            # Not `update(rest)`: it takes its document as complete and would go on appending after its last
+            # line, so a table or list still streaming in would be re-read from the middle (as a paragraph).
+            # An append re-reads from the start of the last block.
+            await self._markdown.update("")
+            await self._markdown.append(rest)
 
     async def _show_thinking(self, text: str) -> None:
         blocks = self.query(ThinkingBlock)
