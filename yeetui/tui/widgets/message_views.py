@@ -161,6 +161,7 @@ class AssistantMessageView(Entry, Vertical):
         height: auto;
         margin: 1 0 0 0;
         & > .body, & > LiveMarkdown { padding: 0 1; margin: 0; }
+        & > .frozen { margin: 0 0 1 0; }  /* Rich puts no blank line after a chunk's last block */
         & > .interrupted { color: $text-warning; padding: 0 1; }
     }
     """
