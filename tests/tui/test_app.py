@@ -283,6 +283,50 @@ async def test_page_up_and_down_scroll_the_conversation_while_the_composer_keeps
         await _until(pilot, lambda: view.scroll_y == view.max_scroll_y)
 
 
+async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_has_the_focus(
+        fake_env, project: Path) -> None:
+    from yeetui.messages import Message
+    from yeetui.runtime import Runtime
+    from yeetui.tui.widgets.ledger import LedgerPanel
+    from yeetui.tui.widgets.message_views import UserMessageView
+
+    runtime = await Runtime.open(cwd=project)
+    session = await runtime.store.create_session(profile="generic", cwd=str(project))
+    for i in range(300):  # 600 messages: the first is six pages back
+        await runtime.store.append_message(session.id, Message.user(f"question {i}"))
+        await runtime.store.append_message(session.id, Message.assistant(f"answer {i}\n\nline\n\nline"))
+    await runtime.close()
+    app = YeetuiApp(cwd=project, resume=session.id)
+
+    def first_shown(view) -> str:
+        users = [e for e in view.entries if isinstance(e, UserMessageView) and e.region.overlaps(view.region)]
+        return users[0].text if users else ""
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        view = main.view()
+        composer = main.query_one(Composer)
+        await _until(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y)
+        composer.focus()
+        await pilot.press("home")  # the composer is empty: the conversation jumps
+        await _until(pilot, lambda: first_shown(view) == "question 0" and view.scroll_y == 0)
+        await pilot.press("end")
+        await _until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
+
+        await pilot.press(*"draft", "home")  # with a draft, Home moves its cursor
+        await pilot.pause()
+        assert composer.input.cursor_location == (0, 0) and view.following
+        await pilot.press("ctrl+home")  # ctrl+home jumps all the same, and the draft stays
+        await _until(pilot, lambda: first_shown(view) == "question 0")
+        assert composer.text == "draft" and isinstance(pilot.app.focused, ComposerInput)
+
+        main.query_one(LedgerPanel).focus()  # another panel has the focus
+        await pilot.press("ctrl+end")
+        await _until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
+        await pilot.press("home")
+        await _until(pilot, lambda: first_shown(view) == "question 0")
+
+
 async def test_model_refuses_a_provider_without_a_key(fake_env, project: Path, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     app = YeetuiApp(cwd=project)

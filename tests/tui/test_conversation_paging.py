@@ -14,7 +14,9 @@ from textual.widget import Widget
 
 from yeetui.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from yeetui.store import Store
+from yeetui.tui.widgets import conversation_window
 from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.conversation_pages import ConversationPages
 from yeetui.tui.widgets.message_views import AssistantMessageView, OlderMarker, UserMessageView
 from yeetui.tui.widgets.render_text import Item, chunk_end, chunk_start
 from yeetui.tui.widgets.tool_views import ToolCallView
@@ -24,26 +26,31 @@ PAGE = 100
 
 
 class Paging(App[None]):
-    """A host that answers `LoadOlder` the way MainScreen does: a page of older messages from the store."""
+    """A host that answers the view's requests for pages the way MainScreen does (`ConversationPages`)."""
 
     def __init__(self, view: ConversationView, store: Store, page: int = PAGE) -> None:
         super().__init__()
-        self.view, self.store, self.page = view, store, page
+        self.view, self.store = view, store
+        self.pages = ConversationPages(store, page)
         self.requests: list[int] = []
+        self.newer: list[int | None] = []
 
     def compose(self) -> ComposeResult:
         yield self.view
 
     async def open(self) -> None:
-        total = await self.store.count_messages(self.view.session_id)
-        await self.view.load(await self.store.messages(self.view.session_id, limit=self.page),
-                             has_older=total > self.page)
+        await self.pages.open(self.view)
 
     async def on_conversation_view_load_older(self, message: ConversationView.LoadOlder) -> None:
         self.requests.append(message.before_message_id)
-        older = await self.store.messages(message.session_id, limit=self.page, before_id=message.before_message_id)
-        more = bool(older) and bool(await self.store.messages(message.session_id, limit=1, before_id=older[0].id))
-        await self.view.prepend(older, has_older=more)
+        await self.pages.older(self.view, message)
+
+    async def on_conversation_view_load_newer(self, message: ConversationView.LoadNewer) -> None:
+        self.newer.append(message.after_message_id)
+        await self.pages.newer(self.view, message)
+
+    async def on_conversation_view_jump(self, message: ConversationView.Jump) -> None:
+        await self.pages.jump(self.view, message)
 
 
 @pytest.fixture
@@ -257,3 +264,109 @@ async def test_a_page_from_the_store_that_starts_with_a_result_joins_its_call(st
             await settle(pilot, view)
         assert view.oldest_message_id == 1
         check_tool_blocks(view)
+
+
+def first_question(view: ConversationView) -> str:
+    return next((question(e) for e in view.entries if isinstance(e, UserMessageView)), "")
+
+
+async def test_jumping_to_the_start_of_a_long_session_reads_one_page_not_everything_between(store: Store) -> None:
+    session = await fill(store, 500)  # 2,000 messages
+    view = ConversationView(session)
+    app = Paging(view, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open()
+        await settle(pilot, view)
+        view.jump_to_start()
+        await settle(pilot, view)
+        first = next(e for e in view.entries if isinstance(e, UserMessageView))
+        assert first.text.startswith("Question 0:") and on_screen(view, first) and view.scroll_y == 0
+        assert not view.query(OlderMarker) and not view.has_older and not view.held
+        assert view.has_newer and app.requests == []  # no page of older messages was read on the way
+        assert len(view.entries) <= 20 and not view.following
+        check_tool_blocks(view)
+
+        view.jump_to_end()
+        await settle(pilot, view)
+        last = view.entries[-1]
+        assert "Answer 499, paragraph 3" in last.text and on_screen(view, last)  # type: ignore[attr-defined]
+        assert view.following and not view.has_newer and view.has_older and view.query(OlderMarker)
+        check_tool_blocks(view)
+
+
+async def test_from_the_start_scrolling_down_reaches_every_message_in_order_with_bounded_memory(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(conversation_window, "HELD_MAX", 60)
+    monkeypatch.setattr(conversation_window, "BELOW_MAX", 60)
+    session = await fill(store, 60)  # 240 messages: pages of 50
+    view = ConversationView(session, window=40)
+    app = Paging(view, store, page=50)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open()
+        await settle(pilot, view)
+        view.jump_to_start()
+        await settle(pilot, view)
+        seen: list[str] = []
+        held = below = 0
+        for _ in range(600):
+            for entry in view.entries:
+                if on_screen(view, entry) and question(entry) and question(entry) not in seen:
+                    seen.append(question(entry))
+            held, below = max(held, len(view.held)), max(below, len(view._below))
+            if view.following and not view.has_newer and view.scroll_y >= view.max_scroll_y:
+                break
+            view.scroll_page_down(animate=False)
+            await settle(pilot, view)
+        assert seen == [f"Question {n}" for n in range(60)]  # every turn, in order
+        assert "Answer 59, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
+        assert len(app.newer) >= 3 and app.newer == sorted(app.newer)  # page after page from the store
+        assert held <= 60 and below <= 60 and len(view.entries) <= 40 + 20  # bounded on both sides
+        assert view.has_older and view.following  # the oldest were dropped on the way down
+        check_tool_blocks(view)
+
+
+async def test_scrolling_far_up_drops_the_newest_from_memory_and_fetches_them_again_coming_down(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(conversation_window, "HELD_MAX", 60)
+    monkeypatch.setattr(conversation_window, "BELOW_MAX", 60)
+    session = await fill(store, 60)
+    view = ConversationView(session, window=40)
+    app = Paging(view, store, page=50)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open()
+        await settle(pilot, view)
+        for _ in range(600):
+            if view.oldest_message_id == 1 and view.scroll_y == 0:
+                break
+            view.scroll_page_up(animate=False)
+            await settle(pilot, view)
+            assert len(view._below) <= 60 and len(view.held) <= 60 + 50  # a page joins the held at most
+        assert view.has_newer  # the newest were dropped: only the store has them now
+        late_id = await store.append_message(session, Message.user("Question 60: a late one"))
+        await view.add_message(Message.user("Question 60: a late one"), late_id)  # committed meanwhile
+        view.jump_to_end()
+        await settle(pilot, view)
+        ids = [e.message_id for e in view.entries if e.message_id is not None]
+        assert ids[-1] == late_id and ids == sorted(ids) and view.following and not view.has_newer
+        check_tool_blocks(view)
+
+
+async def test_a_live_answer_survives_jumps_to_the_start_and_back(store: Store) -> None:
+    session = await fill(store, 100)
+    view = ConversationView(session)
+    app = Paging(view, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.open()
+        await view.stream_text("run-1", "The answer so far")
+        live = view._live
+        view.jump_to_start()
+        await settle(pilot, view)
+        assert first_question(view) == "Question 0" and live is not None and live.is_attached
+        await view.stream_text("run-1", ", and more")  # deltas go on into the same view
+        answer_id = await store.append_message(session, Message.assistant("The answer so far, and more"))
+        await view.add_message(Message.assistant("The answer so far, and more"), answer_id, run_id="run-1")
+        view.jump_to_end()
+        await settle(pilot, view)
+        answers = [e for e in view.entries if isinstance(e, AssistantMessageView) and "answer so far" in e.text]
+        assert len(answers) == 1 and answers[0].text == "The answer so far, and more"
+        assert view.entries[-1] is answers[0] and view.following

@@ -303,3 +303,20 @@ def test_any_message_round_trips(tmp_path: Path, batch: list[Message]) -> None:
             return [m.message for m in await store.messages(session.id)]
 
     assert asyncio.run(scenario()) == batch
+
+
+async def test_pages_either_way_through_a_session(store: Store) -> None:
+    session = await store.create_session(profile="generic")
+    ids = [await store.append_message(session.id, Message.user(f"m{i}")) for i in range(10)]
+    other = await store.create_session(profile="generic")
+    await store.append_message(other.id, Message.user("elsewhere"))
+
+    def texts(page: list) -> list[str]:
+        return [m.message.text for m in page]
+
+    assert texts(await store.messages(session.id, limit=3, from_start=True)) == ["m0", "m1", "m2"]
+    assert texts(await store.messages(session.id, limit=3)) == ["m7", "m8", "m9"]
+    assert texts(await store.messages(session.id, limit=3, from_start=True, after_id=ids[2])) == ["m3", "m4", "m5"]
+    assert texts(await store.messages(session.id, limit=3, before_id=ids[5])) == ["m2", "m3", "m4"]
+    assert texts(await store.messages(session.id, after_id=ids[6], before_id=ids[9])) == ["m7", "m8"]
+    assert texts(await store.messages(session.id, limit=5, from_start=True, after_id=ids[8])) == ["m9"]

@@ -205,9 +205,11 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
         return None if row is None else StoredMessage.from_row(row)
 
     async def messages(self, session_id: str, *, include_partial: bool = True, limit: int | None = None,
-                       after_seq: int | None = None, before_id: int | None = None) -> list[StoredMessage]:
-        """A session's messages in order; `limit` keeps the last N, `after_seq` only newer ones,
-        `before_id` only those older than that message (paging back through a long session)."""
+                       after_seq: int | None = None, before_id: int | None = None, after_id: int | None = None,
+                       from_start: bool = False) -> list[StoredMessage]:
+        """A session's messages in order; `limit` keeps the last N (the first N with `from_start`),
+        `after_seq` only newer ones, `before_id` / `after_id` only those older / newer than that message
+        (paging back and forth through a long session)."""
         where, params = "session_id = ?", [session_id]
         if not include_partial:
             where += " AND partial = 0"
@@ -217,8 +219,14 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
         if before_id is not None:
             where += " AND seq < (SELECT seq FROM messages WHERE id = ?)"
             params.append(before_id)
+        if after_id is not None:
+            where += " AND seq > (SELECT seq FROM messages WHERE id = ?)"
+            params.append(after_id)
         sql = f"SELECT * FROM messages WHERE {where} ORDER BY seq"
-        if limit is not None:
+        if limit is not None and from_start:
+            sql += " LIMIT ?"
+            params.append(max(limit, 0))
+        elif limit is not None:
             sql = (f"SELECT * FROM (SELECT * FROM messages WHERE {where} ORDER BY seq DESC LIMIT ?)"
                    " ORDER BY seq")
             params.append(max(limit, 0))

@@ -35,7 +35,6 @@ from yeetui.subagents.heading import PRIMARY, session_heading
 from yeetui.subagents.ledger import ANSWERED, Ledger, LedgerRow, status_word
 from yeetui.subagents.ledger_sync import LedgerSync
 from yeetui.subagents.panes import Pane
-from yeetui.subagents.session_control import ending_notices
 from yeetui.subagents.spawner import process_running
 from yeetui.system.terminals import attach_argv
 from yeetui.tui.bridge import permission_preview
@@ -49,6 +48,7 @@ from yeetui.tui.slash import all_commands, run_slash, where_flag
 from yeetui.tui.startup import LOADING, Pending, SessionStart
 from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.conversation_pages import ConversationPages
 from yeetui.tui.widgets.embedded_pane import EmbeddedPane
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
@@ -62,8 +62,6 @@ log = logging.getLogger(__name__)
 _VIEW_ONLY = (ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.ToolCallStarted, ev.ToolCallFinished,
               ev.MessageCommitted)
 """Events that only matter to an open conversation view."""
-PAGE = 100
-"""Messages loaded when a session opens, and per page when scrolling back."""
 USER_KINDS = frozenset({"interjection", "permission", "orchestrator"})
 """Inbox items that need the user from any session of the tree (a watcher's advice, a question, an
 orchestrator's blocked step or its end)."""
@@ -76,6 +74,15 @@ class MainScreen(Screen):
     BINDINGS = [  # priority: the composer (a TextArea) would take them for its own cursor otherwise
         Binding("pageup", "scroll_conversation(-1)", "Scroll up", id="scroll_up", show=False, priority=True),
         Binding("pagedown", "scroll_conversation(1)", "Scroll down", id="scroll_down", show=False, priority=True),
+        Binding("ctrl+home", "jump_conversation('start')", "Start of conversation", id="jump_start", show=False,
+                priority=True),
+        Binding("ctrl+end", "jump_conversation('end')", "End of conversation", id="jump_end", show=False,
+                priority=True),
+        # Plain Home / End too, unless they would move the cursor in a draft (see check_action).
+        Binding("home", "jump_unless_editing('start')", "Start of conversation", id="jump_start_home", show=False,
+                priority=True),
+        Binding("end", "jump_unless_editing('end')", "End of conversation", id="jump_end_end", show=False,
+                priority=True),
     ]
 
     class Ready(Message, namespace="main_screen"):
@@ -99,6 +106,7 @@ class MainScreen(Screen):
         """The top-level session whose tree is on screen (inbox, switcher)."""
         self.session_ids: set[str] = set()
         self._views: dict[str, ConversationView] = {}
+        self.pages = ConversationPages(runtime.store)
         self._permissions: deque[ev.PermissionRequested] = deque()
         self._asking = False
         runtime.spawner.elsewhere.answers_asks = True  # pane children's questions come to this screen's dialog
@@ -186,6 +194,27 @@ class MainScreen(Screen):
         composer.focus()
         composer.input.insert(event.character)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "jump_unless_editing":
+            focused = self.focused
+            draft = focused.text if isinstance(focused, TextArea) else focused.value if isinstance(focused, Input) \
+                else ""
+            return not draft  # with text written, Home / End move its cursor
+        return True
+
+    def action_jump_unless_editing(self, where: str) -> None:
+        self.action_jump_conversation(where)
+
+    def action_jump_conversation(self, where: str) -> None:
+        """Jump to the start or the end of the open conversation, whatever has the focus."""
+        if self.current is None:
+            return
+        view = self.view()
+        if where == "start":
+            view.jump_to_start()
+        else:
+            view.jump_to_end()
+
     def action_scroll_conversation(self, direction: int) -> None:
         """Page the open conversation while the composer keeps the focus (and the draft)."""
         view = self.view()  # releasing the anchor: the view stops following the end until scrolled back to it
@@ -236,9 +265,7 @@ class MainScreen(Screen):
             view.display = False  # shown once its history is in: never an empty frame before it
             await switcher.mount(view)
             self._views[session_id] = view
-            total = await store.count_messages(session_id)
-            page = await store.messages(session_id, limit=PAGE)
-            await view.load(page, has_older=total > PAGE, errors=await ending_notices(store, session_id, page))
+            await self.pages.open(view)
         switcher.current = f"conv-{session_id}"
         for placeholder in self.query("#conv-loading"):
             await placeholder.remove()
@@ -538,11 +565,15 @@ class MainScreen(Screen):
 
     @on(ConversationView.LoadOlder)
     async def load_older(self, message: ConversationView.LoadOlder) -> None:
-        store = self.runtime.store
-        older = await store.messages(message.session_id, limit=PAGE, before_id=message.before_message_id)
-        has_more = bool(older) and bool(await store.messages(message.session_id, limit=1,
-                                                             before_id=older[0].id))
-        await self.view(message.session_id).prepend(older, has_older=has_more)
+        await self.pages.older(self.view(message.session_id), message)
+
+    @on(ConversationView.LoadNewer)
+    async def load_newer(self, message: ConversationView.LoadNewer) -> None:
+        await self.pages.newer(self.view(message.session_id), message)
+
+    @on(ConversationView.Jump)
+    async def jump(self, message: ConversationView.Jump) -> None:
+        await self.pages.jump(self.view(message.session_id), message)
 
     @on(LedgerPanel.Action)
     async def ledger_action(self, message: LedgerPanel.Action) -> None:

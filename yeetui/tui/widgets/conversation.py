@@ -7,6 +7,10 @@ user reads far above the end, views far below are unmounted too and come back as
 live assistant message streams through `Markdown.get_stream()`; finished assistant text is a light
 `Static` that renders its Markdown once per width. The view sticks to the end while the user is at the end
 (Textual's `anchor()`), and stays put once they scroll up.
+
+`jump_to_start` / `jump_to_end` (Home / End) show the first or the last page of the session straight from
+the store (`Jump` → `show_start` / `show_end`) rather than paging through everything between; from the
+start, newer pages come as the user scrolls down (`LoadNewer` → `append_newer`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from yeetui.tui.widgets.message_views import (
     UserMessageView,
     thinking_text,
 )
-from yeetui.tui.widgets.render_text import Item
+from yeetui.tui.widgets.render_text import Item, chunk_end, chunk_start
 from yeetui.tui.widgets.tool_views import Entry, ToolCallView
 
 WINDOW = 60
@@ -63,6 +67,24 @@ class ConversationView(EntryWindow):
             self.session_id = session_id
             self.before_message_id = before_message_id
 
+    class LoadNewer(TextualMessage):
+        """The user scrolls down towards messages only the store has: the screen should `append_newer` the
+        page after `after_message_id` (and before `before_message_id`, when something follows the gap)."""
+
+        def __init__(self, session_id: str, after_message_id: int | None, before_message_id: int | None) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.after_message_id = after_message_id
+            self.before_message_id = before_message_id
+
+    class Jump(TextualMessage):
+        """Show the session's first page (`show_start`) or its last (`show_end`), fetched from the store."""
+
+        def __init__(self, session_id: str, *, to_end: bool) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.to_end = to_end
+
     class OpenSession(TextualMessage):
         """An announcement's child session was chosen."""
 
@@ -74,6 +96,10 @@ class ConversationView(EntryWindow):
         super().__init__(window=window, **kw)
         self.session_id = session_id
         self._loading_older = False
+        self._loading_newer = False
+        self._jumping = False
+        self._dropped: list[Item] = []
+        """Messages committed while newer ones were only in the store and a page of them was on its way."""
         self._live: AssistantMessageView | None = None
         self._live_run: str | None = None
         self._heavy: list[AssistantMessageView] = []
@@ -85,6 +111,11 @@ class ConversationView(EntryWindow):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    @property
+    def paging(self) -> bool:
+        """True while a step is under way or a page (or a jump) has been asked of the store."""
+        return super().paging or self._loading_older or self._loading_newer or self._jumping
 
     @property
     def oldest_message_id(self) -> int | None:
@@ -255,7 +286,10 @@ class ConversationView(EntryWindow):
             filled = message.role == "tool" and all(p.call_id in self._tools or p.call_id in self._final
                                                     for p in message.tool_results)
             if self._gap_at_end() and not filled:
-                self._below.append(item)  # the user reads far above: it is mounted when they come back
+                if not self.has_newer:
+                    self._below.append(item)  # the user reads far above: it is mounted when they come back
+                elif self._loading_newer:
+                    self._dropped.append(item)  # the page on its way may have been read before it was stored
                 return
             views = self._views_for(message, message_id)
             self._give_items(item, views)
@@ -331,9 +365,9 @@ class ConversationView(EntryWindow):
 
     async def add_notice(self, level: str, text: str) -> None:
         item = Item(None, notice=(level, text))
-        if self._gap_at_end():
+        if self._gap_at_end() and not self.has_newer:
             self._below.append(item)
-        else:
+        else:  # past a gap of pages only the store has, it stays after them: the store does not keep notices
             await self._mount_at_end(self._build([item]))
 
     # -- older messages ----------------------------------------------------------------------------
@@ -351,6 +385,96 @@ class ConversationView(EntryWindow):
 
     def _want_store_page(self) -> None:
         self.request_older()
+
+    def _want_newer_page(self) -> None:
+        if self._loading_newer or not self.has_newer:
+            return
+        last = next((item.id for item in reversed(self._below) if item.id is not None), None)
+        if last is None:
+            last = self._last_id_before_gap()
+        self._loading_newer = True
+        self.post_message(self.LoadNewer(self.session_id, last, self._first_id_after_gap()))
+
+    def _last_id_before_gap(self) -> int | None:
+        entries = self.entries
+        end = entries.index(self._gap_at) if self._gap_at in entries else len(entries)
+        return next((e.message_id for e in reversed(entries[:end])  # type: ignore[attr-defined]
+                     if getattr(e, "message_id", None) is not None), None)
+
+    def _first_id_after_gap(self) -> int | None:
+        entries = self.entries
+        if self._gap_at not in entries:
+            return None
+        return next((e.message_id for e in entries[entries.index(self._gap_at):]  # type: ignore[attr-defined]
+                     if getattr(e, "message_id", None) is not None), None)
+
+    async def append_newer(self, messages: list[StoredMessage], *, has_newer: bool) -> None:
+        """A newer page from the store (asked for by `LoadNewer`): it joins the gap below the screen."""
+        self._loading_newer = False
+        items = self._page_items(messages)
+        if not has_newer:  # the last page: what was committed while it was on its way, if it missed it
+            seen = {item.id for item in items}
+            items += [item for item in self._dropped if item.id not in seen]
+        self._dropped.clear()
+        self._hold_newer(items, more=has_newer)
+
+    def _page_items(self, messages: Sequence[StoredMessage]) -> list[Item]:
+        """Items of a page fetched from the store, less the live answer's checkpoint (its view is shown)."""
+        return [Item(m.id, m.message, m.partial) for m in messages
+                if not (m.partial and self._live is not None and m.run_id == self._live_run)]
+
+    # -- jumping to either end ---------------------------------------------------------------------
+
+    def _transient(self) -> list[Widget]:
+        """Entries the store cannot rebuild yet: the live answer and the tool blocks streamed with it."""
+        return [e for e in self.entries if not self._rebuildable(e)]
+
+    def jump_to_start(self) -> None:
+        """Show the first message of the session: at once if it is mounted, else from the store."""
+        if self._held or self.has_older:
+            if not self._jumping:
+                self._jumping = True
+                self.post_message(self.Jump(self.session_id, to_end=False))
+            return
+        self.anchor(False)
+        self.scroll_home(animate=False, immediate=True)
+
+    def jump_to_end(self) -> None:
+        """Show the end of the session and follow it again."""
+        if self._below or self.has_newer:
+            if not self._jumping:
+                self._jumping = True
+                self.post_message(self.Jump(self.session_id, to_end=True))
+            return
+        self.anchor()  # scrolls to the end, and follows it again
+
+    async def show_start(self, messages: list[StoredMessage], *, has_newer: bool) -> None:
+        """The session's first page, from the store: mounted at the top; the rest of the page waits in the
+        gap, newer pages come as the user scrolls down."""
+        self._jumping = self._loading_older = self._loading_newer = False
+        self._dropped.clear()
+        items = self._page_items(messages)
+        end = chunk_end(items, *self._chunk_rows())
+        self.anchor(False)
+        await self._replace([], items[:end], items[end:], has_newer=has_newer, keep=self._transient())
+        self.scroll_home(animate=False, immediate=True)
+        self.call_after_refresh(self._check)
+
+    async def show_end(self, messages: list[StoredMessage], *, has_older: bool,
+                       errors: Mapping[int, Sequence[str]] | None = None) -> None:
+        """The session's last page, from the store (as when it opens), and the live answer after it."""
+        self._jumping = self._loading_older = self._loading_newer = False
+        self._dropped.clear()
+        items: list[Item] = []
+        for item in self._page_items(messages):
+            items.append(item)
+            items.extend(Item(None, notice=("error", text)) for text in (errors or {}).get(item.id or -1, ()))
+        start = chunk_start(items, *self._chunk_rows())
+        marker: list[Widget] = [OlderMarker()] if start or has_older else []
+        await self._replace(marker, items[start:], [], held=items[:start], has_older=has_older,
+                            keep=self._transient())
+        self.anchor()  # scrolls to the end, and follows it again
+        self.call_after_refresh(self._check)
 
     def request_older(self) -> None:
         """Post `LoadOlder` once per page while older messages exist in the store."""

@@ -5,6 +5,11 @@ while the user reads far above the end, entries far below the screen are unmount
 re-mounted before `_gap_at`, or at the end when that is None, as the user scrolls towards it). Which step
 comes next is decided after every scroll and layout (`_due_steps`), one step at a time.
 
+Both are bounded: past `HELD_MAX` the oldest held items are dropped (`has_older`: the store has them), past
+`BELOW_MAX` the newest items of the gap are (`has_newer`), and pages are fetched again from the store as the
+user scrolls towards them — so memory stays flat however far the user scrolls, either way, and a jump to
+the start of a long session only needs its first page.
+
 Mounting or unmounting above the screen keeps the lines on screen still: the topmost visible entry is
 pinned and the scroll offset corrected inside `arrange`, as Textual's own anchor is, so no frame shows the
 content shifted. While following the end, the anchor keeps the bottom instead.
@@ -26,6 +31,8 @@ SCREENS = 2
 """View heights of items mounted at once: by `load` and by each step of scrolling."""
 HELD_MAX = 1000
 """Held items kept in memory; older ones are dropped (the store still has them)."""
+BELOW_MAX = 1000
+"""Items kept in the gap below the screen; newer ones are dropped (the store still has them)."""
 
 Step = Callable[[], Awaitable[bool]]
 
@@ -36,6 +43,8 @@ class EntryWindow(VerticalScroll):
         self.window = window
         self.has_older = False
         """Older messages exist in the store beyond the held ones."""
+        self.has_newer = False
+        """Newer messages exist in the store between the gap's items and what follows the gap."""
         self._held: list[Item] = []
         self._below: list[Item] = []
         self._gap_at: Widget | None = None
@@ -61,6 +70,9 @@ class EntryWindow(VerticalScroll):
 
     def _want_store_page(self) -> None:
         """Nothing is held and the user is near the top, or few are held: time to fetch older items."""
+
+    def _want_newer_page(self) -> None:
+        """Few items are left in the gap, newer ones are only in the store, and the user is near the gap."""
 
     # -- queries -----------------------------------------------------------------------------------
 
@@ -102,7 +114,40 @@ class EntryWindow(VerticalScroll):
 
     def _gap_at_end(self) -> bool:
         """True while the newest items are unmounted (the user reads far above the end)."""
-        return bool(self._below) and self._gap_at is None
+        return (bool(self._below) or self.has_newer) and self._gap_at is None
+
+    def _hold_newer(self, items: Sequence[Item], *, more: bool) -> None:
+        """A newer page from the store: it joins the gap's items (`more`: still newer ones in the store)."""
+        self._below.extend(items)
+        if len(self._below) > BELOW_MAX:  # the gap grew from above meanwhile
+            del self._below[BELOW_MAX:]
+            more = True
+        self.has_newer = more
+        if not self._below and not more:
+            self._gap_at = None
+            self._sync_anchor()
+        self._check()
+
+    async def _replace(self, marker: list[Widget], first: Sequence[Item], below: Sequence[Item], *,
+                       held: Sequence[Item] = (), has_older: bool = False, has_newer: bool = False,
+                       keep: Sequence[Widget] = ()) -> None:
+        """Show `first` in place of everything paged: `held` above it, `below` in a gap after it, then the
+        entries in `keep` (a live answer and its tool blocks, which the store does not hold yet)."""
+        kept = [child for child in self.children if child in keep]
+        gone = [child for child in self.children if child not in kept]
+        self._forget(gone)
+        self._held, self._below = list(held), list(below)
+        self.has_older, self.has_newer = has_older, has_newer
+        self._pin = None
+        views = self._build(first)
+        with self.app.batch_update():
+            await self.remove_children(gone)
+            before = kept[0] if kept else None
+            if before is not None:
+                await self.mount_all(marker + views, before=before)
+            else:
+                await self.mount_all(marker + views)
+        self._gap_at = kept[0] if kept and (self._below or has_newer) else None
 
     async def _mount_at_end(self, views: Sequence[Widget]) -> None:
         """Mount new views at the end; a gap that was at the end now sits before them."""
@@ -145,6 +190,8 @@ class EntryWindow(VerticalScroll):
             self.call_later(self._run_step)
         elif not self._held and self._near_top():
             self._want_store_page()
+        elif self.has_newer and not self._below and self._near_gap():
+            self._want_newer_page()
 
     def _due_steps(self) -> list[Step]:
         """Steps worth trying now, most pressing first (a trim can find nothing far enough to unmount)."""
@@ -176,6 +223,8 @@ class EntryWindow(VerticalScroll):
             self.call_after_refresh(self._check)
         elif not self._held and self._near_top() and self._showing():
             self._want_store_page()
+        elif self.has_newer and not self._below and self._near_gap() and self._showing():
+            self._want_newer_page()
 
     def _showing(self) -> bool:
         """False while hidden (another session is shown) or gone: nothing is paged until it is back."""
@@ -220,7 +269,10 @@ class EntryWindow(VerticalScroll):
             items, self._below = self._below[start:], self._below[:start]
             views = await self._mount_items(items, before=at)
             self._gap_at = views[0] if views and self._below else at
-        if not self._below:
+        if self.has_newer:
+            if len(self._below) < 2 * self.window // 3:
+                self._want_newer_page()
+        elif not self._below:
             self._gap_at = None
         return True
 
@@ -263,6 +315,9 @@ class EntryWindow(VerticalScroll):
         else:
             self._below[:0] = items
             self._gap_at = gap_at
+            if len(self._below) > BELOW_MAX:
+                del self._below[BELOW_MAX:]
+                self.has_newer = True
         self._forget(doomed)
         self._pin_top()
         await self.remove_children(doomed)
