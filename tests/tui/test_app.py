@@ -40,7 +40,16 @@ async def _until(pilot, predicate, timeout: float = 15.0) -> None:
 
 
 def _text(widget) -> str:
-    return "\n".join(str(w.render()) if hasattr(w, "render") else "" for w in widget.query("*"))
+    """The text the widget and its descendants show (Markdown as its source)."""
+    from yeetui.tui.widgets.message_views import RenderedMarkdown
+
+    def one(w) -> str:
+        content = getattr(w, "content", None)
+        if isinstance(content, RenderedMarkdown):
+            return content.text
+        return str(w.render()) if hasattr(w, "render") else ""
+
+    return "\n".join(one(w) for w in widget.query("*"))
 
 
 async def test_prompt_streams_an_answer(fake_env, project: Path) -> None:

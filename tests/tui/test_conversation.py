@@ -1,4 +1,4 @@
-"""ConversationView: streaming through MarkdownStream, tool blocks, announcements and the bounded window
+"""ConversationView: streaming answers, tool blocks, announcements and the bounded window
 (long sessions from a real SQLite store: test_conversation_paging.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.message import Message as TextualMessage
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from yeetui.store.records import StoredMessage
@@ -18,7 +18,6 @@ from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.message_views import (
     AnnouncementView,
     AssistantMessageView,
-    LiveMarkdown,
     NoticeView,
     OlderMarker,
     RenderedMarkdown,
@@ -71,26 +70,28 @@ async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 5
     assert predicate()
 
 
+def shown(widget: Any) -> str:
+    """The text an assistant message shows, as drawn (all its Statics, frozen parts and open end)."""
+    return "\n".join(str(body.render_line(y).text) for body in widget.query(".body") if body.display
+                     for y in range(body.size.height))
+
+
 @pytest.fixture
-def spy_markdown(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Count whole-document `update` and incremental `append` calls on the live Markdown widget."""
-    calls = {"update": 0, "append": 0}
-    original_update, original_append = Markdown.update, Markdown.append
+def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The Markdown documents rendered (each `RenderedMarkdown` renders at most once per width)."""
+    seen: list[str] = []
+    original = RenderedMarkdown.__rich_console__
 
-    def update(self: Markdown, markdown: str) -> Any:
-        calls["update"] += 1
-        return original_update(self, markdown)
+    def counting(self: RenderedMarkdown, console: Any, options: Any) -> Any:
+        if not self._segments:
+            seen.append(self.text)
+        return original(self, console, options)
 
-    def append(self: Markdown, markdown: str) -> Any:
-        calls["append"] += 1
-        return original_append(self, markdown)
-
-    monkeypatch.setattr(LiveMarkdown, "update", update)
-    monkeypatch.setattr(LiveMarkdown, "append", append)
-    return calls
+    monkeypatch.setattr(RenderedMarkdown, "__rich_console__", counting)
+    return seen
 
 
-async def test_streaming_500_deltas_goes_through_the_stream(spy_markdown: dict[str, int]) -> None:
+async def test_streaming_500_deltas_renders_coalesced_writes(renders: list[str]) -> None:
     view = ConversationView("s1")
     async with Host(view).run_test(size=SIZE) as pilot:
         text = ""
@@ -98,22 +99,19 @@ async def test_streaming_500_deltas_goes_through_the_stream(spy_markdown: dict[s
             delta = f"w{i} " + ("\n\n" if i % 100 == 99 else "")
             text += delta
             await view.stream_text("r1", delta)
-        live = view.query_one(LiveMarkdown)
-        await wait_for(pilot, lambda: live.source == text)
-        assert spy_markdown["update"] <= 1  # only the empty document on mount
-        assert 1 <= spy_markdown["append"] < 100  # deltas were coalesced, never one write per token
-        shown = " ".join(plain(block) for block in live.children)
-        assert "w0 " in shown and "w499" in shown
+        live = view.query_one(AssistantMessageView)
+        await wait_for(pilot, lambda: live.source == text and "w499" in shown(live))
+        assert 1 <= len(renders) < 100  # deltas were coalesced, never one render per token
+        assert "w0 " in shown(live)
 
-        updates_before = spy_markdown["update"]
+        before, body = len(renders), live.query_one(".body:last-of-type", Static)
         await view.add_message(Message.assistant(text), 7)
         await pilot.pause()
         views = view.query(AssistantMessageView)
         assert len(views) == 1  # the committed message did not duplicate the streamed one
-        assert views.first().message_id == 7
-        assert view.query_one(LiveMarkdown) is live  # same widget kept
-        assert live.source == text
-        assert spy_markdown["update"] == updates_before  # identical text: not re-rendered
+        assert views.first().message_id == 7 and views.first().source == text
+        assert live.query_one(".body:last-of-type", Static) is body  # same widget kept
+        assert len(renders) == before  # identical text: not rendered again
 
 
 async def test_commit_right_after_deltas_flushes_the_buffer() -> None:
@@ -123,7 +121,8 @@ async def test_commit_right_after_deltas_flushes_the_buffer() -> None:
             await view.stream_text("r1", word)
         await view.add_message(Message.assistant("alpha beta gamma"), 3)
         await pilot.pause()
-        assert view.query_one(LiveMarkdown).source == "alpha beta gamma"
+        reply = view.query_one(AssistantMessageView)
+        assert reply.source == "alpha beta gamma" and "alpha beta gamma" in shown(reply)
         assert len(view.query(AssistantMessageView)) == 1
 
 
@@ -134,8 +133,9 @@ async def test_committed_text_that_differs_replaces_the_streamed_text() -> None:
         await pilot.pause(0.1)
         await view.add_message(Message.assistant("the final answer"), 3)
         await pilot.pause()
-        assert view.query_one(LiveMarkdown).source == "the final answer"
-        assert len(view.query(AssistantMessageView)) == 1
+        reply = view.query_one(AssistantMessageView)
+        assert reply.source == "the final answer" and "the final answer" in shown(reply)
+        assert "draft" not in shown(reply) and len(view.query(AssistantMessageView)) == 1
 
 
 async def test_stream_restarted_clears_the_live_text() -> None:
@@ -143,17 +143,17 @@ async def test_stream_restarted_clears_the_live_text() -> None:
     async with Host(view).run_test(size=SIZE) as pilot:
         await view.stream_thinking("r1", "pondering")
         await view.stream_text("r1", "first attempt")
-        live = view.query_one(LiveMarkdown)
-        await wait_for(pilot, lambda: live.source == "first attempt")
+        live = view.query_one(AssistantMessageView)
+        await wait_for(pilot, lambda: "first attempt" in shown(live))
         await view.stream_restarted("r1")
         await pilot.pause()
-        assert live.source == ""
+        assert live.source == "" and "first attempt" not in shown(live)
         assert not view.query(ThinkingBlock)
         await view.stream_text("r1", "second")
         await view.add_message(Message.assistant("second"), 2)
         await pilot.pause()
-        assert live.source == "second"
-        assert "first attempt" not in live.source
+        assert live.source == "second" and "second" in shown(live)
+        assert "first attempt" not in shown(live)
 
 
 async def test_thinking_streams_dimmed_and_collapsed() -> None:
@@ -253,7 +253,7 @@ async def test_a_partial_tail_keeps_streaming_into_the_same_view() -> None:
         await view.add_message(Message.assistant("Half of it, and the rest."), 2)
         await pilot.pause()
         (reply,) = view.query(AssistantMessageView)
-        assert reply.query_one(LiveMarkdown).source == "Half of it, and the rest."
+        assert reply.source == "Half of it, and the rest." and "Half of it, and the rest." in shown(reply)
         assert not view.query(".interrupted")
 
 
@@ -331,30 +331,17 @@ async def test_streaming_follows_the_end_only_while_the_user_is_there() -> None:
         await pilot.pause()
         assert view.scroll_y == view.max_scroll_y > 0
         await view.stream_text("r1", "\n\n".join(f"paragraph {i}" for i in range(10)))
-        await wait_for(pilot, lambda: "paragraph 9" in view.query_one(LiveMarkdown).source)
+        await wait_for(pilot, lambda: "paragraph 9" in shown(view.query_one(AssistantMessageView)))
         await pilot.pause(0.1)
         assert view.scroll_y == view.max_scroll_y  # followed the growing reply
 
         view.scroll_to(y=5, animate=False, immediate=True)  # the user scrolls up to read
         await pilot.pause()
         await view.stream_text("r1", "\n\nmore and more\n\nand more")
-        await wait_for(pilot, lambda: "and more" in view.query_one(LiveMarkdown).source)
+        await wait_for(pilot, lambda: "and more" in view.query_one(AssistantMessageView).source)
         await pilot.pause(0.1)
         assert view.scroll_y == 5
         assert view.max_scroll_y > 5
-
-
-async def test_streamed_messages_become_light_after_later_turns() -> None:
-    view = ConversationView("s1")
-    async with Host(view).run_test(size=SIZE) as pilot:
-        for turn in range(4):
-            await view.stream_text(f"r{turn}", f"reply {turn}")
-            await view.add_message(Message.assistant(f"reply {turn}"), turn + 1)
-        replies = list(view.query(AssistantMessageView))
-        await wait_for(pilot, lambda: [r.is_heavy for r in replies] == [False, False, True, True])
-        body = replies[0].query_one(".body", Static)
-        assert isinstance(body.content, RenderedMarkdown) and body.content.text == "reply 0"
-        assert "reply 0" in str(body.render_line(0).text)
 
 
 async def test_the_summary_an_agent_ends_with_is_shown_as_its_answer(fake_env, project) -> None:

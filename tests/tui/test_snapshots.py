@@ -56,7 +56,7 @@ from yeetui.tui.widgets.composer import Composer
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
-from yeetui.tui.widgets.message_views import AnnouncementView, AssistantMessageView, LiveMarkdown
+from yeetui.tui.widgets.message_views import AnnouncementView, AssistantMessageView
 from yeetui.tui.widgets.session_header import SessionHeader
 
 DARK, LIGHT = "yeetui-dark", "yeetui-light"
@@ -124,7 +124,7 @@ async def _submit(pilot: Any, text: str) -> None:
 
 
 def _streamed(main: MainScreen) -> str:
-    return "".join(md.source for md in main.query_one(ConversationView).query(LiveMarkdown))
+    return "".join(v.shown_text for v in main.query_one(ConversationView).query(AssistantMessageView) if v.live)
 
 
 async def _mid_stream(pilot: Any) -> None:
@@ -197,7 +197,7 @@ def test_conversation_entries(snap_compare, theme: str) -> None:
         await view.add_notice("warning", "No API key for openai (model openai/gpt-5). Set OPENAI_API_KEY.")
         await view.stream_thinking("run-2", "The fixture is the shared part.")
         await view.stream_text("run-2", LIVE_TEXT)
-        await _until(pilot, lambda: any(md.source == LIVE_TEXT for md in view.query(LiveMarkdown)),
+        await _until(pilot, lambda: any(v.live and v.shown_text == LIVE_TEXT for v in view.query(AssistantMessageView)),
                      "the streamed text")
         await _settle(pilot)
 

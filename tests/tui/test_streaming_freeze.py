@@ -1,6 +1,6 @@
 """A long streamed answer costs the same per write at its end as at its start (issue 14): finished blocks
-leave the live Markdown widget for a light frozen Static, rendered once; the live widget keeps a bounded number
-of blocks; what is shown is what rendering the whole answer shows."""
+leave the open end (rendered again on each write) for a frozen Static, rendered once; the open end keeps a
+bounded number of blocks; what is shown is what rendering the whole answer shows."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from yeetui.tui.widgets.message_views import (
     FREEZE_AT,
     KEEP_LIVE,
     AssistantMessageView,
-    LiveMarkdown,
     RenderedMarkdown,
+    block_starts,
     freeze_point,
 )
 
@@ -32,6 +32,18 @@ def answer(sections: int) -> str:
                      f"```python\ndef step_{n}(x):\n    return x + {n}\n```\n\n"
                      f"| case | value |\n|---|---|\n| {n} | {n * 2} |\n\nSetext {n}\n---\n\n")
     return "".join(parts)
+
+
+def drawn(message: AssistantMessageView) -> list[str]:
+    """The non-blank lines the message's Statics draw, frozen parts and open end."""
+    lines = [str(body.render_line(y).text).rstrip() for body in message.query(".body") if body.display
+             for y in range(body.size.height)]
+    return [line.strip() for line in lines if line.strip()]
+
+
+def whole(text: str, width: int) -> list[str]:
+    """The non-blank lines rendering `text` at once draws."""
+    return [line.strip() for line in rendered(text, width) if line.strip()]
 
 
 def rendered(text: str, width: int = 70) -> list[str]:
@@ -65,26 +77,24 @@ async def test_a_long_answer_keeps_the_live_widget_small_and_never_redraws_froze
             message = view.query_one(AssistantMessageView)
             await message.flush()
             await pilot.pause()  # the stream writes between flushes, as it does at 20 flushes a second
-            live = message.query_one(LiveMarkdown)
-            largest_live = max(largest_live, len(live.children))
+            largest_live = max(largest_live, len(block_starts(message._tail)))
             for static in message.query(".frozen"):
                 frozen_seen.setdefault(id(static), static)
         message = view.query_one(AssistantMessageView)
         await wait_for(pilot, lambda: message.source == text)
         frozen = list(message.query(".frozen"))
-        assert len(frozen) >= 5  # most of the answer left the live widget
-        assert largest_live <= FREEZE_AT + 8  # (a write adds a few blocks before the next freeze)
+        assert len(frozen) >= 5  # most of the answer left the open end
+        assert largest_live <= FREEZE_AT + 1  # frozen down as soon as it held more than FREEZE_AT blocks
         assert all(id(s) in frozen_seen for s in frozen) and len(frozen_seen) == len(frozen)  # never replaced
-        assert "".join(s.content.text for s in frozen) + live.source == text  # nothing lost or doubled
+        assert "".join(s.content.text for s in frozen) + message._tail == text  # nothing lost or doubled
+        width = message.query_one(".frozen").size.width
+        await pilot.pause()
+        assert drawn(message) == whole(text, width)  # the parts draw what the whole answer would
 
         await view.add_message(Message.assistant(text), 9)  # the committed message: the same text
         await pilot.pause()
         assert message.source == text and list(message.query(".frozen")) == frozen  # kept as they were
-        await message.lighten()
-        await pilot.pause()
-        assert not message.query(".frozen") and not message.query(LiveMarkdown)
-        bodies = message.query(".body")
-        assert len(bodies) == 1 and bodies.first().content.text == text  # one light Static shows it all
+        assert drawn(message) == whole(text, width)
 
 
 async def test_a_restart_drops_frozen_blocks_too() -> None:
@@ -105,8 +115,8 @@ async def test_a_restart_drops_frozen_blocks_too() -> None:
 
 
 async def test_blocks_still_streaming_after_a_freeze_are_read_whole() -> None:
-    """A table whose rows arrive after a freeze is still one table: the live widget re-reads from the start of its
-    last block, not from its last line (as it would after a plain `update`: the rows became a paragraph)."""
+    """A table whose rows arrive after a freeze is still one table: the open end starts at a block, so the rows
+    that follow are read with their table's head."""
     paragraphs = "".join(f"paragraph {n}\n\n" for n in range(FREEZE_AT + 1))
     writes = [paragraphs + "| a | b |\n|---|---|\n| 1 |", " ", "2 |\n| 3 | 4 |\n\nafter the table\n"]
     view = ConversationView("s1")
@@ -118,8 +128,7 @@ async def test_blocks_still_streaming_after_a_freeze_are_read_whole() -> None:
             await pilot.pause()
         await wait_for(pilot, lambda: message.source == "".join(writes))
         assert message.query(".frozen")
-        live = message.query_one(LiveMarkdown)
-        kinds = [type(b).__name__ for b in live.children]
-        assert kinds.count("MarkdownTable") == 1 and kinds[-1] == "MarkdownParagraph", kinds
-        paragraphs_shown = [str(b.source) for b in live.children if type(b).__name__ == "MarkdownParagraph"]
-        assert not any("| 3 | 4 |" in text for text in paragraphs_shown)
+        await pilot.pause()
+        lines = drawn(message)
+        assert not any("|" in line for line in lines)  # no raw table row: drawn as a table
+        assert lines == whole("".join(writes), message.query_one(".frozen").size.width)

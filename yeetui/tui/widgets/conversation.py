@@ -4,8 +4,8 @@ Only what is near the screen is mounted (`EntryWindow`): `load` mounts about two
 messages it is given and holds the rest; scrolling up mounts held messages above the screen, keeping the
 visible lines in place, and asks for the next page (`LoadOlder` → `prepend`) before they run out. While the
 user reads far above the end, views far below are unmounted too and come back as they scroll down. The
-live assistant message streams through `Markdown.get_stream()`; finished assistant text is a light
-`Static` that renders its Markdown once per width. The view sticks to the end while the user is at the end
+assistant text is a light `Static` that renders its Markdown once per width (while it streams, only its open
+end is rendered again). The view sticks to the end while the user is at the end
 (Textual's `anchor()`), and stays put once they scroll up.
 
 `jump_to_start` / `jump_to_end` (Home / End) show the first or the last page of the session straight from
@@ -39,8 +39,6 @@ from yeetui.tui.widgets.tool_views import Entry, ToolCallView
 
 WINDOW = 60
 """Message views kept mounted at most (a tenth fewer after each trim)."""
-HEAVY_KEEP = 2
-"""Streamed messages that keep their Markdown widget; older ones are swapped for a light Static."""
 
 
 def final_summary(call: ToolCallPart) -> str | None:
@@ -102,7 +100,6 @@ class ConversationView(EntryWindow):
         """Messages committed while newer ones were only in the store and a page of them was on its way."""
         self._live: AssistantMessageView | None = None
         self._live_run: str | None = None
-        self._heavy: list[AssistantMessageView] = []
         self._tools: dict[str, ToolCallView] = {}
         self._final: set[str] = set()
         """Call ids of `complete` calls shown as the agent's answer (their "done" result shows nothing)."""
@@ -130,7 +127,6 @@ class ConversationView(EntryWindow):
         """Replace everything with `messages` (the tail of the session): mount the newest, hold the rest.
         `errors`: error lines to show after the message of each id (how earlier runs ended)."""
         self._live, self._live_run = None, None
-        self._heavy.clear()
         self._tools.clear()
         self._first.clear()
         self._loading_older = False
@@ -255,8 +251,6 @@ class ConversationView(EntryWindow):
         for widget in widgets:
             if isinstance(widget, ToolCallView) and self._tools.get(widget.call_id) is widget:
                 del self._tools[widget.call_id]
-            if widget in self._heavy:
-                self._heavy.remove(widget)  # type: ignore[arg-type]
             message_id = getattr(widget, "message_id", None)
             if message_id is not None and self._first.get(message_id) is widget:
                 del self._first[message_id]
@@ -272,9 +266,7 @@ class ConversationView(EntryWindow):
             thinking = thinking_text(message)
             await live.finish(message.text, thinking, interrupted=bool(message.meta.get("interrupted")))
             kept = bool(message.text.strip() or thinking or live.interrupted)
-            if kept:
-                self._note_heavy(live)
-            else:  # a tool-call-only reply whose stream was restarted away: nothing left to show
+            if not kept:  # a tool-call-only reply whose stream was restarted away: nothing left to show
                 self._unmounting(live)
                 await live.remove()
             views: list[Widget] = list(self._tool_blocks(message.tool_calls, message_id))
@@ -304,16 +296,6 @@ class ConversationView(EntryWindow):
         await live.abandon()
         parts = ((ThinkingPart(text=live.thinking),) if live.thinking else ()) + (TextPart(text=live.text),)
         live.items = (Item(None, Message(role="assistant", parts=parts, meta={"interrupted": True})),)
-        self._note_heavy(live)
-
-    def _note_heavy(self, view: AssistantMessageView) -> None:
-        if not view.is_heavy:
-            return
-        self._heavy.append(view)
-        while len(self._heavy) > HEAVY_KEEP:
-            old = self._heavy.pop(0)
-            if old.is_attached:
-                self.run_worker(old.lighten(), group="lighten")
 
     # -- streaming ---------------------------------------------------------------------------------
 

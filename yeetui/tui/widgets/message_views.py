@@ -1,14 +1,12 @@
 """The views a ConversationView is made of: one per user/assistant message, plus announcements, steering,
 notices and tool blocks (`tool_views.py`).
 
-Finished assistant text is a light `Static` holding a `RenderedMarkdown` (Rich Markdown, rendered once per
-width); only the live (streaming) message — and the last few that streamed — use Textual's `Markdown`
-widget, written through `Markdown.get_stream()`.
+Assistant text is a light `Static` holding a `RenderedMarkdown` (Rich Markdown, rendered once per width);
+a streaming answer is a few of them (see `AssistantMessageView`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -23,8 +21,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Static
 
 from yeetui.messages import Message, ThinkingPart
 from yeetui.runs.mentions import attachment_note
@@ -100,14 +97,6 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("gfm-like").disable("linkify")
 
 
-class LiveMarkdown(Markdown):
-    """The Markdown widget of a streaming message (a class of its own so styles and tests can find it)."""
-
-    def __init__(self, markdown: str | None = None, **kw: Any) -> None:
-        kw.setdefault("parser_factory", _parser)
-        super().__init__(markdown, **kw)
-
-
 class ThinkingBlock(Collapsible):
     DEFAULT_CSS = """
     ThinkingBlock {
@@ -132,12 +121,17 @@ class ThinkingBlock(Collapsible):
         self._body.update(Content(text))
 
 
-def freeze_point(source: str, keep: int) -> int:
+def block_starts(source: str) -> list[int]:
+    """The line each top-level Markdown block of `source` starts on."""
+    tokens = _parser().parse(source)
+    return [t.map[0] for t in tokens if t.level == 0 and t.nesting in (0, 1) and t.map is not None]
+
+
+def freeze_point(source: str, keep: int, starts: list[int] | None = None) -> int:
     """Where `source` can be cut so that everything before is finished Markdown: the start of the `keep`-th
     last top-level block (0 when there are not more than `keep`). Rendering the two parts one after the other
     shows what rendering the whole would."""
-    tokens = _parser().parse(source)
-    starts = [t.map[0] for t in tokens if t.level == 0 and t.nesting in (0, 1) and t.map is not None]
+    starts = block_starts(source) if starts is None else starts
     if len(starts) <= keep:
         return 0
     line = starts[-keep]
@@ -150,17 +144,20 @@ def freeze_point(source: str, keep: int) -> int:
 class AssistantMessageView(Entry, Vertical):
     """An assistant message: optional thinking, then the text. Streams while `live`.
 
-    While it streams, the text is a Textual `Markdown` widget fed through a `MarkdownStream`; that widget keeps a
-    child per block and the screen lays them all out on every write, so the cost of a write grew with the answer
-    (a 40 KB answer: ~1,800 children, most of a core). Once the live widget holds `FREEZE_AT` blocks, all but the
-    last `KEEP_LIVE` are frozen: their text becomes a light `Static` (rendered once, like a finished message)
-    before the live widget, which goes on with the rest. A write then costs the same at 40 KB as at 4 KB."""
+    The text is Rich Markdown in `Static`s, rendered once per width, streaming or not. While it streams, the
+    open end of the answer (`_tail`) is one Static rendered again on each write, and once it holds more than
+    `FREEZE_AT` blocks, all but the last `KEEP_LIVE` move into a `.frozen` Static before it that is never
+    rendered again. A write so costs the same at 40 KB as at 4 KB, and one widget's worth of layout.
+
+    (Textual's own `Markdown` widget, written through a `MarkdownStream`, keeps a child widget per block, and
+    the screen lays them all out on every write: a 40 KB answer had ~1,800 children and took most of a core,
+    and typing lagged by a third of a second.)"""
 
     DEFAULT_CSS = """
     AssistantMessageView {
         height: auto;
         margin: 1 0 0 0;
-        & > .body, & > LiveMarkdown { padding: 0 1; margin: 0; }
+        & > .body { padding: 0 1; margin: 0; }
         & > .frozen { margin: 0 0 1 0; }  /* Rich puts no blank line after a chunk's last block */
         & > .interrupted { color: $text-warning; padding: 0 1; }
     }
@@ -177,21 +174,20 @@ class AssistantMessageView(Entry, Vertical):
         self._text_buffer: list[str] = []
         self._thinking_buffer: list[str] = []
         self._timer: Timer | None = None
-        self._stream: MarkdownStream | None = None
-        self._markdown: Markdown | None = None
         self._frozen = ""
-        """The start of the streamed text, already shown by the `.frozen` Statics before the live widget."""
+        """The start of the text, shown by the `.frozen` Statics before `_body`."""
+        self._tail = text
+        """The rest of the text, shown by `_body`."""
+        self._body = Static(classes="body")
 
     # -- composition -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         if self.thinking:
             yield ThinkingBlock(self.thinking)
-        if self.live:
-            self._markdown = LiveMarkdown(self.text)
-            yield self._markdown
-        elif self.text.strip():
-            yield Static(self._rich(self.text), classes="body")
+        self._body.update(self._rich(self.text))
+        self._body.display = bool(self.text.strip()) or self.live
+        yield self._body
         if self.interrupted:
             yield Static("(interrupted)", classes="interrupted")
 
@@ -200,17 +196,16 @@ class AssistantMessageView(Entry, Vertical):
         return RenderedMarkdown(text, code_theme="monokai" if dark else "default")
 
     @property
-    def is_heavy(self) -> bool:
-        """True while the text is a Textual Markdown widget (after streaming) rather than a light Static."""
-        return self._markdown is not None
-
-    @property
     def source(self) -> str:
         """The text as shown (for a live message: everything written so far, buffered or not)."""
-        if self._markdown is not None:
-            live = self._markdown.source if self._frozen else (self._markdown.source or self.text)
-            return self._frozen + live + "".join(self._text_buffer)
+        if self.live:
+            return self._frozen + self._tail + "".join(self._text_buffer)
         return self.text
+
+    @property
+    def shown_text(self) -> str:
+        """The text on screen: for a live message, what was written so far, less what waits to be."""
+        return self._frozen + self._tail if self.live else self.text
 
     # -- streaming ---------------------------------------------------------------------------------
 
@@ -227,7 +222,7 @@ class AssistantMessageView(Entry, Vertical):
             self._timer = self.set_timer(FLUSH_INTERVAL, self.flush, name="stream-flush")
 
     async def flush(self) -> None:
-        """Write everything buffered: text through the MarkdownStream, thinking into its block."""
+        """Show everything buffered: the text's open end rendered again, the thinking in its block."""
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -235,32 +230,20 @@ class AssistantMessageView(Entry, Vertical):
             self.thinking += "".join(self._thinking_buffer)
             self._thinking_buffer.clear()
             await self._show_thinking(self.thinking)
-        if self._text_buffer and self._markdown is not None:
-            chunk = "".join(self._text_buffer)
+        if self._text_buffer and self.live:
+            self._tail += "".join(self._text_buffer)
             self._text_buffer.clear()
-            if self._stream is None:
-                self._stream = Markdown.get_stream(self._markdown)
-            await self._stream.write(chunk)
-            if len(self._markdown.children) > FREEZE_AT:
-                await self._freeze()
+            starts = block_starts(self._tail)
+            if len(starts) > FREEZE_AT:
+                await self._freeze(freeze_point(self._tail, KEEP_LIVE, starts))
+            self._body.update(self._rich(self._tail))
+            self._body.display = True
 
-    async def _freeze(self) -> None:
-        """Move the finished blocks out of the live widget into a frozen Static (see the class docstring)."""
-        assert self._markdown is not None
-        await self._stop_stream()
-        live = self._markdown.source
-        cut = freeze_point(live, KEEP_LIVE)
-        if cut == 0:
-            return
-        done, rest = live[:cut], live[cut:]
-        with self.app.batch_update():  # one frame: the blocks move from the live widget to the frozen Static
-            await self.mount(Static(self._rich(done), classes="body frozen"), before=self._markdown)
-            self._frozen += done
-            # Not `update(rest)`: it takes its document as complete and would go on appending after its last
-            # line, so a table or list still streaming in would be re-read from the middle (as a paragraph).
-            # An append re-reads from the start of the last block.
-            await self._markdown.update("")
-            await self._markdown.append(rest)
+    async def _freeze(self, cut: int) -> None:
+        """Move the finished blocks (the tail up to `cut`) into a frozen Static (see the class docstring)."""
+        done, self._tail = self._tail[:cut], self._tail[cut:]
+        self._frozen += done
+        await self.mount(Static(self._rich(done), classes="body frozen"), before=self._body)
 
     async def _show_thinking(self, text: str) -> None:
         blocks = self.query(ThinkingBlock)
@@ -269,32 +252,19 @@ class AssistantMessageView(Entry, Vertical):
         elif text:
             await self.mount(ThinkingBlock(text), before=0)
 
-    async def _stop_stream(self) -> None:
-        """Let the stream write what it holds, then stop it (`MarkdownStream.stop` appends the remainder)."""
-        if self._stream is None or self._markdown is None:
-            return
-        await asyncio.sleep(0)  # let the stream task pick up the last write
-        async with self._markdown.lock:
-            pass
-        await self._stream.stop()
-        self._stream = None
-
     async def finish(self, text: str, thinking: str, *, interrupted: bool = False) -> None:
-        """The committed message arrived: stop streaming and keep the widget; re-render only if it differs."""
+        """The committed message arrived: stop streaming; what is shown is kept unless the text differs."""
         await self.flush()
-        await self._stop_stream()
-        self.live = False
+        was_live, self.live = self.live, False
+        if not was_live or self._frozen + self._tail != text:  # (rare) the committed text is not what streamed
+            await self._unfreeze()
+            self._tail = text
+            self._body.update(self._rich(text))
         self.text = text
-        if self._markdown is not None and self._frozen:
-            if self._frozen + self._markdown.source != text:  # (rare) the committed text is not what streamed
-                await self._unfreeze()
-        if self._markdown is not None and self._frozen + self._markdown.source != text:
-            await self._markdown.update(text)
+        self._body.display = bool(text.strip())
         if thinking != self.thinking:
             self.thinking = thinking
             await self._show_thinking(thinking)
-        if self._markdown is not None:
-            self._markdown.display = bool(text.strip())
         if interrupted and not self.interrupted:
             self.interrupted = True
             await self.mount(Static("(interrupted)", classes="interrupted"))
@@ -306,11 +276,9 @@ class AssistantMessageView(Entry, Vertical):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        await self._stop_stream()
         await self._unfreeze()
-        if self._markdown is not None:
-            await self._markdown.update("")
-        self.text = self.thinking = ""
+        self._tail = self.text = self.thinking = ""
+        self._body.update(self._rich(""))
         await self.query(ThinkingBlock).remove()
 
     async def _unfreeze(self) -> None:
@@ -320,16 +288,6 @@ class AssistantMessageView(Entry, Vertical):
     async def abandon(self) -> None:
         """The run ended without committing this message (cancelled): keep what was shown, marked."""
         await self.finish(self.source, self.thinking + "".join(self._thinking_buffer), interrupted=True)
-
-    async def lighten(self) -> None:
-        """Swap the Markdown widget for a pre-rendered Static; cheaper to lay out once the text is final."""
-        if self.live or self._markdown is None:
-            return
-        markdown, self._markdown = self._markdown, None
-        if self.text.strip():
-            await self.mount(Static(self._rich(self.text), classes="body"), after=markdown)
-        await markdown.remove()
-        await self._unfreeze()  # the one Static above shows all of it
 
 
 class AnnouncementView(Entry, Static, can_focus=True):
