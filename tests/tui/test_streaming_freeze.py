@@ -132,3 +132,34 @@ async def test_blocks_still_streaming_after_a_freeze_are_read_whole() -> None:
         lines = drawn(message)
         assert not any("|" in line for line in lines)  # no raw table row: drawn as a table
         assert lines == whole("".join(writes), message.query_one(".frozen").size.width)
+
+
+async def test_writes_that_add_no_line_skip_the_layout_and_the_view_still_fits_its_text(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    layouts: list[bool] = []
+    original = Static.update
+
+    def update(self: Static, content: object = "", *, layout: bool = True) -> None:
+        if self.has_class("body") and not self.has_class("frozen"):
+            layouts.append(layout)
+        original(self, content, layout=layout)
+
+    monkeypatch.setattr(Static, "update", update)
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(60, 20)) as pilot:
+        words = [f"word{n} " for n in range(120)] + ["\n\n- a list\n", "- grows\n\n", "## and a heading\n"]
+        written = ""
+        for word in words:
+            written += word
+            await view.stream_text("r1", word)
+            message = view.query_one(AssistantMessageView)
+            await message.flush()
+            await pilot.pause()
+            body = message.query(".body").last()
+            assert body.size.height == RenderedMarkdown(message._tail, code_theme="monokai").height(
+                pilot.app, body.content_size.width), written  # never left at a stale height
+            bottom = body.region.bottom  # the end of the text is on screen
+            assert view.region.y < bottom <= view.region.bottom, (len(written), body.region, view.region)
+        assert drawn(message) == whole(written, message.query(".body").last().content_size.width)
+        assert layouts.count(False) > len(words) // 2  # most writes only redrew their lines
+        assert layouts.count(True) >= 10  # a new line, the list and the heading were laid out

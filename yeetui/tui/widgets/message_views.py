@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleOptions
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
@@ -61,6 +61,11 @@ class RenderedMarkdown:
         self.text = text
         self.code_theme = code_theme
         self._segments: dict[tuple[object, ...], list[Segment]] = {}
+
+    def height(self, app: App[Any], width: int) -> int:
+        """Lines it takes at `width`, counted as Textual counts them (and rendered in the same cache slot)."""
+        options = app.console_options.update_width(width).update(highlight=False)
+        return sum(text.count("\n") for text, _, _ in self.__rich_console__(app.console, options))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> list[Segment]:
         key = (options.max_width, options.justify, options.overflow, options.no_wrap)
@@ -178,6 +183,8 @@ class AssistantMessageView(Entry, Vertical):
         """The start of the text, shown by the `.frozen` Statics before `_body`."""
         self._tail = text
         """The rest of the text, shown by `_body`."""
+        self._tail_size: tuple[int, int] | None = None
+        """The width `_body` was last rendered at while streaming, and its height then."""
         self._body = Static(classes="body")
 
     # -- composition -------------------------------------------------------------------------------
@@ -236,13 +243,23 @@ class AssistantMessageView(Entry, Vertical):
             starts = block_starts(self._tail)
             if len(starts) > FREEZE_AT:
                 await self._freeze(freeze_point(self._tail, KEEP_LIVE, starts))
-            self._body.update(self._rich(self._tail))
-            self._body.display = True
+            self._show_tail()
+
+    def _show_tail(self) -> None:
+        """Render the open end again. Most writes add words, not lines: while its height stays the same, the
+        screen is spared a layout (and a scroll of everything on it) and only the changed lines are drawn."""
+        rich = self._rich(self._tail)
+        width = self._body.content_size.width
+        size = (width, rich.height(self.app, width)) if width and self._body.display else None
+        self._body.update(rich, layout=size is None or size != self._tail_size)
+        self._tail_size = size
+        self._body.display = True
 
     async def _freeze(self, cut: int) -> None:
         """Move the finished blocks (the tail up to `cut`) into a frozen Static (see the class docstring)."""
         done, self._tail = self._tail[:cut], self._tail[cut:]
         self._frozen += done
+        self._tail_size = None
         await self.mount(Static(self._rich(done), classes="body frozen"), before=self._body)
 
     async def _show_thinking(self, text: str) -> None:
@@ -283,6 +300,7 @@ class AssistantMessageView(Entry, Vertical):
 
     async def _unfreeze(self) -> None:
         self._frozen = ""
+        self._tail_size = None
         await self.query(".frozen").remove()
 
     async def abandon(self) -> None:
