@@ -16,9 +16,16 @@
     page by page: each page-up until the view has settled (older messages mounted, pages fetched from the
     store) and redrawn, the last tenth of the steps vs the first tenth (does the cost grow with depth?),
     event-loop stalls meanwhile, and the widgets mounted at the end.
+(d) Long sessions both ways: a 10,000-message session is opened; ctrl+home is pressed (the composer has the
+    focus) and timed until the first message is mounted and drawn, against the time the session took to open
+    (both read one page from the store); then the whole session is paged down to its end (each page-down until
+    settled and redrawn) and the process's RSS then is compared with its RSS once the session was open
+    (goal: within 20 %); and ctrl+end from the top, timed the same way.
 Each measurement runs in a fresh interpreter against the standalone fake LLM server.
 
-Usage: python bench/bench_tui.py [--quick] [--rounds N] [--keys N] [--only frame|load|open …]
+Key echo as drawn in the real binary, in a terminal, is bench/bench_typing.py.
+
+Usage: python bench/bench_tui.py [--quick] [--rounds N] [--keys N] [--only frame|load|open|jump …]
 """
 
 from __future__ import annotations
@@ -228,10 +235,103 @@ async def _scroll_back(pilot, main, session_id: str, steps: int) -> dict:
             "widgets_after": len(list(view.query("*")))}
 
 
+async def poll(predicate, timeout: float = 60.0) -> None:
+    for _ in range(int(timeout / 0.001)):
+        if predicate():
+            return
+        await asyncio.sleep(0.001)
+    raise RuntimeError(f"not reached within {timeout:g} s")
+
+
+async def case_jump(*, size: int) -> dict:
+    """(d): jump to the top of a long session and back, and page down through all of it."""
+    import gc
+
+    from bench.measure import rss_kb
+    from yeetui import paths
+    from yeetui.runtime import Runtime
+    from yeetui.tui.app import YeetuiApp
+    from yeetui.tui.widgets.message_views import UserMessageView
+
+    project = Path.cwd() / "project"
+    project.mkdir(exist_ok=True)
+    runtime = await Runtime.open(cwd=project)
+    record = await runtime.store.create_session(profile="generic", title=f"{size} messages", cwd=str(project))
+    fill_session(paths.database_path(runtime.env), record.id, size)
+    app = YeetuiApp(cwd=project, runtime=runtime, tune_gc=True)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            main = await _main_screen(pilot)
+            await asyncio.sleep(0.5)
+
+            async def drawn() -> None:
+                refreshed = asyncio.Event()
+                main.call_after_refresh(refreshed.set)
+                await asyncio.wait_for(refreshed.wait(), 60)
+
+            async def settled(view) -> None:
+                for _ in range(60_000):
+                    if not view.paging:
+                        break
+                    await asyncio.sleep(0.001)
+                await drawn()
+
+            start = time.perf_counter()
+            await main.open_session(record.id)
+            view = main.view(record.id)
+            await settled(view)
+            opened = time.perf_counter() - start
+            await pilot.pause(0.5)
+            gc.collect()
+            rss_open = rss_kb()
+
+            def first_shown() -> bool:
+                return any(isinstance(e, UserMessageView) and e.text.startswith("Question 1:")
+                           and e.region.overlaps(view.region) for e in view.entries)
+
+            main.composer.focus()
+            start = time.perf_counter()
+            await pilot.press("ctrl+home")
+            await poll(first_shown)
+            await drawn()
+            to_top = time.perf_counter() - start
+
+            steps: list[float] = []
+            peak_items = 0
+            while not (view.following and not view.has_newer and view.scroll_y >= view.max_scroll_y):
+                step = time.perf_counter()
+                view.scroll_page_down(animate=False)
+                await asyncio.sleep(0)
+                await settled(view)
+                steps.append(time.perf_counter() - step)
+                peak_items = max(peak_items, len(view.held) + len(view._below))
+                if len(steps) > 100_000:
+                    raise RuntimeError("paging down never reached the end")
+            await pilot.pause(0.5)
+            gc.collect()
+            rss_after = rss_kb()
+
+            await pilot.press("ctrl+home")
+            await poll(first_shown)
+            await settled(view)
+            start = time.perf_counter()
+            await pilot.press("ctrl+end")
+            await poll(lambda: view.following and not view.has_newer
+                       and "Step" in getattr(view.entries[-1], "text", ""))
+            await drawn()
+            to_end = time.perf_counter() - start
+    finally:
+        await runtime.close()
+    return {"opened": opened, "to_top": to_top, "to_end": to_end, "rss_open": rss_open, "rss_after": rss_after,
+            "steps": steps, "peak_items": peak_items}
+
+
 def run_one_case(args: argparse.Namespace) -> None:
     if args.case == "load":
         emit(asyncio.run(case_load(busy=args.busy, keys=args.keys, subagents=args.subagents,
                                    budget=args.key_budget)))
+    elif args.case == "jump":
+        emit(asyncio.run(case_jump(size=json.loads(args.sizes)[-1])))
     elif args.case == "open":
         emit(asyncio.run(case_open(sizes=json.loads(args.sizes), rounds=args.rounds,
                                    scroll_steps=args.scroll_steps or 0)))
@@ -327,6 +427,18 @@ def report_open(runs: dict, sizes: list[int]) -> None:
               f"p99 {scroll['lag_p99'] * 1000:.0f} ms", flush=True)
 
 
+def report_jump(run: dict, size: int) -> None:
+    steps = run["steps"]
+    print(f"long session both ways ({size} messages; {len(steps)} page-downs from the top to the end, median "
+          f"{median(steps) * 1000:.0f} ms each, at most {run['peak_items']} messages held in memory):", flush=True)
+    show("  ctrl+home: first message drawn, vs opening the session", run["to_top"], run["opened"],
+         goal_text=f"goal < 1 s: {'met' if run['to_top'] < 1.0 else 'NOT met'}")
+    show("  ctrl+end from the top: end drawn, vs opening the session", run["to_end"], run["opened"])
+    ratio = run["rss_after"] / run["rss_open"]
+    print(f"  RSS after paging through it all: {run['rss_after'] / 1024:.0f} MB vs {run['rss_open'] / 1024:.0f} MB "
+          f"once open → ratio {ratio:.2f} (goal ≤ 1.20: {'met' if ratio <= 1.2 else 'NOT met'})", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny configuration (smoke test)")
@@ -336,7 +448,7 @@ def main() -> None:
     parser.add_argument("--load-rounds", type=int, default=None, help="idle/busy run pairs (default 1)")
     parser.add_argument("--key-budget", type=float, default=None,
                         help="seconds of key presses per responsiveness run at most (default 120)")
-    parser.add_argument("--only", choices=("frame", "load", "open"), action="append",
+    parser.add_argument("--only", choices=("frame", "load", "open", "jump"), action="append",
                         help="run only these cases (repeatable; default: all)")
     parser.add_argument("--scroll-steps", type=int, default=None,
                         help="page-ups scrolling back through the longest session (default 150; 0: skip)")
@@ -353,7 +465,7 @@ def main() -> None:
     load_rounds = args.load_rounds or 1
     budget = args.key_budget or (40.0 if args.quick else 120.0)
     sizes = json.loads(args.sizes) if args.sizes else [10, 100, 1000] if args.quick else [10, 100, 10_000]
-    only = set(args.only or ("frame", "load", "open"))
+    only = set(args.only or ("frame", "load", "open", "jump"))
     scroll_steps = args.scroll_steps if args.scroll_steps is not None else (40 if args.quick else 150)
     primary_chars, sub_chars = (4_000, 2_000) if args.quick else (24_000, 8_000)
     me = str(Path(__file__).resolve())
@@ -374,6 +486,8 @@ def main() -> None:
                 idle.append(case(*load))
                 busy.append(case(*load, "--busy"))
             report_load(idle, busy, subagents)
+        if "jump" in only:
+            report_jump(case("--case", "jump", "--sizes", json.dumps(sizes)), sizes[-1])
         if "open" in only:
             report_open(case("--case", "open", "--sizes", json.dumps(sizes), "--rounds", str(rounds),
                              "--scroll-steps", str(scroll_steps)), sizes)

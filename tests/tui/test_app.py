@@ -297,7 +297,7 @@ async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_h
     from yeetui.messages import Message
     from yeetui.runtime import Runtime
     from yeetui.tui.widgets.ledger import LedgerPanel
-    from yeetui.tui.widgets.message_views import UserMessageView
+    from yeetui.tui.widgets.message_views import TYPING_FLUSH_INTERVAL, UserMessageView
 
     runtime = await Runtime.open(cwd=project)
     session = await runtime.store.create_session(profile="generic", cwd=str(project))
@@ -324,6 +324,7 @@ async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_h
 
         await pilot.press(*"draft", "home")  # with a draft, Home moves its cursor
         await pilot.pause()
+        assert main.pacing.interval == TYPING_FLUSH_INTERVAL  # keys in the composer: streams drawn less often
         assert composer.input.cursor_location == (0, 0) and view.following
         await pilot.press("ctrl+home")  # ctrl+home jumps all the same, and the draft stays
         await _until(pilot, lambda: first_shown(view) == "question 0")

@@ -14,8 +14,10 @@ from tests.tui.test_conversation import Host, wait_for
 from yeetui.messages import Message
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.message_views import (
+    FLUSH_INTERVAL,
     FREEZE_AT,
     KEEP_LIVE,
+    TYPING_FLUSH_INTERVAL,
     AssistantMessageView,
     RenderedMarkdown,
     block_starts,
@@ -163,3 +165,33 @@ async def test_writes_that_add_no_line_skip_the_layout_and_the_view_still_fits_i
         assert drawn(message) == whole(written, message.query(".body").last().content_size.width)
         assert layouts.count(False) > len(words) // 2  # most writes only redrew their lines
         assert layouts.count(True) >= 10  # a new line, the list and the heading were laid out
+
+
+async def test_while_the_user_types_a_stream_is_drawn_less_often_and_nothing_is_lost(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    delays: list[float] = []
+    original = AssistantMessageView.set_timer
+
+    def set_timer(self: AssistantMessageView, delay: float, *args: object, **kw: object) -> object:
+        delays.append(delay)
+        return original(self, delay, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(AssistantMessageView, "set_timer", set_timer)
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        message = None
+        for n in range(6):
+            await view.stream_text("r1", f"word{n} ")
+            message = view.query_one(AssistantMessageView)
+            await message.flush()
+        assert delays and set(delays) == {FLUSH_INTERVAL}
+        delays.clear()
+        for n in range(6, 12):
+            view.pacing.typed()  # a key in the composer
+            await view.stream_text("r1", f"word{n} ")
+            assert message is not None
+            await message.flush()
+        assert delays and set(delays) == {TYPING_FLUSH_INTERVAL}
+        await view.add_message(Message.assistant("".join(f"word{n} " for n in range(12))), 5)
+        await pilot.pause()
+        assert message is not None and "word11" in " ".join(drawn(message))

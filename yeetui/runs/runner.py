@@ -39,7 +39,13 @@ from yeetui.store import Store
 from yeetui.text import clip, one_line, seconds_text
 
 CHECKPOINT_INTERVAL = 0.25
-"""Seconds between writes of the in-flight assistant message."""
+"""Seconds between writes of the in-flight assistant message (what a crash can lose), for short answers."""
+
+
+def checkpoint_interval(length: int) -> float:
+    """Each checkpoint writes (and redacts) the whole answer so far: a long answer is checkpointed less
+    often, so that the cost per second stays flat (40 KB: every 2.25 s instead of 4 times a second)."""
+    return CHECKPOINT_INTERVAL + length / 20_000
 
 
 class RunEnded(Exception):
@@ -172,7 +178,7 @@ class Runner:
             if isinstance(item, TextChunk):
                 text += item.text
                 self.bus.publish(TextDelta(result.run_id, spec.session_id, item.text))
-                if time.monotonic() - last_write >= CHECKPOINT_INTERVAL:
+                if time.monotonic() - last_write >= checkpoint_interval(len(text)):
                     partial_id = await self._checkpoint(spec, result, partial_id, text)
                     last_write = time.monotonic()
             elif isinstance(item, ThinkingChunk):

@@ -179,9 +179,10 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
 
     async def update_message(self, message_id: int, message: Message, *, partial: bool) -> None:
         """Replace a message's content: checkpoint a streaming message, or finalise it (`partial=False`)."""
-        body = self.clean(message.model_dump_json())
-
         def update(conn: sqlite3.Connection) -> None:
+            # Serialised and redacted here, in the database's thread: a long answer's checkpoint is ~40 KB
+            # through the redaction patterns, which on the event loop would hold up the user's typing.
+            body = self.clean(message.model_dump_json())
             now = utcnow()
             cursor = conn.execute("UPDATE messages SET role = ?, body = ?, partial = ?, updated_at = ? WHERE id = ?",
                                   (message.role, body, int(partial), now, message_id))

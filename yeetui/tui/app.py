@@ -17,7 +17,6 @@ Start-up, in order (see also yeetui/tui/startup.py):
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import threading
 import time
@@ -25,10 +24,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from yeetui.tui.gc_pacing import FullCollections, calm_gc
 from yeetui.tui.startup import Pending, StartingScreen
 from yeetui.tui.themes import discover_themes, save_theme, saved_theme
 
@@ -40,20 +41,6 @@ DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main")
 """What the boot worker imports off the event loop (everything the main screen needs comes with these)."""
 QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c (with nothing running to stop) quits."""
-
-
-def calm_gc() -> None:
-    """Keep full garbage collections out of the way of typing.
-
-    Streaming Markdown churns through short-lived objects; with CPython's default thresholds that promotes
-    enough of them to trigger a full collection about once a second, and a full collection walks every
-    object the app holds (≈200,000 after start-up): 200–500 ms with the loop stopped, the largest stalls
-    measured under load. `freeze()` moves what exists now — modules, classes, the runtime, the screen —
-    out of the collector's sight, and a larger first threshold promotes far fewer temporaries. Measured
-    with bench_tui's load case: largest stall 398 → 102 ms, full collections 30 → 0 in a 10 s run.
-    """
-    gc.freeze()
-    gc.set_threshold(10_000, 10, 10)
 
 
 def _import_domain() -> None:
@@ -84,6 +71,7 @@ class YeetuiApp(App):
         self.cwd = cwd
         self._ctrl_c_at: float | None = None
         self.tune_gc = tune_gc
+        self.full_collections = FullCollections()
         """Calm the garbage collector once the session is open (`calm_gc`); the real binary does, tests
         that run many apps in one process don't."""
         self.resume = resume
@@ -179,10 +167,16 @@ class YeetuiApp(App):
         main.carry = await starting.settle()
         await self.switch_screen(main)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.full_collections.key()  # full collections wait for a pause in the typing
+        await super().on_event(event)
+
     def on_main_screen_ready(self) -> None:
         """The session is open: now warm the provider SDK (not earlier — it would compete with start-up)."""
         if self.tune_gc:
             calm_gc()
+            self.set_interval(1.0, self.full_collections.tick, name="full collections")
         self.run_worker(self._warm_providers(), name="warm", exclusive=False)
 
     async def _warm_providers(self) -> None:

@@ -52,6 +52,7 @@ from yeetui.tui.widgets.conversation_pages import ConversationPages
 from yeetui.tui.widgets.embedded_pane import EmbeddedPane
 from yeetui.tui.widgets.inbox import InboxPanel
 from yeetui.tui.widgets.ledger import LedgerPanel
+from yeetui.tui.widgets.message_views import Pacing
 from yeetui.tui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
@@ -107,6 +108,8 @@ class MainScreen(Screen):
         self.session_ids: set[str] = set()
         self._views: dict[str, ConversationView] = {}
         self.pages = ConversationPages(runtime.store)
+        self.pacing = Pacing()
+        """Streamed answers are drawn less often while the user types (their keys echo first)."""
         self._permissions: deque[ev.PermissionRequested] = deque()
         self._asking = False
         runtime.spawner.elsewhere.answers_asks = True  # pane children's questions come to this screen's dialog
@@ -261,7 +264,7 @@ class MainScreen(Screen):
             return
         switcher = self.query_one("#conversations", ContentSwitcher)
         if not self.query(f"#conv-{session_id}"):
-            view = ConversationView(session_id, id=f"conv-{session_id}")
+            view = ConversationView(session_id, id=f"conv-{session_id}", pacing=self.pacing)
             view.display = False  # shown once its history is in: never an empty frame before it
             await switcher.mount(view)
             self._views[session_id] = view
@@ -562,6 +565,10 @@ class MainScreen(Screen):
     @on(ConversationView.OpenSession)
     async def open_child(self, message: ConversationView.OpenSession) -> None:
         await self.open_session(message.session_id)
+
+    @on(TextArea.Changed, "#composer-input")
+    def _typing(self, event: TextArea.Changed) -> None:
+        self.pacing.typed()
 
     @on(ConversationView.LoadOlder)
     async def load_older(self, message: ConversationView.LoadOlder) -> None:

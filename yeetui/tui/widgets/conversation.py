@@ -30,6 +30,7 @@ from yeetui.tui.widgets.message_views import (
     AssistantMessageView,
     NoticeView,
     OlderMarker,
+    Pacing,
     SteerView,
     UserMessageView,
     thinking_text,
@@ -90,9 +91,12 @@ class ConversationView(EntryWindow):
             super().__init__()
             self.session_id = session_id
 
-    def __init__(self, session_id: str, *, window: int = WINDOW, **kw: object) -> None:
+    def __init__(self, session_id: str, *, window: int = WINDOW, pacing: Pacing | None = None,
+                 **kw: object) -> None:
         super().__init__(window=window, **kw)
         self.session_id = session_id
+        self.pacing = pacing or Pacing()
+        """How often streamed text is drawn (shared with the screen, which says when the user types)."""
         self._loading_older = False
         self._loading_newer = False
         self._jumping = False
@@ -135,7 +139,7 @@ class ConversationView(EntryWindow):
             # A run is (or was) mid-stream: its checkpoint becomes the live view that deltas continue.
             messages = messages[:-1]
             self._live = AssistantMessageView(tail.message.text, thinking_text(tail.message),
-                                              message_id=tail.id, live=True)
+                                              message_id=tail.id, live=True, pacing=self.pacing)
             self._live_run = tail.run_id
         items: list[Item] = []
         for stored in messages:
@@ -303,7 +307,7 @@ class ConversationView(EntryWindow):
         if self._live is not None and self._live_run != run_id:
             await self.end_stream()
         if self._live is None:
-            self._live, self._live_run = AssistantMessageView(live=True), run_id
+            self._live, self._live_run = AssistantMessageView(live=True, pacing=self.pacing), run_id
             await self._mount_at_end([self._live])
         return self._live
 

@@ -7,7 +7,9 @@ a streaming answer is a few of them (see `AssistantMessageView`).
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,12 +39,35 @@ from yeetui.tui.widgets.tool_views import Entry
 _GUIDANCE_RE = re.compile(r"^\[Guidance from ([^\]]+)\]\s*")
 
 FLUSH_INTERVAL = 0.05
-"""Seconds between writes of buffered deltas into the live Markdown (deltas arrive far faster)."""
-FREEZE_AT = 12
-"""Blocks the live Markdown widget may hold before the older ones are frozen (see `AssistantMessageView`)."""
-KEEP_LIVE = 3
-"""Blocks that stay live after a freeze: the open one and a few before it, which a later delta may still
-change (a list or table growing, a paragraph that turns out to be a setext heading)."""
+"""Seconds between draws of a streaming answer's buffered deltas (deltas arrive far faster)."""
+TYPING_FLUSH_INTERVAL = 0.25
+"""The same while the user types (see `Pacing`)."""
+TYPING_GRACE = 0.5
+"""Seconds after a keystroke during which the user counts as typing."""
+
+
+class Pacing:
+    """How often streamed text is drawn: every `FLUSH_INTERVAL`, but only every `TYPING_FLUSH_INTERVAL` while
+    the user types. Each draw of a growing answer can cost a layout of the screen, and a key that arrives
+    meanwhile waits for it; while keys come, their echo goes first and the answer catches up in bigger
+    steps (nothing is dropped, only drawn less often)."""
+
+    def __init__(self) -> None:
+        self._typed_at = -math.inf
+
+    def typed(self) -> None:
+        self._typed_at = time.monotonic()
+
+    @property
+    def interval(self) -> float:
+        typing = time.monotonic() - self._typed_at < TYPING_GRACE
+        return TYPING_FLUSH_INTERVAL if typing else FLUSH_INTERVAL
+FREEZE_AT = 8
+"""Blocks the open end of a streaming answer may hold before the older ones are frozen (see
+`AssistantMessageView`): it is rendered again on every draw, so the fewer the cheaper."""
+KEEP_LIVE = 2
+"""Blocks that stay open after a freeze: the last one, which a later delta may still change (a list or table
+growing, a paragraph that turns out to be a setext heading), and the one before it."""
 
 
 def thinking_text(message: Message) -> str:
@@ -169,10 +194,11 @@ class AssistantMessageView(Entry, Vertical):
     """
 
     def __init__(self, text: str = "", thinking: str = "", *, message_id: int | None = None, live: bool = False,
-                 interrupted: bool = False) -> None:
+                 interrupted: bool = False, pacing: Pacing | None = None) -> None:
         super().__init__()
         self.message_id = message_id
         self.live = live
+        self.pacing = pacing or Pacing()
         self.text = text
         self.thinking = thinking
         self.interrupted = interrupted
@@ -226,7 +252,7 @@ class AssistantMessageView(Entry, Vertical):
 
     def _schedule(self) -> None:
         if self._timer is None:
-            self._timer = self.set_timer(FLUSH_INTERVAL, self.flush, name="stream-flush")
+            self._timer = self.set_timer(self.pacing.interval, self.flush, name="stream-flush")
 
     async def flush(self) -> None:
         """Show everything buffered: the text's open end rendered again, the thinking in its block."""
@@ -238,11 +264,13 @@ class AssistantMessageView(Entry, Vertical):
             self._thinking_buffer.clear()
             await self._show_thinking(self.thinking)
         if self._text_buffer and self.live:
-            self._tail += "".join(self._text_buffer)
+            chunk = "".join(self._text_buffer)
             self._text_buffer.clear()
-            starts = block_starts(self._tail)
-            if len(starts) > FREEZE_AT:
-                await self._freeze(freeze_point(self._tail, KEEP_LIVE, starts))
+            self._tail += chunk
+            if "\n" in chunk:  # a block only starts on a new line: no need to count them otherwise
+                starts = block_starts(self._tail)
+                if len(starts) > FREEZE_AT:
+                    await self._freeze(freeze_point(self._tail, KEEP_LIVE, starts))
             self._show_tail()
 
     def _show_tail(self) -> None:
