@@ -19,8 +19,9 @@
 (d) Long sessions both ways: a 10,000-message session is opened; ctrl+home is pressed (the composer has the
     focus) and timed until the first message is mounted and drawn, against the time the session took to open
     (both read one page from the store); then the whole session is paged down to its end (each page-down until
-    settled and redrawn) and the process's RSS then is compared with its RSS once the session was open
-    (goal: within 20 %); and ctrl+end from the top, timed the same way.
+    settled and redrawn), twice, and the process's RSS after each pass is compared with its RSS once the
+    session was open (goal: within 20 %; each RSS is read after a full collection, as the app runs one when
+    the user pauses); and ctrl+end from the top, timed the same way.
 Each measurement runs in a fresh interpreter against the standalone fake LLM server.
 
 Key echo as drawn in the real binary, in a terminal, is bench/bench_typing.py.
@@ -245,12 +246,11 @@ async def poll(predicate, timeout: float = 60.0) -> None:
 
 async def case_jump(*, size: int) -> dict:
     """(d): jump to the top of a long session and back, and page down through all of it."""
-    import gc
-
     from bench.measure import rss_kb
     from yeetui import paths
     from yeetui.runtime import Runtime
     from yeetui.tui.app import YeetuiApp
+    from yeetui.tui.gc_pacing import collect_fully
     from yeetui.tui.widgets.message_views import UserMessageView
 
     project = Path.cwd() / "project"
@@ -262,6 +262,7 @@ async def case_jump(*, size: int) -> dict:
     try:
         async with app.run_test(size=SIZE) as pilot:
             main = await _main_screen(pilot)
+            import anthropic  # noqa: F401  # the app warms it in a thread: not part of what scrolling costs
             await asyncio.sleep(0.5)
 
             async def drawn() -> None:
@@ -282,7 +283,7 @@ async def case_jump(*, size: int) -> dict:
             await settled(view)
             opened = time.perf_counter() - start
             await pilot.pause(0.5)
-            gc.collect()
+            collect_fully()
             rss_open = rss_kb()
 
             def first_shown() -> bool:
@@ -298,18 +299,24 @@ async def case_jump(*, size: int) -> dict:
 
             steps: list[float] = []
             peak_items = 0
-            while not (view.following and not view.has_newer and view.scroll_y >= view.max_scroll_y):
-                step = time.perf_counter()
-                view.scroll_page_down(animate=False)
-                await asyncio.sleep(0)
-                await settled(view)
-                steps.append(time.perf_counter() - step)
-                peak_items = max(peak_items, len(view.held) + len(view._below))
-                if len(steps) > 100_000:
-                    raise RuntimeError("paging down never reached the end")
-            await pilot.pause(0.5)
-            gc.collect()
-            rss_after = rss_kb()
+            rss_after: list[int] = []
+            for pass_ in range(2):
+                if pass_:
+                    await pilot.press("ctrl+home")
+                    await poll(first_shown)
+                    await settled(view)
+                while not (view.following and not view.has_newer and view.scroll_y >= view.max_scroll_y):
+                    step = time.perf_counter()
+                    view.scroll_page_down(animate=False)
+                    await asyncio.sleep(0)
+                    await settled(view)
+                    steps.append(time.perf_counter() - step)
+                    peak_items = max(peak_items, len(view.held) + len(view._below))
+                    if len(steps) > 100_000:
+                        raise RuntimeError("paging down never reached the end")
+                await pilot.pause(0.5)
+                collect_fully()
+                rss_after.append(rss_kb())
 
             await pilot.press("ctrl+home")
             await poll(first_shown)
@@ -429,14 +436,16 @@ def report_open(runs: dict, sizes: list[int]) -> None:
 
 def report_jump(run: dict, size: int) -> None:
     steps = run["steps"]
-    print(f"long session both ways ({size} messages; {len(steps)} page-downs from the top to the end, median "
+    print(f"long session both ways ({size} messages; {len(steps)} page-downs from the top to the end in two passes, "
+          "median "
           f"{median(steps) * 1000:.0f} ms each, at most {run['peak_items']} messages held in memory):", flush=True)
     show("  ctrl+home: first message drawn, vs opening the session", run["to_top"], run["opened"],
          goal_text=f"goal < 1 s: {'met' if run['to_top'] < 1.0 else 'NOT met'}")
     show("  ctrl+end from the top: end drawn, vs opening the session", run["to_end"], run["opened"])
-    ratio = run["rss_after"] / run["rss_open"]
-    print(f"  RSS after paging through it all: {run['rss_after'] / 1024:.0f} MB vs {run['rss_open'] / 1024:.0f} MB "
-          f"once open → ratio {ratio:.2f} (goal ≤ 1.20: {'met' if ratio <= 1.2 else 'NOT met'})", flush=True)
+    for n, rss in enumerate(run["rss_after"], 1):
+        ratio = rss / run["rss_open"]
+        print(f"  RSS after paging through it all, pass {n}: {rss / 1024:.0f} MB vs {run['rss_open'] / 1024:.0f} MB "
+              f"once open → ratio {ratio:.2f} (goal ≤ 1.20: {'met' if ratio <= 1.2 else 'NOT met'})", flush=True)
 
 
 def main() -> None:

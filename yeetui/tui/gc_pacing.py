@@ -10,6 +10,8 @@ so cycles never pile up without bound.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import time
 from collections.abc import Callable
@@ -34,10 +36,30 @@ def calm_gc() -> None:
     gc.set_threshold(GEN0_THRESHOLD, 10, 1_000_000_000)
 
 
+def _malloc_trim() -> Callable[[], object] | None:
+    """glibc's `malloc_trim`, which hands freed heap pages back to the system, or None elsewhere."""
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name).malloc_trim if name else None  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _malloc_trim()
+
+
+def collect_fully() -> None:
+    """A full collection, then the freed memory handed back (after scrolling through a long session, most of
+    what was allocated for it is free but would stay in the process)."""
+    gc.collect(2)
+    if _TRIM is not None:
+        _TRIM(0)
+
+
 class FullCollections:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic,
                  pending: Callable[[], int] = lambda: gc.get_count()[2],
-                 collect: Callable[[], object] = lambda: gc.collect(2)) -> None:
+                 collect: Callable[[], object] = collect_fully) -> None:
         self._clock, self._pending, self._collect = clock, pending, collect
         self._key_at = -float("inf")
         self._due_since: float | None = None
