@@ -4,11 +4,13 @@ the lines on screen stay put meanwhile, and views far below are unmounted and co
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 
@@ -34,6 +36,10 @@ class Paging(App[None]):
         self.pages = ConversationPages(store, page)
         self.requests: list[int] = []
         self.newer: list[int | None] = []
+        self.dropped: list[int] = []
+
+    def on_entry_window_dropped(self, message: ConversationView.Dropped) -> None:
+        self.dropped.append(message.views)
 
     def compose(self) -> ComposeResult:
         yield self.view
@@ -323,6 +329,13 @@ async def test_from_the_start_scrolling_down_reaches_every_message_in_order_with
         assert held <= 60 and below <= 60 and len(view.entries) <= 40 + 20  # bounded on both sides
         assert view.has_older and view.following  # the oldest were dropped on the way down
         check_tool_blocks(view)
+        # The app heard of each unmounted view (its next full collection frees them), and nothing keeps
+        # their rendered lines alive meanwhile (Textual's StylesCache lru, see textual_workarounds).
+        assert sum(app.dropped) >= 200
+        gc.collect()
+        live = {id(widget._styles_cache) for widget in [app.screen, *app.screen.walk_children()]}
+        orphans = [c for c in gc.get_objects() if isinstance(c, StylesCache) and id(c) not in live]
+        assert len(orphans) < 40, len(orphans)
 
 
 async def test_scrolling_far_up_drops_the_newest_from_memory_and_fetches_them_again_coming_down(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from yeetui.tui.gc_pacing import DUE_AFTER, MAX_DELAY, QUIET, FullCollections, calm_gc
+from yeetui.tui.gc_pacing import DROPPED_DUE, DUE_AFTER, MAX_DELAY, QUIET, FullCollections, calm_gc
 
 
 class Clock:
@@ -57,3 +57,17 @@ def test_calm_gc_leaves_full_collections_to_the_pacer() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_many_unmounted_views_make_a_collection_due_whatever_the_generation_counts() -> None:
+    clock, pending, runs = Clock(), [0], []
+    full = pacer(clock, pending, runs)
+    full.dropped(DROPPED_DUE - 1)
+    assert not full.tick()  # not yet
+    full.dropped(1)
+    full.key()
+    assert not full.tick()  # due, but the user is typing
+    clock.now += QUIET
+    assert full.tick() and len(runs) == 1
+    full.dropped(DROPPED_DUE - 1)
+    assert not full.tick()  # the count started again

@@ -32,6 +32,7 @@ from textual.screen import Screen
 from yeetui.tui.gc_pacing import FullCollections, calm_gc
 from yeetui.tui.startup import Pending, StartingScreen
 from yeetui.tui.themes import discover_themes, save_theme, saved_theme
+from yeetui.tui.widgets.conversation_window import EntryWindow
 
 if TYPE_CHECKING:
     from yeetui.tui.screens.main import MainScreen
@@ -171,6 +172,9 @@ class YeetuiApp(App):
         if isinstance(event, events.Key):
             self.full_collections.key()  # full collections wait for a pause in the typing
         await super().on_event(event)
+
+    def on_entry_window_dropped(self, message: EntryWindow.Dropped) -> None:
+        self.full_collections.dropped(message.views)
 
     def on_main_screen_ready(self) -> None:
         """The session is open: now warm the provider SDK (not earlier — it would compete with start-up)."""

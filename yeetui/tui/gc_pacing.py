@@ -16,6 +16,8 @@ import gc
 import time
 from collections.abc import Callable
 
+from yeetui.tui.textual_workarounds import release_styles_caches
+
 GEN0_THRESHOLD = 10_000
 """Allocations between young collections (CPython's 700 promotes far more temporaries of a streaming
 answer into the older generations)."""
@@ -25,6 +27,12 @@ QUIET = 1.5
 """Seconds without a key after which a due full collection runs."""
 MAX_DELAY = 60.0
 """Seconds a due full collection waits for a quiet moment at most."""
+DROPPED_DUE = 150
+"""Views unmounted since the last full collection after which one is due whatever the gen-1 count says.
+An unmounted view lived long enough to reach the oldest generation, and its reference cycles (parent,
+message pump, styles) wait there for a full collection: paging down a long session, ~500 KB of them per
+page piled up, and the heap they grew stays fragmented after they are freed (RSS +55 MB after one pass
+through 1,000 messages, against +15 MB when collected every ~150 views)."""
 
 
 def calm_gc() -> None:
@@ -51,6 +59,7 @@ _TRIM = _malloc_trim()
 def collect_fully() -> None:
     """A full collection, then the freed memory handed back (after scrolling through a long session, most of
     what was allocated for it is free but would stay in the process)."""
+    release_styles_caches()
     gc.collect(2)
     if _TRIM is not None:
         _TRIM(0)
@@ -63,6 +72,11 @@ class FullCollections:
         self._clock, self._pending, self._collect = clock, pending, collect
         self._key_at = -float("inf")
         self._due_since: float | None = None
+        self._dropped = 0
+
+    def dropped(self, views: int) -> None:
+        """`views` widgets were unmounted (they are garbage now, freed by the next full collection)."""
+        self._dropped += views
 
     def key(self) -> None:
         """A key was pressed."""
@@ -71,7 +85,7 @@ class FullCollections:
     def tick(self) -> bool:
         """Run a full collection if one is due and the moment is right; True if it ran."""
         now = self._clock()
-        if self._pending() < DUE_AFTER:
+        if self._pending() < DUE_AFTER and self._dropped < DROPPED_DUE:
             self._due_since = None
             return False
         if self._due_since is None:
@@ -80,4 +94,5 @@ class FullCollections:
             return False
         self._collect()
         self._due_since = None
+        self._dropped = 0
         return True

@@ -22,8 +22,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from textual.containers import VerticalScroll
 from textual.geometry import Region, Size
 from textual.layout import DockArrangeResult
+from textual.message import Message
 from textual.widget import Widget
 
+from yeetui.tui.textual_workarounds import release_styles_caches
 from yeetui.tui.widgets.render_text import Item, chunk_end, chunk_start
 from yeetui.tui.widgets.tool_views import Entry
 
@@ -38,6 +40,14 @@ Step = Callable[[], Awaitable[bool]]
 
 
 class EntryWindow(VerticalScroll):
+    class Dropped(Message):
+        """`views` widgets (entries and what they contain) were unmounted: garbage for the app's next full
+        collection (see `gc_pacing.FullCollections.dropped`)."""
+
+        def __init__(self, views: int) -> None:
+            super().__init__()
+            self.views = views
+
     def __init__(self, *, window: int, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.window = window
@@ -140,8 +150,11 @@ class EntryWindow(VerticalScroll):
         self.has_older, self.has_newer = has_older, has_newer
         self._pin = None
         views = self._build(first)
+        unmounted = _count_views(gone)
         with self.app.batch_update():
             await self.remove_children(gone)
+            release_styles_caches()
+            self._unmounted(unmounted)
             before = kept[0] if kept else None
             if before is not None:
                 await self.mount_all(marker + views, before=before)
@@ -320,7 +333,10 @@ class EntryWindow(VerticalScroll):
                 self.has_newer = True
         self._forget(doomed)
         self._pin_top()
+        unmounted = _count_views(doomed)
         await self.remove_children(doomed)
+        release_styles_caches()
+        self._unmounted(unmounted)
         await self._window_changed()
         return True
 
@@ -362,6 +378,10 @@ class EntryWindow(VerticalScroll):
         while start < end and not self._boundary(entries, start):
             start += 1
         return entries[start:end], entries[end] if end < len(entries) else None
+
+    def _unmounted(self, views: int) -> None:
+        if views:
+            self.post_message(self.Dropped(views))
 
     def _unmounting(self, widget: Widget) -> None:
         """`widget` is being removed outside a trim: the gap, if it sits before it, moves to the next entry."""
@@ -439,3 +459,8 @@ class EntryWindow(VerticalScroll):
         """`widget`'s row in the last layout (None if it was not in it)."""
         region = self._regions().get(widget)
         return region.y if region is not None else None
+
+
+def _count_views(widgets: Sequence[Widget]) -> int:
+    """`widgets` and everything inside them."""
+    return sum(1 + len(widget.walk_children()) for widget in widgets)

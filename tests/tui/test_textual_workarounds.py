@@ -1,0 +1,42 @@
+"""Work-arounds for defects of the pinned Textual release hold (and fail if the defect changes shape)."""
+
+from __future__ import annotations
+
+import gc
+
+from textual._styles_cache import StylesCache
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from yeetui.tui.textual_workarounds import release_styles_caches
+
+
+class Column(App[None]):
+    def compose(self) -> ComposeResult:
+        yield VerticalScroll()
+
+
+def orphaned_styles_caches(app: App[None]) -> int:
+    for node in app.screen.walk_children(with_self=True):
+        node.displayed_children  # noqa: B018  # a parent's cached list of its shown children is refreshed
+    gc.collect()
+    live = {id(widget._styles_cache) for widget in [app.screen, *app.screen.walk_children()]}
+    return sum(1 for cache in gc.get_objects() if isinstance(cache, StylesCache) and id(cache) not in live)
+
+
+async def test_the_lines_of_unmounted_widgets_are_released() -> None:
+    app = Column()
+    async with app.run_test(size=(60, 60)) as pilot:
+        column = app.query_one(VerticalScroll)
+        await column.mount(Static("stays"))
+        await column.mount_all([Static(f"line {n}\n" * 3) for n in range(30)])
+        await pilot.pause()
+        before = orphaned_styles_caches(app)
+        await column.remove_children(list(column.children)[1:])
+        await pilot.pause()
+        # Textual's lru_cache on StylesCache.get_inner_outer keeps the drawn widgets' caches (and lines)
+        kept = orphaned_styles_caches(app)
+        assert kept >= before + 10  # the ones drawn (about half fit on the screen)
+        release_styles_caches()
+        assert orphaned_styles_caches(app) <= before
