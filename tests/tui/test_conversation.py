@@ -306,7 +306,9 @@ async def test_window_stays_bounded_and_the_store_is_asked_once_the_held_run_out
         assert view.has_older and view.query(OlderMarker)
         oldest = view.oldest_message_id
         assert oldest is not None and oldest > 1250
-        assert [item.id for item in view.held] == list(range(1000, oldest))  # trimmed views are held, in order
+        # trimmed views are held, in order; following the end, only the newest few hundred
+        first = view.held[0].id
+        assert [item.id for item in view.held] == list(range(first, oldest)) and len(view.held) <= 200
         assert view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y  # followed the end
 
         for _ in range(200):  # scroll up until the held messages are all shown again
@@ -315,7 +317,7 @@ async def test_window_stays_bounded_and_the_store_is_asked_once_the_held_run_out
             view.scroll_home(animate=False, immediate=True)
             await pilot.pause(0.02)
         requests = posted(seen, ConversationView.LoadOlder)
-        assert [(r.session_id, r.before_message_id) for r in requests] == [("s1", 1000)]
+        assert [(r.session_id, r.before_message_id) for r in requests] == [("s1", 1000)]  # (never answered)
         assert len(view.entries) <= 150  # bounded while scrolling back too
         view.scroll_end(animate=False, immediate=True)
         view.scroll_home(animate=False, immediate=True)
@@ -336,12 +338,15 @@ async def test_streaming_follows_the_end_only_while_the_user_is_there() -> None:
         assert view.scroll_y == view.max_scroll_y  # followed the growing reply
 
         view.scroll_to(y=5, animate=False, immediate=True)  # the user scrolls up to read
+        await wait_for(pilot, lambda: not view.paging)  # (older messages may be mounted above)
         await pilot.pause()
+        reading = next(e for e in view.entries if e.region.y >= view.region.y)
+        row = reading.region.y
         await view.stream_text("r1", "\n\nmore and more\n\nand more")
         await wait_for(pilot, lambda: "and more" in view.query_one(AssistantMessageView).source)
         await pilot.pause(0.1)
-        assert view.scroll_y == 5
-        assert view.max_scroll_y > 5
+        assert reading.region.y == row  # what the user reads stays where it is
+        assert view.scroll_y < view.max_scroll_y
 
 
 async def test_the_summary_an_agent_ends_with_is_shown_as_its_answer(fake_env, project) -> None:
@@ -386,3 +391,19 @@ def test_an_announcement_shows_the_child_s_markdown_styled() -> None:
     view = AnnouncementView(Message.user(text, announcement=True, label="oracle#4", status="completed"))
     shown = view.visual.plain if hasattr(view, "visual") else str(view.render())
     assert "The fixture sleeps in conftest.py." in shown and "**" not in shown and "`" not in shown
+
+
+async def test_an_older_page_that_no_longer_joins_what_is_held_is_not_shown() -> None:
+    """A page asked for before the oldest held messages were dropped would leave a hole: it is dropped."""
+    seen: list[TextualMessage] = []
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await view.load([stored(i, Message.user(f"question {i}")) for i in range(1000, 1010)], has_older=True)
+        await pilot.pause()
+        await view.prepend([stored(5, Message.user("from a stale request"))], has_older=True,
+                           before_message_id=999)
+        assert all(item.id != 5 for item in view.held)
+        assert not any("stale" in getattr(e, "text", "") for e in view.entries)
+        await view.prepend([stored(7, Message.user("the page asked for"))], has_older=True,
+                           before_message_id=view.held[0].id if view.held else view.oldest_message_id)
+        assert view.held[0].id == 7 if view.held else any(e.message_id == 7 for e in view.entries)

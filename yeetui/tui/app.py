@@ -32,10 +32,10 @@ from textual.screen import Screen
 from yeetui.tui.gc_pacing import FullCollections, calm_gc
 from yeetui.tui.startup import Pending, StartingScreen
 from yeetui.tui.themes import discover_themes, save_theme, saved_theme
-from yeetui.tui.widgets.conversation_window import EntryWindow
 
 if TYPE_CHECKING:
     from yeetui.tui.screens.main import MainScreen
+    from yeetui.tui.widgets.conversation_window import EntryWindow
 
 __all__ = ["StartingScreen", "YeetuiApp"]
 DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main")
@@ -174,6 +174,7 @@ class YeetuiApp(App):
         await super().on_event(event)
 
     def on_entry_window_dropped(self, message: EntryWindow.Dropped) -> None:
+        """Views were unmounted: their garbage makes a full collection due sooner."""
         self.full_collections.dropped(message.views)
 
     def on_main_screen_ready(self) -> None:

@@ -156,10 +156,17 @@ class ConversationView(EntryWindow):
         self.anchor()
         self.call_after_refresh(self._check)
 
-    async def prepend(self, messages: list[StoredMessage], *, has_older: bool) -> None:
-        """An older page from the store: hold it; it is mounted as the user scrolls up to it."""
+    async def prepend(self, messages: list[StoredMessage], *, has_older: bool,
+                      before_message_id: int | None = None) -> None:
+        """An older page from the store: hold it; it is mounted as the user scrolls up to it.
+        `before_message_id`: what the page was asked for (`LoadOlder`); if the oldest messages known have
+        changed since (dropped from memory while it was on its way), the page would leave a hole: it is
+        dropped, and asked for again if still wanted."""
         self._loading_older = False
         known = self._oldest_known_id()
+        if before_message_id is not None and known is not None and before_message_id != known:
+            self._check()
+            return
         self._hold_older([Item(m.id, m.message, m.partial) for m in messages if known is None or m.id < known])
         self.has_older = has_older
         await self._window_changed()

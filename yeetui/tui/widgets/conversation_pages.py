@@ -30,7 +30,8 @@ class ConversationPages:
     async def older(self, view: ConversationView, message: ConversationView.LoadOlder) -> None:
         older = await self.store.messages(message.session_id, limit=self.page + 1,
                                           before_id=message.before_message_id)
-        await view.prepend(older[-self.page:], has_older=len(older) > self.page)
+        await view.prepend(older[-self.page:], has_older=len(older) > self.page,
+                           before_message_id=message.before_message_id)
 
     async def newer(self, view: ConversationView, message: ConversationView.LoadNewer) -> None:
         newer = await self.store.messages(message.session_id, limit=self.page + 1, from_start=True,

@@ -35,6 +35,8 @@ HELD_MAX = 1000
 """Held items kept in memory; older ones are dropped (the store still has them)."""
 BELOW_MAX = 1000
 """Items kept in the gap below the screen; newer ones are dropped (the store still has them)."""
+SETTLED_HELD = 120
+"""Held items kept once the user is back at the end, following it: about what opening the session holds."""
 
 Step = Callable[[], Awaitable[bool]]
 
@@ -211,7 +213,7 @@ class EntryWindow(VerticalScroll):
         if not self._showing():
             return []
         steps: list[Step] = []
-        if len(self.children) > self.window + 1:
+        if len(self.children) > self.window + 1 or self._settling():
             steps.append(self._trim)
         if self._held and self._near_top():
             steps.append(self._reveal_above)
@@ -301,16 +303,23 @@ class EntryWindow(VerticalScroll):
         await self._window_changed()
         return views
 
+    def _settling(self) -> bool:
+        """True when the user is back at the end with more than half a window mounted (after reading far up):
+        time to let go of what is far above, down to about what opening the session mounts."""
+        return self.following and not self._gap_at_end() and len(self.children) > self.window // 2
+
     async def _trim(self) -> bool:
         """Unmount entries far from the screen, down to a tenth below the window: far above it into
-        `_held` while the user is in the lower half (or following), else far below it into the gap."""
+        `_held` while the user is in the lower half (or following), else far below it into the gap. Back at
+        the end (`_settling`), down to a quarter of the window, and the held items to `SETTLED_HELD`."""
         entries = self.entries
-        excess = len(entries) - (self.window - self.window // 10)
+        settling = len(entries) <= self.window and self._settling()
+        excess = len(entries) - (self.window // 4 if settling else self.window - self.window // 10)
         if excess <= 0:
             return False
         lower_half = self.following or self._top_visible_index(entries) > len(entries) // 2
         if lower_half:
-            doomed, gap_at = self._far_above(entries, excess), self._gap_at
+            doomed, gap_at = self._far_above(entries, excess, any_above=not settling), self._gap_at
         else:
             doomed, gap_at = self._far_below(entries, excess)
         if not doomed:
@@ -322,8 +331,9 @@ class EntryWindow(VerticalScroll):
             if after is not None and after is self._gap_at:  # all above the gap went: hold the gap's too
                 self._held.extend(self._below)
                 self._below, self._gap_at = [], None
-            if len(self._held) > HELD_MAX:
-                del self._held[: len(self._held) - HELD_MAX]
+            keep = min(SETTLED_HELD, HELD_MAX) if settling else HELD_MAX
+            if len(self._held) > keep:
+                del self._held[: len(self._held) - keep]
                 self.has_older = True
         else:
             self._below[:0] = items
@@ -340,10 +350,10 @@ class EntryWindow(VerticalScroll):
         await self._window_changed()
         return True
 
-    def _far_above(self, entries: list[Widget], excess: int) -> list[Widget]:
+    def _far_above(self, entries: list[Widget], excess: int, *, any_above: bool = True) -> list[Widget]:
         """Up to `excess` oldest entries, whole rebuildable messages, lying above the screen by more than a
-        screen (any, while following)."""
-        limit = None if self.following else self.scroll_y - self.size.height
+        screen (any, while following, unless not `any_above`)."""
+        limit = None if self.following and any_above else self.scroll_y - self.size.height
         end = entries.index(self._gap_at) if self._gap_at in entries else len(entries)
         count = 0
         while count < min(excess, end) and self._rebuildable(entries[count]):
@@ -380,6 +390,9 @@ class EntryWindow(VerticalScroll):
         return entries[start:end], entries[end] if end < len(entries) else None
 
     def _unmounted(self, views: int) -> None:
+        """Views were unmounted: nothing here may keep them alive (the regions of a layout before they went
+        included them) and the app hears of the garbage."""
+        self._regions_of, self._regions_by_widget = None, {}
         if views:
             self.post_message(self.Dropped(views))
 
