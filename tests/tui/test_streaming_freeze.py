@@ -167,6 +167,39 @@ async def test_writes_that_add_no_line_skip_the_layout_and_the_view_still_fits_i
         assert layouts.count(True) >= 10  # a new line, the list and the heading were laid out
 
 
+async def test_a_line_gained_while_streaming_lays_the_screen_out_once() -> None:
+    """Textual lays the screen out again when a layout changed a widget's virtual size; the answer, its text
+    and the conversation only change size through a layout, so they skip that (`SizedByLayout`)."""
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(60, 20)) as pilot:
+        for i in range(1, 30):
+            await view.add_message(Message.user(f"message {i}"), i)
+        await view.stream_text("r1", "first line\n\n")
+        message = view.query_one(AssistantMessageView)
+        await message.flush()
+        await pilot.pause()
+        screen = pilot.app.screen
+        original = screen._refresh_layout
+        layouts: list[int] = []
+
+        def counted(*args: object, **kw: object) -> None:
+            layouts.append(1)
+            original(*args, **kw)  # type: ignore[arg-type]
+
+        screen._refresh_layout = counted  # type: ignore[method-assign]
+        lines = 12
+        for n in range(lines):
+            await view.stream_text("r1", f"line {n} of the answer\n\n")
+            await message.flush()
+            for _ in range(3):
+                await pilot.pause()
+        assert view.scroll_y == view.max_scroll_y  # still following the end
+        body = message.query(".body").last()
+        assert f"line {lines - 1} of the answer" in message.shown_text
+        assert view.region.y < body.region.bottom <= view.region.bottom  # and its last line is on screen
+        assert lines <= len(layouts) <= lines + 3, len(layouts)  # one per new line (it was two)
+
+
 async def test_while_the_user_types_a_stream_is_drawn_less_often_and_nothing_is_lost(
         monkeypatch: pytest.MonkeyPatch) -> None:
     delays: list[float] = []

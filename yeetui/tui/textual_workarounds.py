@@ -7,6 +7,7 @@ turns the work-around into a no-op rather than an error.
 from __future__ import annotations
 
 from textual._styles_cache import StylesCache
+from textual.geometry import Size
 
 
 def release_styles_caches() -> None:
@@ -22,3 +23,17 @@ def release_styles_caches() -> None:
     cache_clear = getattr(getattr(StylesCache, "get_inner_outer", None), "cache_clear", None)
     if cache_clear is not None:
         cache_clear()
+
+
+class SizedByLayout:
+    """Mixin for widgets whose size only ever changes as the result of a layout: no second layout after it.
+
+    When a layout gives a widget a new virtual size, Textual stores it through a reactive that asks for
+    another layout of the whole screen; the second one finds nothing to change. While an answer streams,
+    every line it gains grows the answer's text, the answer and the conversation: each such frame was laid
+    out twice (~630 layouts for ~320 new lines in 30 s). Scrollbars still appear and disappear as they should:
+    `_scroll_update` runs either way, and the scrollbar reactives ask for their own layout when they change.
+    """
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]

@@ -25,7 +25,7 @@ from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 
-from yeetui.tui.textual_workarounds import release_styles_caches
+from yeetui.tui.textual_workarounds import SizedByLayout, release_styles_caches
 from yeetui.tui.widgets.render_text import Item, chunk_end, chunk_start
 from yeetui.tui.widgets.tool_views import Entry
 
@@ -41,7 +41,7 @@ SETTLED_HELD = 120
 Step = Callable[[], Awaitable[bool]]
 
 
-class EntryWindow(VerticalScroll):
+class EntryWindow(SizedByLayout, VerticalScroll):
     class Dropped(Message):
         """`views` widgets (entries and what they contain) were unmounted: garbage for the app's next full
         collection (see `gc_pacing.FullCollections.dropped`)."""

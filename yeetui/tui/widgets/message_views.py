@@ -27,6 +27,7 @@ from textual.widgets import Collapsible, Static
 
 from yeetui.messages import Message, ThinkingPart
 from yeetui.runs.mentions import attachment_note
+from yeetui.tui.textual_workarounds import SizedByLayout
 from yeetui.tui.widgets.render_text import (
     ANNOUNCEMENT_LINES,
     inline_markdown,
@@ -171,7 +172,11 @@ def freeze_point(source: str, keep: int, starts: list[int] | None = None) -> int
     return offset
 
 
-class AssistantMessageView(Entry, Vertical):
+class AnswerText(SizedByLayout, Static):
+    """A stretch of an answer's text (it grows as the answer streams)."""
+
+
+class AssistantMessageView(SizedByLayout, Entry, Vertical):
     """An assistant message: optional thinking, then the text. Streams while `live`.
 
     The text is Rich Markdown in `Static`s, rendered once per width, streaming or not. While it streams, the
@@ -211,7 +216,7 @@ class AssistantMessageView(Entry, Vertical):
         """The rest of the text, shown by `_body`."""
         self._tail_size: tuple[int, int] | None = None
         """The width `_body` was last rendered at while streaming, and its height then."""
-        self._body = Static(classes="body")
+        self._body = AnswerText(classes="body")
 
     # -- composition -------------------------------------------------------------------------------
 
@@ -288,7 +293,7 @@ class AssistantMessageView(Entry, Vertical):
         done, self._tail = self._tail[:cut], self._tail[cut:]
         self._frozen += done
         self._tail_size = None
-        await self.mount(Static(self._rich(done), classes="body frozen"), before=self._body)
+        await self.mount(AnswerText(self._rich(done), classes="body frozen"), before=self._body)
 
     async def _show_thinking(self, text: str) -> None:
         blocks = self.query(ThinkingBlock)
