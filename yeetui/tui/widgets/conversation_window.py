@@ -8,7 +8,8 @@ comes next is decided after every scroll and layout (`_due_steps`), one step at 
 Both are bounded: past `HELD_MAX` the oldest held items are dropped (`has_older`: the store has them), past
 `BELOW_MAX` the newest items of the gap are (`has_newer`), and pages are fetched again from the store as the
 user scrolls towards them — so memory stays flat however far the user scrolls, either way, and a jump to
-the start of a long session only needs its first page.
+the start of a long session only needs its first page. Back at the end, following it, what lies far above is
+let go down to about what opening the session keeps (`_settling`, `SETTLED_HELD`).
 
 Mounting or unmounting above the screen keeps the lines on screen still: the topmost visible entry is
 pinned and the scroll offset corrected inside `arrange`, as Textual's own anchor is, so no frame shows the
