@@ -71,3 +71,20 @@ def test_many_unmounted_views_make_a_collection_due_whatever_the_generation_coun
     assert full.tick() and len(runs) == 1
     full.dropped(DROPPED_DUE - 1)
     assert not full.tick()  # the count started again
+
+
+def test_the_app_collects_as_soon_as_enough_views_were_unmounted_unless_the_user_types(tmp_path) -> None:
+    from yeetui.tui.app import YeetuiApp
+    from yeetui.tui.widgets.conversation_window import EntryWindow
+
+    clock, pending, runs = Clock(), [0], []
+    app = YeetuiApp(cwd=tmp_path, tune_gc=True)
+    app.full_collections = pacer(clock, pending, runs)
+    app.on_entry_window_dropped(EntryWindow.Dropped(DROPPED_DUE // 2))
+    assert runs == []  # not due yet
+    app.full_collections.key()
+    app.on_entry_window_dropped(EntryWindow.Dropped(DROPPED_DUE))
+    assert runs == []  # due, but the user is typing: the 1 s tick runs it after a pause
+    clock.now += QUIET
+    app.on_entry_window_dropped(EntryWindow.Dropped(1))
+    assert runs == [clock.now]  # at once, not at the next tick
