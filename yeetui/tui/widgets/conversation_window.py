@@ -153,11 +153,8 @@ class EntryWindow(SizedByLayout, VerticalScroll):
         self.has_older, self.has_newer = has_older, has_newer
         self._pin = None
         views = self._build(first)
-        unmounted = _count_views(gone)
         with self.app.batch_update():
-            await self.remove_children(gone)
-            release_styles_caches()
-            self._unmounted(unmounted)
+            await self._unmount(gone)
             before = kept[0] if kept else None
             if before is not None:
                 await self.mount_all(marker + views, before=before)
@@ -344,10 +341,7 @@ class EntryWindow(SizedByLayout, VerticalScroll):
                 self.has_newer = True
         self._forget(doomed)
         self._pin_top()
-        unmounted = _count_views(doomed)
-        await self.remove_children(doomed)
-        release_styles_caches()
-        self._unmounted(unmounted)
+        await self._unmount(doomed)
         await self._window_changed()
         return True
 
@@ -390,9 +384,12 @@ class EntryWindow(SizedByLayout, VerticalScroll):
             start += 1
         return entries[start:end], entries[end] if end < len(entries) else None
 
-    def _unmounted(self, views: int) -> None:
-        """Views were unmounted: nothing here may keep them alive (the regions of a layout before they went
-        included them) and the app hears of the garbage."""
+    async def _unmount(self, widgets: Sequence[Widget]) -> None:
+        """Unmount `widgets`, keep nothing that would keep them alive (the regions of the layout before they
+        went, Textual's styles-cache lru), and tell the app how much garbage that made."""
+        views = sum(1 + len(widget.walk_children()) for widget in widgets)
+        await self.remove_children(widgets)
+        release_styles_caches()
         self._regions_of, self._regions_by_widget = None, {}
         if views:
             self.post_message(self.Dropped(views))
@@ -473,8 +470,3 @@ class EntryWindow(SizedByLayout, VerticalScroll):
         """`widget`'s row in the last layout (None if it was not in it)."""
         region = self._regions().get(widget)
         return region.y if region is not None else None
-
-
-def _count_views(widgets: Sequence[Widget]) -> int:
-    """`widgets` and everything inside them."""
-    return sum(1 + len(widget.walk_children()) for widget in widgets)
