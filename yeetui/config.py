@@ -41,9 +41,11 @@ class ToolConfig(_Model):
     bash_max_timeout: float = Field(600.0, gt=0)
     output_cap: int = Field(30_000, gt=0)
     """Characters of tool output kept per call."""
-    bash_sandbox: Literal["auto", "required"] = "auto"
-    """`required`: agents get no bash at all on a machine where no OS sandbox (bubblewrap, Landlock) works —
-    instead of running it unconfined there, with a warning at start."""
+    bash_sandbox: Literal["auto", "required", "unshielded"] = "auto"
+    """`auto`/`required`: read-only agents' bash runs in bubblewrap or Landlock; writable agents' bash only in
+    bubblewrap, which keeps `.git/`, `.yeetui/`, `.claude/`, `.opencode/` read-only — where it cannot run,
+    their bash is refused. `unshielded` (your own config only, never a project's) accepts the Landlock fallback
+    for them, which cannot shield those folders, or no sandbox at all where even Landlock fails."""
     bash_network: bool = False
     """Agents' bash may use the network inside its sandbox (a profile can allow it for itself:
     `workspace.network`)."""
@@ -286,6 +288,11 @@ def load_settings(
                                 f"{project_file}: ignored providers.{name}.{key} — a project config may not "
                                 "set provider keys or endpoints; put it in your user config.yaml or env."
                             )
+            tools = data.get("tools")
+            if isinstance(tools, dict) and tools.get("bash_sandbox") == "unshielded":
+                del tools["bash_sandbox"]
+                warnings.append(f"{project_file}: ignored tools.bash_sandbox: unshielded — only your own "
+                                "config.yaml may accept a sandbox that leaves .git/ writable, trusted or not.")
             if not (is_trusted(project_dir, env) if trusted is None else trusted):
                 warnings += _narrow_project_layer(data, _defaults_and(layers), project_file)
             layers.append(("project config", project_file, data, lines))

@@ -50,9 +50,25 @@ from yeetui.worktrees.manager import Worktrees
 DEFAULT_MAX_CONCURRENT = 8
 """Runs executing at once across every yeetui process on a data dir (the rest wait, visibly queued)."""
 
-NO_SANDBOX = ("No OS sandbox works on this machine (bubblewrap or Landlock): agents' bash runs with your rights, "
-              "behind the permission rules only, and read-only agents get no bash. Install bubblewrap, or set "
-              "`tools.bash_sandbox: required` to refuse bash to every agent; `yeetui doctor` says more.")
+NO_SANDBOX = "No OS sandbox works on this machine (bubblewrap or Landlock): read-only agents get no bash"
+NOT_SHIELDED = ("bubblewrap does not work here, only the Landlock fallback, which cannot keep .git/, .yeetui/, "
+                ".claude/ and .opencode/ read-only")
+REFUSED = ("agents that write get no bash (remedy: let bubblewrap run — `yeetui doctor` says how — or accept the "
+           "weaker sandbox with `tools: {bash_sandbox: unshielded}` in your own config.yaml)")
+
+
+def sandbox_notices(found: str | None, configured: str) -> list[str]:
+    """The start-up warning on what agents' bash runs in, when it is less than bubblewrap."""
+    if found == "bwrap":
+        return []
+    if found == "landlock":
+        if configured == "unshielded":
+            return [f"{NOT_SHIELDED}: agents that write run bash under it (tools.bash_sandbox: unshielded)."]
+        return [f"{NOT_SHIELDED}: {REFUSED}."]
+    if configured == "unshielded":
+        return [f"{NO_SANDBOX}; agents that write run bash with your rights, behind the permission rules only "
+                "(tools.bash_sandbox: unshielded)."]
+    return [f"{NO_SANDBOX}, and {REFUSED}."]
 
 ProviderFactory = Callable[[str], tuple[Provider, str]]
 """`provider/model` → its provider and the bare model id; the default reads credentials from the environment
@@ -137,9 +153,8 @@ class Runtime:
         settings = loaded.settings
         # Front ends warn (a pane's or detached worker, `recover=False`, has no one to read it and skips the
         # probe at start); probed once per process, off the loop.
-        if recover and await asyncio.to_thread(sandbox.probe_sandbox) is None:
-            warnings.append(NO_SANDBOX + (" Bash is refused (tools.bash_sandbox: required)."
-                                          if settings.tools.bash_sandbox == "required" else ""))
+        if recover:
+            warnings += sandbox_notices(await asyncio.to_thread(sandbox.probe_sandbox), settings.tools.bash_sandbox)
         store = await Store.open(paths.database_path(env))
         bus = Bus()
         registry = ToolRegistry([*builtin_tools(), AskUserTool(), *agent_tools()])

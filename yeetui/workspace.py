@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 WorkspaceMode = Literal["shared", "sandbox", "worktree", "clone", "custom"]
-BashSandbox = Literal["auto", "required", "off"]
+BashSandbox = Literal["auto", "required", "unshielded", "off"]
 
 PROTECTED_NAMES = (".git", ".yeetui", ".claude", ".opencode")
 """Directories never written by tools anywhere in a workspace: git's own, and every place agent profiles and
@@ -29,8 +29,10 @@ class WorkspaceBinding:
     """Extra absolute directories never writable (the user config dir, the data dir)."""
     bash_sandbox: BashSandbox = "auto"
     """Read-only bindings: `auto`/`required` run bash under an OS sandbox when one exists; `required`
-    refuses bash when none exists; `off` refuses bash outright in read-only bindings. Worktree and clone
-    bindings: bash runs in a sandbox whose only writable places are the roots and `git_writable`."""
+    refuses bash when none exists; `off` refuses bash outright in read-only bindings. Writable bindings: bash
+    runs in a sandbox whose only writable places are the roots and `git_writable`, with the shielded folders
+    read-only — bubblewrap; where only the Landlock fallback (which cannot shield them) or nothing works, bash
+    is refused unless the user's own config says `unshielded`; `off` runs it unconfined."""
     git_writable: tuple[Path, ...] = ()
     """For a worktree: the places in the main repository's git dir its git must write (its own admin dir,
     the object store, its branch's ref and log folders). Only bash's sandbox opens them; file tools never."""

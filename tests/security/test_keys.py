@@ -59,6 +59,8 @@ def decoded_blobs(text: str) -> list[bytes]:
 def test_an_agent_s_commands_get_no_key(fake_env, tmp_path: Path, mechanism: str) -> None:
     project = tmp_path / "project"
     project.mkdir()
+    if mechanism == "landlock":  # the weaker fallback runs a writable agent's bash only when the user says so
+        (Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml").write_text("tools: {bash_sandbox: unshielded}\n")
     fake_env.script(
         Reply(tool_calls=[ToolCall("bash", {"command": command}) for command in COMMANDS], when_contains="SHOW"),
         Reply(tool_calls=[ToolCall("complete", {"output": "shown"})]))

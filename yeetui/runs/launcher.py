@@ -364,4 +364,6 @@ def _strictest(profile: Profile, configured: str) -> BashSandbox:
     mode = profile.workspace.bash_sandbox
     if configured == "required" and not (mode == "off" and not profile.workspace.allow_writes):
         return "required"
+    if configured == "unshielded" and mode == "auto":
+        return "unshielded"
     return mode

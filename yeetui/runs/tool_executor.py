@@ -8,6 +8,7 @@ run. Every refusal becomes an error result the model can read; nothing here rais
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -105,7 +106,8 @@ class ToolExecutor:
                 state.permissions.remember_always(call.name, subject)
         if state.workflow is not None and (problem := state.workflow.exit_error(call.name, call.arguments)):
             return _error(problem)
-        output = await tool.run(args, state.context)
+        context = state.context if action == "ask" else dataclasses.replace(state.context, hermetic_git=True)
+        output = await tool.run(args, context)
         if output.data is not None and not output.is_error:
             state.exit_data[call.name] = output.data
         return output

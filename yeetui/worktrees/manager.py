@@ -24,13 +24,13 @@ from yeetui.errors import StoreError, YeetuiError
 from yeetui.events import RunStatus
 from yeetui.store import Store
 from yeetui.store.records import WorktreeRecord
-from yeetui.system.git import git, verified_revision
+from yeetui.system.git import Confine, git, user_identity, verified_revision
 from yeetui.worktrees.names import branch_prefix, repo_dir_name, slug, worktrees_root
 
 Kind = Literal["worktree", "clone"]
 STALE_AFTER = timedelta(hours=24)
 _LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
-_FALLBACK_IDENTITY = ("-c", "user.name=yeetui", "-c", "user.email=yeetui@localhost")
+GITLINK_MODE = "160000"
 
 
 class WorktreeError(YeetuiError):
@@ -167,7 +167,8 @@ class Worktrees:
     async def state(self, wt: WorktreeRecord) -> WorktreeState:
         if not is_dir(wt.path):
             return WorktreeState(exists=False)
-        rc, out, err = await self.git_result(wt.path, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+        rc, out, err = await self.git_result(wt.path, "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                                             "--ignore-submodules=all", confine=Confine())
         if rc != 0:
             raise WorktreeError(f"Cannot read the state of worktree {wt.path}: {_first(err)}")
         changed = _porcelain_paths(out)
@@ -193,26 +194,62 @@ class Worktrees:
             folder.mkdir(parents=True, exist_ok=True)
         return [own, shared / "objects", *folders], [shared]
 
+    async def checkout_confine(self, repo: Path) -> Confine:
+        """What a merge into the user's checkout `repo` may write: its work tree and its git dirs."""
+        out = await self.git_checked(repo, "rev-parse", "--absolute-git-dir", "--git-common-dir",
+                                     what=f"find the git dir of {repo}")
+        return Confine(writable=(repo, *(real_path(repo / line) for line in out.splitlines() if line.strip())))
+
     async def commit_work(self, wt: WorktreeRecord, message: str) -> str | None:
         """Commit whatever is uncommitted in the worktree (an agent that ended without committing); the new
-        commit's id, or None when there was nothing to commit."""
+        commit's id, or None when there was nothing to commit. Runs confined: the work tree is read-only to
+        it, only the worktree's own git places are writable. A nested repository the agent made (a gitlink)
+        is never committed: WorktreeError names it, after the rest is committed."""
         state = await self.state(wt)
         if not state.exists or not state.dirty:
             return None
-        await self.git_checked(wt.path, "add", "--all", what=f"stage the work in {wt.path}")
-        identity = await self.identity(wt.path)
-        await self.git_checked(wt.path, *identity, "commit", "--quiet", "--no-verify", "-m", message,
-                               what=f"commit the work in {wt.path}")
-        rc, out, _ = await self.git_result(wt.path, "rev-parse", "HEAD")
-        return out.strip() if rc == 0 else None
+        confine = Confine(writable=tuple((await self.git_dirs(wt))[0]) or (wt.path / ".git",))
+        await self.git_checked(wt.path, "add", "--all", what=f"stage the work in {wt.path}", confine=confine)
+        refused = await self.new_gitlinks(wt.path, "HEAD")
+        if refused:
+            await self.git_checked(wt.path, "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *refused,
+                                   what="leave the nested repositories out", confine=confine)
+        rc, _, _ = await self.git_result(wt.path, "diff", "--cached", "--quiet", "--ignore-submodules=none",
+                                         confine=confine)
+        commit = None
+        if rc != 0:
+            await self.git_checked(wt.path, "commit", "--quiet", "--no-verify", "-m", message,
+                                   what=f"commit the work in {wt.path}", settings=await self.identity(wt.path),
+                                   confine=confine)
+            rc, out, _ = await self.git_result(wt.path, "rev-parse", "HEAD")
+            commit = out.strip() if rc == 0 else None
+        if refused:
+            raise WorktreeError(f"Not committed in {wt.path}: {_files(refused)} — nested git repositories an agent "
+                                "made (yeetui never commits or merges a gitlink it did not start with; copy "
+                                "the files in, or add the submodule yourself).")
+        return commit
 
-    async def identity(self, cwd: Path) -> tuple[str, ...]:
-        """`-c user.*` for a commit when git has no identity configured (else the user's own)."""
-        rc, out, _ = await self.git_result(cwd, "config", "user.email")
-        environ = os.environ if self.env is None else self.env
-        if (rc == 0 and out.strip()) or environ.get("GIT_AUTHOR_EMAIL"):
-            return ()
-        return _FALLBACK_IDENTITY
+    async def new_gitlinks(self, cwd: Path, base: str, target: str | None = None) -> list[str]:
+        """Paths that are gitlinks (nested repositories, mode 160000) in `target` (a commit; None: the index)
+        but were not in `base`."""
+        if target is None:
+            args = ["diff-index", "--cached", "-r", "--raw", "-z", "--no-renames", "--end-of-options", base]
+        else:
+            args = ["diff-tree", "-r", "--raw", "-z", "--no-renames", "--end-of-options", base, target]
+        rc, out, err = await self.git_result(cwd, *args)
+        if rc != 0:
+            raise WorktreeError(f"Could not list the changes in {cwd}: {_first(err) or f'git exited {rc}'}")
+        fields = out.split("\0")
+        found = []
+        for header, path in zip(fields[0::2], fields[1::2], strict=False):
+            modes = header.lstrip(":").split(" ")
+            if len(modes) >= 2 and modes[1] == GITLINK_MODE and modes[0] != GITLINK_MODE:
+                found.append(path)
+        return found
+
+    async def identity(self, cwd: Path) -> dict[str, str]:
+        """The `user.*` settings for a commit yeetui makes (see `yeetui.system.git.user_identity`)."""
+        return await user_identity(cwd, self.env)
 
     # -- ending --------------------------------------------------------------------------------------
 
@@ -295,14 +332,16 @@ class Worktrees:
 
     # -- git -----------------------------------------------------------------------------------------
 
-    async def git_result(self, cwd: Path, *args: str) -> tuple[int, str, str]:
+    async def git_result(self, cwd: Path, *args: str, settings: Mapping[str, str] | None = None,
+                         confine: Confine | None = None) -> tuple[int, str, str]:
         try:
-            return await git(*args, cwd=cwd, env=self.env)
+            return await git(*args, cwd=cwd, env=self.env, settings=settings, confine=confine)
         except (FileNotFoundError, NotADirectoryError) as exc:
             raise WorktreeError(f"Cannot run git in {cwd}: {exc}") from None
 
-    async def git_checked(self, cwd: Path, *args: str, what: str) -> str:
-        rc, out, err = await self.git_result(cwd, *args)
+    async def git_checked(self, cwd: Path, *args: str, what: str, settings: Mapping[str, str] | None = None,
+                          confine: Confine | None = None) -> str:
+        rc, out, err = await self.git_result(cwd, *args, settings=settings, confine=confine)
         if rc != 0:
             raise WorktreeError(f"Could not {what}: {_first(err) or f'git exited {rc}'}")
         return out

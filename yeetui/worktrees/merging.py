@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from yeetui.store.records import WorktreeRecord
+from yeetui.system.git import Confine
 from yeetui.worktrees.manager import WorktreeError, Worktrees, is_dir
 
 Strategy = Literal["merge", "ff", "squash"]
@@ -48,8 +49,9 @@ async def merge_work(worktrees: Worktrees, wt: WorktreeRecord, *, strategy: Stra
     target = await _current_branch(worktrees, repo)
     if wt.kind == "clone":
         refspec = f"+refs/heads/{wt.branch}:refs/heads/{wt.branch}"
-        await worktrees.git_checked(repo, "fetch", "--quiet", "--no-tags", "--end-of-options", str(wt.path), refspec,
-                                    what=f"fetch {wt.branch} from the clone")
+        await worktrees.git_checked(repo, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules",
+                                    "--end-of-options", str(wt.path), refspec, what=f"fetch {wt.branch} from the clone",
+                                    confine=await worktrees.checkout_confine(repo))
     rc, out, _ = await worktrees.git_result(repo, "rev-list", "--count", f"HEAD..refs/heads/{wt.branch}")
     if rc == 0 and out.strip() == "0":
         return MergeOutcome(False, repo, target, f"{wt.branch} has nothing that {target} does not already have; "
@@ -59,23 +61,30 @@ async def merge_work(worktrees: Worktrees, wt: WorktreeRecord, *, strategy: Stra
         if rc != 0:
             raise WorktreeError(f"{repo} has staged changes; commit or unstage them before a squash merge, so "
                                 "they do not end up in the squashed commit.")
+    ref = f"refs/heads/{wt.branch}"
+    nested = await worktrees.new_gitlinks(repo, "HEAD", ref)
+    if nested:
+        raise WorktreeError(f"{wt.branch} adds nested git repositories ({', '.join(nested[:5])}); yeetui does not "
+                            "merge a gitlink an agent made. Copy the files in, or add the submodule yourself.")
     text = message or f"Merge {name} ({wt.branch})"
     identity = await worktrees.identity(repo)
-    ref = f"refs/heads/{wt.branch}"
+    confine = await worktrees.checkout_confine(repo)
     if strategy == "ff":
         args = ["merge", "--ff-only", "--end-of-options", ref]
     elif strategy == "squash":
         args = ["merge", "--squash", "--end-of-options", ref]
     else:
         args = ["merge", "--no-ff", "--no-edit", "-m", text, "--end-of-options", ref]
-    rc, _, err = await worktrees.git_result(repo, *identity, *args)
+    rc, _, err = await worktrees.git_result(repo, *args, settings=identity, confine=confine)
     if rc == 0 and strategy == "squash":
-        rc, _, err = await worktrees.git_result(repo, *identity, "commit", "--quiet", "--no-verify", "-m",
-                                          message or f"{name} (squashed from {wt.branch})")
+        rc, _, err = await worktrees.git_result(repo, "commit", "--quiet", "--no-verify", "-m",
+                                                message or f"{name} (squashed from {wt.branch})", settings=identity,
+                                                confine=confine)
     if rc != 0:
         conflicts = await _conflicted(worktrees, repo)
         if conflicts or strategy == "squash":
-            await worktrees.git_result(repo, *(("reset", "--merge") if strategy == "squash" else ("merge", "--abort")))
+            await worktrees.git_result(repo, *(("reset", "--merge") if strategy == "squash" else ("merge", "--abort")),
+                                       confine=confine)
         if conflicts:
             return MergeOutcome(False, repo, target, f"Merging {wt.branch} into {target} conflicts in "
                                 f"{', '.join(conflicts)}; nothing was merged. Bring the worktree up to date "
@@ -111,12 +120,14 @@ async def sync_worktree(worktrees: Worktrees, wt: WorktreeRecord, *, how: SyncHo
         await worktrees.git_checked(wt.path, "fetch", "--quiet", "--no-tags", "--end-of-options", str(wt.repo), head,
                              what="fetch the checkout's HEAD into the clone")
     identity = await worktrees.identity(wt.path)
+    writable, _ = await worktrees.git_dirs(wt)
+    confine = Confine(writable=(wt.path, *writable))
     args = ("rebase", "--quiet", head) if how == "rebase" else ("merge", "--no-edit", "-m",
                                                                   f"Merge {target} into {wt.branch}", head)
-    rc, _, err = await worktrees.git_result(wt.path, *identity, *args)
+    rc, _, err = await worktrees.git_result(wt.path, *args, settings=identity, confine=confine)
     if rc != 0:
         conflicts = await _conflicted(worktrees, wt.path)
-        await worktrees.git_result(wt.path, how, "--abort")
+        await worktrees.git_result(wt.path, how, "--abort", confine=confine)
         if conflicts:
             return MergeOutcome(False, wt.path, wt.branch, f"Bringing {wt.branch} up to date with {target} "
                                 f"conflicts in {', '.join(conflicts)}; it was left as it was.", conflicts=conflicts)
