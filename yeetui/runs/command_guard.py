@@ -8,13 +8,19 @@ user is asked instead.
 - The command is looked up on PATH, never given by path (`./git`, `/tmp/x/git` are someone's script).
 - `git`: no global options (`-c`, `-C`, `--git-dir`, `--exec-path`, a pager …), a read-only subcommand,
   and only the options listed for it below — an allowlist: an option git adds tomorrow is asked about.
+- Every argument that could name a file (any word not an option, and an option's `=value`) must resolve —
+  symlinks followed — inside the workspace: `ls /any/dir` or `git diff /dev/null ~/.ssh/id_rsa` (git turns
+  to `--no-index` by itself for a path outside the work tree) read outside it, so they are asked about.
 - Any other command (`ls*`, or a user's own `npm test*`) passes as the pattern says: which commands a
   pattern names is the rule writer's call; that each runs as written is this module's and shell_syntax's.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
+from pathlib import Path
 
 _DIFF_OPTIONS = frozenset({
     "--stat", "--numstat", "--shortstat", "--dirstat", "--name-only", "--name-status", "--summary", "--patch",
@@ -54,15 +60,30 @@ GIT_READ_ONLY: dict[str, frozenset[str]] = {
 _GIT_SAFE_GLOBALS = frozenset({"--no-pager", "--no-optional-locks", "--literal-pathspecs"})
 _VALUED_SHORT = re.compile(r"^-(?:[nUMC]\d*|\d+)$")
 """Short options that carry a number in the same word: `-n5`, `-U3`, `-M50`, `-5`."""
-def auto_allow_refusal(argv: list[str]) -> str | None:
-    """Why `argv`, matched by a specific allow pattern, must still be asked about; None when it may run."""
+def auto_allow_refusal(argv: list[str], cwd: Path | None = None, roots: Sequence[Path] = ()) -> str | None:
+    """Why `argv`, matched by a specific allow pattern, must still be asked about; None when it may run.
+    With `cwd`, its path arguments must also lie inside `roots` (default: `cwd`)."""
     if not argv:
         return "an empty command"
     program = argv[0]
     if "/" in program:
         return f"{program!r} is given by path, not looked up on PATH"
-    if program == "git":
-        return _git_refusal(argv[1:])
+    if program == "git" and (reason := _git_refusal(argv[1:])):
+        return reason
+    if cwd is not None:
+        return _outside_refusal(argv[1:], cwd, tuple(roots) or (cwd,))
+    return None
+
+
+def _outside_refusal(args: list[str], cwd: Path, roots: tuple[Path, ...]) -> str | None:
+    inside = [Path(os.path.realpath(root)) for root in roots]
+    for arg in args:
+        word = arg.partition("=")[2] if arg.startswith("-") else arg
+        if not word:
+            continue
+        place = Path(os.path.realpath(cwd / os.path.expanduser(word)))
+        if not any(place == root or root in place.parents for root in inside):
+            return f"{word!r} is outside the workspace"
     return None
 
 

@@ -26,9 +26,10 @@ specific pattern allows must also pass `yeetui.runs.command_guard` (no `git diff
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
 from yeetui.bus import Bus
@@ -89,12 +90,16 @@ class Permissions:
             merged[key] = value if isinstance(value, str) else dict(value)
         return Permissions(merged)
 
-    def decide(self, tool_name: str, subject: str, writes: bool = False) -> Action:
+    def decide(self, tool_name: str, subject: str, writes: bool = False, *, cwd: Path | None = None,
+               roots: Sequence[Path] = ()) -> Action:
+        """The action for one call. For bash, `cwd` and `roots` say where a command runs: a pattern allows
+        nothing whose path arguments lie outside `roots` (`yeetui.runs.command_guard`)."""
         for key in self._keys_for(tool_name):
             rule = self.rules[key]
             if isinstance(rule, str):
                 return rule
-            action = _decide_bash(rule, subject) if tool_name == "bash" else _last_match(rule, subject)[0]
+            action = (_decide_bash(rule, subject, (cwd, tuple(roots))) if tool_name == "bash"
+                      else _last_match(rule, subject)[0])
             if action is not None:
                 return action
         return "ask" if writes or tool_name in ASK_BY_DEFAULT else "allow"
@@ -136,7 +141,10 @@ def _last_match(rule: Mapping[str, Action], subject: str) -> tuple[Action | None
     return found
 
 
-def _decide_bash(rule: Mapping[str, Action], command: str) -> Action | None:
+Where: TypeAlias = "tuple[Path | None, tuple[Path, ...]]"
+
+
+def _decide_bash(rule: Mapping[str, Action], command: str, where: Where = (None, ())) -> Action | None:
     """A bash command against a subject map: every simple command in it is decided on its argv."""
     whole, pattern = _last_match(rule, command)
     if whole is not None and pattern != "*" and pattern in (command, literal_pattern(command)) \
@@ -150,7 +158,7 @@ def _decide_bash(rule: Mapping[str, Action], command: str) -> Action | None:
         if whole == "allow" and pattern == "*" and not denies:
             return "allow"  # the user allows every command
         return "ask"
-    decisions = [_decide_argv(rule, argv, denies) for argv in commands]
+    decisions = [_decide_argv(rule, argv, denies, where) for argv in commands]
     if "deny" in decisions:
         return "deny"
     if None in decisions:
@@ -158,14 +166,14 @@ def _decide_bash(rule: Mapping[str, Action], command: str) -> Action | None:
     return "ask" if "ask" in decisions else "allow"
 
 
-def _decide_argv(rule: Mapping[str, Action], argv: list[str], denies: list[str]) -> Action | None:
+def _decide_argv(rule: Mapping[str, Action], argv: list[str], denies: list[str], where: Where) -> Action | None:
     text = shlex.join(argv)
     if any(_denied(p, form) for p in denies for form in _deny_forms(argv)):
         return "deny"
     if denies and _opaque(argv):
         return "ask"  # `bash -c '…'`, `eval …`, `xargs rm`: what runs is inside an argument
     action, pattern = _last_match(rule, text)
-    if action == "allow" and pattern != "*" and auto_allow_refusal(argv) is not None:
+    if action == "allow" and pattern != "*" and auto_allow_refusal(argv, *where) is not None:
         return "ask"
     return action
 

@@ -94,7 +94,9 @@ class ToolExecutor:
         if tool.writes and not state.context.binding.allow_writes:
             return _error(f"{call.name} is refused: {state.agent_label} works in a read-only workspace.")
         subject = tool.subject(args)
-        action = state.permissions.decide(call.name, subject, writes=tool.writes or call.name == "bash")
+        binding = state.context.binding
+        action = state.permissions.decide(call.name, subject, writes=tool.writes or call.name == "bash",
+                                          cwd=binding.cwd, roots=binding.roots)
         if action == "deny":
             return _error(f"{call.name} on {subject!r} is denied by a permission rule.")
         if action == "ask":

@@ -38,7 +38,7 @@ from yeetui.system import sandbox
 
 SETTINGS: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"), ("core.pager", "cat"), ("pager.diff", "false"),
-    ("pager.log", "false"), ("pager.show", "false"), ("diff.external", ""), ("core.askPass", ""),
+    ("pager.log", "false"), ("pager.show", "false"), ("core.askPass", ""),
     ("credential.helper", ""), ("protocol.ext.allow", "never"), ("core.sshCommand", "false"),
     ("commit.gpgSign", "false"), ("tag.gpgSign", "false"), ("merge.verifySignatures", "false"),
     ("log.showSignature", "false"), ("gpg.program", "false"), ("gpg.openpgp.program", "false"),
@@ -51,11 +51,14 @@ SETTINGS: tuple[tuple[str, str], ...] = (
 """What every call of yeetui's git runs with (see the module docstring). No signing (`gpg.program` from the
 repository's config would run), no editor (a merge or rebase yeetui starts never waits for one, and
 `core.editor` from the repository would run), no automatic gc or maintenance (they run hooks and helpers)."""
-_DRIVERS = r"^(filter|diff|merge)\..+\.(clean|smudge|process|command|textconv|driver)$"
-_BLANKED = {"filter": ("clean", "smudge", "process"), "diff": ("command", "textconv"), "merge": ("driver",)}
-_BLANK_VALUE = {"merge": "false"}
-"""A merge driver cannot be blank (git would take the empty command's silence for a clean merge, keeping
-ours): it becomes `false`, so each path it names is reported as a conflict instead."""
+_DRIVERS = r"^((filter|diff|merge)\..+\.(clean|smudge|process|command|textconv|driver)|diff\.external)$"
+_BLANKED = {"filter": {"clean": "", "smudge": "", "process": ""}, "diff": {"command": "false", "textconv": "cat"},
+            "merge": {"driver": "false"}}
+"""What each driver becomes. A filter with no command does nothing. A config setting cannot be unset, and git
+runs an empty diff command or textconv as "" (and fails): textconv becomes `cat` (the file as it is), a diff
+command `false` (a diff that needs it fails, loudly). A merge driver cannot be blank either (git would take
+the empty command's silence for a clean merge, keeping ours): `false` reports each path it names as a
+conflict instead."""
 
 _KEEP_GIT_ENV = frozenset({
     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
@@ -123,12 +126,15 @@ async def blank_drivers(cwd: str | os.PathLike[str], env: Mapping[str, str] | No
     seen: set[tuple[str, str]] = set()
     for entry in filter(None, out.split("\0")):
         key = entry.split("\n", 1)[0]
+        if key == "diff.external":  # cannot be unset, and an empty one is run as "": a diff that uses it fails
+            blanked.append((key, "false"))
+            continue
         section, _, rest = key.partition(".")
         name = rest.rpartition(".")[0]
         if (section, name) in seen or section not in _BLANKED:
             continue
         seen.add((section, name))
-        blanked += [(f"{section}.{name}.{variable}", _BLANK_VALUE.get(section, "")) for variable in _BLANKED[section]]
+        blanked += [(f"{section}.{name}.{variable}", value) for variable, value in _BLANKED[section].items()]
         if section == "filter":
             blanked.append((f"filter.{name}.required", "false"))
     return blanked

@@ -212,7 +212,7 @@ class Worktrees:
         await self.git_checked(wt.path, "add", "--all", what=f"stage the work in {wt.path}", confine=confine)
         refused = await self.new_gitlinks(wt.path, "HEAD")
         if refused:
-            await self.git_checked(wt.path, "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *refused,
+            await self.git_checked(wt.path, "rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", *refused,
                                    what="leave the nested repositories out", confine=confine)
         rc, _, _ = await self.git_result(wt.path, "diff", "--cached", "--quiet", "--ignore-submodules=none",
                                          confine=confine)
