@@ -164,6 +164,8 @@ def _narrowed(doc: Document, below: list[Document]) -> list[ProfileFileError]:
         # `off` runs a writable agent's bash unconfined (a read-only one's gets no bash: narrower); `auto` would
         # undo a `required` below
         dropped.append((("workspace", "bash_sandbox"), f"workspace.bash_sandbox: {workspace.pop('bash_sandbox')}"))
+    if isinstance(workspace, dict) and "branch_prefix" in workspace:  # which branches its builders' bash may move
+        dropped.append((("workspace", "branch_prefix"), f"workspace.branch_prefix: {workspace.pop('branch_prefix')}"))
     if isinstance(workspace, dict) and workspace.get("network", False) is not False:
         dropped.append((("workspace", "network"), f"workspace.network: {workspace.pop('network')}"))
     return [ProfileFileError(f"Profile file {doc.path}, line {doc.line_of(key)}: ignored {what} — {_UNTRUSTED}.",

@@ -29,6 +29,10 @@ _MODEL_PATTERN = r"^([^/\s]+/\S+|strong|default|fast)$"
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
+OWNED_BRANCH_FOLDER = "yeetui/"
+"""Where every branch yeetui makes lives (`refs/heads/yeetui/…`)."""
+
+
 class WorkspacePolicy(BaseModel):
     """Where the agent works and whether it may change files."""
 
@@ -39,7 +43,16 @@ class WorkspacePolicy(BaseModel):
     isolation: Isolation = "current"
     """`current`: the parent's checkout; `worktree`: a new git worktree; `clone`: a shallow clone."""
     branch_prefix: str = "yeetui/"
-    """Prefix of the branch created for worktree/clone isolation."""
+    """Prefix of the branch created for worktree/clone isolation: a folder under `yeetui/` (`yeetui/build/`),
+    since a builder's bash may write that folder's refs and no others — never the user's branches."""
+
+    @field_validator("branch_prefix")
+    @classmethod
+    def _owned_folder(cls, value: str) -> str:
+        if not (value.startswith(OWNED_BRANCH_FOLDER) and value.endswith("/")) or ".." in value or "//" in value:
+            raise ValueError(f"branch_prefix {value!r} must name a folder yeetui owns: start with "
+                             f"{OWNED_BRANCH_FOLDER!r} and end with '/', like 'yeetui/build/'")
+        return value
     base_branch: str | None = None
     """Branch the worktree/clone starts from; None means the current HEAD."""
     bash_sandbox: BashSandbox = "auto"

@@ -195,3 +195,47 @@ async def test_allowlisted_commands_reading_outside_the_workspace_are_asked_abou
     asked = sorted(event.subject for event in refused)
     assert asked == sorted([f"git diff /dev/null {database}", "ls /", "ls ../"])
     assert "SQLite format" not in scripted.requests[-1].text
+
+
+@pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
+@pytest.mark.parametrize("prefix", ["x-", "yeetui/mine/"])
+async def test_an_untrusted_builder_file_cannot_make_refs_heads_writable(
+        scripted, project_dir: Path, monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
+    """Issue 23, item 2: `branch_prefix: x-` in an untrusted project's builder made `refs/heads/` itself the
+    writable ref folder, and the builder pointed the user's `main` at its own commit. The prefix is dropped
+    (said at start), and a builder's bash can write its own folder's refs only."""
+    agents = project_dir / ".yeetui" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "builder.md").write_text(f"---\nworkspace: {{branch_prefix: {prefix}}}\n---\nYou build. BUILDER-FILE\n")
+    git(project_dir, "add", ".")
+    git(project_dir, "commit", "-qm", "agents")
+    main_before = git(project_dir, "rev-parse", "main").strip()
+    runtime = await Runtime.open(cwd=project_dir, provider_factory=scripted.provider_factory)
+    try:
+        said = {"x-": "must name a folder yeetui owns", "yeetui/mine/": "ignored workspace.branch_prefix"}[prefix]
+        assert any(said in w and prefix in w for w in runtime.warnings), runtime.warnings
+        answer_permissions_headless(runtime.bus, approve=True)
+        move = ("git -c user.name=b -c user.email=b@x commit -q --allow-empty -m mine && "
+                "git update-ref refs/heads/main HEAD; echo MOVED-$?")
+        scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": move})], when_contains="go-build"),
+                        Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+        handle = await runtime.spawner.spawn(SpawnRequest("builder", "go-build", requested_by="user",
+                                                          blocking=True))
+        assert handle.result.status == RunStatus.COMPLETED, handle.result.error
+        [wt] = await runtime.store.list_worktrees(statuses=("active",))
+        assert wt.branch.startswith("yeetui/build/")  # the built-in prefix
+        assert "MOVED-" in scripted.requests[-1].text and "MOVED-0" not in scripted.requests[-1].text
+    finally:
+        await runtime.close()
+    assert git(project_dir, "rev-parse", "main").strip() == main_before
+
+
+def test_a_branch_prefix_must_name_a_folder_yeetui_owns() -> None:
+    from yeetui.profiles import WorkspacePolicy
+    from yeetui.worktrees.names import branch_prefix
+    for bad in ("x-", "", "yeetui", "feature/", "yeetui/../", "refs/"):
+        with pytest.raises(ValueError, match=r"folder yeetui owns|not usable"):
+            branch_prefix(bad)
+        with pytest.raises(ValueError):
+            WorkspacePolicy(branch_prefix=bad)
+    assert branch_prefix("yeetui/build/") == "yeetui/build/"

@@ -73,6 +73,8 @@ class Confine:
     empty). Without a working sandbox on this machine the call runs with the hermetic settings alone."""
 
     writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+    """Beyond the repository's own dirs, what the call reads (bubblewrap's private /tmp would hide it)."""
 
 
 def scrubbed_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -110,7 +112,7 @@ async def git(*args: str, cwd: str | os.PathLike[str], env: Mapping[str, str] | 
     mechanism = await asyncio.to_thread(sandbox.probe_sandbox)
     if mechanism is None:
         return await _run(["git", *args], cwd=cwd, env=full_env, input=input)
-    reach = await _repository_dirs(cwd, env)
+    reach = [*await _repository_dirs(cwd, env), *confine.readable]
     with _sandboxed(["git", *args], Path(cwd), reach, confine, mechanism, full_env) as argv:
         return await _run(argv, cwd=cwd, env=full_env, input=input)
 

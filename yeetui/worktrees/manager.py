@@ -22,6 +22,7 @@ from typing import Literal
 from yeetui import paths
 from yeetui.errors import StoreError, YeetuiError
 from yeetui.events import RunStatus
+from yeetui.profiles import OWNED_BRANCH_FOLDER
 from yeetui.store import Store
 from yeetui.store.records import WorktreeRecord
 from yeetui.system.git import Confine, git, user_identity, verified_revision
@@ -76,7 +77,11 @@ class Worktrees:
         (made unique), starting at `base` (default: the checkout's HEAD)."""
         repo = await self.toplevel(checkout)
         base_commit = await self._commit_of(repo, base or "HEAD")
-        name = await self._unique_branch(repo, branch_prefix(prefix), slug(task))
+        try:
+            checked = branch_prefix(prefix)
+        except ValueError as exc:
+            raise WorktreeError(str(exc)) from None
+        name = await self._unique_branch(repo, checked, slug(task))
         folder = paths.private_dir(self.root / repo_dir_name(repo))
         path = _unique_path(folder / slug(name.replace("/", "-"), limit=60))
         if kind == "clone":
@@ -189,16 +194,21 @@ class Worktrees:
         common = (await self.git_checked(wt.path, "rev-parse", "--git-common-dir", what="find the git dir")).strip()
         shared = real_path(wt.path / common)
         branch = Path("refs", "heads", wt.branch).parent
+        if not branch.is_relative_to(Path("refs", "heads", OWNED_BRANCH_FOLDER)):
+            raise WorktreeError(f"Branch {wt.branch} is not in a folder yeetui owns ({OWNED_BRANCH_FOLDER}…): its "
+                                "worktree's bash would be able to move the branches beside it.")
         folders = [shared / branch, shared / "logs" / branch]
         for folder in folders:
             folder.mkdir(parents=True, exist_ok=True)
         return [own, shared / "objects", *folders], [shared]
 
-    async def checkout_confine(self, repo: Path) -> Confine:
-        """What a merge into the user's checkout `repo` may write: its work tree and its git dirs."""
+    async def checkout_confine(self, repo: Path, *, reads: Path | None = None) -> Confine:
+        """What a merge into the user's checkout `repo` may write: its work tree and its git dirs (and read:
+        `reads`, a clone it fetches from)."""
         out = await self.git_checked(repo, "rev-parse", "--absolute-git-dir", "--git-common-dir",
                                      what=f"find the git dir of {repo}")
-        return Confine(writable=(repo, *(real_path(repo / line) for line in out.splitlines() if line.strip())))
+        return Confine(writable=(repo, *(real_path(repo / line) for line in out.splitlines() if line.strip())),
+                       readable=(reads,) if reads is not None else ())
 
     async def commit_work(self, wt: WorktreeRecord, message: str) -> str | None:
         """Commit whatever is uncommitted in the worktree (an agent that ended without committing); the new

@@ -51,7 +51,7 @@ async def merge_work(worktrees: Worktrees, wt: WorktreeRecord, *, strategy: Stra
         refspec = f"+refs/heads/{wt.branch}:refs/heads/{wt.branch}"
         await worktrees.git_checked(repo, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules",
                                     "--end-of-options", str(wt.path), refspec, what=f"fetch {wt.branch} from the clone",
-                                    confine=await worktrees.checkout_confine(repo))
+                                    confine=await worktrees.checkout_confine(repo, reads=wt.path))
     rc, out, _ = await worktrees.git_result(repo, "rev-list", "--count", f"HEAD..refs/heads/{wt.branch}")
     if rc == 0 and out.strip() == "0":
         return MergeOutcome(False, repo, target, f"{wt.branch} has nothing that {target} does not already have; "
@@ -121,7 +121,7 @@ async def sync_worktree(worktrees: Worktrees, wt: WorktreeRecord, *, how: SyncHo
                              what="fetch the checkout's HEAD into the clone")
     identity = await worktrees.identity(wt.path)
     writable, _ = await worktrees.git_dirs(wt)
-    confine = Confine(writable=(wt.path, *writable))
+    confine = Confine(writable=(wt.path, *writable), readable=(wt.repo,))
     args = ("rebase", "--quiet", head) if how == "rebase" else ("merge", "--no-edit", "-m",
                                                                   f"Merge {target} into {wt.branch}", head)
     rc, _, err = await worktrees.git_result(wt.path, *args, settings=identity, confine=confine)

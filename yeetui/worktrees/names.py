@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from yeetui import paths
+from yeetui.profiles import OWNED_BRANCH_FOLDER
 
 SLUG_MAX = 40
 _PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
@@ -26,10 +27,12 @@ def slug(text: str, *, limit: int = SLUG_MAX) -> str:
 
 
 def branch_prefix(prefix: str) -> str:
-    """A profile's `branch_prefix`, checked: git's rules, plus no `..`, no leading `-` or `/`."""
-    if not prefix:
-        return ""
-    if not _PREFIX.match(prefix) or ".." in prefix or "//" in prefix or prefix.endswith((".lock", ".")):
+    """A profile's `branch_prefix`, checked: git's rules, no `..`, and a folder under `yeetui/` (a builder's
+    bash may write the refs of its branch's folder: never `refs/heads/` itself, never the user's branches)."""
+    if not prefix.startswith(OWNED_BRANCH_FOLDER) or not prefix.endswith("/"):
+        raise ValueError(f"branch_prefix {prefix!r} must name a folder yeetui owns: start with "
+                         f"{OWNED_BRANCH_FOLDER!r} and end with '/', like 'yeetui/build/'.")
+    if not _PREFIX.match(prefix) or ".." in prefix or "//" in prefix or "/." in prefix or ".lock/" in prefix:
         raise ValueError(f"branch_prefix {prefix!r} is not usable in a git branch name; use letters, digits, "
                          "'.', '_', '-' and '/', like 'yeetui/build/'.")
     return prefix
