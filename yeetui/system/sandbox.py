@@ -326,7 +326,7 @@ def _bind_order(cwd: Path, roots: Sequence[Path]) -> list[Path]:
 
 
 def _hidden_args(hidden: Sequence[Path]) -> list[tuple[Path, str, str]]:
-    """An empty tmpfs over each of `hidden` that exists (yeetui's data and config dirs)."""
+    """An empty, read-only tmpfs over each of `hidden` that exists (yeetui's data and config dirs)."""
     return [(Path(p), "--tmpfs", "") for p in hidden if os.path.isdir(p)]
 
 
@@ -334,8 +334,10 @@ def _flatten(binds: list[tuple[Path, str, str]]) -> list[str]:
     """Binds outer first (a shield or a hidden dir lands on its parent's bind; a workspace inside a hidden dir
     is bound again over the tmpfs)."""
     binds.sort(key=lambda b: len(b[0].parts))
-    return [a for path, kind, source in binds for a in ((kind, str(path)) if kind == "--tmpfs"
+    args = [a for path, kind, source in binds for a in ((kind, str(path)) if kind == "--tmpfs"
                                                          else (kind, source, str(path)))]
+    # Read-only only once everything inside is bound (a worktree in the data dir needs its mount point).
+    return args + [a for path, kind, _ in binds if kind == "--tmpfs" for a in ("--remount-ro", str(path))]
 
 
 def wrap_readonly(argv: Sequence[str], cwd: str | os.PathLike[str], *, roots: Sequence[Path] = (),
@@ -378,6 +380,8 @@ def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable:
         binds += _hidden_args(hidden)
         binds += [(Path(p), "--bind", str(p)) for p in writable]
         for path in map(Path, shielded):
+            if path in map(Path, hidden):
+                continue  # hidden already: an empty read-only tmpfs
             if os.path.lexists(path):
                 binds.append((path, "--ro-bind", str(path)))
             elif empty_dir is not None:
