@@ -31,18 +31,27 @@ udp_port, unix_path = sys.argv[2], sys.argv[3]
 LEAKS = ("python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('%s')\" 2>/dev/null && echo UNIX-REACHED;"
          " python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', "
          "('127.0.0.1', %s))\" 2>/dev/null; true") % (unix_path, udp_port)
-def run(argv):
-    done = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=60)
+def run(argv, fd):
+    done = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=60,
+                          pass_fds=(fd,) if fd is not None else ())
+    if fd is not None:
+        os.close(fd)
     return done.stdout + done.stderr
-report = {"uid": os.getuid(), "mechanisms": {}}
+def seccomp(mechanism, read_only):
+    return sandbox.seccomp_fd(network=False, read_only=read_only) if mechanism == "bwrap" else None
+report = {"uid": os.getuid(), "mechanisms": {}, "bwrap": None}
 for mechanism, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sandbox.probe_landlock)):
     if not works():
         continue
+    if mechanism == "bwrap":
+        report["bwrap"] = sandbox.bwrap_binary()
+    fd = seccomp(mechanism, True)
     readonly = run(sandbox.wrap_readonly(["/bin/sh", "-c", "echo x > PWNED; chmod 777 file; " + LEAKS], ws,
-                                         roots=(ws,), private_tmp=private, mechanism=mechanism))
+                                         roots=(ws,), private_tmp=private, mechanism=mechanism, seccomp=fd), fd)
+    fd = seccomp(mechanism, False)
     confined = run(sandbox.wrap_confined(
         ["/bin/sh", "-c", f"echo mine > mine; echo x > {outside}/FLAG; echo x >> .git/config; " + LEAKS], ws,
-        writable=(ws,), shielded=(ws / ".git",), private_tmp=private, mechanism=mechanism))
+        writable=(ws,), shielded=(ws / ".git",), private_tmp=private, mechanism=mechanism, seccomp=fd), fd)
     report["mechanisms"][mechanism] = {
         "readonly_output": readonly, "confined_output": confined,
         "pwned": (ws / "PWNED").exists(), "mode": oct((ws / "file").stat().st_mode & 0o777),
@@ -69,11 +78,21 @@ def playground() -> Iterator[Path]:
     (base / "ws" / ".git" / "config").write_text("[core]\n")
     (base / "ws" / "file").write_text("kept\n")
     (base / "ws" / "file").chmod(0o644)
+    if sandbox.probe_bwrap():  # the bubblewrap that came with yeetui, where that user can run it
+        bundled = Path(sandbox.bwrap_binary()).parent.parent
+        shutil.copytree(bundled, base / "bwrap" / bundled.name)
+        if (bundled.parent / f"{bundled.name}.libs").is_dir():
+            shutil.copytree(bundled.parent / f"{bundled.name}.libs", base / "bwrap" / f"{bundled.name}.libs")
     if os.getuid() == 0:
         for path in (base, *base.rglob("*")):
             os.chown(path, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
     yield base
     shutil.rmtree(base, ignore_errors=True)
+
+
+def _bwrap_dir(playground: Path) -> str:
+    found = [p.parent for p in (playground / "bwrap").glob("*/_bin/bwrap")]
+    return f"{found[0]}:" if found else ""
 
 
 def test_the_sandbox_holds_for_an_unprivileged_user(playground: Path) -> None:
@@ -83,7 +102,7 @@ def test_the_sandbox_holds_for_an_unprivileged_user(playground: Path) -> None:
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))
     udp.setblocking(False)
-    unix_path = str(playground / "daemon.sock")
+    unix_path = str(playground / "ws" / "daemon.sock")  # visible inside the sandbox: only seccomp refuses it
     daemon = socket.socket(socket.AF_UNIX)
     daemon.bind(unix_path)
     os.chmod(unix_path, 0o777)
@@ -92,7 +111,7 @@ def test_the_sandbox_holds_for_an_unprivileged_user(playground: Path) -> None:
     try:
         done = subprocess.run([*prefix, str(playground / "driver.py"), str(playground),
                                str(udp.getsockname()[1]), unix_path], capture_output=True, text=True, timeout=120,
-                              cwd=playground, env={"PATH": "/usr/bin:/bin"})
+                              cwd=playground, env={"PATH": f"{_bwrap_dir(playground)}/usr/bin:/bin"})
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)
         with pytest.raises(BlockingIOError):
@@ -103,6 +122,8 @@ def test_the_sandbox_holds_for_an_unprivileged_user(playground: Path) -> None:
         udp.close()
         daemon.close()
     assert report["uid"] != 0
+    if sandbox.probe_bwrap() and os.environ.get(sandbox.FALLBACK_ENV) != "landlock":
+        assert "bwrap" in report["mechanisms"], report  # the bundled bubblewrap works for that user too
     if not report["mechanisms"]:
         pytest.skip("no OS sandbox works for an unprivileged user on this machine")
     for mechanism, seen in report["mechanisms"].items():
