@@ -35,6 +35,11 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if os.environ.get("YEETUI_SANDBOX") == "landlock":
+        # CI's fallback pass: a machine without bubblewrap whose user accepted the Landlock fallback for agents
+        # that write (without it their bash is refused, as tests/security/test_writable_sandbox.py proves with
+        # the setting given explicitly).
+        (home / "config" / "config.yaml").write_text("tools: {bash_sandbox: unshielded}\n")
     return home
 
 

@@ -20,11 +20,13 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import result_text, tool_results
 from yeetui import paths
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
 from yeetui.system import sandbox
 
+MECHANISMS = [m for m, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sandbox.probe_landlock)) if works()]
 BWRAP = pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
 
 
@@ -32,31 +34,36 @@ BWRAP = pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does no
 def runtime_env(project_dir: Path) -> dict[str, str]:
     """yeetui's dirs where bash could otherwise see them (bubblewrap's private /tmp would hide the tests' usual
     ones under /tmp): beside the project's files, as `~/.config/yeetui` is beside a project in $HOME."""
+    (project_dir / "README").write_text("PROJECT-README\n")
     home = project_dir / "home"
     (home / "config").mkdir(parents=True)
     (home / "data").mkdir(parents=True)
     return {"YEETUI_CONFIG_DIR": str(home / "config"), "YEETUI_DATA_DIR": str(home / "data")}
 
 
-@BWRAP
+@pytest.mark.skipif(not MECHANISMS, reason="no OS sandbox works on this machine")
+@pytest.mark.parametrize("mechanism", MECHANISMS or ["none"])
 @pytest.mark.parametrize("profile", ["generic", "oracle"])
 async def test_yeetuis_config_and_data_dirs_are_hidden_from_bash(runtime: Runtime, scripted, profile: str,
+                                                                 mechanism: str,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: "bwrap")
+    """bubblewrap puts an empty tmpfs over them; Landlock allows reading everything around them."""
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: mechanism)
+    monkeypatch.setattr(runtime.launcher.settings.tools, "bash_sandbox", "unshielded")  # (Landlock, `generic`)
     config = paths.config_dir() / "config.yaml"
     config.write_text("providers:\n  anthropic:\n    api_key: CONFIG-KEY-MARKER\n")
     (paths.data_dir() / "transcript.txt").write_text("OTHER-PROJECT-TRANSCRIPT\n")
     answer_permissions_headless(runtime.bus, approve=True)
-    command = (f"cat {config}; ls -a {paths.data_dir()}; cat {paths.data_dir()}/transcript.txt; "
-               f"grep -r MARKER {paths.config_dir()}; echo LOOKED")
+    command = (f"cat {config}; cat {paths.data_dir()}/transcript.txt; sqlite3 {paths.database_path()} .dump; "
+               f"grep -r MARKER {paths.config_dir()}; cp {config} copied.yaml; cat copied.yaml; "
+               "cat README 2>/dev/null; echo LOOKED")
     scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": command})], when_contains="GO"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
     await runtime.launcher.run_prompt("GO", profile_name=profile)
-    said = scripted.requests[-1].text
-    assert "LOOKED" in said
-    assert "CONFIG-KEY-MARKER" not in said and "OTHER-PROJECT-TRANSCRIPT" not in said
-    assert "yeetui.db" not in said  # the listing of the data dir is empty
-    assert (paths.data_dir() / "yeetui.db").exists()  # (where it is, outside the sandbox)
+    [said] = [result_text(block) for block in tool_results(scripted.requests[-1].body)]
+    assert "LOOKED" in said and "PROJECT-README" in said  # the project around them stays readable
+    assert "CONFIG-KEY-MARKER" not in said and "api_key" not in said, said
+    assert "OTHER-PROJECT-TRANSCRIPT" not in said and "CREATE TABLE" not in said, said
 
 
 @BWRAP

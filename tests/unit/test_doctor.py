@@ -70,10 +70,10 @@ def test_doctor_says_writable_agents_get_no_bash_under_the_fallback_unless_accep
                                                                                    tmp_path: Path) -> None:
     monkeypatch.setattr(sandbox, "probe_bwrap", lambda: False)
     monkeypatch.setattr(sandbox, "probe_landlock", lambda: True)
+    config = tmp_path / "home" / "config"
+    (config / "config.yaml").unlink(missing_ok=True)  # (CI's fallback pass writes one)
     _, checks = _doctor(capsys, monkeypatch, tmp_path)
     assert "agents that write get no bash" in checks["sandbox"]["detail"]
-    config = tmp_path / "home" / "config"
-    config.mkdir(parents=True, exist_ok=True)
     (config / "config.yaml").write_text("tools: {bash_sandbox: unshielded}\n")
     _, checks = _doctor(capsys, monkeypatch, tmp_path)
     assert "accepted by tools.bash_sandbox: unshielded" in checks["sandbox"]["detail"]

@@ -40,7 +40,9 @@ def sleeper() -> str:
 
 async def bash(command: str, root: Path, *, limit: float | None = None, settings: ToolSettings | None = None,
                env: dict[str, str] | None = None, **binding: object) -> ToolOutput:
-    """Run the bash tool once; `limit` is its `timeout` argument."""
+    """Run the bash tool once; `limit` is its `timeout` argument. A writable binding accepts whatever sandbox
+    works here (the Landlock fallback too: these tests are about bash itself, not the choice of sandbox)."""
+    binding.setdefault("bash_sandbox", "unshielded")
     tool = BashTool()
     ctx = ToolContext(binding=WorkspaceBinding(cwd=root, **binding),  # type: ignore[arg-type]
                       settings=settings or ToolSettings(), env=env)

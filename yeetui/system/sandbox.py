@@ -45,6 +45,7 @@ _PROBE_TIMEOUT = 10.0
 _LANDLOCK_FLAG = "--landlock-exec"
 _LANDLOCK_WRITE_FLAG = "--landlock-write-exec"
 _LANDLOCK_WRITE_NONET_FLAG = "--landlock-write-exec-nonet"
+_HIDE_FLAG = "--hide"
 _BWRAP_CONFINED = _BWRAP_ARGS
 """A writable agent's bash: like the read-only sandbox, with its workspace binds writable (and, when asked, the
 network: `--share-net`)."""
@@ -59,6 +60,8 @@ _WRITE_FILE = 1 << 1
 _FS_WRITE_V1 = (_WRITE_FILE | 1 << 4 | 1 << 5 | 1 << 6 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11
                 | 1 << 12)  # write, remove dir/file, make char/dir/reg/sock/fifo/block/symlink
 _REFER, _TRUNCATE = 1 << 13, 1 << 14
+_EXECUTE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 2, 1 << 3
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 _PR_SET_NO_NEW_PRIVS = 38
@@ -253,9 +256,34 @@ def _drop_capabilities() -> None:
             raise OSError(f"a capability is left after dropping them all ({line})")
 
 
-def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (), network: bool = False) -> None:
+def readable_around(hidden: Sequence[str]) -> list[str]:
+    """Paths beneath which reading leaves out exactly `hidden` (and what is in them): on the way down from `/` to
+    each hidden dir, every other entry of each folder passed. Landlock only allows, never denies beneath an
+    allowed path, so hiding a folder means allowing its siblings. Symlinks are skipped (one could lead into a
+    hidden dir; the real path it names is allowed on its own way). `["/"]` when nothing is to be hidden."""
+    hide = {os.path.realpath(h) for h in hidden if os.path.isdir(h)}
+    hide = {h for h in hide if not any(other != h and h.startswith(other.rstrip("/") + "/") for other in hide)}
+    if not hide:
+        return ["/"]
+    passed = {str(parent) for h in hide for parent in Path(h).parents}
+    granted: list[str] = []
+    for folder in sorted(passed):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            full = os.path.join(folder, entry.name)
+            if full not in hide and full not in passed and not entry.is_symlink():
+                granted.append(full)
+    return granted
+
+
+def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (), network: bool = False,
+                       hidden: tuple[str, ...] = ()) -> None:
     """Restrict this process (and what it execs) to writing only /dev/null, `private_tmp` and `writable`;
-    without `network`, TCP is denied too (ABI 4+)."""
+    without `network`, TCP is denied too (ABI 4+); with `hidden`, those folders cannot be read or listed
+    either (`readable_around`)."""
     abi = landlock_abi()
     if abi < 1:
         raise OSError("Landlock is not available in this kernel")
@@ -263,20 +291,35 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
     syscall = libc.syscall
     syscall.restype = ctypes.c_long
     fs = _FS_WRITE_V1 | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
-    attr = _RulesetAttr(fs, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 and not network else 0,
+    read = _READ_FILE | _READ_DIR | _EXECUTE if hidden else 0
+    attr = _RulesetAttr(fs | read, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 and not network else 0,
                         _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     ruleset = syscall(ctypes.c_long(_SYS_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
                       ctypes.c_uint32(0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
-    allowed: list[tuple[str, int]] = [("/dev/null", _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0))]
+    allowed: list[tuple[str, int]] = [("/dev/null", _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
+                                       | (_READ_FILE if read else 0))]
     if private_tmp:
-        allowed.append((private_tmp, fs))
-    allowed += [(path, fs) for path in writable]
+        allowed.append((private_tmp, fs | read))
+    inside = [os.path.realpath(h) for h in hidden]
+    for path in writable:  # one holding a hidden dir is read through `readable_around`, which leaves that out
+        real = os.path.realpath(path)
+        holds = any(h.startswith(real.rstrip("/") + "/") for h in inside)
+        allowed.append((path, fs if holds else fs | read))
+    if read:  # listing stays open everywhere (`ls /`): a hidden dir shows its names, never its contents
+        allowed += [("/", _READ_DIR), *((path, read) for path in readable_around(hidden))]
     for path, rights in allowed:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC | (os.O_NOFOLLOW if read and rights == read else 0))
+        except OSError:
+            if rights == read:
+                continue  # gone since it was listed
+            raise
+        try:
+            if not os.path.isdir(f"/proc/self/fd/{fd}"):
+                rights &= _FILE_RIGHTS  # a rule for a file may name file rights only
             rule = _PathBeneath(rights, fd)
             if syscall(ctypes.c_long(_SYS_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
                        ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
@@ -293,19 +336,24 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
 
 
 def _landlock_exec_main(args: list[str]) -> int:
-    """`sandbox.py --landlock-exec PRIVATE_TMP -- ARGV…`: restrict, then exec. Never runs unsandboxed.
-    `--landlock-write-exec PRIVATE_TMP:DIR:DIR… -- ARGV…` also lets it write beneath each DIR (network kept)."""
+    """`sandbox.py --landlock-exec PRIVATE_TMP [--hide DIR:DIR…] -- ARGV…`: restrict, then exec. Never runs
+    unsandboxed. `--landlock-write-exec PRIVATE_TMP:DIR:DIR… -- ARGV…` also lets it write beneath each DIR
+    (network kept); `--hide` keeps each of its DIRs from being read."""
+    hidden: tuple[str, ...] = ()
+    if len(args) > 3 and args[2] == _HIDE_FLAG:
+        hidden = tuple(filter(None, args[3].split(os.pathsep)))
+        args = [*args[:2], *args[4:]]
     if len(args) < 4 or args[0] not in (_LANDLOCK_FLAG, _LANDLOCK_WRITE_FLAG, _LANDLOCK_WRITE_NONET_FLAG) \
             or args[2] != "--":
-        sys.stderr.write("usage: sandbox.py --landlock-exec PRIVATE_TMP -- COMMAND [ARG…]\n")
+        sys.stderr.write("usage: sandbox.py --landlock-exec PRIVATE_TMP [--hide DIR:DIR…] -- COMMAND [ARG…]\n")
         return 2
     places = args[1].split(os.pathsep)
     try:
         if args[0] in (_LANDLOCK_WRITE_FLAG, _LANDLOCK_WRITE_NONET_FLAG):
             _landlock_restrict(places[0] or None, writable=tuple(filter(None, places[1:])),
-                               network=args[0] == _LANDLOCK_WRITE_FLAG)
+                               network=args[0] == _LANDLOCK_WRITE_FLAG, hidden=hidden)
         else:
-            _landlock_restrict(args[1] or None)
+            _landlock_restrict(args[1] or None, hidden=hidden)
     except OSError as exc:
         sys.stderr.write(f"yeetui: could not apply the Landlock read-only sandbox: {exc}\n")
         return 126
@@ -328,6 +376,11 @@ def _bind_order(cwd: Path, roots: Sequence[Path]) -> list[Path]:
 def _hidden_args(hidden: Sequence[Path]) -> list[tuple[Path, str, str]]:
     """An empty, read-only tmpfs over each of `hidden` that exists (yeetui's data and config dirs)."""
     return [(Path(p), "--tmpfs", "") for p in hidden if os.path.isdir(p)]
+
+
+def _hide_args(hidden: Sequence[Path]) -> list[str]:
+    """The Landlock wrapper's `--hide DIR:DIR…` (nothing when there is nothing to hide)."""
+    return [_HIDE_FLAG, os.pathsep.join(map(str, hidden))] if hidden else []
 
 
 def _flatten(binds: list[tuple[Path, str, str]]) -> list[str]:
@@ -359,7 +412,7 @@ def wrap_readonly(argv: Sequence[str], cwd: str | os.PathLike[str], *, roots: Se
         return [bwrap_binary(), *_BWRAP_ARGS, *filtered, *_flatten(binds), "--chdir", str(cwd), "--", *argv]
     if mechanism == "landlock":
         return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), _LANDLOCK_FLAG,
-                os.fspath(private_tmp) if private_tmp else "", "--", *argv]
+                os.fspath(private_tmp) if private_tmp else "", *_hide_args(hidden), "--", *argv]
     raise RuntimeError("No read-only sandbox (bubblewrap or Landlock) is available on this machine.")
 
 
@@ -394,7 +447,8 @@ def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable:
     if mechanism == "landlock":
         places = os.pathsep.join([os.fspath(private_tmp) if private_tmp else "", *map(str, writable)])
         flag = _LANDLOCK_WRITE_FLAG if network else _LANDLOCK_WRITE_NONET_FLAG
-        return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), flag, places, "--", *argv]
+        return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), flag, places, *_hide_args(hidden), "--",
+                *argv]
     raise RuntimeError("No OS sandbox (bubblewrap or Landlock) is available on this machine.")
 
 
