@@ -92,3 +92,22 @@ async def test_start_up_warns_when_no_sandbox_works(monkeypatch, tmp_path: Path)
         assert not [w for w in runtime.warnings if "sandbox" in w]
     finally:
         await runtime.close()
+
+
+@pytest.mark.parametrize(("found", "configured", "said"), [
+    ("bwrap", "auto", None),
+    ("landlock", "auto", "agents that write get no bash"),
+    ("landlock", "unshielded", "agents that write run bash under it"),
+    (None, "auto", "agents that write get no bash"),
+    (None, "unshielded", "agents that write run bash with your rights"),
+])
+async def test_the_start_up_notice_says_what_writable_agents_bash_runs_in(
+        monkeypatch, tmp_path: Path, found: str | None, configured: str, said: str | None) -> None:
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: found)
+    (tmp_path / "home" / "config" / "config.yaml").write_text(f"tools: {{bash_sandbox: {configured}}}\n")
+    runtime = await Runtime.open(cwd=tmp_path)
+    try:
+        notes = [w for w in runtime.warnings if "bash" in w]
+        assert (notes == []) if said is None else any(said in w for w in notes), notes
+    finally:
+        await runtime.close()
