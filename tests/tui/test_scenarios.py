@@ -377,7 +377,7 @@ async def test_resizing_to_60x20_while_an_answer_streams(fake_env, project: Path
 async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_aborted(
         fake_env, project: Path, tmp_path: Path, settle_clock: SettleClock) -> None:
     """`yeetui agents start` runs in a worker process of its own; the TUI shows it in the ledger (cost, the
-    process it lives in), guidance typed in its session reaches it, and `x` on its row (confirmed) stops it."""
+    process it lives in), guidance typed in its session reaches it, and alt+x on its row (confirmed) stops it."""
     flag = project / "go-on"  # where the sandboxed command sees it
     fake_env.script(
         Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {flag} ]; do sleep 0.02; done"})],
@@ -409,7 +409,7 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
             await _until(pilot, lambda: bool(_requests(fake_env, "WORKER-GUIDANCE")), timeout=30)
 
             ledger.focus()
-            await pilot.press("x")
+            await pilot.press("alt+x")
             await answer(pilot, settle_clock, yes=True)
             await _until(pilot, lambda: any(line.startswith("generic#1 cancelled") for line in _ledger_lines(main)),
                          timeout=30)

@@ -70,20 +70,20 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         mul = next(w.label for w in trees if (w.path / "mul.py").is_file())
         div = next(w.label for w in trees if (w.path / "div.py").is_file())
         inbox = main.query_one(InboxPanel)
-        # `w` on a builder's inbox item opens its worktree: here, with no tmux or display, the `cd` to type.
+        # alt+w on a builder's inbox item opens its worktree: here, with no tmux or display, the `cd` to type.
         div_item = next(i for i in inbox.items.values() if (i.data or {}).get("label") == div)
         div_path = next(w.path for w in trees if w.label == div)
         inbox.focus()
         inbox.highlighted = inbox.get_option_index(str(div_item.id))
-        await pilot.press("w")
+        await pilot.press("alt+w")
         await _until(pilot, lambda: f"{div}'s worktree (branch yeetui/build/" in _text(view))
         assert f"cd {div_path}" in _text(view)
-        # `m` on the builder's inbox item merges its branch, once confirmed.
+        # alt+m on the builder's inbox item merges its branch, once confirmed.
         item = next(i for i in inbox.items.values() if (i.data or {}).get("label") == mul)
         assert (item.data or {})["worktree"]["commits"] == 1
         inbox.focus()
         inbox.highlighted = inbox.get_option_index(str(item.id))
-        await pilot.press("m")
+        await pilot.press("alt+m")
         await answer(pilot, settle_clock, yes=True)
         await _until(pilot, lambda: "merged into main" in _text(view), timeout=30)
         assert (project / "mul.py").read_text() == "# BUILD-MUL\n"

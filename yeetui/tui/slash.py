@@ -37,15 +37,16 @@ COMPOSER_KEYS: tuple[tuple[str, str], ...] = (
 """The composer's own keys, listed in /help after the app's bindings."""
 PANEL_KEYS: tuple[tuple[str, str], ...] = (
     ("ledger: enter", "open the run's session (tab moves to the ledger)"),
-    ("ledger: s", "steer: open its session to type guidance"),
-    ("ledger: c", "ask the run to wrap up"), ("ledger: x", "stop the run now"),
-    ("ledger: t", "watch the run's tmux pane"), ("ledger: e", "show the run's tmux pane inside yeetui"),
-    ("inbox: enter / o", "open the item's session"), ("inbox: a", "accept a pair's interjection"),
-    ("inbox: d", "dismiss"), ("inbox: r", "reply to it from the composer"),
-    ("inbox: m", "merge its agent's worktree branch into your branch"),
-    ("inbox: w", "open a shell in its agent's worktree"),
+    ("ledger: alt+s", "steer: open its session to type guidance"),
+    ("ledger: alt+c", "ask the run to wrap up (asks first)"), ("ledger: alt+x", "stop the run now (asks first)"),
+    ("ledger: alt+t", "watch the run's tmux pane"), ("ledger: alt+e", "show the run's tmux pane inside yeetui"),
+    ("inbox: enter", "open the item's session"), ("inbox: alt+a", "accept a pair's interjection"),
+    ("inbox: alt+d", "dismiss"), ("inbox: alt+r", "reply to it from the composer"),
+    ("inbox: alt+m", "merge its agent's worktree branch into your branch (asks first)"),
+    ("inbox: alt+w", "open a shell in its agent's worktree"),
 )
-"""Keys of the ledger and inbox panels (their BINDINGS; tests/tui checks the two agree)."""
+"""Keys of the ledger and inbox panels (their BINDINGS; tests/tui checks the two agree). A letter typed
+while a panel has the focus goes into the composer."""
 
 
 async def run_slash(screen: CommandScreen, name: str, args: str) -> None:

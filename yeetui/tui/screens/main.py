@@ -185,9 +185,10 @@ class MainScreen(Screen):
             taken.add(key)
 
     def on_key(self, event: events.Key) -> None:
-        """A printable key that reached the screen unused — the focus is on a clicked tool row, card or
-        conversation, not on a text field — goes into the composer, as if it had the focus. Keys that the
-        focused panel binds (the ledger's `s`, the inbox's `d`, …) are left to it."""
+        """A printable key that reached the screen unused — the focus is on a clicked tool row, card,
+        conversation, the inbox or the ledger, not on a text field — goes into the composer, as if it had the
+        focus: typing a word never acts on a panel. The panels bind only enter and keys with a modifier (alt+m,
+        …); a key the user's keymap put on a panel action is left to it."""
         if not event.is_printable or event.character is None or event.key in self.app.active_bindings:
             return
         if isinstance(self.app.focused, (TextArea, Input, EmbeddedPane)):
@@ -628,19 +629,19 @@ class MainScreen(Screen):
             self.confirm(*stop_question(run.label or run.profile, now=not graceful), stop)
 
     async def _open_item_worktree(self, data: dict[str, Any]) -> None:
-        """`w` on an inbox item: a shell in the (first) worktree it tells of."""
+        """alt+w on an inbox item: a shell in the (first) worktree it tells of."""
         ids = _worktree_ids(data)
         if not ids:
-            await self.notice("warning", "This item has no worktree; w opens a builder's worktree.")
+            await self.notice("warning", "This item has no worktree; alt+w opens a builder's worktree.")
             return
         await run_slash(self, "open", ids[0])
 
     async def _merge_item(self, data: dict[str, Any]) -> None:
-        """`m` on an inbox item: after one confirmation, merge the worktrees it tells of that are still
+        """alt+m on an inbox item: after one confirmation, merge the worktrees it tells of that are still
         active (a builder's, an orchestrator's builders'), in order, stopping at the first that does not merge."""
         ids = _worktree_ids(data)
         if not ids:
-            await self.notice("warning", "This item has no worktree to merge; m merges a builder's branch.")
+            await self.notice("warning", "This item has no worktree to merge; alt+m merges a builder's branch.")
             return
         trees = [wt for i in ids if (wt := await self.runtime.store.get_worktree(i)) and wt.status == "active"]
         if not trees:
