@@ -27,7 +27,15 @@ def _hostile(project: Path) -> Path:
 
 
 async def _trust_screen(pilot) -> TrustScreen:
-    return await _shown(pilot, TrustScreen)
+    """The prompt as soon as it is on top: keys pressed now are typed ahead."""
+    await _until(pilot, lambda: isinstance(pilot.app.screen, TrustScreen))
+    return pilot.app.screen
+
+
+async def _past_window(pilot, clock: SettleClock, seconds: float | None = None) -> None:
+    """Once the prompt is drawn (its window counts from then), `seconds` (its window) of a quiet keyboard pass."""
+    await _shown(pilot, TrustScreen)
+    clock.advance(TrustScreen.SETTLE if seconds is None else seconds)
 
 
 async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, project: Path,
@@ -42,7 +50,7 @@ async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, p
         shown = str(screen.query_one("#trust-grants-text").render())
         assert f"{agent}, line 2: permissions.bash: allow" in shown
         assert str(project) in str(screen.query_one("#trust-project").render())
-        settle_clock.advance(TrustScreen.SETTLE)  # looked at it a moment, keyboard quiet
+        await _past_window(pilot, settle_clock)  # looked at it a moment, keyboard quiet
         await pilot.press("tab", "enter")  # to "Trust this project", then enter
         await _main(pilot)
         assert is_trusted(project)
@@ -63,7 +71,7 @@ async def test_a_move_and_enter_typed_ahead_never_trust(fake_env, project: Path,
         await pilot.pause()
         assert app.screen is screen and not is_trusted(project)
         assert app.focused is screen.query_one("#not-now")
-        settle_clock.advance(TrustScreen.SETTLE - 0.05)  # not long enough after the last key
+        await _past_window(pilot, settle_clock, TrustScreen.SETTLE - 0.05)  # not long enough after the last key
         await pilot.press(move, "enter")
         await pilot.pause()
         assert app.screen is screen and not is_trusted(project)
@@ -86,7 +94,7 @@ async def test_a_click_on_trust_as_the_prompt_appears_does_not_trust(fake_env, p
         await pilot.pause()
         assert app.screen is screen and not is_trusted(project)
         assert app.focused is screen.query_one("#not-now")
-        settle_clock.past_window()
+        await _past_window(pilot, settle_clock, 60)
         assert await pilot.click("#not-now")
         await _main(pilot)
         assert not is_trusted(project)
@@ -101,7 +109,7 @@ async def test_keys_typed_ahead_never_trust_and_declining_keeps_the_files_narrow
         await pilot.press("t", "y", "a", "enter")  # a user typing "tya" and enter as yeetui starts
         await pilot.pause()
         assert app.screen is screen, "no key typed ahead answers the prompt"
-        settle_clock.past_window()
+        await _past_window(pilot, settle_clock, 60)
         await pilot.press("y", "t")  # no letter answers, even then
         await pilot.pause()
         assert app.screen is screen
