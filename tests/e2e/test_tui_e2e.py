@@ -214,6 +214,11 @@ def test_orchestrate_two_builders_in_parallel_worktrees_then_merge(launch, fake_
         app.send(f"/merge {label}")
         app.wait_for(f"▊ /merge {label}", why="the merge command typed")
         app.press("Enter")
+        # It asks first, and listens only once it has been on screen a moment (it says so in its border).
+        app.wait_for(lambda s, label=label: f"Merge {label} into your branch?" in flat(s) and "esc no" in flat(s),
+                     why="the merge confirmation, listening")
+        app.press("Tab")
+        app.press("Enter")
         app.wait_for(lambda s, label=label: flat(s).count("merged into main") >= int(label[-1]), timeout=30,
                      why=f"{label}'s branch merged")
     assert (project / "a.py").read_text() == "WHO = 'A'\n" and (project / "b.py").read_text() == "WHO = 'B'\n"

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.tui.deliberate import SettleClock
+from yeetui.tui.screens.deliberate import DeliberateScreen
+
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -14,3 +17,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def settle_clock(monkeypatch: pytest.MonkeyPatch) -> SettleClock:
+    """The clock of the dialogs keys typed ahead cannot answer (trust prompt, confirmations): it stands still
+    until the test moves it, so a test gets past their window without sleeping."""
+    clock = SettleClock()
+    monkeypatch.setattr(DeliberateScreen, "clock", clock)
+    return clock

@@ -1,5 +1,6 @@
 """Typing after a mouse click: printable keys land in the composer wherever the focus went (a tool row, an
-announcement card, a child opened by clicking and left with ctrl+o), unless the focused panel binds the key."""
+announcement card, a child opened by clicking and left with ctrl+o, the ledger or the inbox); the panels' own
+actions take a key with a modifier."""
 
 from __future__ import annotations
 
@@ -50,9 +51,12 @@ async def test_keys_typed_after_clicks_land_in_the_composer(fake_env, project: P
         await pilot.press("o", "k")
         assert composer.text == "ok" and isinstance(app.focused, ComposerInput)
 
-        ledger = main.query_one(LedgerPanel)  # a panel's own keys still work when it has the focus
+        ledger = main.query_one(LedgerPanel)  # a panel's own keys (with a modifier) work when it has the focus
         await _until(pilot, lambda: bool(ledger.rows))
         ledger.focus()
         await pilot.press("c")
+        assert composer.text == "okc" and isinstance(app.focused, ComposerInput), "a letter is for the composer"
+        ledger.focus()
+        await pilot.press("alt+c")
         await _until(pilot, lambda: any(isinstance(m, LedgerPanel.Action) and m.action == "cancel" for m in posted))
-        assert composer.text == "ok"
+        assert composer.text == "okc"

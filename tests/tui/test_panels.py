@@ -217,10 +217,24 @@ async def test_ledger_keys_post_actions_for_the_selected_row() -> None:
             panel.update_row(run_id, ledger_row(run_id, label, RunStatus.RUNNING, clock))
         panel.focus()
         await pilot.pause()
-        await pilot.press("enter", "down", "s", "down", "c", "up", "x")
+        await pilot.press("enter", "down", "alt+s", "down", "alt+c", "up", "alt+x", "alt+t", "alt+e")
         await pilot.pause()
         actions = [(m.run_id, m.action) for m in posted(app, LedgerPanel.Action)]
-        assert actions == [("r1", "open"), ("r2", "steer"), ("r3", "cancel"), ("r2", "abort")]
+        assert actions == [("r1", "open"), ("r2", "steer"), ("r3", "cancel"), ("r2", "abort"), ("r2", "watch"),
+                           ("r2", "embed")]
+
+
+async def test_ledger_letters_alone_post_no_action() -> None:
+    """A word typed while the ledger has the focus is for the composer (the main screen sends it there)."""
+    clock = Clock()
+    app = ledger_app()
+    async with run(app) as pilot:
+        panel = app.query_one(LedgerPanel)
+        panel.update_row("r1", ledger_row("r1", "oracle#4", RunStatus.RUNNING, clock))
+        panel.focus()
+        await pilot.press(*"scxte", "o")
+        await pilot.pause()
+        assert posted(app, LedgerPanel.Action) == []
 
 
 async def test_ledger_keeps_the_cursor_on_its_run_when_a_row_above_goes() -> None:
@@ -258,8 +272,8 @@ async def test_ledger_keys_can_be_remapped_by_binding_id() -> None:
         panel = app.query_one(LedgerPanel)
         panel.update_row("r1", ledger_row("r1", "oracle#4", RunStatus.RUNNING, clock))
         panel.focus()
-        app.set_keymap({"ledger.steer": "g"})
-        await pilot.press("s", "g")
+        app.set_keymap({"ledger.steer": "ctrl+g"})
+        await pilot.press("alt+s", "ctrl+g")
         await pilot.pause()
         assert [(m.run_id, m.action) for m in posted(app, LedgerPanel.Action)] == [("r1", "steer")]
 
@@ -345,7 +359,7 @@ async def test_inbox_open_marks_read_and_posts_the_action() -> None:
         assert [(m.item_id, m.action) for m in posted(app, InboxPanel.Action)] == [(4, "open")]
         assert panel.unread == 2 and panel.items[4].status == "read"
         assert "●" not in lines(panel)[3]
-        await pilot.press("down", "o")
+        await pilot.press("down", "enter")
         await pilot.pause()
         assert [(m.item_id, m.action) for m in posted(app, InboxPanel.Action)][-1] == (3, "open")
         assert panel.unread == 1
@@ -357,7 +371,7 @@ async def test_inbox_accept_reply_and_dismiss() -> None:
         panel = app.query_one(InboxPanel)
         panel.set_items(sample_items())
         panel.focus()
-        await pilot.press("down", "a", "down", "r", "d")
+        await pilot.press("down", "alt+a", "down", "alt+r", "alt+d")
         await pilot.pause()
         assert [(m.item_id, m.action) for m in posted(app, InboxPanel.Action)] == [
             (4, "accept"), (3, "reply"), (3, "dismiss")]
@@ -367,13 +381,37 @@ async def test_inbox_accept_reply_and_dismiss() -> None:
         assert panel.unread == 1
 
 
+async def test_inbox_letters_alone_post_no_action() -> None:
+    """Typing "make" or "word" while the inbox has the focus merges and opens nothing: letters are for the
+    composer (the main screen sends them there)."""
+    app = inbox_app()
+    async with run(app) as pilot:
+        panel = app.query_one(InboxPanel)
+        panel.set_items(sample_items())
+        panel.focus()
+        await pilot.press(*"make", *"word")
+        await pilot.pause()
+        assert posted(app, InboxPanel.Action) == [] and panel.unread == 3
+
+
+async def test_inbox_merge_and_worktree_keys_have_a_modifier() -> None:
+    app = inbox_app()
+    async with run(app) as pilot:
+        panel = app.query_one(InboxPanel)
+        panel.set_items(sample_items())
+        panel.focus()
+        await pilot.press("alt+m", "alt+w")
+        await pilot.pause()
+        assert [(m.item_id, m.action) for m in posted(app, InboxPanel.Action)] == [(5, "merge"), (5, "worktree")]
+
+
 async def test_inbox_follows_the_screen_add_item_and_set_status() -> None:
     app = inbox_app()
     async with run(app) as pilot:
         panel = app.query_one(InboxPanel)
         assert EMPTY_TEXT in text(panel) and panel.unread == 0
         panel.focus()
-        await pilot.press("enter", "d")
+        await pilot.press("enter", "alt+d")
         assert posted(app, InboxPanel.Action) == [], "no item, no action"
         panel.set_items(sample_items()[:2])
         panel.add_item(inbox_item(9, "orchestrator", "orchestrator#1: plan ✓ → implement …", "step 2 of 3"))

@@ -20,6 +20,7 @@ from textual.message import Message as TextualMessage
 
 from tests.fakellm import Fault, Reply, ToolCall
 from tests.processes import gone
+from tests.tui.deliberate import SettleClock, answer
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.main import MainScreen
@@ -374,9 +375,9 @@ async def test_resizing_to_60x20_while_an_answer_streams(fake_env, project: Path
 
 
 async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_aborted(
-        fake_env, project: Path, tmp_path: Path) -> None:
+        fake_env, project: Path, tmp_path: Path, settle_clock: SettleClock) -> None:
     """`yeetui agents start` runs in a worker process of its own; the TUI shows it in the ledger (cost, the
-    process it lives in), guidance typed in its session reaches it, and `x` on its row stops it."""
+    process it lives in), guidance typed in its session reaches it, and alt+x on its row (confirmed) stops it."""
     flag = project / "go-on"  # where the sandboxed command sees it
     fake_env.script(
         Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {flag} ]; do sleep 0.02; done"})],
@@ -408,7 +409,8 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
             await _until(pilot, lambda: bool(_requests(fake_env, "WORKER-GUIDANCE")), timeout=30)
 
             ledger.focus()
-            await pilot.press("x")
+            await pilot.press("alt+x")
+            await answer(pilot, settle_clock, yes=True)
             await _until(pilot, lambda: any(line.startswith("generic#1 cancelled") for line in _ledger_lines(main)),
                          timeout=30)
         assert _process_gone(worker["pid"])
@@ -425,9 +427,10 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
-async def test_a_second_cancel_or_cancel_bang_stops_a_subagent_now(fake_env, project: Path) -> None:
+async def test_a_second_cancel_or_cancel_bang_stops_a_subagent_now(fake_env, project: Path,
+                                                                  settle_clock: SettleClock) -> None:
     """`/cancel` asks the subagent to wrap up (it may take its time); `/cancel` again stops it at once, as
-    does `/cancel!`."""
+    does `/cancel!`. Each asks first."""
     fake_env.script(Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOW-Q"),
                     Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOWER-Q"))
     app = YeetuiApp(cwd=project)
@@ -437,15 +440,18 @@ async def test_a_second_cancel_or_cancel_bang_stops_a_subagent_now(fake_env, pro
         await _type(pilot, "/oracle SLOW-Q why?")
         await _until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
         await _type(pilot, "/cancel oracle#1")
+        await answer(pilot, settle_clock, yes=True)
         await _until(pilot, lambda: "Asked oracle#1 to wrap up" in _text(view))
         assert any(line.startswith("oracle#1 running") for line in _ledger_lines(main))
         await _type(pilot, "/cancel oracle#1")
+        await answer(pilot, settle_clock, yes=True)
         await _until(pilot, lambda: "Stopped oracle#1." in _text(view))
         await _until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)))
 
         await _type(pilot, "/oracle SLOWER-Q why not?")
         await _until(pilot, lambda: any(line.startswith("oracle#2 running") for line in _ledger_lines(main)))
         await _type(pilot, "/cancel! oracle#2")
+        await answer(pilot, settle_clock, yes=True)
         await _until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in _ledger_lines(main)))
 
 

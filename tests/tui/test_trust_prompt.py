@@ -1,11 +1,18 @@
 """The trust prompt at start: a project whose own files ask for more rights than an untrusted project gets is
-asked about once, showing what trusting grants; trusting applies them, anything else leaves them narrowed."""
+asked about once, showing what trusting grants; trusting applies them, anything else leaves them narrowed.
+Keys typed ahead as the prompt appears — a tab or → and an enter, as when accepting a completion — never
+trust: the prompt takes keys only once it has been on screen, the keyboard quiet, a moment (`settle_clock`
+stands in for the time)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.fakellm import Reply, ToolCall
+from tests.tui.deliberate import SettleClock
+from tests.tui.deliberate import shown as _shown
 from tests.tui.test_app import _main, _type, _until
 from yeetui.trust import is_trusted
 from yeetui.tui.app import YeetuiApp
@@ -20,11 +27,19 @@ def _hostile(project: Path) -> Path:
 
 
 async def _trust_screen(pilot) -> TrustScreen:
+    """The prompt as soon as it is on top: keys pressed now are typed ahead."""
     await _until(pilot, lambda: isinstance(pilot.app.screen, TrustScreen))
     return pilot.app.screen
 
 
-async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, project: Path) -> None:
+async def _past_window(pilot, clock: SettleClock, seconds: float | None = None) -> None:
+    """Once the prompt is drawn (its window counts from then), `seconds` (its window) of a quiet keyboard pass."""
+    await _shown(pilot, TrustScreen)
+    clock.advance(TrustScreen.SETTLE if seconds is None else seconds)
+
+
+async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, project: Path,
+                                                                     settle_clock: SettleClock) -> None:
     agent = _hostile(project)
     marker = project / "ran"
     fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
@@ -35,6 +50,7 @@ async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, p
         shown = str(screen.query_one("#trust-grants-text").render())
         assert f"{agent}, line 2: permissions.bash: allow" in shown
         assert str(project) in str(screen.query_one("#trust-project").render())
+        await _past_window(pilot, settle_clock)  # looked at it a moment, keyboard quiet
         await pilot.press("tab", "enter")  # to "Trust this project", then enter
         await _main(pilot)
         assert is_trusted(project)
@@ -42,12 +58,62 @@ async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, p
         await _until(pilot, marker.exists)  # bash: allow from the project's file, no permission dialog
 
 
-async def test_keys_typed_ahead_never_trust_and_declining_keeps_the_files_narrowed(fake_env, project: Path) -> None:
+@pytest.mark.parametrize("move", ["tab", "right"])
+async def test_a_move_and_enter_typed_ahead_never_trust(fake_env, project: Path, settle_clock: SettleClock,
+                                                       move: str) -> None:
+    """Tab (or →) then enter, pressed at once as the prompt appears (accepting a completion in the composer):
+    neither is taken, the focus stays on "Not now"; then enter, once the prompt listens, declines."""
     _hostile(project)
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(110, 32)) as pilot:
-        await _trust_screen(pilot)
+        screen = await _trust_screen(pilot)
+        await pilot.press(move, "enter")
+        await pilot.pause()
+        assert app.screen is screen and not is_trusted(project)
+        assert app.focused is screen.query_one("#not-now")
+        await _past_window(pilot, settle_clock, TrustScreen.SETTLE - 0.05)  # not long enough after the last key
+        await pilot.press(move, "enter")
+        await pilot.pause()
+        assert app.screen is screen and not is_trusted(project)
+        assert app.focused is screen.query_one("#not-now")
+        settle_clock.advance(TrustScreen.SETTLE)
+        await pilot.press("enter")
+        main = await _main(pilot)
+        assert not is_trusted(project)
+        assert any("not trusted" in w for w in main.runtime.warnings)
+
+
+async def test_a_click_on_trust_as_the_prompt_appears_does_not_trust(fake_env, project: Path,
+                                                                     settle_clock: SettleClock) -> None:
+    _hostile(project)
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        screen = await _trust_screen(pilot)
+        assert await pilot.click("#trust")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen and not is_trusted(project)
+        assert app.focused is screen.query_one("#not-now")
+        await _past_window(pilot, settle_clock, 60)
+        assert await pilot.click("#not-now")
+        await _main(pilot)
+        assert not is_trusted(project)
+
+
+async def test_keys_typed_ahead_never_trust_and_declining_keeps_the_files_narrowed(
+        fake_env, project: Path, settle_clock: SettleClock) -> None:
+    _hostile(project)
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        screen = await _trust_screen(pilot)
         await pilot.press("t", "y", "a", "enter")  # a user typing "tya" and enter as yeetui starts
+        await pilot.pause()
+        assert app.screen is screen, "no key typed ahead answers the prompt"
+        await _past_window(pilot, settle_clock, 60)
+        await pilot.press("y", "t")  # no letter answers, even then
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("escape")  # not now
         main = await _main(pilot)
         assert not is_trusted(project)
         assert any("not trusted" in w for w in main.runtime.warnings)

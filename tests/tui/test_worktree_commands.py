@@ -1,5 +1,6 @@
 """Getting a builder's work back from the TUI: the announcement says where it is, /worktrees lists it, /merge
-brings it into the user's branch, /discard throws another away; the checkout is untouched until then."""
+brings it into the user's branch, /discard throws another away; the checkout is untouched until then. Merging
+and discarding ask first (`answer` confirms past the dialog's window, see tests/tui/deliberate.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.tui.deliberate import SettleClock, answer, shown
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.conversation import ConversationView
@@ -37,7 +39,8 @@ def _build(marker: str, name: str) -> list[Reply]:
 
 
 async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, project: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 settle_clock: SettleClock) -> None:
     for name in ("TMUX", "DISPLAY", "WAYLAND_DISPLAY", "TERMINAL"):  # no tmux or window to open a shell in
         monkeypatch.delenv(name, raising=False)
     _repo(project)
@@ -67,26 +70,36 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         mul = next(w.label for w in trees if (w.path / "mul.py").is_file())
         div = next(w.label for w in trees if (w.path / "div.py").is_file())
         inbox = main.query_one(InboxPanel)
-        # `w` on a builder's inbox item opens its worktree: here, with no tmux or display, the `cd` to type.
+        # alt+w on a builder's inbox item opens its worktree: here, with no tmux or display, the `cd` to type.
         div_item = next(i for i in inbox.items.values() if (i.data or {}).get("label") == div)
         div_path = next(w.path for w in trees if w.label == div)
         inbox.focus()
         inbox.highlighted = inbox.get_option_index(str(div_item.id))
-        await pilot.press("w")
+        await pilot.press("alt+w")
         await _until(pilot, lambda: f"{div}'s worktree (branch yeetui/build/" in _text(view))
         assert f"cd {div_path}" in _text(view)
-        # `m` on the builder's inbox item merges its branch.
+        # alt+m on the builder's inbox item merges its branch, once confirmed.
         item = next(i for i in inbox.items.values() if (i.data or {}).get("label") == mul)
         assert (item.data or {})["worktree"]["commits"] == 1
         inbox.focus()
         inbox.highlighted = inbox.get_option_index(str(item.id))
-        await pilot.press("m")
+        await pilot.press("alt+m")
+        await answer(pilot, settle_clock, yes=True)
         await _until(pilot, lambda: "merged into main" in _text(view), timeout=30)
         assert (project / "mul.py").read_text() == "# BUILD-MUL\n"
         assert git(project, "symbolic-ref", "--short", "HEAD").strip() == "main"
 
         main.query_one("Composer").focus()
         await _type(pilot, f"/discard {div}")
+        screen = await shown(pilot)
+        await pilot.press("tab", "enter")  # typed ahead: no answer
+        await pilot.pause()
+        assert pilot.app.screen is screen and (div_path / "div.py").is_file()
+        await answer(pilot, settle_clock, yes=False)  # "No": nothing is thrown away
+        await pilot.pause()
+        assert f"Discarded {div}" not in _text(view) and (div_path / "div.py").is_file()
+        await _type(pilot, f"/discard {div}")
+        await answer(pilot, settle_clock, yes=True)
         await _until(pilot, lambda: f"Discarded {div}" in _text(view), timeout=30)
         assert not (project / "div.py").exists()
         await _type(pilot, "/merge builder#9")

@@ -85,6 +85,11 @@ class CommandScreen(Protocol):
         when they close it."""
         ...
 
+    def confirm(self, question: str, detail: str, yes: str, then: Callable[[], Awaitable[None]]) -> None:
+        """Ask `question` in a dialog that keys typed ahead cannot answer; `then` runs only when the user
+        deliberately chooses `yes` (a refusal it raises is shown, as a command's is)."""
+        ...
+
 
 Handler = Callable[[CommandScreen, str], Awaitable[None]]
 """Carries out a command: the screen, and the text typed after the command's name (stripped, maybe empty)."""

@@ -37,15 +37,16 @@ COMPOSER_KEYS: tuple[tuple[str, str], ...] = (
 """The composer's own keys, listed in /help after the app's bindings."""
 PANEL_KEYS: tuple[tuple[str, str], ...] = (
     ("ledger: enter", "open the run's session (tab moves to the ledger)"),
-    ("ledger: s", "steer: open its session to type guidance"),
-    ("ledger: c", "ask the run to wrap up"), ("ledger: x", "stop the run now"),
-    ("ledger: t", "watch the run's tmux pane"), ("ledger: e", "show the run's tmux pane inside yeetui"),
-    ("inbox: enter / o", "open the item's session"), ("inbox: a", "accept a pair's interjection"),
-    ("inbox: d", "dismiss"), ("inbox: r", "reply to it from the composer"),
-    ("inbox: m", "merge its agent's worktree branch into your branch"),
-    ("inbox: w", "open a shell in its agent's worktree"),
+    ("ledger: alt+s", "steer: open its session to type guidance"),
+    ("ledger: alt+c", "ask the run to wrap up (asks first)"), ("ledger: alt+x", "stop the run now (asks first)"),
+    ("ledger: alt+t", "watch the run's tmux pane"), ("ledger: alt+e", "show the run's tmux pane inside yeetui"),
+    ("inbox: enter", "open the item's session"), ("inbox: alt+a", "accept a pair's interjection"),
+    ("inbox: alt+d", "dismiss"), ("inbox: alt+r", "reply to it from the composer"),
+    ("inbox: alt+m", "merge its agent's worktree branch into your branch (asks first)"),
+    ("inbox: alt+w", "open a shell in its agent's worktree"),
 )
-"""Keys of the ledger and inbox panels (their BINDINGS; tests/tui checks the two agree)."""
+"""Keys of the ledger and inbox panels (their BINDINGS; tests/tui checks the two agree). A letter typed
+while a panel has the focus goes into the composer."""
 
 
 async def run_slash(screen: CommandScreen, name: str, args: str) -> None:
@@ -162,6 +163,14 @@ async def _compact(screen: CommandScreen, args: str) -> None:
                         "earlier turns in the model's context.")
 
 
+def stop_question(label: str, *, now: bool) -> tuple[str, str, str]:
+    """(question, detail, yes) of the confirmation before a run is asked to wrap up, or stopped `now`."""
+    if now:
+        return f"Stop {label} now?", "It is stopped at once, in the middle of what it is doing.", "Stop now"
+    return (f"Ask {label} to wrap up?", "It finishes its turn and reports; it is stopped in 30 s at the latest.",
+            "Wrap up")
+
+
 async def _cancel(screen: CommandScreen, args: str, *, abort: bool = False) -> None:
     store, spawner = screen.runtime.store, screen.runtime.spawner
     live = [await store.get_run(r) for r in spawner.live_runs()]
@@ -177,13 +186,18 @@ async def _cancel(screen: CommandScreen, args: str, *, abort: bool = False) -> N
         if target is None:
             await screen.notice("warning", f"No running subagent {args!r}.")
             return
-    if abort or spawner.wrapping_up(target.id):  # `/cancel!`, or a second `/cancel`: stop it now
-        await spawner.cancel(target.id, graceful=False)
-        await screen.notice("info", f"Stopped {target.label}.")
-        return
-    await spawner.cancel(target.id, graceful=True)
-    await screen.notice("info", f"Asked {target.label} to wrap up (it is stopped in 30 s at the latest); "
-                        "/cancel again or /cancel! stops it now.")
+    now = abort or spawner.wrapping_up(target.id)  # `/cancel!`, or a second `/cancel`: stop it now
+
+    async def stop() -> None:
+        if now:
+            await spawner.cancel(target.id, graceful=False)
+            await screen.notice("info", f"Stopped {target.label}.")
+            return
+        await spawner.cancel(target.id, graceful=True)
+        await screen.notice("info", f"Asked {target.label} to wrap up (it is stopped in 30 s at the latest); "
+                            "/cancel again or /cancel! stops it now.")
+
+    screen.confirm(*stop_question(target.label or target.profile, now=now), stop)
 
 
 async def _abort(screen: CommandScreen, args: str) -> None:
@@ -221,17 +235,40 @@ async def _merge(screen: CommandScreen, args: str) -> None:
     words = args.split()
     strategy: Strategy = "squash" if "--squash" in words else "ff" if "--ff" in words else "merge"
     names = [w for w in words if not w.startswith("--")]
-    worktrees, wt = await _worktree(screen, names[0] if names else "")
-    await screen.notice("info", f"Merging {wt.branch} into {wt.repo}…")
-    outcome = await merge_work(worktrees, wt, strategy=strategy)
-    await screen.notice("info" if outcome.merged else "warning", outcome.message)
+    _, wt = await _worktree(screen, names[0] if names else "")
+    ask_merge(screen, [wt], strategy)
+
+
+def ask_merge(screen: CommandScreen, trees: Sequence[WorktreeRecord], strategy: Strategy = "merge") -> None:
+    """Ask once whether to merge the branches of `trees` into the user's branch; on a deliberate yes, merge them
+    in order, stopping at the first that does not merge."""
+    names = ", ".join(wt.label or wt.branch for wt in trees)
+    branches = ", ".join(wt.branch for wt in trees)
+    detail = (f"{branches} into the branch checked out in {trees[0].repo} ({strategy}); work left uncommitted "
+              "in a worktree is committed first.")
+
+    async def merge() -> None:
+        worktrees = screen.runtime.spawner.worktrees or Worktrees(screen.runtime.store)
+        for wt in trees:
+            await screen.notice("info", f"Merging {wt.branch} into {wt.repo}…")
+            outcome = await merge_work(worktrees, wt, strategy=strategy)
+            await screen.notice("info" if outcome.merged else "warning", outcome.message)
+            if not outcome.merged:
+                return
+
+    screen.confirm(f"Merge {names} into your branch?", detail, "Merge", merge)
 
 
 async def _discard(screen: CommandScreen, args: str) -> None:
     worktrees, wt = await _worktree(screen, args.strip())
-    await discard_work(worktrees, wt)
-    await screen.notice("info", f"Discarded {wt.label or wt.branch}: worktree {wt.path} and branch {wt.branch} are "
-                        "removed.")
+
+    async def discard() -> None:
+        await discard_work(worktrees, wt)
+        await screen.notice("info", f"Discarded {wt.label or wt.branch}: worktree {wt.path} and branch {wt.branch} "
+                            "are removed.")
+
+    screen.confirm(f"Discard {wt.label or wt.branch}'s work?", f"The worktree {wt.path} and its branch {wt.branch} "
+                   "are removed, with every change in them.", "Discard", discard)
 
 
 async def _open(screen: CommandScreen, args: str) -> None:

@@ -40,11 +40,12 @@ from yeetui.system.terminals import attach_argv
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
+from yeetui.tui.screens.confirm import ConfirmScreen
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.picker import Choice, PickerScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
-from yeetui.tui.slash import all_commands, run_slash, where_flag
+from yeetui.tui.slash import all_commands, ask_merge, run_slash, stop_question, where_flag
 from yeetui.tui.startup import LOADING, Pending, SessionStart
 from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
@@ -184,9 +185,10 @@ class MainScreen(Screen):
             taken.add(key)
 
     def on_key(self, event: events.Key) -> None:
-        """A printable key that reached the screen unused — the focus is on a clicked tool row, card or
-        conversation, not on a text field — goes into the composer, as if it had the focus. Keys that the
-        focused panel binds (the ledger's `s`, the inbox's `d`, …) are left to it."""
+        """A printable key that reached the screen unused — the focus is on a clicked tool row, card,
+        conversation, the inbox or the ledger, not on a text field — goes into the composer, as if it had the
+        focus: typing a word never acts on a panel. The panels bind only enter and keys with a modifier (alt+m,
+        …); a key the user's keymap put on a panel action is left to it."""
         if not event.is_printable or event.character is None or event.key in self.app.active_bindings:
             return
         if isinstance(self.app.focused, (TextArea, Input, EmbeddedPane)):
@@ -472,6 +474,18 @@ class MainScreen(Screen):
              then: Callable[[str | None], Awaitable[None]]) -> None:
         self.app.push_screen(PickerScreen(title, [Choice(value, note) for value, note in choices], current), then)
 
+    def confirm(self, question: str, detail: str, yes: str, then: Callable[[], Awaitable[None]]) -> None:
+        """Ask `question` (ConfirmScreen: keys typed ahead cannot answer it); `then` runs on a deliberate yes."""
+        async def answered(confirmed: bool | None) -> None:
+            if not confirmed:
+                return
+            try:
+                await then()
+            except YeetuiError as exc:
+                await self.notice("error", str(exc))
+
+        self.app.push_screen(ConfirmScreen(question, detail, yes=yes), answered)
+
     async def profile_hotkey(self, profile: str) -> None:
         self.prefill(f"@{profile} ")
 
@@ -600,36 +614,40 @@ class MainScreen(Screen):
             await self.open_session(run.session_id)
             self.composer.focus()
         elif message.action in ("cancel", "abort") and not run.status.is_final:
-            try:  # a run of another process (a detached worker) is told through the store
-                await self.runtime.spawner.cancel(run.id, graceful=message.action == "cancel")
-            except YeetuiError as exc:
-                await self.notice("warning", str(exc))
-                return
-            if not self.runtime.spawner.is_live(run.id):
-                word = "wrap up" if message.action == "cancel" else "stop now"
-                await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
+            graceful = message.action == "cancel"
+
+            async def stop() -> None:
+                try:  # a run of another process (a detached worker) is told through the store
+                    await self.runtime.spawner.cancel(run.id, graceful=graceful)
+                except YeetuiError as exc:
+                    await self.notice("warning", str(exc))
+                    return
+                if not self.runtime.spawner.is_live(run.id):
+                    word = "wrap up" if graceful else "stop now"
+                    await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
+
+            self.confirm(*stop_question(run.label or run.profile, now=not graceful), stop)
 
     async def _open_item_worktree(self, data: dict[str, Any]) -> None:
-        """`w` on an inbox item: a shell in the (first) worktree it tells of."""
+        """alt+w on an inbox item: a shell in the (first) worktree it tells of."""
         ids = _worktree_ids(data)
         if not ids:
-            await self.notice("warning", "This item has no worktree; w opens a builder's worktree.")
+            await self.notice("warning", "This item has no worktree; alt+w opens a builder's worktree.")
             return
         await run_slash(self, "open", ids[0])
 
     async def _merge_item(self, data: dict[str, Any]) -> None:
-        """`m` on an inbox item: merge the worktree(s) it tells of (a builder's, an orchestrator's builders'),
-        in order, stopping at the first that does not merge."""
+        """alt+m on an inbox item: after one confirmation, merge the worktrees it tells of that are still
+        active (a builder's, an orchestrator's builders'), in order, stopping at the first that does not merge."""
         ids = _worktree_ids(data)
         if not ids:
-            await self.notice("warning", "This item has no worktree to merge; m merges a builder's branch.")
+            await self.notice("warning", "This item has no worktree to merge; alt+m merges a builder's branch.")
             return
-        for worktree_id in ids:
-            before = await self.runtime.store.get_worktree(worktree_id)
-            await run_slash(self, "merge", worktree_id)
-            after = await self.runtime.store.get_worktree(worktree_id)
-            if before is None or after is None or (before.status == "active" and after.status == "active"):
-                break
+        trees = [wt for i in ids if (wt := await self.runtime.store.get_worktree(i)) and wt.status == "active"]
+        if not trees:
+            await self.notice("warning", "Nothing left to merge: this item's worktrees were merged or discarded.")
+            return
+        ask_merge(self, trees)
 
     @on(InboxPanel.Action)
     async def inbox_action(self, message: InboxPanel.Action) -> None:

@@ -4,8 +4,10 @@
 It lists exactly what trusting would grant, each with its file and line. Returns True to trust the project
 (remembered, as `yeetui trust` does), False to go on without (its files may then only narrow rights, and it is
 asked again next time). Keys typed ahead into the composer while yeetui starts must not trust by accident: the
-safe answer has the focus, trusting takes a move to its button (tab, →) and enter, or a click; no letter
-answers, and the bindings have no ids, so no keymap can rebind them.
+prompt takes no key and no click until it has been on screen, with the keyboard quiet, for `SETTLE` seconds
+(see `DeliberateScreen`: a tab and an enter typed as the prompt appears do nothing); then the safe answer has
+the focus, and trusting takes a move to its button (tab, →) and enter, or a click. No letter answers, and the
+bindings have no ids, so no keymap can rebind them.
 """
 
 from __future__ import annotations
@@ -16,16 +18,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from yeetui.tui.screens.deliberate import DeliberateScreen
 
 TRUST, NOT_NOW = "trust", "not-now"
 SHOWN_GRANTS = 50
 """More than this and the list says how many more (`yeetui trust` prints them all)."""
 
 
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(DeliberateScreen[bool]):
     """`Trust the files in ~/src/cloned?` — what its files would grant, trust or not now."""
+
+    SETTLE = 0.75
+    BOX = "#trust-box"
+    READY = "tab/→ move · enter choose · esc not now"
 
     BINDINGS = [
         Binding("escape", "not_now", "Not now"),
@@ -45,6 +52,7 @@ class TrustScreen(ModalScreen[bool]):
             max-height: 100%;
             border: thick $warning;
             border-title-color: $warning;
+            border-subtitle-color: $text-muted;
             background: $surface;
             padding: 0 1;
         }
@@ -60,6 +68,7 @@ class TrustScreen(ModalScreen[bool]):
         #trust-explain { color: $text-muted; margin-top: 1; }
         #trust-buttons { height: auto; margin-top: 1; align-horizontal: center; }
         #trust-buttons Button { margin: 0 1; min-width: 16; }
+        &.-settling #trust-buttons Button { text-opacity: 60%; }
     }
     """
 
@@ -87,9 +96,8 @@ class TrustScreen(ModalScreen[bool]):
                 yield Button("Not now (esc)", id=NOT_NOW, variant="primary")
                 yield Button("Trust this project", id=TRUST, variant="warning")
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == TRUST)
+    def pressed(self, button: Button) -> None:
+        self.dismiss(button.id == TRUST)
 
     def action_not_now(self) -> None:
         self.dismiss(False)

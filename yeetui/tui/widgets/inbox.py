@@ -103,22 +103,25 @@ class InboxPanel(OptionList):
     """What the subagents sent back, with unread state and actions."""
 
     BINDINGS = [
-        Binding("enter,o", "open", "Open", id="inbox.open"),
-        Binding("a", "accept", "Accept", id="inbox.accept"),
-        Binding("d", "dismiss", "Dismiss", id="inbox.dismiss"),
-        Binding("r", "reply", "Reply", id="inbox.reply"),
-        Binding("m", "merge", "Merge", id="inbox.merge"),
-        Binding("w", "worktree", "Worktree", id="inbox.worktree"),
+        Binding("enter", "open", "Open", id="inbox.open"),
+        Binding("alt+a", "accept", "Accept", id="inbox.accept"),
+        Binding("alt+d", "dismiss", "Dismiss", id="inbox.dismiss"),
+        Binding("alt+r", "reply", "Reply", id="inbox.reply"),
+        Binding("alt+m", "merge", "Merge", id="inbox.merge"),
+        Binding("alt+w", "worktree", "Worktree", id="inbox.worktree"),
     ]
     """
+    No letter alone: a word typed while the inbox has the focus goes into the composer (the main screen sends
+    it there), so typing "make" never merges anything.
+
     | Key(s) | Description |
     | :- | :- |
-    | enter, o | Open the item (its session, or its details); marks it read. |
-    | a | Accept (an interjection's advice, a review's verdict). |
-    | d | Dismiss: the item is hidden. |
-    | r | Reply to the agent that sent it. |
-    | m | Merge the branch the item's agent worked on (its worktree) into the user's branch. |
-    | w | Open a shell in the item's agent's worktree (a split of the user's tmux, a terminal, or the `cd`). |
+    | enter | Open the item (its session, or its details); marks it read. |
+    | alt+a | Accept (an interjection's advice, a review's verdict). |
+    | alt+d | Dismiss: the item is hidden. |
+    | alt+r | Reply to the agent that sent it. |
+    | alt+m | Merge the branch the item's agent worked on (its worktree) into the user's branch, once confirmed. |
+    | alt+w | Open a shell in the item's agent's worktree (a split of the user's tmux, a terminal, or the `cd`). |
     """
 
     DEFAULT_CSS = """

@@ -66,21 +66,24 @@ class LedgerPanel(OptionList):
 
     BINDINGS = [
         Binding("enter", "open", "Open", show=False, id="ledger.open"),
-        Binding("s", "steer", "Steer", id="ledger.steer"),
-        Binding("c", "cancel", "Cancel", id="ledger.cancel"),
-        Binding("x", "abort", "Abort", id="ledger.abort"),
-        Binding("t", "watch", "Watch pane", id="ledger.watch"),
-        Binding("e", "embed", "Embed pane", id="ledger.embed"),
+        Binding("alt+s", "steer", "Steer", id="ledger.steer"),
+        Binding("alt+c", "cancel", "Cancel", id="ledger.cancel"),
+        Binding("alt+x", "abort", "Abort", id="ledger.abort"),
+        Binding("alt+t", "watch", "Watch pane", id="ledger.watch"),
+        Binding("alt+e", "embed", "Embed pane", id="ledger.embed"),
     ]
     """
+    No letter alone: a word typed while the ledger has the focus goes into the composer (the main screen sends
+    it there).
+
     | Key(s) | Description |
     | :- | :- |
     | enter | Open the selected run's session. |
-    | s | Steer the selected run (inject guidance). |
-    | c | Cancel the selected run gracefully. |
-    | x | Abort the selected run (hard kill). |
-    | t | Watch the run's tmux pane (a split of your tmux, a terminal window, or the command to type). |
-    | e | Show the run's tmux pane inside yeetui, under the conversation (ctrl+] gives the focus back). |
+    | alt+s | Steer the selected run (inject guidance). |
+    | alt+c | Cancel the selected run gracefully, once confirmed. |
+    | alt+x | Abort the selected run (hard kill), once confirmed. |
+    | alt+t | Watch the run's tmux pane (a split of your tmux, a terminal window, or the command to type). |
+    | alt+e | Show the run's tmux pane inside yeetui, under the conversation (ctrl+] gives the focus back). |
     """
 
     DEFAULT_CSS = """
