@@ -27,6 +27,7 @@ from yeetui.redact import redact, secret_values_from_env
 from yeetui.system import sandbox
 from yeetui.system.git import blank_drivers, hermetic_env, user_identity
 from yeetui.system.processes import KILL_GRACE, group_alive, kill_group, start_ticks
+from yeetui.system.shell_syntax import simple_commands
 from yeetui.text import clip, one_line
 from yeetui.tools.base import ProcessLog, Tool, ToolContext, ToolOutput
 from yeetui.tools.files import StrictArgs
@@ -45,6 +46,12 @@ _CHUNK = 65536
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     """`env` without any variable whose name contains KEY, SECRET, TOKEN or PASSWORD (any case)."""
     return {k: v for k, v in env.items() if not any(w in k.upper() for w in SECRET_NAME_WORDS)}
+
+
+def _runs_git(command: str) -> bool:
+    """Whether a line runs git itself (a line not fully understood counts: it was allowed by `"*"`)."""
+    commands = simple_commands(command)
+    return commands is None or any(argv and argv[0].rsplit("/", 1)[-1] == "git" for argv in commands)
 
 
 class _Capture:
@@ -105,7 +112,7 @@ class BashTool(Tool):
         env = scrub_env(source)
         secrets = secret_values_from_env(source)
         argv = ["bash", "-c", args.command]
-        if ctx.hermetic_git and "git" in args.command:
+        if ctx.hermetic_git and _runs_git(args.command):
             # Allowed by a rule, unasked: its git runs nothing the repository's config names (hooks, fsmonitor,
             # textconv, filters, pager …) and reads no system or global config but the user's identity.
             identity = await user_identity(ctx.binding.cwd, env)
