@@ -37,8 +37,9 @@ _BASIC = re.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/=]{8,}")
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
                           re.DOTALL)
 """A PEM private key block, whole (to the end of the text when its END line is cut off)."""
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+(@)")
-"""`scheme://user:password@host`: the password goes, the user and host stay."""
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+(@)")
+"""`scheme://user:password@host`: the password goes, the user and host stay. A scheme is at most 32 characters,
+so a long run of scheme characters (`a-b-c-…` in minified code) is not rescanned to its end from every word."""
 
 # `api_key=…`, `"password": "…"`, `X-Api-Key: …`, `GITHUB_TOKEN=…`. The name must END in the keyword, so
 # `max_tokens: 100000` is left alone; the value must be 6+ characters and not a plain number. The name

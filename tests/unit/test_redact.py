@@ -127,6 +127,8 @@ def test_long_unbroken_blobs_do_not_make_the_patterns_backtrack_quadratically() 
     blob = "QUJD" * 250_000  # 1 MB of base64-looking text without a word break
     assert redact(blob) == blob
     assert redact("x" * 1000 + " api_key=" + "k" * 100_000) == "x" * 1000 + f" api_key={REDACTED}"
+    hyphenated = ("eyJ" + "a" * 20 + "-") * 40_000  # minified code: a million characters of word-dash-word
+    assert redact(hyphenated) == hyphenated
 
 
 def test_basic_auth_private_keys_and_url_passwords_are_redacted() -> None:
