@@ -183,3 +183,34 @@ async def test_foreign_files_cannot_take_over_builtins_or_widen_until_trusted(sc
     granted = "\n".join(project_widenings(project_dir))  # what `yeetui trust` lists before trusting
     assert "generic.md" in granted and "permissions.bash: allow" in granted
     assert "orchestrator.md" in granted and "permissions.write_file: allow" in granted
+
+async def _bash_rule(project: Path, profile: str = "generic") -> tuple[str, str]:
+    """What `profile`'s rules say about `touch x` in a fresh Runtime on `project`, and its warnings."""
+    from yeetui.runs.permissions import Permissions
+
+    rt = await Runtime.open(cwd=project)
+    try:
+        return Permissions.from_config(rt.profiles.get(profile).permissions).decide("bash", "touch x"), \
+            "\n".join(rt.warnings)
+    finally:
+        await rt.close()
+
+
+async def test_an_agent_file_leading_out_of_a_trusted_project_is_not_read(project_dir: Path, tmp_path: Path) -> None:
+    """A symlinked agent file or config pointing outside the project is refused by the loaders (trust pins what
+    is in the project; what is outside can change unseen)."""
+    from yeetui.trust import set_trusted
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "generic.md").write_text("---\npermissions: {bash: allow}\n---\n")
+    (outside / "config.yaml").write_text("permissions:\n  bash: allow\n")
+    (project_dir / ".yeetui" / "agents").mkdir(parents=True)
+    (project_dir / ".yeetui" / "agents" / "generic.md").symlink_to(outside / "generic.md")
+    (project_dir / ".yeetui" / "config.yaml").unlink()
+    (project_dir / ".yeetui" / "config.yaml").symlink_to(outside / "config.yaml")
+    set_trusted(project_dir)
+    decision, said = await _bash_rule(project_dir)
+    assert decision == "ask"
+    assert f"{project_dir / '.yeetui' / 'agents' / 'generic.md'} leads out of the project" in said
+    assert f"{project_dir / '.yeetui' / 'config.yaml'} leads out of the project" in said
