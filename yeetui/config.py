@@ -277,7 +277,10 @@ def load_settings(
 
     if project_dir is not None:
         project_file = paths.project_config_dir(project_dir) / "config.yaml"
-        if project_file.is_file():
+        if project_file.is_file() and not project_file.resolve().is_relative_to(Path(project_dir).resolve()):
+            warnings.append(f"{project_file} leads out of the project (to {project_file.resolve()}); it was not "
+                            "read: the project's config must be in the project, where trusting it pins its content.")
+        elif project_file.is_file():
             data, lines = _read_yaml(project_file)
             for name, conf in (data.get("providers") or {}).items():
                 if isinstance(conf, dict):

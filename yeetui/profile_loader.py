@@ -49,7 +49,8 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
 
     Unless the project is `trusted` (see `yeetui.trust`), the files that come with it (`.claude`,
     `.opencode`, `.yeetui/agents`) may only narrow rights: their allow rules are dropped, and they cannot
-    make writable a profile that the built-in and user files keep read-only. Each drop is a warning."""
+    make writable a profile that the built-in and user files keep read-only. Each drop is a warning. A project
+    file that a symlink leads out of the project is skipped (a warning): trust pins the files in the project."""
     result = ProfileSet()
     if builtin_dir is None:
         try:
@@ -77,6 +78,12 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
             result.errors.append(ProfileFileError(
                 f"{dirs[0]} holds more than {MAX_FILES_PER_LAYER} profile files; only the first "
                 f"{MAX_FILES_PER_LAYER} were read.", path=dirs[0], warning=True))
+        if layer in _PROJECT_LAYERS:
+            files, outside = _inside(files, project_dir)
+            result.errors += [ProfileFileError(
+                f"Profile file {path} leads out of the project (to {path.resolve()}); it was skipped: what the "
+                "project's agent files say must be in the project, where trusting it pins their content.",
+                path=path, warning=True) for path in outside]
         for path in files:
             try:
                 doc, file_notes = _read(path, mapper, project_dir)
@@ -210,6 +217,16 @@ def _files(dirs: list[Path], suffixes: tuple[str, ...]) -> tuple[list[Path], boo
                     if len(found) > MAX_FILES_PER_LAYER:
                         return found[:MAX_FILES_PER_LAYER], True
     return found, False
+
+
+def _inside(files: list[Path], project_dir: Path) -> tuple[list[Path], list[Path]]:
+    """`files` split into those really inside the project and those a symlink (of the file or of a folder
+    above it) leads out of it."""
+    root = project_dir.resolve()
+    inside, outside = [], []
+    for path in files:
+        (inside if path.resolve().is_relative_to(root) else outside).append(path)
+    return inside, outside
 
 
 def _read(path: Path, mapper: Mapper | None, project_dir: Path) -> tuple[Document | None, Notes]:

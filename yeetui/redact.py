@@ -28,17 +28,40 @@ _TOKEN_PATTERNS = (
     r"github_pat_[A-Za-z0-9_]{22,}",  # GitHub fine-grained tokens
     r"(?:AKIA|ASIA)[0-9A-Z]{16}",  # AWS access key ids
     r"xox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
+    r"hf_[A-Za-z0-9]{30,}",  # Hugging Face
+    r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe secret and restricted keys (not the publishable pk_)
+    r"gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}",  # GitLab personal, deploy, runner and trigger tokens
+    r"gsk_[A-Za-z0-9]{30,}",  # Groq
 )
 _TOKENS = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_PATTERNS) + r")")
 
+_JWT = re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*")
+"""A JSON Web Token: a base64url JSON header (`{"` is `eyJ`), a payload and a signature (empty when unsigned),
+dot-separated. Its own pattern, with `-` in the look-behind: a JWT is one run of these characters, so a blob
+of failed candidates costs linear time."""
+_GAP = r"(?:\n[ \t]*\d+\t|\s)+"
+"""Space between netrc words, a line break included, also when a tool numbered the lines (`     5\t`)."""
+_NETRC = re.compile(
+    rf"\b(?P<head>(?:(?:machine{_GAP}\S+|default)(?:{_GAP}(?:account|port){_GAP}\S+)*{_GAP}login{_GAP}\S+"
+    rf"|machine{_GAP}(?:[\w\-]+\.)+[\w\-]+(?::\d+)?)(?:{_GAP}(?:login|account|port){_GAP}\S+)*{_GAP}password{_GAP})"
+    r"(?P<value>\"[^\"\n]*\"|[^\s\"'`]+)")
+"""`.netrc` entries, on one line or across lines: `machine HOST login USER password SECRET`. Without `login`
+the host must look like one (`machine api.example.com password …`), so prose such as "the build machine
+uses password authentication" is left alone."""
+_NETRC_LINE = re.compile(r"(?m)^(?P<head>(?:[ \t]*\d+\t|[^\s:]*:\d+[:\-])?[ \t]*password[ \t]+)"
+                         r"(?P<value>\"[^\"\n]*\"|(?=\S*[^a-z\s])\S+)[ \t]*$")
+"""A line of its own `password SECRET` (a netrc file whose `machine` line is further up), also behind a line
+number (`     5\t` from `read_file` or `cat -n`, `file:5:` from `grep -n`). The value must hold something
+besides lowercase letters, so a heading like `password hashing` is left alone."""
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
 _BASIC = re.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/=]{8,}")
 """`Authorization: Basic dXNlcjpwYXNz` — base64 of user:password."""
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
                           re.DOTALL)
 """A PEM private key block, whole (to the end of the text when its END line is cut off)."""
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+(@)")
-"""`scheme://user:password@host`: the password goes, the user and host stay."""
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+(@)")
+"""`scheme://user:password@host`: the password goes, the user and host stay. A scheme is at most 32 characters,
+so a long run of scheme characters (`a-b-c-…` in minified code) is not rescanned to its end from every word."""
 
 # `api_key=…`, `"password": "…"`, `X-Api-Key: …`, `GITHUB_TOKEN=…`. The name must END in the keyword, so
 # `max_tokens: 100000` is left alone; the value must be 6+ characters and not a plain number. The name
@@ -61,6 +84,9 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     text = _TOKENS.sub(REDACTED, text)
+    text = _JWT.sub(REDACTED, text)
+    text = _NETRC.sub(lambda m: m.group("head") + REDACTED, text)
+    text = _NETRC_LINE.sub(lambda m: m.group("head") + REDACTED, text)
     text = _PRIVATE_KEY.sub(REDACTED, text)
     text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
     text = _BASIC.sub(lambda m: m.group(1) + REDACTED, text)

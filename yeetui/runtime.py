@@ -43,7 +43,7 @@ from yeetui.system import sandbox
 from yeetui.system.relay import RelayReceiver, relay_dir
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
-from yeetui.trust import is_trusted
+from yeetui.trust import TrustState, project_files, trust_state
 from yeetui.workflows import Workflow, load_workflows
 from yeetui.worktrees.manager import Worktrees
 
@@ -135,13 +135,16 @@ class Runtime:
         env = dict(os.environ if env is None else env)
         project_dir = paths.find_project_root(cwd or Path.cwd())  # from a subfolder too
         # Parsing config, profile and workflow files is blocking work: off the event loop (a UI stays live).
-        trusted = is_trusted(project_dir, env)  # an untrusted project's files may narrow rights, not widen them
-        loaded: LoadedSettings = await asyncio.to_thread(load_settings, project_dir=project_dir, env=env,
-                                                         overrides=overrides, trusted=trusted)
-        warnings = list(loaded.warnings)
-        profiles = await asyncio.to_thread(load_profiles, project_dir=project_dir,
-                                           user_dir=paths.config_dir(env) / "agents", builtin_dir=builtin_dir("agents"),
-                                           trusted=trusted)
+        # An untrusted project's files may narrow rights, not widen them; trust holds while they are unchanged.
+        trust = await asyncio.to_thread(trust_state, project_dir, env)
+        loaded, profiles = await _load_definitions(project_dir, env, overrides, trust.trusted)
+        if trust.trusted and await asyncio.to_thread(project_files, project_dir) != trust.files:
+            # changed while they were read: what was read may not be what the user trusted
+            trust = TrustState(False, {}, note=f"The config and agent files of {project_dir} changed while yeetui "
+                               "read them; this time they may narrow rights but not widen them.")
+            loaded, profiles = await _load_definitions(project_dir, env, overrides, False)
+        warnings = [trust.note] if trust.note else []
+        warnings += loaded.warnings
         warnings += [str(err) for err in profiles.errors]
         workflows, workflow_errors = await asyncio.to_thread(load_workflows, project_dir=project_dir,
                                                              user_dir=paths.config_dir(env) / "workflows",
@@ -198,6 +201,17 @@ class Runtime:
         await self.spawner.shutdown()
         await self.launcher.aclose()
         await self.store.close()
+
+
+async def _load_definitions(project_dir: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None,
+                            trusted: bool) -> tuple[LoadedSettings, ProfileSet]:
+    """The settings and profiles, parsed off the event loop (blocking work: a UI stays live)."""
+    loaded = await asyncio.to_thread(load_settings, project_dir=project_dir, env=env, overrides=overrides,
+                                     trusted=trusted)
+    profiles = await asyncio.to_thread(load_profiles, project_dir=project_dir,
+                                       user_dir=paths.config_dir(env) / "agents", builtin_dir=builtin_dir("agents"),
+                                       trusted=trusted)
+    return loaded, profiles
 
 
 async def _listen_for_panes(env: Mapping[str, str], project_dir: Path, bus: Bus) -> RelayReceiver | None:

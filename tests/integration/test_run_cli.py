@@ -315,3 +315,34 @@ def test_run_with_trust_trusts_first_and_says_what_it_grants(fake_env, project: 
     assert marker.exists() and "not trusted" not in done.stderr
     listed = run_yeetui("trust", "--json", cwd=project)
     assert json.loads(listed.stdout)["was_trusted"] is True  # remembered
+
+
+def test_an_agent_file_written_after_trust_is_not_trusted_until_the_user_says_so(fake_env, project: Path) -> None:
+    """Trust is pinned to the files' content: after `yeetui trust`, a new agent file allowing bash (as an agent's
+    command could write one) is refused by a headless run, which names the file; trusting again applies it."""
+    (project / ".yeetui").mkdir()
+    (project / ".yeetui" / "config.yaml").write_text("permissions:\n  bash: {'git push *': deny}\n")
+    trusted = run_yeetui("trust", "--json", cwd=project)
+    assert trusted.returncode == 0 and not json.loads(trusted.stdout).get("changed")
+    agent = project / ".opencode" / "agent" / "generic.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("---\ndescription: x\npermission:\n  bash: allow\n---\nYou do it.\n")
+    marker = project / "ran"
+    touch = (Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker}"})], when_contains="TOUCH"),
+             Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+    fake_env.script(*touch)
+    refused = run_yeetui("run", "-p", "generic-opencode", "TOUCH it", cwd=project)
+    assert refused.returncode in (0, 1) and not marker.exists()
+    assert "changed since you trusted it (.opencode/agent/generic.md (added))" in refused.stderr
+    doctor = json.loads(run_yeetui("doctor", "--json", cwd=project).stdout)
+    (check,) = [c for c in doctor["checks"] if c["name"] == "project"]
+    assert "not trusted" in check["detail"] and ".opencode/agent/generic.md (added)" in check["detail"]
+
+    again = run_yeetui("trust", cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert "changed since you trusted it: .opencode/agent/generic.md (added)" in again.stdout
+    assert f"{agent}, line 4: permissions.bash: allow" in again.stdout
+    fake_env.script(*touch)
+    allowed = run_yeetui("run", "-p", "generic-opencode", "TOUCH it", cwd=project)
+    assert allowed.returncode == 0 and marker.exists()
+    assert "not trusted" not in allowed.stderr and "changed since" not in allowed.stderr

@@ -183,3 +183,117 @@ async def test_foreign_files_cannot_take_over_builtins_or_widen_until_trusted(sc
     granted = "\n".join(project_widenings(project_dir))  # what `yeetui trust` lists before trusting
     assert "generic.md" in granted and "permissions.bash: allow" in granted
     assert "orchestrator.md" in granted and "permissions.write_file: allow" in granted
+
+
+async def _bash_rule(project: Path, profile: str = "generic") -> tuple[str, str]:
+    """What `profile`'s rules say about `touch x` in a fresh Runtime on `project`, and its warnings."""
+    from yeetui.runs.permissions import Permissions
+
+    rt = await Runtime.open(cwd=project)
+    try:
+        return Permissions.from_config(rt.profiles.get(profile).permissions).decide("bash", "touch x"), \
+            "\n".join(rt.warnings)
+    finally:
+        await rt.close()
+
+
+async def test_an_agent_file_added_after_trust_takes_the_trust_back(project_dir: Path) -> None:
+    """Trust is given to the files as they were: a new agent file allowing bash (what an agent's command could
+    write under the Landlock fallback) makes the project untrusted until the user trusts it again."""
+    from yeetui.trust import is_trusted, set_trusted
+
+    set_trusted(project_dir)  # the clone as the user read it (its config allows bash, and so be it)
+    agent = project_dir / ".yeetui" / "agents" / "generic.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("---\npermissions: {bash: allow}\n---\n")
+    assert not is_trusted(project_dir)
+    decision, said = await _bash_rule(project_dir)
+    assert decision == "ask"
+    assert "changed since you trusted it" in said and ".yeetui/agents/generic.md (added)" in said
+    assert "permissions.bash: allow" in said  # and what was dropped, as for any untrusted project
+
+    set_trusted(project_dir)  # the user's word again, now for the file as it is
+    decision, said = await _bash_rule(project_dir)
+    assert decision == "allow" and "not trusted" not in said and "changed since" not in said
+
+
+@pytest.mark.parametrize("change", ["config", "agent", "removed", "foreign"])
+async def test_a_trusted_file_changed_after_trust_takes_the_trust_back(hostile_agents: Path, change: str) -> None:
+    from yeetui.trust import set_trusted
+
+    set_trusted(hostile_agents)
+    assert (await _bash_rule(hostile_agents))[0] == "allow"
+    if change == "config":  # one more allow rule in the trusted config
+        changed = ".yeetui/config.yaml"
+        config = (hostile_agents / changed).read_text()
+        (hostile_agents / changed).write_text(config.replace("  bash: allow\n", "  bash: allow\n  grep: allow\n"))
+    elif change == "agent":  # one more allow rule in a file the user already trusted
+        changed = ".yeetui/agents/reviewer.yaml"
+        (hostile_agents / changed).write_text(WIDENING_AGENTS[changed] + "  curl *: allow\n")
+    elif change == "removed":
+        changed = ".claude/agents/oracle.md"
+        (hostile_agents / changed).unlink()
+    else:
+        changed = ".opencode/agent/generic.md"
+        (hostile_agents / changed).write_text(WIDENING_AGENTS[changed].replace("edit: allow", "webfetch: allow"))
+    decision, said = await _bash_rule(hostile_agents)
+    assert decision == "ask"
+    assert f"{changed} ({'removed' if change == 'removed' else 'changed'})" in said, said
+
+
+def _trust_record(text: str, project: Path) -> Path:
+    """Write the trust record as `text`, `PROJECT` in it replaced by the project's real path."""
+    from yeetui import paths
+
+    record = paths.data_dir() / "trusted-projects.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(text.replace("PROJECT", str(project.resolve())))
+    return record
+
+
+async def test_a_trust_record_from_before_pinning_counts_as_untrusted_with_a_note(hostile_agents: Path) -> None:
+    import json
+
+    from yeetui.trust import set_trusted
+
+    record = _trust_record(json.dumps({"projects": ["PROJECT", "/elsewhere/other"]}), hostile_agents)
+    decision, said = await _bash_rule(hostile_agents)
+    assert decision == "ask"
+    assert "trusted before yeetui pinned trust to the content" in said and "yeetui trust" in said
+    set_trusted(hostile_agents)
+    assert (await _bash_rule(hostile_agents))[0] == "allow"
+    assert json.loads(record.read_text())["projects"] == ["/elsewhere/other"]  # the others' records are kept
+
+
+@pytest.mark.parametrize("record", ["{not json", '{"pinned": {"PROJECT": "garbage"}}', '{"pinned": []}', "[]",
+                                    '{"pinned": {"PROJECT": {"digest": 7, "files": {}}}}'])
+async def test_a_broken_trust_record_is_no_trust_and_no_crash(hostile_agents: Path, record: str) -> None:
+    from yeetui.trust import is_trusted, set_trusted
+
+    path = _trust_record(record, hostile_agents)
+    decision, said = await _bash_rule(hostile_agents)
+    assert decision == "ask" and "not trusted" in said
+    if "PROJECT" in record and "garbage" in record:
+        assert "trust record" in said and str(path) in said  # says what and where
+    set_trusted(hostile_agents)
+    assert is_trusted(hostile_agents)
+
+
+async def test_an_agent_file_leading_out_of_a_trusted_project_is_not_read(project_dir: Path, tmp_path: Path) -> None:
+    """A symlinked agent file or config pointing outside the project is refused by the loaders (trust pins what
+    is in the project; what is outside can change unseen)."""
+    from yeetui.trust import set_trusted
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "generic.md").write_text("---\npermissions: {bash: allow}\n---\n")
+    (outside / "config.yaml").write_text("permissions:\n  bash: allow\n")
+    (project_dir / ".yeetui" / "agents").mkdir(parents=True)
+    (project_dir / ".yeetui" / "agents" / "generic.md").symlink_to(outside / "generic.md")
+    (project_dir / ".yeetui" / "config.yaml").unlink()
+    (project_dir / ".yeetui" / "config.yaml").symlink_to(outside / "config.yaml")
+    set_trusted(project_dir)
+    decision, said = await _bash_rule(project_dir)
+    assert decision == "ask"
+    assert f"{project_dir / '.yeetui' / 'agents' / 'generic.md'} leads out of the project" in said
+    assert f"{project_dir / '.yeetui' / 'config.yaml'} leads out of the project" in said

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
+from tests.integration.helpers import result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
 from yeetui.runtime import Runtime
 
 API_KEY = "sk-ant-api03-PROMPTKEY-abcdefghijklmnop"
@@ -97,3 +97,43 @@ def test_model_text_printed_to_a_terminal_has_no_escape_sequences(fake_env, tmp_
     assert "Done." in text and "end" in text
     for control in ("\x1b]52", "\x1b]0", "\x1b[2J", "\x1b[H", "\x9b"):
         assert control not in text, f"{control!r} reached the terminal"
+
+
+PASTED = {  # formats people paste into files and prompts; every value here is made up
+    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJkZXBsb3kiLCJpYXQiOjE3MDAwMDAwMDB9"
+           ".c2lnbmF0dXJlLW9mLXRoZS10b2tlbi1oZXJl",
+    "netrc": "Zq9-netrc-oneline",
+    "netrc-multiline": "Mx7-netrc-multiline",
+    "huggingface": "hf_PastedHuggingFaceToken0123456789ab",
+    "stripe-live": "sk_live_51PastedStripeLiveKey0123",
+    "stripe-restricted": "rk_live_51PastedStripeRestricted",
+    "stripe-test": "sk_test_51PastedStripeTestKey0123",
+    "gitlab": "glpat-PastedGitLabToken012",
+    "groq": "gsk_PastedGroqKey0123456789abcdefghijklmnopqrstuvwxyzAB",
+}
+PASTED_FILE = (f"session {PASTED['jwt']}\n"
+               f"machine api.example.com login alice password {PASTED['netrc']}\n"
+               f"machine git.example.org\n  login bob\n  password {PASTED['netrc-multiline']}\n"
+               f"HF {PASTED['huggingface']} stripe {PASTED['stripe-live']} {PASTED['stripe-restricted']} "
+               f"{PASTED['stripe-test']}\ngitlab {PASTED['gitlab']} groq {PASTED['groq']}\n"
+               "ordinary: sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855, "
+               "id 123e4567-e89b-12d3-a456-426614174000, hf_hub_download, machine learning\n")
+
+
+async def test_pasted_credential_formats_reach_neither_the_model_nor_the_database(runtime: Runtime, scripted,
+                                                                                  project_dir: Path) -> None:
+    """A file of pasted credentials read by a tool: what the model gets back and what is stored hold none of
+    them; the user's prompt and the model's own answer carrying them are stored redacted too."""
+    (project_dir / "notes.txt").write_text(PASTED_FILE)
+    scripted.script(
+        Reply(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})], when_contains="READ"),
+        Reply(tool_calls=[ToolCall("complete", {"output": f"Found {PASTED['groq']} and {PASTED['jwt']}"})]))
+    result = await runtime.launcher.run_prompt(f"READ notes.txt; my HF token is {PASTED['huggingface']}")
+    assert result.status.value == "completed", result.error
+    sent = "\n".join(result_text(block) for block in tool_results(scripted.requests[-1].body))
+    assert "hf_hub_download" in sent and "426614174000" in sent and "machine learning" in sent  # the rest stays
+    await runtime.close()
+    stored = _stored_bytes(Path(os.environ["YEETUI_DATA_DIR"]))
+    for kind, secret in PASTED.items():
+        assert secret not in sent, f"the {kind} credential reached the model in a tool result"
+        assert secret.encode() not in stored, f"the {kind} credential reached the data dir"

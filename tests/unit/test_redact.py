@@ -18,6 +18,15 @@ KEYS = {
     "github-pat": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
     "aws": "AKIAIOSFODNN7EXAMPLE",
     "slack": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp",
+    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwiaWF0IjoxNTE2MjM5MDIyfQ"
+           ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "jwt-unsigned": "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.",
+    "huggingface": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+    "stripe-live": "sk_live_51HxAbCdEfGhIjKlMnOpQrStUv",
+    "stripe-restricted": "rk_live_51HxAbCdEfGhIjKlMnOpQrStUv",
+    "stripe-test": "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "gitlab": "glpat-xYz0AbCdEfGhIjKlMn12",
+    "groq": "gsk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOp",
 }
 
 
@@ -66,6 +75,55 @@ def test_assignments_to_secret_names_are_redacted(text: str, expected: str) -> N
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("machine api.example.com login alice password Zq9-netrc-secret",
+         f"machine api.example.com login alice password {REDACTED}"),
+        ("machine ci login deploy password hunter",  # a bare host name, with a login
+         f"machine ci login deploy password {REDACTED}"),
+        ("machine git.example.org password tok3n-value", f"machine git.example.org password {REDACTED}"),
+        ("machine git.example.org\n  login bob\n  password Mx7-multiline-pw\nmachine other.org\n",
+         f"machine git.example.org\n  login bob\n  password {REDACTED}\nmachine other.org\n"),
+        ('default login anonymous password "with space 1"', f"default login anonymous password {REDACTED}"),
+        ("macdef init\n\n  password s3cretPass\n", f"macdef init\n\n  password {REDACTED}\n"),
+        ("$ cat ~/.netrc\npassword Correct-Horse-9\n", f"$ cat ~/.netrc\npassword {REDACTED}\n"),
+        # as read_file / cat -n and grep -n show them, behind line numbers
+        ("     3\tmachine git.example.org\n     4\t  login bob\n     5\t  password Mx7-numbered",
+         f"     3\tmachine git.example.org\n     4\t  login bob\n     5\t  password {REDACTED}"),
+        ("notes/.netrc:7:password Abc-9", f"notes/.netrc:7:password {REDACTED}"),
+    ],
+)
+def test_netrc_passwords_are_redacted_and_the_rest_of_the_entry_kept(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hf_hub_download(repo_id='gpt2', filename='config.json')",  # Hugging Face's own function names
+        "HF_HOME=/data/hf_cache and hf_transfer enabled",
+        "sk_live_mode = True; sk_test_helpers_for_billing()",  # Stripe-ish identifiers, no key
+        "pk_live_51HxAbCdEfGhIjKlMnOpQrStUv",  # a Stripe publishable key is public by design
+        "glpat-token-name and gsk_config",
+        "eyJhbGciOiJIUzI1NiJ9 is a header alone; eyJ.short.parts too",
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",  # sha256
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "id 123e4567-e89b-12d3-a456-426614174000",  # a UUID
+        "/home/me/.cache/huggingface/hub/models--gpt2/snapshots/abc/config.json",
+        "v1.2.3-rc.4 and a.b.c",
+        "the build machine uses password authentication",
+        "Each machine has password login disabled",
+        "the default password is admin",
+        "password hashing\npassword reset link",
+        "Password requirements: 8 characters",
+        "# log in with your password\nlogin page",
+    ],
+)
+def test_near_misses_of_the_pasted_formats_are_left_alone(text: str) -> None:
     assert redact(text) == text
 
 
@@ -127,6 +185,8 @@ def test_long_unbroken_blobs_do_not_make_the_patterns_backtrack_quadratically() 
     blob = "QUJD" * 250_000  # 1 MB of base64-looking text without a word break
     assert redact(blob) == blob
     assert redact("x" * 1000 + " api_key=" + "k" * 100_000) == "x" * 1000 + f" api_key={REDACTED}"
+    hyphenated = ("eyJ" + "a" * 20 + "-") * 40_000  # minified code: a million characters of word-dash-word
+    assert redact(hyphenated) == hyphenated
 
 
 def test_basic_auth_private_keys_and_url_passwords_are_redacted() -> None:

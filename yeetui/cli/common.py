@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -105,12 +106,13 @@ async def open_runtime(args: argparse.Namespace) -> Runtime:
 
     if getattr(args, "trust", False):  # --trust: as `yeetui trust` would, before its files are read
         project = paths.find_project_root(Path.cwd())
-        already, granted = await asyncio.to_thread(trust_project, project)
+        trusted = await asyncio.to_thread(trust_project, project)
         if getattr(args, "json", False):
             print(json.dumps({"type": "notice", "level": "info", "text": f"trusted {project}",
-                              "grants": granted, "was_trusted": already}), flush=True)
+                              "grants": trusted.granted, "was_trusted": trusted.already,
+                              "changed": list(trusted.changed)}), flush=True)
         else:
-            say_trusted(project, already, granted, file=sys.stderr)
+            say_trusted(project, trusted, file=sys.stderr)
     runtime = await Runtime.open(cwd=Path.cwd())
     for warning in runtime.warnings:
         if getattr(args, "json", False):
@@ -120,19 +122,34 @@ async def open_runtime(args: argparse.Namespace) -> Runtime:
     return runtime
 
 
-def trust_project(project: Path) -> tuple[bool, list[str]]:
-    """Trust `project` (remembered); returns whether it already was and what trusting grants."""
+@dataclass(frozen=True)
+class Trusted:
+    already: bool
+    """It was trusted with its files as they are."""
+    granted: list[str]
+    """What trusting grants, one line per file and line."""
+    changed: tuple[str, ...]
+    """It was trusted, and these files changed since (`.yeetui/agents/x.md (added)`, …)."""
+
+
+def trust_project(project: Path) -> Trusted:
+    """Trust `project` with its files as they are now (remembered); whether it already was, what trusting
+    grants, and which files changed since it was last trusted."""
     from yeetui.runtime import project_widenings  # imported on use, like Runtime
-    from yeetui.trust import is_trusted, set_trusted
+    from yeetui.trust import project_files, set_trusted, trust_state
 
+    state = trust_state(project)
+    files = state.files or project_files(project)  # pinned as they were before what they grant was read
     granted = project_widenings(project)
-    already = is_trusted(project)
-    set_trusted(project, True)
-    return already, granted
+    set_trusted(project, True, files=files)
+    return Trusted(state.trusted, granted, state.changed)
 
 
-def say_trusted(project: Path, already: bool, granted: list[str], *, file: TextIO | None = None) -> None:
-    print(f"Trusted {project}." + (" (It already was.)" if already else ""), file=file)
+def say_trusted(project: Path, trusted: Trusted, *, file: TextIO | None = None) -> None:
+    if trusted.changed:
+        print(f"Its config and agent files changed since you trusted it: {', '.join(trusted.changed)}.", file=file)
+    print(f"Trusted {project}." + (" (It already was.)" if trusted.already else ""), file=file)
+    granted = trusted.granted
     if granted:
         print("Its files now take effect as written:", file=file)
         for line in granted:

@@ -24,7 +24,7 @@ from yeetui.providers.base import split_model
 from yeetui.runs.prompting import read_context_files
 from yeetui.system import sandbox
 from yeetui.system.tmux import TmuxServer, server_name
-from yeetui.trust import is_trusted
+from yeetui.trust import trust_state
 
 State = Literal["ok", "warning", "missing"]
 
@@ -83,8 +83,11 @@ async def run_checks(project: Path) -> list[Check]:
     problem = await TmuxServer(server_name(paths.data_dir())).problem()
     checks.append(Check("tmux", "warning", f"{problem}: subagents run in-process instead of panes") if problem
                   else Check("tmux", "ok", f"{shutil.which('tmux')}: subagents can run in panes"))
-    trusted = is_trusted(project)
+    state = await asyncio.to_thread(trust_state, project)
+    trusted = state.trusted
     trust = "trusted" if trusted else "not trusted: its config and agent files may narrow rights, not widen them"
+    if state.changed:
+        trust += f"; they changed since you trusted it: {', '.join(state.changed)}"
     checks.append(Check("project", "ok", f"{project} ({trust})"))
     try:
         settings = (await asyncio.to_thread(load_settings, project_dir=project, trusted=trusted)).settings

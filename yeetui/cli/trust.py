@@ -2,7 +2,8 @@
 
 Trusting lets the project's `.yeetui/config.yaml` and agent files (`.yeetui/agents`, `.claude/agents`,
 `.opencode/agent(s)`) widen rights as they say — allow rules, writable profiles, higher limits. Before
-recording it, the command lists exactly what that grants, so the user trusts knowingly.
+recording it, the command lists exactly what that grants, so the user trusts knowingly. Trust is pinned to
+those files' content: when they changed since the project was last trusted, the command names them first.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ def _trust(args: argparse.Namespace) -> int:
         else:
             print(f"{project} is no longer trusted: its files may narrow rights, not widen them.")
         return EXIT_OK
-    already, granted = trust_project(project)
+    trusted = trust_project(project)
     if args.json:
-        print(json.dumps({"project": str(project), "trusted": True, "was_trusted": already, "grants": granted}))
+        print(json.dumps({"project": str(project), "trusted": True, "was_trusted": trusted.already,
+                          "grants": trusted.granted, "changed": list(trusted.changed)}))
         return EXIT_OK
-    say_trusted(project, already, granted)
+    say_trusted(project, trusted)
     return EXIT_OK
