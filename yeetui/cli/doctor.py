@@ -74,9 +74,9 @@ def sandbox_check(configured: str = "auto") -> Check:
 
 async def run_checks(project: Path) -> list[Check]:
     checks = [Check("yeetui", "ok", f"{__version__} on Python {platform.python_version()}")]
-    try:
+    try:  # only your own config may accept the unshielded sandbox: the project's trust does not matter here
         configured = (await asyncio.to_thread(load_settings, project_dir=project,
-                                              trusted=is_trusted(project))).settings.tools.bash_sandbox
+                                              trusted=False)).settings.tools.bash_sandbox
     except ConfigError:
         configured = "auto"  # said below, under "config"
     checks.append(await asyncio.to_thread(sandbox_check, configured))
