@@ -128,3 +128,18 @@ async def test_a_project_asking_for_nothing_more_is_not_asked(fake_env, project:
         await _main(pilot)  # (a trust prompt would stand in its way: nothing here answers one)
         assert not any(isinstance(s, TrustScreen) for s in app.screen_stack)
         assert not is_trusted(project)
+
+
+async def test_a_file_written_while_the_prompt_is_open_is_not_trusted_unseen(fake_env, project: Path,
+                                                                             settle_clock: SettleClock) -> None:
+    """Trust pins the files as they were when the prompt listed what trusting grants: an agent file written
+    meanwhile (by another yeetui's agent, say) leaves the project untrusted."""
+    _hostile(project)
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await _trust_screen(pilot)
+        (project / ".yeetui" / "agents" / "oracle.yaml").write_text("permissions:\n  bash: allow\n")
+        await _past_window(pilot, settle_clock)
+        await pilot.press("tab", "enter")
+        await _main(pilot)
+        assert not is_trusted(project)

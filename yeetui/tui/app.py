@@ -138,15 +138,16 @@ class YeetuiApp(App):
         gets, ask once whether to trust it (remembered, like `yeetui trust`); declined, they only narrow."""
         from yeetui.paths import find_project_root
         from yeetui.runtime import project_widenings
-        from yeetui.trust import is_trusted, set_trusted
+        from yeetui.trust import is_trusted, project_files, set_trusted
         from yeetui.tui.screens.trust import TrustScreen
 
         project = find_project_root(self.cwd or Path.cwd())  # where Runtime.open will read the files
         if await asyncio.to_thread(is_trusted, project):
             return
-        grants = await asyncio.to_thread(project_widenings, project)
+        shown = await asyncio.to_thread(project_files, project)  # before reading what they grant: a change
+        grants = await asyncio.to_thread(project_widenings, project)  # made meanwhile is not trusted unseen
         if grants and await self.push_screen_wait(TrustScreen(project, grants)):
-            await asyncio.to_thread(set_trusted, project)
+            await asyncio.to_thread(set_trusted, project, files=shown)
             self.notify(f"Trusted {project}: its files take effect as written.", title="trust")
 
     def _resumed(self) -> None:
