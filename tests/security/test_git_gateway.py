@@ -239,3 +239,28 @@ def test_a_branch_prefix_must_name_a_folder_yeetui_owns() -> None:
         with pytest.raises(ValueError):
             WorkspacePolicy(branch_prefix=bad)
     assert branch_prefix("yeetui/build/") == "yeetui/build/"
+
+
+async def test_a_commit_an_allow_everything_rule_lets_through_keeps_the_users_identity_and_runs_no_hook(
+        tmp_path: Path) -> None:
+    """With `bash: {"*": allow}` every git line is unasked, so hermetic: no global config is read — but the
+    user's name still goes on a commit, and the repository's hooks do not run."""
+    from yeetui.tools.base import ToolContext
+    from yeetui.tools.shell import BashTool
+    from yeetui.workspace import WorkspaceBinding
+
+    home = tmp_path / "home-dir"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Global Person\n\temail = global@example.com\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {tmp_path}/HOOK-RAN\n")
+    hook.chmod(0o755)
+    tool = BashTool()
+    ctx = ToolContext(binding=WorkspaceBinding(cwd=repo, bash_sandbox="off"),  # (.git is read-only in any sandbox)
+                      env={"PATH": "/usr/bin:/bin", "HOME": str(home)}, hermetic_git=True)
+    out = await tool.run(tool.Args(command="git commit -q --allow-empty -m one && git log -1 --format=%an"), ctx)
+    assert "Global Person" in out.content, out.content
+    assert not (tmp_path / "HOOK-RAN").exists()

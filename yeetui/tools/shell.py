@@ -48,10 +48,18 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if not any(w in k.upper() for w in SECRET_NAME_WORDS)}
 
 
-def _runs_git(command: str) -> bool:
-    """Whether a line runs git itself (a line not fully understood counts: it was allowed by `"*"`)."""
+_COMMITTING = frozenset({"commit", "merge", "rebase", "cherry-pick", "revert", "am", "tag", "stash", "pull"})
+"""git subcommands that write a commit (and so need the user's identity)."""
+
+
+def _git_commands(command: str) -> list[list[str]] | None:
+    """The git commands a line runs; None when it runs none; `[]` when it is not fully understood (it was
+    allowed by `"*"`, and may run git in ways not seen here)."""
     commands = simple_commands(command)
-    return commands is None or any(argv and argv[0].rsplit("/", 1)[-1] == "git" for argv in commands)
+    if commands is None:
+        return []
+    found = [argv for argv in commands if argv and argv[0].rsplit("/", 1)[-1] == "git"]
+    return found or None
 
 
 class _Capture:
@@ -112,10 +120,11 @@ class BashTool(Tool):
         env = scrub_env(source)
         secrets = secret_values_from_env(source)
         argv = ["bash", "-c", args.command]
-        if ctx.hermetic_git and _runs_git(args.command):
+        if ctx.hermetic_git and (git_lines := _git_commands(args.command)) is not None:
             # Allowed by a rule, unasked: its git runs nothing the repository's config names (hooks, fsmonitor,
             # textconv, filters, pager …) and reads no system or global config but the user's identity.
-            identity = await user_identity(ctx.binding.cwd, env)
+            commits = not git_lines or any(set(argv) & _COMMITTING for argv in git_lines)
+            identity = await user_identity(ctx.binding.cwd, env) if commits else {}
             env = hermetic_env(env, [*await blank_drivers(ctx.binding.cwd, env), *identity.items()])
         mechanism: sandbox.Sandbox | None = None
         private_tmp: str | None = None
