@@ -6,8 +6,9 @@
 - Under bubblewrap the seccomp filter of the Landlock path is loaded too: a read-only oracle's bash cannot
   connect to a Unix socket that lives outside /tmp and /run (Docker's, ssh ControlMaster's, gpg-agent's live
   in $HOME).
-- Under the Landlock fallback (accepted by name), a writable agent's chmod never sets a setuid, setgid or
-  sticky bit (as root it made a system binary setuid).
+- Under the Landlock fallback (accepted by name), a writable agent's chmod changes nothing outside its workspace
+  — by path, through a symlink, from another directory, or on a descriptor — and never sets a setuid, setgid or
+  sticky bit (as root it made a system binary setuid), while `chmod +x` in the workspace works.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ async def test_an_oracle_cannot_reach_a_unix_socket_outside_tmp_and_run(
 
 @pytest.mark.skipif(not (sandbox.probe_landlock() and sandbox.seccomp_available()),
                     reason="the Landlock fallback with its seccomp layer does not work here")
-async def test_under_landlock_a_writable_agent_sets_no_setuid_bit(
+async def test_under_landlock_a_writable_agent_chmods_nothing_outside_its_workspace(
         runtime: Runtime, scripted, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "probe_sandbox", lambda: "landlock")
     monkeypatch.setattr(runtime.launcher.settings.tools, "bash_sandbox", "unshielded")
@@ -101,10 +102,13 @@ async def test_under_landlock_a_writable_agent_sets_no_setuid_bit(
     system_file.write_text("#!/bin/sh\n")
     system_file.chmod(0o755)
     (project_dir / "build.sh").write_text("#!/bin/sh\n")
+    (project_dir / "out-link").symlink_to(system_file)
     command = "; ".join([
-        f"chmod u+s {system_file}", f"chmod g+s {system_file}", f"chmod +t {system_file}",
-        f"python3 -c \"import os; os.chmod('{system_file}', 0o4755)\"", "chmod 4755 build.sh",
-        "chmod +x build.sh && echo CHMOD-X-OK",
+        f"chmod u+s {system_file}", f"chmod g+s {system_file}", f"chmod +t {system_file}", f"chmod 777 {system_file}",
+        f"chmod 600 {system_file}", "chmod 777 out-link", f"cd {tmp_path} && chmod 777 system-binary; cd {project_dir}",
+        f"python3 -c \"import os; os.chmod('{system_file}', 0o4755)\"",
+        f"python3 -c \"import os; os.fchmod(os.open('{system_file}', os.O_RDONLY), 0o777)\"",
+        "chmod 4755 build.sh", "chmod +x build.sh && echo CHMOD-X-OK",
     ])
     scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": command})], when_contains="GO"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))

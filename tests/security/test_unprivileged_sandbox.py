@@ -50,12 +50,15 @@ for mechanism, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sandbox.pr
                                          roots=(ws,), private_tmp=private, mechanism=mechanism, seccomp=fd), fd)
     fd = seccomp(mechanism, False)
     confined = run(sandbox.wrap_confined(
-        ["/bin/sh", "-c", f"echo mine > mine; echo x > {outside}/FLAG; echo x >> .git/config; " + LEAKS], ws,
+        ["/bin/sh", "-c", f"echo mine > mine; chmod 700 mine; echo x > {outside}/FLAG; chmod 777 {outside}; "
+         "echo x >> .git/config; " + LEAKS], ws,
         writable=(ws,), shielded=(ws / ".git",), private_tmp=private, mechanism=mechanism, seccomp=fd), fd)
     report["mechanisms"][mechanism] = {
         "readonly_output": readonly, "confined_output": confined,
         "pwned": (ws / "PWNED").exists(), "mode": oct((ws / "file").stat().st_mode & 0o777),
         "mine": (ws / "mine").exists(), "flag": (outside / "FLAG").exists(),
+        "mine_mode": oct((ws / "mine").stat().st_mode & 0o777) if (ws / "mine").exists() else None,
+        "outside_mode": oct(outside.stat().st_mode & 0o777),
         "git_config": (ws / ".git" / "config").read_text(),
     }
     for leftover in (ws / "mine", ws / "PWNED", outside / "FLAG"):
@@ -130,6 +133,8 @@ def test_the_sandbox_holds_for_an_unprivileged_user(playground: Path) -> None:
         assert not seen["pwned"] and seen["mode"] == "0o644", (mechanism, seen["readonly_output"])
         assert seen["mine"], (mechanism, seen["confined_output"])  # the workspace is writable
         assert not seen["flag"], (mechanism, seen["confined_output"])
+        assert seen["mine_mode"] == "0o700", (mechanism, seen["confined_output"])  # chmod in the workspace works
+        assert seen["outside_mode"] == "0o755", (mechanism, seen["confined_output"])  # and nowhere else
         assert "UNIX-REACHED" not in seen["readonly_output"] + seen["confined_output"]
         if mechanism == "bwrap":  # Landlock cannot shield a folder inside the workspace
             assert seen["git_config"] == "[core]\n", seen["confined_output"]

@@ -29,8 +29,8 @@ from yeetui.trust import trust_state
 State = Literal["ok", "warning", "missing"]
 
 LANDLOCK_WEAKER = ("weaker than bubblewrap: inside the workspace, bash can write .git/, .yeetui/, .claude/ and "
-                   ".opencode/ (the file tools still refuse them), a writable agent can change the mode and times "
-                   "of your files outside it, and before ABI 4 it can reach the network over TCP")
+                   ".opencode/ (the file tools still refuse them), a writable agent can change the times of your "
+                   "files outside it, and before ABI 4 it can reach the network over TCP")
 NO_SECCOMP = ("; libseccomp is missing, so UDP, Unix sockets (your tmux, D-Bus, databases), chown and extended "
               "attributes are open to bash too (install libseccomp2)")
 

@@ -13,9 +13,11 @@ may write nothing; writable ones (`wrap_confined`) only their workspace.
   files' owner, extended attributes or inode flags, and for read-only bindings their mode and times too; Unix
   sockets (path-named ones connect through any mount), datagram socket pairs, io_uring (it would bypass the
   filter), terminal keystroke injection, and without the network every socket but netlink (UDP included).
-  Writable bindings keep chmod and utime (git, touch and make need them in the workspace, and seccomp cannot
-  tell paths apart), so they can change the mode and times of files their user owns outside it.
-  It is probed by checking that a write really fails.
+  Writable bindings keep utime (touch and make need it in the workspace, and seccomp cannot tell paths apart),
+  so they can change the times of files their user owns outside it; their chmod calls go to a supervisor in
+  the wrapper (`_ChmodSupervisor`, seccomp user notification) that changes a mode only inside the workspace and
+  never sets a setuid, setgid or sticky bit. It is probed by checking that a write really fails.
+  It also hides folders from reads (yeetui's config and data dirs) by allowing reading around them.
 
 This module uses only the standard library so that it can run as that wrapper script.
 """
@@ -25,7 +27,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import select
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -144,6 +148,7 @@ def _libseccomp() -> ctypes.CDLL | None:
     lib.seccomp_syscall_resolve_name.argtypes = (ctypes.c_char_p,)
     lib.seccomp_load.argtypes = (ctypes.c_void_p,)
     lib.seccomp_export_bpf.argtypes = (ctypes.c_void_p, ctypes.c_int)
+    lib.seccomp_notify_fd.argtypes = (ctypes.c_void_p,)
     lib.seccomp_release.argtypes = (ctypes.c_void_p,)
     return lib
 
@@ -153,19 +158,18 @@ def seccomp_available() -> bool:
     return sys.platform == "linux" and _libseccomp() is not None
 
 
-def _seccomp_filter(lib: ctypes.CDLL, *, network: bool, read_only: bool) -> int:
+def _seccomp_filter(lib: ctypes.CDLL, *, network: bool, read_only: bool, notify_chmod: bool = False) -> int:
     """A libseccomp filter context refusing what Landlock leaves open (see the module docstring); the caller
-    loads or exports it, then releases it."""
+    loads or exports it, then releases it. `notify_chmod`: a writable binding's chmod calls go to a supervisor
+    (`_ChmodSupervisor`) instead of running."""
     ctx = lib.seccomp_init(_SCMP_ACT_ALLOW)
     if not ctx:
         raise OSError("seccomp_init failed")
 
     def refuse(name: str, errno: int = _EPERM, *conditions: tuple[int, int, int, int]) -> None:
-        number = lib.seccomp_syscall_resolve_name(name.encode())
-        if number == -1:  # unknown to this libseccomp: newer than it
-            if name not in _NEWER_SYSCALLS or os.uname().machine not in _UNIFIED_TABLE_MACHINES:
-                return
-            number = _NEWER_SYSCALLS[name]
+        number = _syscall_number(lib, name)
+        if number is None:
+            return
         args = (_ArgCmp * max(len(conditions), 1))(*(_ArgCmp(*c) for c in conditions))
         if lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, number, len(conditions), args) < 0:
             raise OSError(f"seccomp: cannot add the rule for {name}")
@@ -173,7 +177,12 @@ def _seccomp_filter(lib: ctypes.CDLL, *, network: bool, read_only: bool) -> int:
     try:
         for name in (*_REFUSED_SYSCALLS, *(_READ_ONLY_REFUSED_SYSCALLS if read_only else ())):
             refuse(name)
-        if not read_only:  # chmod stays (builds need it), but never a setuid, setgid or sticky bit
+        if not read_only and notify_chmod:  # the supervisor does it, inside the workspace only
+            for name, _ in _CHMODS:
+                number = _syscall_number(lib, name)
+                if number is not None and lib.seccomp_rule_add_array(ctx, _SCMP_ACT_NOTIFY, number, 0, None) < 0:
+                    raise OSError(f"seccomp: cannot add the notification rule for {name}")
+        elif not read_only:  # chmod stays (builds need it), but never a setuid, setgid or sticky bit
             for name, mode_arg in _CHMODS:
                 for bit in _SPECIAL_BITS:
                     refuse(name, _EPERM, (mode_arg, _SCMP_CMP_MASKED_EQ, bit, bit))
@@ -192,15 +201,27 @@ def _seccomp_filter(lib: ctypes.CDLL, *, network: bool, read_only: bool) -> int:
     return int(ctx)
 
 
-def _seccomp_restrict(*, network: bool, read_only: bool) -> None:
-    """Load the filter into this process (and what it execs)."""
+def _syscall_number(lib: ctypes.CDLL, name: str) -> int | None:
+    """This architecture's number for syscall `name`; None when neither libseccomp nor `_NEWER_SYSCALLS` knows it."""
+    number = int(lib.seccomp_syscall_resolve_name(name.encode()))
+    if number != -1:
+        return number
+    if name in _NEWER_SYSCALLS and os.uname().machine in _UNIFIED_TABLE_MACHINES:
+        return _NEWER_SYSCALLS[name]
+    return None
+
+
+def _seccomp_restrict(*, network: bool, read_only: bool, notify_chmod: bool = False) -> int | None:
+    """Load the filter into this process (and what it execs); with `notify_chmod`, return the file descriptor
+    its chmod notifications arrive on."""
     lib = _libseccomp()
     if lib is None:
-        return  # `yeetui doctor` says the fallback lacks this layer here
-    ctx = _seccomp_filter(lib, network=network, read_only=read_only)
+        return None  # `yeetui doctor` says the fallback lacks this layer here
+    ctx = _seccomp_filter(lib, network=network, read_only=read_only, notify_chmod=notify_chmod)
     try:
         if lib.seccomp_load(ctx) < 0:
             raise OSError("seccomp_load failed")
+        return int(lib.seccomp_notify_fd(ctx)) if notify_chmod else None
     finally:
         lib.seccomp_release(ctx)
 
@@ -280,7 +301,7 @@ def readable_around(hidden: Sequence[str]) -> list[str]:
 
 
 def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (), network: bool = False,
-                       hidden: tuple[str, ...] = ()) -> None:
+                       hidden: tuple[str, ...] = (), notify_chmod: bool = False) -> int | None:
     """Restrict this process (and what it execs) to writing only /dev/null, `private_tmp` and `writable`;
     without `network`, TCP is denied too (ABI 4+); with `hidden`, those folders cannot be read or listed
     either (`readable_around`)."""
@@ -332,7 +353,7 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
     if syscall(ctypes.c_long(_SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
         raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
     os.close(ruleset)
-    _seccomp_restrict(network=network, read_only=not writable)
+    return _seccomp_restrict(network=network, read_only=not writable, notify_chmod=notify_chmod)
 
 
 def _landlock_exec_main(args: list[str]) -> int:
@@ -350,8 +371,12 @@ def _landlock_exec_main(args: list[str]) -> int:
     places = args[1].split(os.pathsep)
     try:
         if args[0] in (_LANDLOCK_WRITE_FLAG, _LANDLOCK_WRITE_NONET_FLAG):
-            _landlock_restrict(places[0] or None, writable=tuple(filter(None, places[1:])),
-                               network=args[0] == _LANDLOCK_WRITE_FLAG, hidden=hidden)
+            writable = tuple(filter(None, places[1:]))
+            restrict = functools.partial(_landlock_restrict, places[0] or None, writable=writable,
+                                         network=args[0] == _LANDLOCK_WRITE_FLAG, hidden=hidden)
+            if chmod_supervision_available():
+                return _ChmodSupervisor(tuple(filter(None, places))).run(restrict, args[3:])
+            restrict()
         else:
             _landlock_restrict(args[1] or None, hidden=hidden)
     except OSError as exc:
@@ -362,6 +387,143 @@ def _landlock_exec_main(args: list[str]) -> int:
     except OSError as exc:
         sys.stderr.write(f"yeetui: cannot run {args[3]}: {exc.strerror}\n")
         return 127
+
+
+# ------------------------------------------------------------------------------------ chmod supervisor
+
+
+class _SeccompData(ctypes.Structure):
+    _fields_ = (("nr", ctypes.c_int), ("arch", ctypes.c_uint32), ("ip", ctypes.c_uint64),
+                ("args", ctypes.c_uint64 * 6))
+
+
+class _Notification(ctypes.Structure):  # struct seccomp_notif
+    _fields_ = (("id", ctypes.c_uint64), ("pid", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("data", _SeccompData))
+
+
+class _Response(ctypes.Structure):  # struct seccomp_notif_resp
+    _fields_ = (("id", ctypes.c_uint64), ("val", ctypes.c_int64), ("error", ctypes.c_int32),
+                ("flags", ctypes.c_uint32))
+
+
+_SCMP_ACT_NOTIFY = 0x7FC00000
+_NOTIF_RECV = (3 << 30) | (ctypes.sizeof(_Notification) << 16) | (ord("!") << 8) | 0
+_NOTIF_SEND = (3 << 30) | (ctypes.sizeof(_Response) << 16) | (ord("!") << 8) | 1
+_NOTIF_ID_VALID = (1 << 30) | (8 << 16) | (ord("!") << 8) | 2
+_AT_FDCWD, _AT_EMPTY_PATH = -100, 0x1000
+_PATH_MAX = 4096
+
+
+def chmod_supervision_available() -> bool:
+    """Whether a writable binding's chmod can be checked path by path: seccomp user notification (Linux 5.0+,
+    libseccomp 2.5+ at API level 5+)."""
+    lib = _libseccomp()
+    return lib is not None and hasattr(lib, "seccomp_notify_fd") and int(lib.seccomp_api_get()) >= 5
+
+
+class _ChmodSupervisor:
+    """Under Landlock a writable binding's chmod runs nowhere but its workspace: seccomp cannot tell paths apart
+    and Landlock does not cover a file's mode, so the command's chmod, fchmod, fchmodat and fchmodat2 calls are
+    sent here (seccomp user notification). This process — the wrapper, forked before the command is restricted —
+    reads the path the call names, resolves it as the caller would, opens what it names, and changes the mode
+    itself only when that file lies in the workspace, belongs to the caller's user and gets no setuid, setgid
+    or sticky bit. Otherwise the call fails with EPERM. The file is checked through the descriptor that is then
+    changed, so swapping a path or symlink in between changes nothing. Whatever outlives the wrapper gets
+    ENOSYS from each chmod."""
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = tuple(os.path.realpath(r) for r in roots)
+        self.ioctl = _libc().ioctl
+        self.ioctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)
+        lib = _libseccomp()
+        assert lib is not None
+        self.names = {number: name for name, _ in _CHMODS if (number := _syscall_number(lib, name)) is not None}
+
+    def run(self, restrict: functools.partial[int | None], argv: list[str]) -> int:
+        ours, theirs = socket.socketpair()
+        child = os.fork()
+        if child == 0:
+            ours.close()
+            try:
+                fd = restrict(notify_chmod=True)
+                if fd is None:
+                    raise OSError("no seccomp notification descriptor")
+                socket.send_fds(theirs, [b"n"], [fd])
+                os.close(fd)
+                theirs.close()
+                os.execvp(argv[0], argv)
+            except OSError as exc:
+                os.write(2, f"yeetui: could not run {argv[0]} in the Landlock sandbox: {exc}\n".encode())
+            os._exit(126)
+        theirs.close()
+        _, fds, _, _ = socket.recv_fds(ours, 1, 1)
+        ours.close()
+        if not fds:  # the child failed before it ran anything
+            return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) % 256 or 126
+        notices, exited = fds[0], os.pidfd_open(child)
+        poller = select.poll()
+        poller.register(notices, select.POLLIN)
+        poller.register(exited, select.POLLIN)
+        while True:
+            for fd, event in poller.poll():
+                if fd == exited:
+                    code = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+                    return 128 - code if code < 0 else code
+                if event & (select.POLLHUP | select.POLLERR):
+                    poller.unregister(notices)  # nothing under the filter is left
+                else:
+                    self._answer(notices)
+
+    def _answer(self, notices: int) -> None:
+        request = _Notification()
+        if self.ioctl(notices, _NOTIF_RECV, ctypes.addressof(request)) < 0:
+            return  # the caller is gone
+        try:
+            error = self._chmod(request, notices)
+        except OSError as exc:
+            error = exc.errno or _EPERM
+        reply = _Response(request.id, 0, -error if error else 0, 0)
+        self.ioctl(notices, _NOTIF_SEND, ctypes.addressof(reply))
+
+    def _chmod(self, request: _Notification, notices: int) -> int:
+        name, args, pid = self.names.get(request.data.nr), request.data.args, request.pid
+        if name == "fchmod":
+            target, mode = f"/proc/{pid}/fd/{ctypes.c_int32(args[0]).value}", args[1]
+        else:
+            dirfd, pointer, mode = (_AT_FDCWD, args[0], args[1]) if name == "chmod" else \
+                (ctypes.c_int32(args[0]).value, args[1], args[2])
+            path = self._string(pid, pointer)
+            if self.ioctl(notices, _NOTIF_ID_VALID, ctypes.addressof(ctypes.c_uint64(request.id))) < 0:
+                return _EPERM  # the caller is gone, and its memory may be another's
+            base = f"/proc/{pid}/cwd" if dirfd == _AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
+            if not path and name == "fchmodat2" and args[3] & _AT_EMPTY_PATH:
+                target = base
+            elif not path:
+                return 2  # ENOENT, as the kernel says for ""
+            else:
+                target = path if path.startswith("/") else os.path.join(os.readlink(base), path)
+        mode &= 0o7777
+        if mode & 0o7000:
+            return _EPERM
+        fd = os.open(target, os.O_PATH | os.O_CLOEXEC)
+        try:
+            where = os.readlink(f"/proc/self/fd/{fd}")
+            if not any(where == root or where.startswith(root.rstrip("/") + "/") for root in self.roots):
+                return _EPERM
+            if os.fstat(fd).st_uid != os.geteuid():
+                return _EPERM  # the command has no capability: only its user's files are its to change
+            os.chmod(f"/proc/self/fd/{fd}", mode)
+        finally:
+            os.close(fd)
+        return 0
+
+    @staticmethod
+    def _string(pid: int, pointer: int) -> str:
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:
+            memory.seek(pointer)
+            raw = memory.read(_PATH_MAX)
+        return os.fsdecode(raw.split(b"\0", 1)[0])
 
 
 # ---------------------------------------------------------------------------------------------- wrap
