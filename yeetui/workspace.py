@@ -18,6 +18,11 @@ PROTECTED_NAMES = (".git", ".yeetui", ".claude", ".opencode")
 config are read from (an agent that could write them could raise its own rights on the next run)."""
 
 
+CLONE_GIT_SHIELDED = ("config", "hooks", "info")
+"""In a clone's own `.git/`: the config (fsmonitor, filters, aliases …), the hooks and the attributes and
+excludes under `info/` stay read-only to its agent's bash."""
+
+
 @dataclass(frozen=True)
 class WorkspaceBinding:
     cwd: Path
@@ -53,9 +58,13 @@ class WorkspaceBinding:
     def shielded(self) -> tuple[Path, ...]:
         """What bash must not write even inside the roots: git's own files and every place agent profiles and
         config are read from (`PROTECTED_NAMES` at the top of each root, whether they exist or not), plus the
-        protected dirs that fall inside a root."""
+        protected dirs that fall inside a root. A clone's git folder is the agent's own (it commits there): only
+        what would run code on a later git command in it — its config, hooks and info — stays read-only."""
         inside = tuple(p for p in self.protected if any(r in p.parents for r in self.roots))
-        return tuple(root / name for root in self.roots for name in PROTECTED_NAMES) + inside
+        names = [name for name in PROTECTED_NAMES if not (self.mode == "clone" and name == ".git")]
+        own_git = CLONE_GIT_SHIELDED if self.mode == "clone" else ()
+        return (tuple(root / name for root in self.roots for name in names)
+                + tuple(root / ".git" / part for root in self.roots for part in own_git) + inside)
 
     def shielded_absent(self) -> list[Path]:
         """The shielded paths that do not exist (a sandbox must stop them being created)."""

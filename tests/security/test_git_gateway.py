@@ -264,3 +264,35 @@ async def test_a_commit_an_allow_everything_rule_lets_through_keeps_the_users_id
     out = await tool.run(tool.Args(command="git commit -q --allow-empty -m one && git log -1 --format=%an"), ctx)
     assert "Global Person" in out.content, out.content
     assert not (tmp_path / "HOOK-RAN").exists()
+
+
+@pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
+async def test_an_agent_in_a_clone_commits_there_but_cannot_plant_config_or_hooks(
+        scripted, project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24, item 4: `isolation: clone` gives the agent a git folder of its own — its commits land — while
+    the clone's config, hooks and info stay read-only, and a `commondir` redirect is removed when it ends."""
+    agents = paths.config_dir() / "agents"
+    agents.mkdir(parents=True)
+    (agents / "cloner.md").write_text("---\ndescription: works in a clone\ncapabilities: [subtask]\nworkspace:\n"
+                                      "  allow_writes: true\n  isolation: clone\n---\nYou build in a clone.\n")
+    runtime = await Runtime.open(cwd=project_dir, provider_factory=scripted.provider_factory)
+    try:
+        answer_permissions_headless(runtime.bus, approve=True)
+        work = ("echo 'x = 1' > x.py && git add x.py && git -c user.name=c -c user.email=c@x commit -qm mine "
+                "&& echo COMMITTED; echo '[core] fsmonitor = touch PWNED' >> .git/config; "
+                "echo 'touch PWNED' > .git/hooks/post-checkout; mkdir -p evil && echo evil > .git/commondir; "
+                "echo DONE")
+        scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": work})], when_contains="CLONE-IT"),
+                        Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+        handle = await runtime.spawner.spawn(SpawnRequest("cloner", "CLONE-IT", requested_by="user", blocking=True))
+        assert handle.result.status == RunStatus.COMPLETED, handle.result.error
+        said = scripted.requests[-1].text
+        assert "COMMITTED" in said and "DONE" in said
+        [wt] = await runtime.store.list_worktrees(statuses=("active",))
+        assert wt.kind == "clone"
+        assert "mine" in git(wt.path, "log", "--format=%s", "-1")
+        assert "fsmonitor" not in (wt.path / ".git" / "config").read_text()
+        assert not (wt.path / ".git" / "hooks" / "post-checkout").exists()
+        assert not (wt.path / ".git" / "commondir").exists()
+    finally:
+        await runtime.close()

@@ -11,6 +11,7 @@ repository; the registry never reuses a path or a branch that exists.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 from collections.abc import Mapping
@@ -215,6 +216,8 @@ class Worktrees:
         commit's id, or None when there was nothing to commit. Runs confined: the work tree is read-only to
         it, only the worktree's own git places are writable. A nested repository the agent made (a gitlink)
         is never committed: WorktreeError names it, after the rest is committed."""
+        if wt.kind == "clone":
+            _unredirect(wt.path)
         state = await self.state(wt)
         if not state.exists or not state.dirty:
             return None
@@ -355,6 +358,13 @@ class Worktrees:
         if rc != 0:
             raise WorktreeError(f"Could not {what}: {_first(err) or f'git exited {rc}'}")
         return out
+
+
+def _unredirect(clone: Path) -> None:
+    """A clone's `.git/` is its agent's to write, but a `commondir` file there would make git read its config and
+    hooks from wherever the agent chose, on the user's next git command in it: removed."""
+    with contextlib.suppress(FileNotFoundError):
+        (clone / ".git" / "commondir").unlink()
 
 
 def is_dir(path: str | os.PathLike[str]) -> bool:
