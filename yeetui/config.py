@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from yeetui import paths
 from yeetui.errors import ConfigError
-from yeetui.providers.base import ProviderCredentials, credentials_from_env, split_model
+from yeetui.providers.base import ProviderCredentials, credentials_from_env, other_model_hint, split_model
+from yeetui.providers.tiers import TIERS
 from yeetui.trust import is_trusted
 from yeetui.yamlfile import DocumentError, parse_yaml
 
@@ -339,5 +340,7 @@ def provider_setup_problem(settings: Settings, model: str, env: Mapping[str, str
         return None
     var = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
            "openrouter": "OPENROUTER_API_KEY"}.get(provider, f"{provider.upper()}_API_KEY")
+    keyed = [name for name in TIERS if provider_credentials(settings, name, env).api_key]
+    hint = other_model_hint(provider, keyed) or " Or pick another model with /model."
     return (f"No API key for {provider} (model {model}). Set {var}, or add `providers: {{{provider}: "
-            f"{{api_key: …}}}}` to ~/.config/yeetui/config.yaml, or pick another model with /model.")
+            f"{{api_key: …}}}}` to ~/.config/yeetui/config.yaml.{hint}")

@@ -101,3 +101,18 @@ def test_provider_setup_problem_names_the_env_var(tmp_path: Path) -> None:
     assert problem is not None and "ANTHROPIC_API_KEY" in problem and "config.yaml" in problem
     assert provider_setup_problem(settings, "anthropic/claude-sonnet-4-6", {"ANTHROPIC_API_KEY": "sk-ant-x"}) is None
     assert "OPENAI_API_KEY" in provider_setup_problem(settings, "openai/gpt-5", {})
+
+
+def test_a_user_with_only_an_openai_key_is_sent_to_an_openai_model(tmp_path: Path, monkeypatch) -> None:
+    """Issue 24, item 13: not just "No Anthropic API key" for someone who has set OPENAI_API_KEY."""
+    from yeetui.providers.base import missing_key
+
+    settings = load_settings(project_dir=tmp_path, env={}).settings
+    problem = provider_setup_problem(settings, "anthropic/claude-sonnet-4-6", {"OPENAI_API_KEY": "sk-x"})
+    assert "You have a key for openai" in problem and "--model openai/gpt-5" in problem
+    assert "/model" in provider_setup_problem(settings, "anthropic/claude-sonnet-4-6", {})  # no key at all
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    said = missing_key("anthropic", "Anthropic", None)
+    assert said.startswith("No Anthropic API key") and "openai/gpt-5" in said
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert "You have a key" not in missing_key("anthropic", "Anthropic", None)

@@ -13,6 +13,7 @@ vocabulary below it); `yeetui.providers.registry` imports them to pick one for a
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -138,7 +139,23 @@ def missing_key(provider: str, label: str, api_key: str | None) -> str | None:
         return None
     variable = (_KEY_VARS.get(provider) or (f"{_env_prefix(provider)}_API_KEY",))[0]
     config = paths.config_dir() / "config.yaml"
-    return f"No {label} API key: set {variable}, or providers.{provider}.api_key in {config}."
+    hint = other_model_hint(provider)
+    return f"No {label} API key: set {variable}, or providers.{provider}.api_key in {config}.{hint}"
+
+
+def other_model_hint(provider: str, keyed: list[str] | None = None) -> str:
+    """` You have a key for openai: …` when another provider with a tier table has a key (`keyed`, default: the
+    ones whose standard variable is set), so a user with only an OpenAI key is sent to an OpenAI model."""
+    from yeetui.providers.tiers import TIERS
+
+    if keyed is None:
+        keyed = [name for name, variables in _KEY_VARS.items() if any(os.environ.get(v) for v in variables)]
+    others = [name for name in keyed if name != provider and name in TIERS]
+    if not others:
+        return ""
+    model = f"{others[0]}/{TIERS[others[0]]['default']}"
+    return (f" You have a key for {' and '.join(others)}: use one of its models — `--model {model}`, "
+            f"`model: {model}` in config.yaml, or /model in the app.")
 
 
 def _env_prefix(provider: str) -> str:
