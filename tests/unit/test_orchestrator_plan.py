@@ -107,6 +107,18 @@ def test_prompt_and_report_texts() -> None:
     assert "### Open findings from reviewer#1" in report and "**Files changed:** u.py" in report
 
 
+def test_work_to_merge_lists_no_empty_branch() -> None:
+    """Issue 24, item 13: a builder whose branch has no commit of its own is not offered for merging."""
+    made = Step("a", "builder", "Do a.", status="done", label="builder#1",
+                worktree={"id": "w1", "branch": "yeetui/build/a", "commits": 2})
+    idle = Step("b", "builder", "Do b.", status="done", label="builder#2",
+                worktree={"id": "w2", "branch": "yeetui/build/b", "commits": 0})
+    report = final_report("GOAL", [made, idle], RunStatus.COMPLETED, None)
+    to_merge = report.split("**Work to merge**")[1].split("**Nothing to merge**")[0]
+    assert "/merge builder#1" in to_merge and "builder#2" not in to_merge
+    assert "**Nothing to merge** from builder#2 (`/discard builder#2`): no changes on its branch." in report
+
+
 def test_what_the_orchestrator_profile_allows(tmp_path) -> None:
     from yeetui.profile_loader import load_profiles
 

@@ -84,7 +84,8 @@ def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | N
     out = [f"{_HEADLINES.get(status, f'Orchestrator {status.value}')}: {progress_line(steps)}"]
     worked = [s for s in topo_order(steps) if s.worktree and s.status == "done"]
     merged = [s for s in worked if (s.worktree or {}).get("merged")]
-    branches = [s for s in worked if s not in merged]
+    empty = [s for s in worked if s not in merged and (s.worktree or {}).get("commits") == 0]
+    branches = [s for s in worked if s not in merged and s not in empty]
     if merged:  # `worktrees.auto_merge`: approved branches went in at once
         out += ["", "**Merged into your branch** (approved by review; `worktrees.auto_merge` is on):"]
         out += [f"- {s.label or s.id}: {(s.worktree or {}).get('merge_note', '')}" for s in merged]
@@ -96,6 +97,9 @@ def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | N
             out.append(f"- {label}: branch `{wt.get('branch')}` — `/merge {label}` or "
                        f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}`; `/discard {label}` throws it away"
                        + (f" (not merged automatically: {wt['merge_note']})" if wt.get("merge_note") else ""))
+    if empty:  # a branch with no commit of its own: nothing to merge, only a worktree to throw away
+        out += ["", "**Nothing to merge** from " + ", ".join(
+            f"{s.label or s.id} (`/discard {s.label or s.id}`)" for s in empty) + ": no changes on its branch."]
     out += ["", f"**Goal:** {cap(goal, 500)}"]
     if error:
         out.append(f"**Reason:** {error}")
