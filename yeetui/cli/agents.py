@@ -22,7 +22,15 @@ from typing import Any
 
 from yeetui import paths
 from yeetui.bus import Bus
-from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER, error, open_runtime
+from yeetui.cli.common import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_WAITING_USER,
+    error,
+    open_runtime,
+    table,
+)
 from yeetui.cli.progress import HeadlessProgress, PaneView
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
@@ -212,7 +220,7 @@ async def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, default=str))
         return EXIT_OK
-    print(_line(run))
+    print(table(_HEADER, [_cells(run)], right=frozenset({4, 5})))
     tree_tokens = Usage(**data["tree"]["usage"]).total_tokens
     if tree_tokens > run.usage.total_tokens:  # what the whole tree cost, as the ledger's parent row says it
         own = dollars(run.cost if run.cost is not None or run.usage.total_tokens else 0.0)
@@ -298,22 +306,20 @@ async def _print_runs(args: argparse.Namespace, store: Store, runs: list[RunReco
     if not runs:
         print("No agent runs.", file=sys.stderr)
         return
-    print(_HEADER)
-    for run in runs:
-        print(_line(run))
+    print(table(_HEADER, [_cells(run) for run in runs], right=frozenset({4, 5})))
 
 
-_HEADER = f"{'RUN':<12}  {'LABEL':<12} {'STATUS':<18} {'MODEL':<20} {'TIME':>7} {'COST':>7}  TASK"
+_HEADER = ("RUN", "LABEL", "STATUS", "MODEL", "TIME", "COST", "TASK")
 
 
-def _line(run: RunRecord) -> str:
+def _cells(run: RunRecord) -> tuple[str, ...]:
     """`0b3c9e1f2a4d  oracle#4  running  claude-sonnet-4-6  0:42  $0.03  why does the login test flake?`"""
     end = run.finished_at or datetime.now(UTC)
     elapsed = format_elapsed((end - run.started_at).total_seconds()) if run.started_at else "-"
     cost = dollars(run.cost) if run.cost is not None or run.usage.total_tokens else dollars(0)
     prompt = " ".join(run.prompt.split())
-    return (f"{run.id[:12]}  {run.label or run.profile:<12} {run.status.value:<18} {short_model(run.model or ''):<20}"
-            f" {elapsed:>7} {cost:>7}  {prompt[:60]}{'…' if len(prompt) > 60 else ''}")
+    return (run.id[:12], run.label or run.profile, run.status.value, short_model(run.model or ""), elapsed, cost,
+            f"{prompt[:60]}{'…' if len(prompt) > 60 else ''}")
 
 
 # -- the hidden worker: `yeetui agent run --run-id ID` ---------------------------------------------

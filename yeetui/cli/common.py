@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -156,3 +156,16 @@ def say_trusted(project: Path, trusted: Trusted, *, file: TextIO | None = None) 
             print(f"  - {line}", file=file)
     else:
         print("Its files ask for nothing beyond what an untrusted project gets.", file=file)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: frozenset[int] = frozenset()) -> str:
+    """Rows in columns as wide as their widest cell (a long label pushes its column, never the next one); the
+    last column is left free. Columns in `right` are right-aligned (times, amounts)."""
+    widths = [max(len(str(cells[i])) for cells in (header, *rows)) for i in range(len(header) - 1)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [str(c).rjust(w) if i in right else str(c).ljust(w)
+                 for i, (c, w) in enumerate(zip(cells[:-1], widths, strict=True))]
+        return "  ".join([*parts, str(cells[-1])]).rstrip()
+
+    return "\n".join(line(cells) for cells in (header, *rows))

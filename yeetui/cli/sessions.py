@@ -8,7 +8,7 @@ from typing import Any
 
 from yeetui import paths
 from yeetui.bus import Bus
-from yeetui.cli.common import EXIT_OK
+from yeetui.cli.common import EXIT_OK, table
 from yeetui.store import Store
 from yeetui.subagents.inbox import Delivery
 
@@ -25,8 +25,8 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps(rows, default=str, indent=None))
             else:
-                for row in rows:
-                    print(f"{row['id'][:12]}  {row['status'] or '-':<18} {row['profile']:<12} {row['title']}")
+                print(table(("SESSION", "STATUS", "PROFILE", "TITLE"),
+                            [(r["id"][:12], r["status"] or "-", r["profile"], r["title"] or "") for r in rows]))
             return EXIT_OK
         session = await store.resolve_session(args.id)
         runs = await store.list_runs(session_id=session.id, limit=1000)

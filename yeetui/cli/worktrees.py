@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from yeetui import paths
-from yeetui.cli.common import EXIT_FAILED, EXIT_OK
+from yeetui.cli.common import EXIT_FAILED, EXIT_OK, table
 from yeetui.store import Store
 from yeetui.worktrees.manager import Worktrees, WorktreeState
 from yeetui.worktrees.merging import MergeOutcome, discard_work, merge_work, sync_worktree
@@ -40,10 +40,9 @@ async def _list(worktrees: Worktrees, args: argparse.Namespace) -> int:
     if not rows:
         print("No worktrees." if args.all else "No active worktrees (--all lists ended ones too).")
         return EXIT_OK
-    print(f"{'ID':<8}  {'STATUS':<9}  {'BRANCH':<32}  {'OWNER':<8}  PATH")
-    for wt in rows:
-        owner = wt.owner_session_id[:8] if wt.owner_session_id else "-"
-        print(f"{wt.id[:8]}  {wt.status:<9}  {wt.branch:<32}  {owner:<8}  {wt.path}")
+    print(table(("ID", "STATUS", "BRANCH", "OWNER", "PATH"),
+                [(wt.id[:8], wt.status, wt.branch, wt.owner_session_id[:8] if wt.owner_session_id else "-",
+                  str(wt.path)) for wt in rows]))
     return EXIT_OK
 
 
