@@ -346,3 +346,24 @@ def test_an_agent_file_written_after_trust_is_not_trusted_until_the_user_says_so
     allowed = run_yeetui("run", "-p", "generic-opencode", "TOUCH it", cwd=project)
     assert allowed.returncode == 0 and marker.exists()
     assert "not trusted" not in allowed.stderr and "changed since" not in allowed.stderr
+
+
+def test_a_load_warning_is_said_once_not_on_every_run(fake_env, project: Path) -> None:
+    """Issue 24, item 13: the same warning about the project's files on every `yeetui run` is noise; it is said
+    the first time, then counted in one line; a new warning is said; `--json` always lists every one."""
+    (project / ".yeetui").mkdir()
+    (project / ".yeetui" / "config.yaml").write_text("permissions:\n  bash: allow\n")
+    fake_env.script(*[Reply(tool_calls=[ToolCall("complete", {"output": f"ok {n}"})]) for n in range(4)])
+    first = run_yeetui("run", "hello", cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert "ignored permissions.bash: allow" in first.stderr
+    second = run_yeetui("run", "hello again", cwd=project)
+    assert second.returncode == 0, second.stderr
+    assert "ignored permissions.bash" not in second.stderr
+    assert "1 warning about this project said before is not repeated" in second.stderr
+    (project / ".yeetui" / "config.yaml").write_text("permissions:\n  bash: allow\n  write_file: allow\n")
+    third = run_yeetui("run", "and again", cwd=project)
+    assert "ignored permissions.write_file: allow" in third.stderr and "ignored permissions.bash" not in third.stderr
+    scripted = run_yeetui("run", "--json", "json please", cwd=project)
+    notices = [json.loads(line) for line in scripted.stdout.splitlines() if '"notice"' in line]
+    assert any("permissions.bash" in n["text"] for n in notices)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -114,12 +116,48 @@ async def open_runtime(args: argparse.Namespace) -> Runtime:
         else:
             say_trusted(project, trusted, file=sys.stderr)
     runtime = await Runtime.open(cwd=Path.cwd())
-    for warning in runtime.warnings:
-        if getattr(args, "json", False):
+    if getattr(args, "json", False):  # a script gets every one, every time
+        for warning in runtime.warnings:
             print(json.dumps({"type": "notice", "level": "warning", "text": warning}), flush=True)
-        else:
-            print(f"yeetui: warning: {warning}", file=sys.stderr, flush=True)
+        return runtime
+    fresh, known = await asyncio.to_thread(not_said_before, runtime.project_dir, runtime.warnings)
+    for warning in fresh:
+        print(f"yeetui: warning: {warning}", file=sys.stderr, flush=True)
+    if known:
+        print(f"yeetui: {known} warning{'s' if known > 1 else ''} about this project said before "
+              f"{'are' if known > 1 else 'is'} not repeated (`--json` lists every one).", file=sys.stderr, flush=True)
     return runtime
+
+
+SAID_LIMIT = 2000
+"""Warnings remembered as said, across projects (the oldest are forgotten first)."""
+
+
+def not_said_before(project: Path, warnings: Sequence[str]) -> tuple[list[str], int]:
+    """The warnings not yet said to this user for this project, and how many were; the new ones are remembered
+    (by digest, in the data dir), so a terminal hears a load warning once, not on every command."""
+    record = paths.data_dir() / "said-warnings.json"
+    try:
+        said: list[str] = json.loads(record.read_text(encoding="utf-8"))
+        said = [s for s in said if isinstance(s, str)] if isinstance(said, list) else []
+    except (OSError, ValueError):
+        said = []
+    seen = set(said)
+    fresh, known = [], 0
+    for warning in dict.fromkeys(warnings):
+        digest = hashlib.sha256(f"{project}\0{warning}".encode()).hexdigest()[:32]
+        if digest in seen:
+            known += 1
+        else:
+            fresh.append(warning)
+            said.append(digest)
+    if fresh:
+        with contextlib.suppress(OSError):
+            paths.private_dir(record.parent)
+            temporary = record.with_name(f"{record.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(said[-SAID_LIMIT:]), encoding="utf-8")
+            os.replace(temporary, record)
+    return fresh, known
 
 
 @dataclass(frozen=True)
