@@ -371,3 +371,15 @@ def test_rows_are_ordered_as_a_tree_with_depths(clock: FakeClock) -> None:
 
 def test_token_counts_read_short() -> None:
     assert [tokens_text(n) for n in (850, 1234, 12_345, 2_500_000)] == ["850 tok", "1.2k tok", "12k tok", "2.5M tok"]
+
+
+def test_a_model_without_a_price_shows_an_unknown_cost_from_the_start(bus: Bus, ledger: Ledger) -> None:
+    """Issue 24, item 13: `$?`, never `$0.00`, for a model whose price yeetui does not know — before its first
+    usage arrives too."""
+    bus.publish(ev.RunRegistered("r-x", "s-x", None, "generic", "generic#1", "openrouter/some-new/model-9",
+                                 RunStatus.RUNNING))
+    bus.publish(ev.RunRegistered("r-y", "s-y", None, "generic", "generic#2", "anthropic/claude-sonnet-4-6",
+                                 RunStatus.RUNNING))
+    unknown, known = (format_row(row) for row in sorted(ledger.rows(), key=lambda r: r.label))
+    assert "$?" in unknown and "$0.00" not in unknown
+    assert "$0.00" in known

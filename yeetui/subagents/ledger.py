@@ -20,6 +20,7 @@ from typing import Any
 from yeetui import events as ev
 from yeetui.bus import Bus
 from yeetui.events import RunStatus
+from yeetui.providers.pricing import price_for
 from yeetui.store.records import RunRecord
 from yeetui.text import dollars, tokens_text
 
@@ -296,7 +297,8 @@ class Ledger:
             run_id=event.run_id, session_id=event.session_id, parent_session_id=event.parent_session_id,
             label=event.label, profile=event.profile, model=short_model(event.model), status=status,
             registered=old.registered if old else now, started=now if status == RunStatus.RUNNING else None,
-            cost=old.cost if old else 0.0, activity="queued" if status == RunStatus.QUEUED else "",
+            cost=old.cost if old else (0.0 if price_for(event.model) is not None else None),
+            activity="queued" if status == RunStatus.QUEUED else "",
             clock=self.clock)
         if event.session_id in self._watchers:
             self._drop(_watch_key(event.session_id))
