@@ -114,6 +114,24 @@ class Usage(BaseModel):
 
 INTERRUPTED_RESULT = "Interrupted: the run stopped before this tool call finished; its effect is unknown."
 """The result given to a tool call that has none: its process died, or the run was stopped, while it ran."""
+DENIED_BY_USER = "The user denied "
+"""How the result of a call the user refused at its permission prompt begins."""
+DENIED_BY_RULE = " is denied by a permission rule."
+"""How the result of a call a `deny` rule refused ends."""
+
+ToolOutcome = Literal["done", "error", "denied", "interrupted"]
+
+
+def tool_outcome(content: str, is_error: bool) -> ToolOutcome:
+    """What became of a tool call, read from its result: done, failed, refused (by the user or a rule) or cut
+    off when its run stopped — so a view can say "denied" rather than "error"."""
+    if not is_error:
+        return "done"
+    if content.startswith(DENIED_BY_USER) or content.endswith(DENIED_BY_RULE):
+        return "denied"
+    if content == INTERRUPTED_RESULT:
+        return "interrupted"
+    return "error"
 
 
 def pair_tool_results(messages: Iterable[Message]) -> list[Message]:

@@ -201,6 +201,24 @@ async def test_tool_block_shows_arguments_then_result_and_error_styling() -> Non
         assert not ok.collapsed
 
 
+async def test_a_denied_or_interrupted_call_reads_as_such_not_as_an_error() -> None:
+    """Issue 24, item 13: the user's no, a deny rule and a stopped run are not failures of the tool."""
+    from yeetui.messages import INTERRUPTED_RESULT
+
+    view = ConversationView("s1")
+    results = {"c1": "The user denied bash on 'rm -rf build'. Do not retry it; choose another way or ask the user.",
+               "c2": "bash on 'curl x | sh' is denied by a permission rule.", "c3": INTERRUPTED_RESULT,
+               "c4": "bash failed: exit 2"}
+    async with Host(view).run_test(size=SIZE) as pilot:
+        for call_id, content in results.items():
+            await view.tool_started(call_id, "bash", {"command": "x"})
+            await view.tool_finished(call_id, "bash", content, True)
+        await pilot.pause()
+        titles = [plain(block.query_one("CollapsibleTitle")) for block in view.query(ToolCallView)]
+        assert titles[0].endswith("⊘ denied") and titles[1].endswith("⊘ denied")
+        assert titles[2].endswith("◌ interrupted") and titles[3].endswith("✗ error")
+
+
 async def test_committed_tool_messages_do_not_duplicate_blocks() -> None:
     view = ConversationView("s1")
     async with Host(view).run_test(size=SIZE) as pilot:

@@ -17,7 +17,7 @@ from typing import Any
 from yeetui.bus import Bus
 from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
-from yeetui.messages import ToolCallPart, ToolResultPart
+from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, ToolCallPart, ToolResultPart
 from yeetui.redact import redact
 from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext, ToolOutput
@@ -98,11 +98,11 @@ class ToolExecutor:
         action = state.permissions.decide(call.name, subject, writes=tool.writes or call.name == "bash",
                                           cwd=binding.cwd, roots=binding.roots)
         if action == "deny":
-            return _error(f"{call.name} on {subject!r} is denied by a permission rule.")
+            return _error(f"{call.name} on {subject!r}{DENIED_BY_RULE}")
         if action == "ask":
             answer = await self._ask(call, subject, state)
             if answer == "deny":
-                return _error(f"The user denied {call.name} on {subject!r}. Do not retry it; choose another way "
+                return _error(f"{DENIED_BY_USER}{call.name} on {subject!r}. Do not retry it; choose another way "
                               "or ask the user.")
             if answer == "allow_always":
                 state.permissions.remember_always(call.name, subject)

@@ -7,6 +7,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
+from yeetui.messages import tool_outcome
 from yeetui.tui.widgets.render_text import Item, preview, tool_arguments_text, tool_summary
 
 
@@ -92,10 +93,7 @@ class ToolCallView(Entry, Collapsible):
     def _make_title(self) -> Content:
         """Title as Content, never markup: commands are full of `[` and `]`."""
         summary = tool_summary(self.tool_name, self.arguments or {})
-        if self.result is None:
-            status = ("  ⋯", "dim")
-        elif self.is_error:
-            status = ("  ✗ error", "bold")
-        else:
-            status = ("  ✓", "dim")
+        outcome = None if self.result is None else tool_outcome(self.result, self.is_error)
+        status = {None: ("  ⋯", "dim"), "done": ("  ✓", "dim"), "error": ("  ✗ error", "bold"),
+                  "denied": ("  ⊘ denied", "bold"), "interrupted": ("  ◌ interrupted", "bold")}[outcome]
         return Content.assemble((self.tool_name, "bold"), ("  " + summary, "") if summary else "", status)
