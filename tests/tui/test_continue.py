@@ -57,3 +57,38 @@ async def test_continue_restores_error_lines_without_an_empty_frame(fake_env, pr
         texts = [type(w).__name__ for w in view.children]
         assert texts.index("NoticeView") > texts.index("UserMessageView"), "the error follows its prompt"
     assert blank == []
+
+
+async def test_continue_reopens_the_apps_conversation_not_a_later_headless_or_detached_run(
+        fake_env, project: Path) -> None:
+    """Issue 24, item 13: `yeetui --continue` after a `yeetui run` and a `yeetui agents start` reopens the last
+    conversation of the app; the switcher shows those runs as what they are, not as primaries."""
+    from yeetui import paths
+    from yeetui.runtime import Runtime
+    from yeetui.subagents.detached import create_detached_run
+    from yeetui.tui.screens.switcher import SwitcherScreen
+
+    fake_env.script(Reply(text="APP ANSWER"), Reply(text="HEADLESS ANSWER"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = (await _main(pilot)).query_one(ConversationView)
+        await _type(pilot, "in the app")
+        await _until(pilot, lambda: "APP ANSWER" in _text(view))
+    runtime = await Runtime.open(cwd=project)
+    try:
+        await runtime.launcher.run_prompt("headless question")  # as `yeetui run` does
+        await create_detached_run(runtime.spawner, profile_name="oracle", prompt="detached question")
+    finally:
+        await runtime.close()
+    assert paths.database_path().exists()
+
+    again = YeetuiApp(cwd=project, continue_latest=True)
+    async with again.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        await _until(pilot, lambda: "in the app" in _text(main.view()))
+        assert "headless question" not in _text(main.view())
+        await pilot.press("ctrl+s")
+        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
+        tops = {node.title: node.label for node in pilot.app.screen.nodes if node.parent_id is None}
+        assert tops["in the app"] == "primary", tops
+        assert tops["headless question"].startswith("run ") and tops["detached question"].startswith("detached ")

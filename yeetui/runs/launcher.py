@@ -201,9 +201,13 @@ class RunLauncher:
     # -- records -----------------------------------------------------------------------------------
 
     async def new_session(self, profile: Profile, *, title: str = "", model: str | None = None,
-                          parent_id: str | None = None, key: str | None = None) -> SessionRecord:
+                          parent_id: str | None = None, key: str | None = None,
+                          origin: str = "primary") -> SessionRecord:
+        """A new session; a top-level one says where it came from (`origin`: `primary` for the app's
+        conversations, `run`, `detached`), so `--continue` and the switcher can tell them apart."""
         return await self.store.create_session(profile=profile.name, title=title[:80], model=model,
-                                               parent_id=parent_id, key=key, cwd=str(self.project_dir))
+                                               parent_id=parent_id, key=key, cwd=str(self.project_dir),
+                                               origin=origin)
 
     async def allocate_label(self, profile: Profile) -> str:
         """`oracle#4`: the next number of `profile` in this data dir, taken atomically for good."""
@@ -280,7 +284,8 @@ class RunLauncher:
             session = None
         chosen = self.resolve_model(profile, model)
         if session is None:
-            session = await self.new_session(profile, title=title_from(prompt or ""), model=chosen)
+            session = await self.new_session(profile, title=title_from(prompt or ""), model=chosen,
+                                             origin="primary" if interactive else "run")
         elif not session.title and prompt and not session.parent_id:
             # A primary session is named by its first prompt, once: a stable title for the header and the
             # switcher (run labels change with every run).

@@ -89,6 +89,12 @@ class SessionRecord(_Record):
     created_at: datetime
     updated_at: datetime
 
+    @property
+    def origin(self) -> str:
+        """Where a session came from, read from its key: `primary` (the app), `run`, `detached`, `subagent`."""
+        parts = self.key.split(":")
+        return parts[2] if len(parts) >= 4 and parts[0] == "agent" else "primary"
+
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> SessionRecord:
         return cls(

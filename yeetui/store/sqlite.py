@@ -34,8 +34,10 @@ _SESSION_FIELDS = frozenset({"title", "model", "workspace", "cwd", "status"})
 _LIVE_STATUSES = (RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.WAITING_PERMISSION)
 
 
-def session_key(profile: str, session_id: str, *, subagent: bool) -> str:
-    return f"agent:{profile}:{'subagent' if subagent else 'primary'}:{session_id}"
+def session_key(profile: str, session_id: str, *, subagent: bool, origin: str = "primary") -> str:
+    """`agent:<profile>:<origin>:<id>`: `subagent` for a child; for a top-level session where it came from —
+    `primary` (a conversation in the app), `run` (`yeetui run`), `detached` (`yeetui agents start`)."""
+    return f"agent:{profile}:{'subagent' if subagent else origin}:{session_id}"
 
 
 class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionAsksMixin, ToolProcessesMixin):
@@ -46,12 +48,12 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
     async def create_session(
         self, *, profile: str, title: str = "", parent_id: str | None = None, depth: int | None = None,
         key: str | None = None, model: str | None = None, cwd: str | Path | None = None,
-        workspace: dict[str, Any] | None = None, status: str = "active",
+        workspace: dict[str, Any] | None = None, status: str = "active", origin: str = "primary",
     ) -> SessionRecord:
         """Create a session. `depth` defaults to the parent's depth + 1 (0 without a parent); `key`
-        defaults to `agent:<profile>:primary:<id>`, or `…:subagent:<id>` for a child."""
+        defaults to `agent:<profile>:<origin>:<id>`, or `…:subagent:<id>` for a child."""
         session_id = uuid.uuid4().hex
-        key = key or session_key(profile, session_id, subagent=parent_id is not None)
+        key = key or session_key(profile, session_id, subagent=parent_id is not None, origin=origin)
 
         def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:
             level = depth
@@ -97,10 +99,17 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
                                " ORDER BY updated_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [SessionRecord.from_row(r) for r in rows]
 
-    async def latest_session(self, *, parent_id: str | EllipsisType | None = None) -> SessionRecord | None:
-        """The most recently active top-level session (what `yeetui --continue` resumes)."""
-        found = await self.list_sessions(parent_id=parent_id, limit=1)
-        return found[0] if found else None
+    async def latest_session(self, *, parent_id: str | EllipsisType | None = None,
+                             origin: str | None = None) -> SessionRecord | None:
+        """The most recently active top-level session (what `--continue` resumes); with `origin`, the latest
+        of that origin (`primary`: a conversation of the app, not a headless or detached run)."""
+        if origin is None:
+            found = await self.list_sessions(parent_id=parent_id, limit=1)
+            return found[0] if found else None
+        rows = await self._all("find the latest session", "SELECT * FROM sessions WHERE parent_id IS NULL AND key"
+                               " LIKE ? ESCAPE '\\' ORDER BY updated_at DESC, rowid DESC LIMIT 1",
+                               (f"agent:%:{origin}:%",))
+        return SessionRecord.from_row(rows[0]) if rows else None
 
     async def children(self, session_id: str) -> list[SessionRecord]:
         """Direct children, oldest first."""

@@ -40,7 +40,7 @@ async def create_detached_run(spawner: AgentSpawner, *, profile_name: str, promp
                                             project_root=spawner.project_dir, task=prompt)
     except ContextResolutionError as exc:
         raise SpawnRefused(str(exc)) from None
-    session = await launcher.new_session(profile, title=title or prompt, model=chosen)
+    session = await launcher.new_session(profile, title=title or prompt, model=chosen, origin="detached")
     options = RunOptions(timeout=timeout, session_context=context, detached=True, approve=approve)
     return await launcher.create_run(session, profile, model=chosen, prompt=full_prompt, options=options)
 

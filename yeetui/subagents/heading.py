@@ -54,7 +54,8 @@ async def session_heading(store: Store, session_id: str, ledger: Ledger | None =
             break  # a cycle in parent ids: stop rather than loop
         chain.append(parent)
     chain.reverse()
-    trail = [PRIMARY]
+    top = chain[0]
+    trail = [PRIMARY if top.origin == "primary" else f"{top.origin} {top.profile}"]  # `detached oracle`
     for node in chain[1:]:
         runs = await store.list_runs(session_id=node.id, limit=1)
         trail.append(runs[0].label if runs and runs[0].label else node.profile)

@@ -136,6 +136,8 @@ class SessionStart(Generic[ScreenT]):
         self.resume, self.continue_latest = resume, continue_latest
         self.warnings = warnings or []
         """Shown once the session is open, after the runtime's own."""
+        self.notes: list[str] = []
+        """Information found while opening the session (which one `--continue` picked), shown with the rest."""
         self.ready = False
         """The session is open and `pending` is empty: input is handled at once."""
 
@@ -146,7 +148,7 @@ class SessionStart(Generic[ScreenT]):
         screen.bind_profile_hotkeys()
         for warning in [*screen.runtime.warnings, *self.warnings]:
             await screen.notice("warning", warning)
-        for note in screen.runtime.notes:
+        for note in [*screen.runtime.notes, *self.notes]:
             await screen.notice("info", note)
         if problem := self.provider_problem():
             await screen.notice("warning", problem)
@@ -177,8 +179,13 @@ class SessionStart(Generic[ScreenT]):
         runtime = self.screen.runtime
         if self.resume:
             return (await runtime.store.resolve_session(self.resume)).id
-        if self.continue_latest and (latest := await runtime.store.latest_session()):
-            return latest.id
+        if self.continue_latest:  # the app's latest conversation; else whatever ran last, and which it is said
+            latest = await runtime.store.latest_session(origin="primary")
+            if latest is None and (latest := await runtime.store.latest_session()) is not None:
+                self.notes.append(f"--continue: no conversation of the app yet; reopened the latest session, "
+                                  f"a {latest.origin} run: {latest.title or latest.id[:12]}.")
+            if latest is not None:
+                return latest.id
         profile = runtime.profiles.get(runtime.settings.primary_profile)
         return (await runtime.launcher.new_session(profile, model=self.screen.model)).id
 

@@ -319,8 +319,8 @@ class MainScreen(Screen):
                 status = runs[0].status.value if runs else "new"
                 if (row := live.get(session.id)) is not None:
                     label, status = row.label, getattr(row.status, "value", str(row.status))
-                if session.parent_id is None:
-                    label = PRIMARY  # named by its title, not by the label of its latest run
+                if session.parent_id is None:  # named by its title, not by the label of its latest run
+                    label = PRIMARY if session.origin == "primary" else f"{session.origin} {label}"
                 if status == "waiting_user" and session.parent_id is None:
                     status = ANSWERED  # the primary waiting for the user has simply answered
                 nodes.append(SessionNode(id=session.id, parent_id=session.parent_id, label=label,
