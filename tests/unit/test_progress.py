@@ -48,3 +48,15 @@ def test_a_retry_shows_in_the_ledger_row() -> None:
     row = ledger.get("r1")
     assert row is not None
     assert format_row(row).endswith("retrying (3/5) in 8 s — Anthropic is overloaded (529)")
+
+
+def test_progress_says_where_a_pane_child_runs_and_other_notices() -> None:
+    """Issue 24, item 6: `yeetui run` says where a pane child runs (and what else the run says to the user)."""
+    bus, out = Bus(), io.StringIO()
+    HeadlessProgress(bus, out=out, clock=Clock())
+    bus.publish(ev.Notice("info", "oracle#2 runs in tmux window 3: tmux -L yeetui-x attach -t yeetui:3", "s1"))
+    bus.publish(ev.Notice("warning", "builder#1: could not commit its work\x1b[2J in /w", "s1"))
+    assert out.getvalue().splitlines() == [
+        "[0:00] oracle#2 runs in tmux window 3: tmux -L yeetui-x attach -t yeetui:3",
+        "[0:00] warning: builder#1: could not commit its work in /w",
+    ]

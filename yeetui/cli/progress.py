@@ -51,6 +51,9 @@ class HeadlessProgress:
             self._say(f"{self._label(event.run_id)}: {clip(one_line(event.activity or event.name), 80)}")
         elif isinstance(event, ev.ProviderRetrying):
             self._say(f"{self._label(event.run_id)}: {event.text}")
+        elif isinstance(event, ev.Notice) and event.level != "error":  # where a pane child runs, a worktree …
+            self._say(f"{event.level}: {terminal_safe(one_line(event.text))}" if event.level == "warning"
+                      else terminal_safe(one_line(event.text)))
         elif isinstance(event, ev.RunStatusChanged) and event.status in _ENDINGS and event.run_id != self.first:
             took = self.clock() - self.began.get(event.run_id, self.started)
             reason = f": {clip(one_line(event.reason), 80)}" if event.reason and event.reason != event.status.value \
