@@ -505,3 +505,36 @@ async def test_claude_command_files_are_slash_commands_sent_only_as_prompts(fake
         await _until(pilot, lambda: "just text" in _text(view))
         assert not (project / "PWNED").exists()  # a `!` body is a prompt, never a shell line
         assert any(c.name == "fix-issue" and "Fix an issue (commands/fix-issue.md)" in c.help for c in main.commands)
+
+
+async def test_esc_with_only_subagents_running_names_them_and_a_second_esc_stops_them(
+        fake_env, project: Path, monkeypatch) -> None:
+    """Issue 24, item 9: esc when nothing runs in the conversation but its subagents do says so (today:
+    nothing happens), a second esc stops them; ctrl+q says on the terminal which subagents quitting stopped."""
+    from yeetui.events import RunStatus
+    from yeetui.tui.screens import main as main_screen
+    from yeetui.tui.widgets.message_views import NoticeView
+
+    monkeypatch.setattr(main_screen, "SECOND_ESC", 600.0)  # a loaded machine may take seconds between the keys
+    fake_env.script(Reply(text="Thinking hard. " * 400, chunk_size=4, chunk_delay=0.05))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(120, 32)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, "/oracle why is it slow?")
+        spawner = main.runtime.spawner
+        await _until(pilot, lambda: bool(spawner.live_runs(main.current)))
+        [child] = spawner.live_runs(main.current)
+        view = main.query_one(ConversationView)
+        await pilot.press("escape")
+        await _until(pilot, lambda: "run in the background: oracle#1" in _text(view))
+        assert spawner.is_live(child)  # named, not stopped
+        await pilot.press("escape")
+        await _until(pilot, lambda: not spawner.is_live(child))
+        run = await main.runtime.store.get_run(child)
+        assert run.status in (RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.INTERRUPTED)
+        assert any("Stopping oracle#1" in str(n.render()) for n in view.query(NoticeView))
+
+        await _type(pilot, "/oracle and now?")
+        await _until(pilot, lambda: bool(spawner.live_runs()))
+        await pilot.press("ctrl+q")
+    assert app.exit_note is not None and "stopped 1 running subagent" in app.exit_note and "oracle#2" in app.exit_note

@@ -217,6 +217,8 @@ def run_tui(args: argparse.Namespace) -> int:
     setup_logging()
     app = YeetuiApp(resume=args.resume, continue_latest=args.cont, model=args.model, tune_gc=True)
     app.run()
+    if app.exit_note:
+        print(app.exit_note, file=sys.stderr)
     return app.return_code or 0
 
 

@@ -77,6 +77,8 @@ class YeetuiApp(App):
         that run many apps in one process don't."""
         self.resume = resume
         self.continue_latest = continue_latest
+        self.exit_note: str | None = None
+        """Printed to the terminal once the app has closed (what quitting stopped)."""
         self.model_override = model
         self.runtime = runtime
         self.boot_error: str | None = None
@@ -228,6 +230,15 @@ class YeetuiApp(App):
 
     async def action_toggle_pair(self) -> None:
         await self._on_main(lambda main: main.toggle_pair())
+
+    async def action_quit(self) -> None:
+        """ctrl+q: quit; the subagents this process runs stop with it, and the terminal is told which."""
+        main = self._main()
+        running = main.running_subagents() if main is not None and main.ready else []
+        if running:
+            self.exit_note = (f"yeetui: stopped {len(running)} running subagent{'s' if len(running) > 1 else ''} "
+                              f"as it quit ({', '.join(running)}); `yeetui --continue` reopens the conversation.")
+        self.exit()
 
     async def action_interrupt(self) -> None:
         # During start-up nothing runs yet, so there is nothing to interrupt (and a queued message is

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,8 @@ USER_KINDS = frozenset({"interjection", "permission", "orchestrator"})
 orchestrator's blocked step or its end)."""
 LEDGER_SYNC_INTERVAL = 1.0
 """Seconds between looks at the store for runs of other processes and tree costs."""
+SECOND_ESC = 2.0
+"""Seconds within which a second esc stops the background subagents the first one named."""
 
 
 class MainScreen(Screen):
@@ -95,6 +98,8 @@ class MainScreen(Screen):
                  pending: list[Pending[MainScreen]] | None = None) -> None:
         super().__init__()
         self.runtime = runtime
+        self._children_offer: float | None = None
+        """When esc last named the background subagents (a second esc soon after stops them)."""
         self.model = model
         """The model this window's sessions use; None: the configured default."""
         self.commands, command_warnings = all_commands(runtime.profiles, getattr(runtime, "command_files", ()))
@@ -409,7 +414,8 @@ class MainScreen(Screen):
         await self.notice("info", f"Started {handle.label}.")
 
     async def interrupt(self) -> bool:
-        """Stop what runs in the session on screen; False when nothing ran there."""
+        """Stop what runs in the session on screen; False when nothing ran there. When only its subagents run
+        in the background, say so — and a second esc soon after stops them."""
         if self.current in self.controls and await self.controls[self.current].interrupt():
             return True
         runs = await self.runtime.store.list_runs(session_id=self.current or "", limit=1)
@@ -420,7 +426,30 @@ class MainScreen(Screen):
             with contextlib.suppress(YeetuiError):  # it ended meanwhile: nothing to stop
                 await self.runtime.spawner.cancel(elsewhere.id, graceful=False)
                 return True
-        return False
+        return await self._interrupt_children()
+
+    async def _interrupt_children(self) -> bool:
+        spawner = self.runtime.spawner
+        children = spawner.live_runs(self.current) if self.current else []
+        if not children:
+            self._children_offer = None
+            return False
+        labels = ", ".join(spawner.label(run_id) or run_id[:8] for run_id in children)
+        now = time.monotonic()
+        if self._children_offer is not None and now - self._children_offer <= SECOND_ESC:
+            self._children_offer = None
+            await self.notice("info", f"Stopping {labels}.")
+            await spawner.cancel_children(self.current or "")
+            return True
+        self._children_offer = now
+        await self.notice("info", f"Nothing runs in this conversation; its subagents run in the background: "
+                                  f"{labels}. Press esc again to stop them all, or /cancel one of them.")
+        return True
+
+    def running_subagents(self) -> list[str]:
+        """Labels of the subagents this process runs (they stop when it quits)."""
+        spawner = self.runtime.spawner
+        return [spawner.label(run_id) or run_id[:8] for run_id in spawner.live_runs()]
 
     async def _run_elsewhere(self, session_id: str) -> RunRecord | None:
         """The session's latest run when another live yeetui process executes it (a detached worker)."""
