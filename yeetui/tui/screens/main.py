@@ -70,7 +70,7 @@ USER_KINDS = frozenset({"interjection", "permission", "orchestrator"})
 orchestrator's blocked step or its end)."""
 LEDGER_SYNC_INTERVAL = 1.0
 """Seconds between looks at the store for runs of other processes and tree costs."""
-SECOND_ESC = 2.0
+SECOND_ESC = 8.0
 """Seconds within which a second esc stops the background subagents the first one named."""
 
 
