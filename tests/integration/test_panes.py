@@ -24,7 +24,7 @@ from yeetui import paths
 from yeetui.events import PermissionRequested, RunStatus
 from yeetui.runtime import Runtime
 from yeetui.store import Store
-from yeetui.subagents.spawner import SpawnRequest
+from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
 from yeetui.system.tmux import TmuxServer, server_name
 
 pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed: tmux mode cannot be tested")
@@ -141,6 +141,44 @@ async def _tool_group(store: Store, run_id: str) -> int | None:
 async def _final(store: Store, run_id: str):
     run = await store.get_run(run_id)
     return run if run is not None and run.status.is_final else None
+
+
+async def test_six_pane_children_spawned_at_once_all_start(runtime: Runtime, fake_env) -> None:
+    """Six `mode: tmux` spawns in one turn against a fresh tmux server: every one starts in its own window (the
+    first ones used to race to create the server's session, and lose with `duplicate session`)."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
+    parent = await runtime.store.create_session(profile="generic")
+    runtime.spawner.max_children = 6
+    assert not runtime.spawner.panes.server.running()  # type: ignore[union-attr]
+    handles = await asyncio.gather(*(runtime.spawner.spawn(SpawnRequest(
+        "oracle", f"AT-ONCE {n}", mode="tmux", parent_session_id=parent.id, requested_by="user"))
+        for n in range(6)))
+    runs = [await runtime.store.get_run(h.run_id) for h in handles]
+    windows = {r.options["pane"]["window"] for r in runs if r is not None and r.options.get("pane")}
+    assert windows == {f"oracle-{n}" for n in range(1, 7)}
+    await until(lambda: _all_final(runtime.store, [h.run_id for h in handles]), "every child to end")
+    assert [(await runtime.store.get_run(h.run_id)).status for h in handles] == [RunStatus.COMPLETED] * 6  # type: ignore[union-attr]
+
+
+async def test_a_pane_that_could_not_open_does_not_count_against_the_limit(runtime: Runtime, fake_env) -> None:
+    """A spawn whose window tmux refuses is refused, and its run ends failed: it is no live child, so the
+    parent's next spawn still has its place."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
+    parent = await runtime.store.create_session(profile="generic")
+    runtime.spawner.max_children = 1
+    panes = runtime.spawner.panes
+    assert panes is not None and await panes.problem() is None
+    real, panes.server.executable = panes.server.executable, "/bin/false"  # tmux refuses every command
+    with pytest.raises(SpawnRefused, match="could not start in a tmux pane"):
+        await runtime.spawner.spawn(SpawnRequest("oracle", "REFUSED", mode="tmux", parent_session_id=parent.id,
+                                                 requested_by="user"))
+    [failed] = [r for r in await runtime.store.list_runs() if r.profile == "oracle"]
+    assert failed.status == RunStatus.FAILED
+    panes.server.executable = real
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "STARTS", mode="tmux", parent_session_id=parent.id,
+                                                      requested_by="user"))
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the second child to end")
+    assert ended.status == RunStatus.COMPLETED  # type: ignore[attr-defined]
 
 
 async def test_a_timeout_in_a_pane_still_delivers(runtime: Runtime, fake_env) -> None:
