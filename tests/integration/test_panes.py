@@ -132,6 +132,26 @@ async def test_abort_kills_the_panes_process_group(runtime: Runtime, fake_env) -
     await until(lambda: gone(pgid) and gone(worker), "the worker and its command to be gone")  # type: ignore[arg-type]
 
 
+async def test_a_pane_child_is_among_the_running_and_a_cancel_by_its_label_ends_it(runtime: Runtime,
+                                                                                   fake_env) -> None:
+    """What `/cancel oracle#1` resolves through: the spawner's running runs include the child another process
+    executes in its pane (found by label); cancelling it there ends its run cancelled."""
+    fake_env.script(Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="PANE-RUNNING",
+                          repeat=True))
+    parent = await runtime.store.create_session(profile="generic")
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-RUNNING: think", mode="tmux",
+                                                      parent_session_id=parent.id, requested_by="user"))
+    await until(lambda: _has_run(runtime.store, "oracle", RunStatus.RUNNING), "the child to run")
+    assert not runtime.spawner.is_live(handle.run_id)  # not this process's: the worker in the pane runs it
+    [run] = await runtime.spawner.running(parent.id)
+    assert (run.id, run.label) == (handle.run_id, "oracle#1")
+    assert [r.id for r in await runtime.spawner.running()] == [handle.run_id]
+    await runtime.spawner.cancel(run.id, graceful=False)
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    assert ended.status == RunStatus.CANCELLED  # type: ignore[attr-defined]
+    assert await runtime.spawner.running() == []
+
+
 async def _tool_group(store: Store, run_id: str) -> int | None:
     """The process group the run's bash command runs in, as the worker noted it in the store."""
     rows = await store._all("tool processes", "SELECT pgid FROM tool_processes WHERE run_id = ?", (run_id,))

@@ -25,8 +25,8 @@ from yeetui.profiles import Isolation, Profile
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import Mode, RunOptions, RunResult
-from yeetui.store.records import SessionRecord
-from yeetui.subagents.elsewhere import RunsElsewhere, process_running
+from yeetui.store.records import RunRecord, SessionRecord
+from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery, worktree_note
 from yeetui.subagents.panes import Pane, PaneHost, TmuxError
 from yeetui.system.terminals import show_window
@@ -141,6 +141,8 @@ class AgentSpawner:
         self._live: dict[str, _Live] = {}
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
         self._pump: asyncio.Task[None] | None = None
+        self._wrapping_elsewhere: set[str] = set()
+        """Runs another process executes that this one asked to wrap up (a second cancel stops them now)."""
         launcher.on_cancel_children(self.cancel_children)
 
     # -- spawning ----------------------------------------------------------------------------------
@@ -464,6 +466,18 @@ class AgentSpawner:
             return list(self._live)
         return [r for r in self._by_parent.get(parent_session_id, ()) if r in self._live]
 
+    async def running(self, parent_session_id: str | None = None) -> list[RunRecord]:
+        """The subagent runs going on now (of `parent_session_id`, when given), oldest first: this process's own
+        and those another yeetui process executes — children in tmux panes, detached `agents start` runs —
+        as the shared store shows them, so each can be cancelled or steered from here."""
+        runs = []
+        for run in reversed(await self.store.list_runs(statuses=LIVE, limit=500)):
+            if not run.options or not (self.is_live(run.id) or process_running(run.pid)):
+                continue  # a conversation's own run, or one whose process is gone (recovery ends it)
+            if parent_session_id is None or RunOptions.of(run).parent_session_id == parent_session_id:
+                runs.append(run)
+        return runs
+
     def label(self, run_id: str) -> str | None:
         """The label of a live run of this process."""
         live = self._live.get(run_id)
@@ -487,9 +501,10 @@ class AgentSpawner:
         live.mailbox.append(Message.user(f"[Guidance from {sender}]\n{text}", steer=True))
 
     def wrapping_up(self, run_id: str) -> bool:
-        """This process asked the run to wrap up (a graceful cancel) and it has not ended yet."""
+        """This process asked the run to wrap up (a graceful cancel) and it has not ended yet (for a run another
+        process executes: this process asked, whether or not it has ended since)."""
         live = self._live.get(run_id)
-        return live is not None and live.abort_timer is not None
+        return live.abort_timer is not None if live is not None else run_id in self._wrapping_elsewhere
 
     async def cancel(self, run_id: str, *, graceful: bool = True, grace: float = 30.0) -> None:
         """Graceful: ask the run to wrap up and `complete`, aborting it after `grace` seconds. Else abort now.
@@ -497,6 +512,8 @@ class AgentSpawner:
         live = self._live.get(run_id)
         if live is None:
             await self._command_elsewhere(run_id, "cancel" if graceful else "abort")
+            if graceful:
+                self._wrapping_elsewhere.add(run_id)
             return
         if not graceful or not live.started:
             self.abort(run_id)
