@@ -201,6 +201,55 @@ async def test_a_pane_that_could_not_open_does_not_count_against_the_limit(runti
     assert ended.status == RunStatus.COMPLETED  # type: ignore[attr-defined]
 
 
+FAILING_TMUX = """#!/bin/sh
+# tmux, except that the first window asked for waits for {go} and is then refused
+case " $* " in *" new-session "*|*" new-window "*)
+  if rm {fail} 2>/dev/null; then
+    touch {blocked}
+    while [ ! -e {go} ]; do sleep 0.01; done
+    echo "refused for the test" >&2
+    exit 1
+  fi;;
+esac
+exec {tmux} "$@"
+"""
+
+
+async def test_a_spawn_at_the_limit_waits_for_a_sibling_whose_pane_tmux_refuses(runtime: Runtime, fake_env,
+                                                                                tmp_path: Path) -> None:
+    """At the parent's limit while a sibling is still opening its pane: the spawn is not refused for the limit
+    at once; the sibling's window is refused (its run ends failed), and the spawn takes the place it frees."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
+    parent = await runtime.store.create_session(profile="generic")
+    runtime.spawner.max_children = 1
+    panes = runtime.spawner.panes
+    assert panes is not None and await panes.problem() is None
+    fail, blocked, go, wrapper = (tmp_path / n for n in ("fail", "blocked", "go", "tmux"))
+    fail.touch()
+    wrapper.write_text(FAILING_TMUX.format(fail=fail, blocked=blocked, go=go, tmux=panes.server.executable))
+    wrapper.chmod(0o755)
+    panes.server.executable = str(wrapper)
+
+    def spawn(prompt: str) -> asyncio.Task:
+        return asyncio.create_task(runtime.spawner.spawn(SpawnRequest(
+            "oracle", prompt, mode="tmux", parent_session_id=parent.id, requested_by="user")))
+
+    first = spawn("REFUSED-PANE")
+    await until(blocked.exists, "the first pane to be opening")
+    second = spawn("AT-THE-LIMIT")
+    await until(lambda: _children(runtime.store, parent.id, 2), "the second spawn to reach the limit")
+    go.touch()
+    with pytest.raises(SpawnRefused, match="could not start in a tmux pane"):
+        await first
+    handle = await second
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the second child to end")
+    assert ended.status == RunStatus.COMPLETED  # type: ignore[attr-defined]
+
+
+async def _children(store: Store, parent_id: str, count: int) -> bool:
+    return len(await store.children(parent_id)) >= count
+
+
 async def test_a_timeout_in_a_pane_still_delivers(runtime: Runtime, fake_env) -> None:
     fake_env.script(Reply(text="thinking " * 400, chunk_size=4, chunk_delay=0.05, when_contains="PANE-TIMEOUT"))
     parent = await runtime.store.create_session(profile="generic")

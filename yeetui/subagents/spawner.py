@@ -142,6 +142,9 @@ class AgentSpawner:
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
         self._pump: asyncio.Task[None] | None = None
         self._wrapping_elsewhere: set[str] = set()
+        self._opening: defaultdict[str, set[asyncio.Future[None]]] = defaultdict(set)
+        """Per parent session: the spawns of this process still opening their tmux pane. A spawn refused for
+        the parent's limit waits for them first: one tmux refuses ends failed, and frees its place."""
         """Runs another process executes that this one asked to wrap up (a second cancel stops them now)."""
         launcher.on_cancel_children(self.cancel_children)
 
@@ -183,14 +186,20 @@ class AgentSpawner:
                              thinking=req.thinking, parent_session_id=req.parent_session_id, deliver=req.deliver,
                              watcher=req.watcher, approve=self.approve_asks and mode != "in_process",
                              ask_here=self.elsewhere.answers_asks and mode != "in_process")
-        try:
-            run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
-                                            options=options, parent_run_id=req.parent_run_id,
-                                            max_children=None if req.watcher else self.max_children)
-        except ChildLimitReached as exc:
-            if created:
-                await self.store.delete_session(session.id)
-            raise SpawnRefused(str(exc)) from None
+        while True:
+            try:
+                run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
+                                                options=options, parent_run_id=req.parent_run_id,
+                                                max_children=None if req.watcher else self.max_children)
+                break
+            except ChildLimitReached as exc:
+                opening = self._opening.get(req.parent_session_id or "")
+                if opening:  # a sibling still opening its pane holds a place it gives back if tmux refuses
+                    await asyncio.wait(list(opening))
+                    continue
+                if created:
+                    await self.store.delete_session(session.id)
+                raise SpawnRefused(str(exc)) from None
         label = run.label or profile.name
         if created:
             session = await self._isolate(session, profile, req, label, parent)
@@ -244,11 +253,20 @@ class AgentSpawner:
         in front of the user at once); a blocking spawn waits for its ending in the store (lending the
         parent's run slot meanwhile, as for an in-process child)."""
         assert self.panes is not None
+        opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        key = req.parent_session_id or ""
+        siblings = self._opening[key]
+        siblings.add(opened)
         try:
             pane = await self.panes.start(run_id, label)
         except (TmuxError, OSError) as exc:
             await self.store.update_run(run_id, status=RunStatus.FAILED, error=f"could not open its tmux window: {exc}")
             raise SpawnRefused(f"{label} could not start in a tmux pane: {exc}") from None
+        finally:  # its place among the parent's children is settled: taken, or (failed) given back
+            siblings.discard(opened)
+            if not siblings:
+                self._opening.pop(key, None)
+            opened.set_result(None)
         run = await self.store.get_run(run_id)
         options = RunOptions.of(run).but(pane={"server": pane.server, "window": pane.window, "pane": pane.pane_id})
         if run is not None and run.pid is None:  # the worker records its own pid when it claims the run
