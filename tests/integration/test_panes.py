@@ -24,7 +24,7 @@ from yeetui import paths
 from yeetui.events import PermissionRequested, RunStatus
 from yeetui.runtime import Runtime
 from yeetui.store import Store
-from yeetui.subagents.spawner import SpawnRequest
+from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
 from yeetui.system.tmux import TmuxServer, server_name
 
 pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed: tmux mode cannot be tested")
@@ -132,6 +132,26 @@ async def test_abort_kills_the_panes_process_group(runtime: Runtime, fake_env) -
     await until(lambda: gone(pgid) and gone(worker), "the worker and its command to be gone")  # type: ignore[arg-type]
 
 
+async def test_a_pane_child_is_among_the_running_and_a_cancel_by_its_label_ends_it(runtime: Runtime,
+                                                                                   fake_env) -> None:
+    """What `/cancel oracle#1` resolves through: the spawner's running runs include the child another process
+    executes in its pane (found by label); cancelling it there ends its run cancelled."""
+    fake_env.script(Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="PANE-RUNNING",
+                          repeat=True))
+    parent = await runtime.store.create_session(profile="generic")
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-RUNNING: think", mode="tmux",
+                                                      parent_session_id=parent.id, requested_by="user"))
+    await until(lambda: _has_run(runtime.store, "oracle", RunStatus.RUNNING), "the child to run")
+    assert not runtime.spawner.is_live(handle.run_id)  # not this process's: the worker in the pane runs it
+    [run] = await runtime.spawner.running(parent.id)
+    assert (run.id, run.label) == (handle.run_id, "oracle#1")
+    assert [r.id for r in await runtime.spawner.running()] == [handle.run_id]
+    await runtime.spawner.cancel(run.id, graceful=False)
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    assert ended.status == RunStatus.CANCELLED  # type: ignore[attr-defined]
+    assert await runtime.spawner.running() == []
+
+
 async def _tool_group(store: Store, run_id: str) -> int | None:
     """The process group the run's bash command runs in, as the worker noted it in the store."""
     rows = await store._all("tool processes", "SELECT pgid FROM tool_processes WHERE run_id = ?", (run_id,))
@@ -141,6 +161,93 @@ async def _tool_group(store: Store, run_id: str) -> int | None:
 async def _final(store: Store, run_id: str):
     run = await store.get_run(run_id)
     return run if run is not None and run.status.is_final else None
+
+
+async def test_six_pane_children_spawned_at_once_all_start(runtime: Runtime, fake_env) -> None:
+    """Six `mode: tmux` spawns in one turn against a fresh tmux server: every one starts in its own window (the
+    first ones used to race to create the server's session, and lose with `duplicate session`)."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
+    parent = await runtime.store.create_session(profile="generic")
+    runtime.spawner.max_children = 6
+    assert not runtime.spawner.panes.server.running()  # type: ignore[union-attr]
+    handles = await asyncio.gather(*(runtime.spawner.spawn(SpawnRequest(
+        "oracle", f"AT-ONCE {n}", mode="tmux", parent_session_id=parent.id, requested_by="user"))
+        for n in range(6)))
+    runs = [await runtime.store.get_run(h.run_id) for h in handles]
+    windows = {r.options["pane"]["window"] for r in runs if r is not None and r.options.get("pane")}
+    assert windows == {f"oracle-{n}" for n in range(1, 7)}
+    await until(lambda: _all_final(runtime.store, [h.run_id for h in handles]), "every child to end")
+    assert [(await runtime.store.get_run(h.run_id)).status for h in handles] == [RunStatus.COMPLETED] * 6  # type: ignore[union-attr]
+
+
+async def test_a_pane_that_could_not_open_does_not_count_against_the_limit(runtime: Runtime, fake_env) -> None:
+    """A spawn whose window tmux refuses is refused, and its run ends failed: it is no live child, so the
+    parent's next spawn still has its place."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
+    parent = await runtime.store.create_session(profile="generic")
+    runtime.spawner.max_children = 1
+    panes = runtime.spawner.panes
+    assert panes is not None and await panes.problem() is None
+    real, panes.server.executable = panes.server.executable, "/bin/false"  # tmux refuses every command
+    with pytest.raises(SpawnRefused, match="could not start in a tmux pane"):
+        await runtime.spawner.spawn(SpawnRequest("oracle", "REFUSED", mode="tmux", parent_session_id=parent.id,
+                                                 requested_by="user"))
+    [failed] = [r for r in await runtime.store.list_runs() if r.profile == "oracle"]
+    assert failed.status == RunStatus.FAILED
+    panes.server.executable = real
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "STARTS", mode="tmux", parent_session_id=parent.id,
+                                                      requested_by="user"))
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the second child to end")
+    assert ended.status == RunStatus.COMPLETED  # type: ignore[attr-defined]
+
+
+FAILING_TMUX = """#!/bin/sh
+# tmux, except that the first window asked for waits for {go} and is then refused
+case " $* " in *" new-session "*|*" new-window "*)
+  if rm {fail} 2>/dev/null; then
+    touch {blocked}
+    while [ ! -e {go} ]; do sleep 0.01; done
+    echo "refused for the test" >&2
+    exit 1
+  fi;;
+esac
+exec {tmux} "$@"
+"""
+
+
+async def test_a_spawn_at_the_limit_waits_for_a_sibling_whose_pane_tmux_refuses(runtime: Runtime, fake_env,
+                                                                                tmp_path: Path) -> None:
+    """At the parent's limit while a sibling is still opening its pane: the spawn is not refused for the limit
+    at once; the sibling's window is refused (its run ends failed), and the spawn takes the place it frees."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
+    parent = await runtime.store.create_session(profile="generic")
+    runtime.spawner.max_children = 1
+    panes = runtime.spawner.panes
+    assert panes is not None and await panes.problem() is None
+    fail, blocked, go, wrapper = (tmp_path / n for n in ("fail", "blocked", "go", "tmux"))
+    fail.touch()
+    wrapper.write_text(FAILING_TMUX.format(fail=fail, blocked=blocked, go=go, tmux=panes.server.executable))
+    wrapper.chmod(0o755)
+    panes.server.executable = str(wrapper)
+
+    def spawn(prompt: str) -> asyncio.Task:
+        return asyncio.create_task(runtime.spawner.spawn(SpawnRequest(
+            "oracle", prompt, mode="tmux", parent_session_id=parent.id, requested_by="user")))
+
+    first = spawn("REFUSED-PANE")
+    await until(blocked.exists, "the first pane to be opening")
+    second = spawn("AT-THE-LIMIT")
+    await until(lambda: _children(runtime.store, parent.id, 2), "the second spawn to reach the limit")
+    go.touch()
+    with pytest.raises(SpawnRefused, match="could not start in a tmux pane"):
+        await first
+    handle = await second
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the second child to end")
+    assert ended.status == RunStatus.COMPLETED  # type: ignore[attr-defined]
+
+
+async def _children(store: Store, parent_id: str, count: int) -> bool:
+    return len(await store.children(parent_id)) >= count
 
 
 async def test_a_timeout_in_a_pane_still_delivers(runtime: Runtime, fake_env) -> None:

@@ -11,8 +11,10 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.processes import gone
+from tests.tui.deliberate import SettleClock, answer
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui import paths
+from yeetui.events import RunStatus
 from yeetui.system.tmux import TmuxServer, server_name
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.conversation import ConversationView
@@ -129,5 +131,36 @@ async def test_a_pane_childs_question_opens_the_permission_dialog(fake_env, proj
             assert run.options["mode"] == "tmux" and run.pid != os.getpid()  # asked by the worker in the pane
             await pilot.press("y")
             await _until(pilot, lambda: "PANE-TUI-DONE" in _text(view), timeout=60)
+    finally:
+        await TmuxServer(server_name(paths.data_dir())).kill_server()
+
+
+async def test_cancel_finds_a_pane_child_by_its_label(fake_env, project: Path, settle_clock: SettleClock) -> None:
+    """`/cancel oracle#1` reaches a child another yeetui process runs in a tmux pane: the first asks it to wrap
+    up (through the store, as `yeetui agents cancel` does), the second stops it now, and its run ends
+    cancelled; `/cancel` alone finds it too, as this session's running child."""
+    fake_env.script(Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="PANE-SLOW-Q",
+                          repeat=True))
+    app = YeetuiApp(cwd=project)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            main = await _main(pilot)
+            view = main.query_one(ConversationView)
+            store = pilot.app.runtime.store
+            await _type(pilot, "/oracle --tmux PANE-SLOW-Q: think")
+            await _until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)),
+                         timeout=60)
+            await _type(pilot, "/cancel oracle#1")
+            await answer(pilot, settle_clock, yes=True)
+            await _until(pilot, lambda: "Asked oracle#1 to wrap up" in _text(view), timeout=30)
+            [run] = [r for r in await store.list_runs() if r.label == "oracle#1"]
+            assert run.pid != os.getpid() and not run.status.is_final  # run by the worker in its pane
+            await _type(pilot, "/cancel")
+            await answer(pilot, settle_clock, yes=True)
+            await _until(pilot, lambda: "Stopped oracle#1." in _text(view), timeout=30)
+            await _until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)),
+                         timeout=60)
+            ended = await store.get_run(run.id)
+            assert ended is not None and ended.status == RunStatus.CANCELLED
     finally:
         await TmuxServer(server_name(paths.data_dir())).kill_server()

@@ -25,8 +25,8 @@ from yeetui.profiles import Isolation, Profile
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import Mode, RunOptions, RunResult
-from yeetui.store.records import SessionRecord
-from yeetui.subagents.elsewhere import RunsElsewhere, process_running
+from yeetui.store.records import RunRecord, SessionRecord
+from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery, worktree_note
 from yeetui.subagents.panes import Pane, PaneHost, TmuxError
 from yeetui.system.terminals import show_window
@@ -141,6 +141,11 @@ class AgentSpawner:
         self._live: dict[str, _Live] = {}
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
         self._pump: asyncio.Task[None] | None = None
+        self._wrapping_elsewhere: set[str] = set()
+        self._opening: defaultdict[str, set[asyncio.Future[None]]] = defaultdict(set)
+        """Per parent session: the spawns of this process still opening their tmux pane. A spawn refused for
+        the parent's limit waits for them first: one tmux refuses ends failed, and frees its place."""
+        """Runs another process executes that this one asked to wrap up (a second cancel stops them now)."""
         launcher.on_cancel_children(self.cancel_children)
 
     # -- spawning ----------------------------------------------------------------------------------
@@ -181,14 +186,20 @@ class AgentSpawner:
                              thinking=req.thinking, parent_session_id=req.parent_session_id, deliver=req.deliver,
                              watcher=req.watcher, approve=self.approve_asks and mode != "in_process",
                              ask_here=self.elsewhere.answers_asks and mode != "in_process")
-        try:
-            run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
-                                            options=options, parent_run_id=req.parent_run_id,
-                                            max_children=None if req.watcher else self.max_children)
-        except ChildLimitReached as exc:
-            if created:
-                await self.store.delete_session(session.id)
-            raise SpawnRefused(str(exc)) from None
+        while True:
+            try:
+                run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
+                                                options=options, parent_run_id=req.parent_run_id,
+                                                max_children=None if req.watcher else self.max_children)
+                break
+            except ChildLimitReached as exc:
+                opening = self._opening.get(req.parent_session_id or "")
+                if opening:  # a sibling still opening its pane holds a place it gives back if tmux refuses
+                    await asyncio.wait(list(opening))
+                    continue
+                if created:
+                    await self.store.delete_session(session.id)
+                raise SpawnRefused(str(exc)) from None
         label = run.label or profile.name
         if created:
             session = await self._isolate(session, profile, req, label, parent)
@@ -242,11 +253,20 @@ class AgentSpawner:
         in front of the user at once); a blocking spawn waits for its ending in the store (lending the
         parent's run slot meanwhile, as for an in-process child)."""
         assert self.panes is not None
+        opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        key = req.parent_session_id or ""
+        siblings = self._opening[key]
+        siblings.add(opened)
         try:
             pane = await self.panes.start(run_id, label)
         except (TmuxError, OSError) as exc:
             await self.store.update_run(run_id, status=RunStatus.FAILED, error=f"could not open its tmux window: {exc}")
             raise SpawnRefused(f"{label} could not start in a tmux pane: {exc}") from None
+        finally:  # its place among the parent's children is settled: taken, or (failed) given back
+            siblings.discard(opened)
+            if not siblings:
+                self._opening.pop(key, None)
+            opened.set_result(None)
         run = await self.store.get_run(run_id)
         options = RunOptions.of(run).but(pane={"server": pane.server, "window": pane.window, "pane": pane.pane_id})
         if run is not None and run.pid is None:  # the worker records its own pid when it claims the run
@@ -464,6 +484,18 @@ class AgentSpawner:
             return list(self._live)
         return [r for r in self._by_parent.get(parent_session_id, ()) if r in self._live]
 
+    async def running(self, parent_session_id: str | None = None) -> list[RunRecord]:
+        """The subagent runs going on now (of `parent_session_id`, when given), oldest first: this process's own
+        and those another yeetui process executes — children in tmux panes, detached `agents start` runs —
+        as the shared store shows them, so each can be cancelled or steered from here."""
+        runs = []
+        for run in reversed(await self.store.list_runs(statuses=LIVE, limit=500)):
+            if not run.options or not (self.is_live(run.id) or process_running(run.pid)):
+                continue  # a conversation's own run, or one whose process is gone (recovery ends it)
+            if parent_session_id is None or RunOptions.of(run).parent_session_id == parent_session_id:
+                runs.append(run)
+        return runs
+
     def label(self, run_id: str) -> str | None:
         """The label of a live run of this process."""
         live = self._live.get(run_id)
@@ -487,9 +519,10 @@ class AgentSpawner:
         live.mailbox.append(Message.user(f"[Guidance from {sender}]\n{text}", steer=True))
 
     def wrapping_up(self, run_id: str) -> bool:
-        """This process asked the run to wrap up (a graceful cancel) and it has not ended yet."""
+        """This process asked the run to wrap up (a graceful cancel) and it has not ended yet (for a run another
+        process executes: this process asked, whether or not it has ended since)."""
         live = self._live.get(run_id)
-        return live is not None and live.abort_timer is not None
+        return live.abort_timer is not None if live is not None else run_id in self._wrapping_elsewhere
 
     async def cancel(self, run_id: str, *, graceful: bool = True, grace: float = 30.0) -> None:
         """Graceful: ask the run to wrap up and `complete`, aborting it after `grace` seconds. Else abort now.
@@ -497,6 +530,8 @@ class AgentSpawner:
         live = self._live.get(run_id)
         if live is None:
             await self._command_elsewhere(run_id, "cancel" if graceful else "abort")
+            if graceful:
+                self._wrapping_elsewhere.add(run_id)
             return
         if not graceful or not live.started:
             self.abort(run_id)

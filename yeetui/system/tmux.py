@@ -23,6 +23,10 @@ MIN_VERSION = (3, 2)
 SESSION = "yeetui"
 HISTORY_LIMIT = 10_000
 _VERSION = re.compile(r"(\d+)\.(\d+)")
+_NO_SESSION = re.compile(r"can't find session|no such session|no server running|error connecting")
+_PANE_FORMAT = "#{pane_id} #{pane_pid}"
+OPEN_ATTEMPTS = 5
+"""Tries to open a window while other processes make (or end) the session at the same moment."""
 
 
 class TmuxError(Exception):
@@ -68,6 +72,7 @@ class TmuxServer:
         self.executable = executable or shutil.which("tmux")
         self.env = dict(os.environ if env is None else env)
         self.env.pop("TMUX", None)  # a command sent from inside the user's tmux must still reach our server
+        self._opening = asyncio.Lock()
 
     async def problem(self) -> str | None:
         """Why tmux mode cannot run here (not installed, older than 3.2), or None."""
@@ -82,27 +87,44 @@ class TmuxServer:
         return None
 
     async def open_window(self, label: str, argv: Sequence[str], *, cwd: Path) -> Pane:
-        """Run `argv` in a new window named after `label` (made unique); its pane and process id."""
-        names = await self.window_names()
-        base = window_name(label)
-        name, n = base, 1
-        while name in names:
-            n += 1
-            name = f"{base}-{n}"
-        form = "#{pane_id} #{pane_pid}"
-        if await self._has_session():
-            rc, out, err = await self._run("new-window", "-d", "-P", "-F", form, "-t", f"{SESSION}:", "-n", name,
-                                           "-c", str(cwd), "--", *argv)
-        else:  # the first window starts the server, with our options set before it runs anything
-            rc, out, err = await self._run(
-                "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
-                "set-option", "-g", "history-limit", str(HISTORY_LIMIT), ";", "set-option", "-g", "exit-empty", "off",
-                ";", "new-session", "-d", "-P", "-F", form, "-s", SESSION, "-n", name, "-x", "160", "-y", "48",
-                "-c", str(cwd), "--", *argv)
+        """Run `argv` in a new window named after `label` (made unique); its pane and process id.
+
+        Safe to call concurrently: in this process the windows are opened one at a time (so two never pick the
+        same name); another process that creates the session meanwhile is no failure — the window then opens
+        in the session it made (and one whose last window closed meanwhile is made again)."""
+        async with self._opening:
+            names = await self.window_names()
+            base = window_name(label)
+            name, n = base, 1
+            while name in names:
+                n += 1
+                name = f"{base}-{n}"
+            for _ in range(OPEN_ATTEMPTS):
+                if await self._has_session():
+                    rc, out, err = await self._new_window(name, argv, cwd=cwd)
+                    if rc != 0 and _NO_SESSION.search(err) and not await self._has_session():
+                        continue  # its last window was closed meanwhile, and the session with it
+                else:
+                    rc, out, err = await self._new_session(name, argv, cwd=cwd)
+                    if rc != 0 and "duplicate session" in err and await self._has_session():
+                        continue  # another process made it meanwhile: open the window in theirs
+                break
         if rc != 0:
             raise TmuxError(f"tmux could not open a window for {label}: {(err or out).strip() or rc}")
         pane_id, _, pid = out.strip().splitlines()[-1].partition(" ")
         return Pane(self.name, name, pane_id, int(pid))
+
+    async def _new_window(self, name: str, argv: Sequence[str], *, cwd: Path) -> tuple[int, str, str]:
+        return await self._run("new-window", "-d", "-P", "-F", _PANE_FORMAT, "-t", f"{SESSION}:", "-n", name,
+                               "-c", str(cwd), "--", *argv)
+
+    async def _new_session(self, name: str, argv: Sequence[str], *, cwd: Path) -> tuple[int, str, str]:
+        """The first window starts the server and the session, with our options set before it runs anything."""
+        return await self._run(
+            "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+            "set-option", "-g", "history-limit", str(HISTORY_LIMIT), ";", "set-option", "-g", "exit-empty", "off",
+            ";", "new-session", "-d", "-P", "-F", _PANE_FORMAT, "-s", SESSION, "-n", name, "-x", "160", "-y", "48",
+            "-c", str(cwd), "--", *argv)
 
     async def window_names(self) -> set[str]:
         rc, out, _ = await self._run("list-windows", "-t", SESSION, "-F", "#{window_name}")

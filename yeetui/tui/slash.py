@@ -172,9 +172,8 @@ def stop_question(label: str, *, now: bool) -> tuple[str, str, str]:
 
 
 async def _cancel(screen: CommandScreen, args: str, *, abort: bool = False) -> None:
-    store, spawner = screen.runtime.store, screen.runtime.spawner
-    live = [await store.get_run(r) for r in spawner.live_runs()]
-    live = [r for r in live if r is not None]
+    spawner = screen.runtime.spawner
+    live = await spawner.running()  # in this process, in tmux panes, detached: wherever they run
     if not args:
         children = [r for r in live if r.options.get("parent_session_id") == screen.current]
         if not children:

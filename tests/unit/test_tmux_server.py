@@ -1,0 +1,85 @@
+"""yeetui's private tmux server under concurrency (real tmux, a fresh server per test): windows opened at the
+same moment — by several tasks of one process, or by two processes — all open, in one session, with names
+that do not clash; none fails with `duplicate session`."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from asyncio.subprocess import PIPE
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.tmux import tmux_path
+from yeetui.system.tmux import SESSION, TmuxServer, server_name
+
+pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed")
+
+SLEEPER = ["sleep", "300"]
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[TmuxServer]:
+    tmux = TmuxServer(server_name(tmp_path))
+    try:
+        yield tmux
+    finally:
+        await tmux.kill_server()
+
+
+async def _panes(tmux: TmuxServer) -> list[str]:
+    _, out, _ = await tmux._run("list-panes", "-s", "-t", SESSION, "-F", "#{pane_id}")
+    return out.split()
+
+
+async def test_windows_opened_at_once_by_several_tasks_all_open(server: TmuxServer, tmp_path: Path) -> None:
+    panes = await asyncio.gather(*(server.open_window(f"oracle#{n}", SLEEPER, cwd=tmp_path) for n in range(6)))
+    assert len({p.pane_id for p in panes}) == 6
+    assert [await server.pane_alive(p.pane_id) for p in panes] == [True] * 6
+    assert await server.window_names() == {f"oracle-{n}" for n in range(6)}
+    assert sorted(await _panes(server)) == sorted(p.pane_id for p in panes)  # one session holds them all
+
+
+async def test_one_label_opened_at_once_gets_distinct_window_names(server: TmuxServer, tmp_path: Path) -> None:
+    panes = await asyncio.gather(*(server.open_window("watcher", SLEEPER, cwd=tmp_path) for _ in range(3)))
+    assert sorted(p.window for p in panes) == ["watcher", "watcher-2", "watcher-3"]
+
+
+OPENER = """
+import asyncio, sys
+from pathlib import Path
+from yeetui.system.tmux import TmuxServer
+
+async def main(name, tag, go):
+    while not Path(go).exists():  # start together with the other process
+        await asyncio.sleep(0.001)
+    server = TmuxServer(name)
+    panes = await asyncio.gather(*(server.open_window(f"{tag}-{n}", ["sleep", "300"], cwd=Path(go).parent)
+                                   for n in range(3)))
+    print(" ".join(p.pane_id for p in panes))
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+async def test_two_processes_opening_windows_at_once_all_succeed(server: TmuxServer, tmp_path: Path) -> None:
+    """The session one process makes while the other is making it too is no failure for the other."""
+    go = tmp_path / "go"
+    procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", OPENER, server.name, tag, str(go),
+                                                  stdout=PIPE, stderr=PIPE) for tag in ("a", "b")]
+    go.touch()
+    outs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in procs)), 60)
+    assert [p.returncode for p in procs] == [0, 0], [err.decode() for _, err in outs]
+    opened = [pane for out, _ in outs for pane in out.decode().split()]
+    assert len(set(opened)) == 6
+    assert sorted(await _panes(server)) == sorted(opened)
+    assert await server.window_names() == {f"{t}-{n}" for t in "ab" for n in range(3)}
+
+
+async def test_a_window_opens_after_the_sessions_last_window_was_closed(server: TmuxServer, tmp_path: Path) -> None:
+    first = await server.open_window("one", SLEEPER, cwd=tmp_path)
+    await server.kill_window(first.window)  # the session ends with its last window; the server stays
+    second = await server.open_window("two", SLEEPER, cwd=tmp_path)
+    assert await server.pane_alive(second.pane_id)
