@@ -694,6 +694,21 @@ async def test_permission_shows_who_what_and_the_arguments() -> None:
         assert not screen.query("#permission-preview")
 
 
+async def test_permission_says_what_always_covers() -> None:
+    """The remembered rule is the literal command (or path), for the session: the dialog says so."""
+    app = PanelApp()
+    async with run(app) as pilot:
+        await open_permission(app, pilot)
+        assert static_text(app.screen.query_one("#permission-always", Static)) == \
+            "Always: this exact command, for the rest of this session"
+        app.screen.dismiss("deny")
+        await pilot.pause()
+        await open_permission(app, pilot, tool="write_file", subject="notes.md",
+                              arguments={"path": "notes.md", "content": "hi"})
+        assert static_text(app.screen.query_one("#permission-always", Static)) == \
+            "Always: write_file on this exact path, for the rest of this session"
+
+
 async def test_permission_preview_is_capped_and_the_buttons_stay_on_an_80x24_screen() -> None:
     app = PanelApp()
     command = "for f in $(git ls-files); do wc -l $f; done && " * 7

@@ -245,6 +245,9 @@ class RunLauncher:
         tool_settings = ToolSettings(bash_timeout=self.settings.tools.bash_timeout,
                                      bash_max_timeout=self.settings.tools.bash_max_timeout,
                                      output_cap=self.settings.tools.output_cap)
+        permissions = Permissions.merge(Permissions.from_config(self.settings.permissions),
+                                        Permissions.from_config(profile.permissions))
+        permissions.remember_all(await self.store.remembered_permissions(session.id))  # the dialog's "Always"
         limits = profile.limits
         agents = None
         if self.agent_host is not None and self.may_spawn(profile, session.depth):
@@ -254,8 +257,7 @@ class RunLauncher:
             system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth),
             tool_context=ToolContext(binding=binding, session_id=session.id, run_id=run_id, settings=tool_settings,
                                      agents=agents, processes=self.store.process_log(run_id)),
-            permissions=Permissions.merge(Permissions.from_config(self.settings.permissions),
-                                          Permissions.from_config(profile.permissions)),
+            permissions=permissions,
             prompt=prompt, thinking=profile.thinking or self.settings.thinking or "off",
             exit_tools=self.exit_tools(profile), workflow=workflow, interactive=interactive,
             max_turns=limits.max_turns, timeout=limits.timeout, max_nudges=limits.max_nudges,

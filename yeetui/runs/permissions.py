@@ -26,7 +26,7 @@ specific pattern allows must also pass `yeetui.runs.command_guard` (no `git diff
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -105,7 +105,8 @@ class Permissions:
         return "ask" if writes or tool_name in ASK_BY_DEFAULT else "allow"
 
     def remember_always(self, tool_name: str, subject: str) -> None:
-        """Record an "allow always" answer (in memory): this exact subject is allowed from now on."""
+        """Record an "allow always" answer in these rules: this exact subject is allowed from now on. (The
+        session keeps it too — `Store.remember_permission` — and its later runs start with `remember_all`.)"""
         rule = self.rules.get(tool_name)
         pattern = literal_pattern(subject)
         if rule is None:
@@ -115,6 +116,13 @@ class Permissions:
         else:
             rule.pop(pattern, None)
             rule[pattern] = "allow"  # last, so it wins
+
+    def remember_all(self, remembered: Iterable[tuple[str, str]]) -> None:
+        """Apply a session's earlier "Always" answers, (tool, subject) pairs. A subject the rules now deny
+        (a deny rule added since) stays denied: a remembered answer never outranks a deny rule."""
+        for tool_name, subject in remembered:
+            if self.decide(tool_name, subject) != "deny":
+                self.remember_always(tool_name, subject)
 
     def _keys_for(self, tool_name: str) -> Iterator[str]:
         if tool_name in self.rules:

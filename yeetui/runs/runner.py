@@ -106,6 +106,7 @@ class Runner:
             run_id=result.run_id, session_id=spec.session_id, agent_label=spec.label, offered=set(spec.tools),
             permissions=spec.permissions, context=spec.tool_context, workflow=spec.workflow,
             secrets=spec.secrets, on_status=lambda s: self._set_status(result, RunStatus(s)),
+            on_always=lambda tool, subject: self.store.remember_permission(spec.session_id, tool, subject),
         )
         nudges = 0
         for _turn in range(spec.max_turns):

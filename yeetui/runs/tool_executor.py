@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,8 @@ class ToolRunState:
     secrets: Iterable[str] = ()
     on_status: Callable[[str], Any] | None = None
     """Called with "waiting_permission" / "running" around a permission question."""
+    on_always: Callable[[str, str], Awaitable[None]] | None = None
+    """Called with (tool, subject) when the user answers "Always": the session keeps the rule."""
     exit_data: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -106,6 +108,8 @@ class ToolExecutor:
                               "or ask the user.")
             if answer == "allow_always":
                 state.permissions.remember_always(call.name, subject)
+                if state.on_always is not None:
+                    await state.on_always(call.name, subject)
         if state.workflow is not None and (problem := state.workflow.exit_error(call.name, call.arguments)):
             return _error(problem)
         context = state.context if action == "ask" else dataclasses.replace(state.context, hermetic_git=True)

@@ -161,6 +161,24 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
 
         await self._transaction(f"delete session {session_id}", delete)
 
+    async def remember_permission(self, session_id: str, tool: str, subject: str) -> None:
+        """Keep an "Always" answer for the session: `tool` on exactly `subject` is allowed in its later runs.
+        A subject holding a key is not written down (the store keeps no keys): it holds for the current run only."""
+        if self.clean(subject) != subject:
+            return
+        await self._transaction(
+            f"remember {tool} on {subject[:40]!r} for session {session_id}",
+            lambda conn: conn.execute(
+                "INSERT OR IGNORE INTO session_permissions (session_id, tool, subject, created_at)"
+                " VALUES (?, ?, ?, ?)", (session_id, tool, subject, utcnow())))
+
+    async def remembered_permissions(self, session_id: str) -> list[tuple[str, str]]:
+        """The session's "Always" answers as (tool, subject), oldest first."""
+        rows = await self._all(f"read the remembered permissions of session {session_id}",
+                               "SELECT tool, subject FROM session_permissions WHERE session_id = ?"
+                               " ORDER BY created_at, rowid", (session_id,))
+        return [(row["tool"], row["subject"]) for row in rows]
+
     # ----- messages ----------------------------------------------------------------------------------
 
     async def append_message(self, session_id: str, message: Message, *, run_id: str | None = None,

@@ -26,7 +26,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Input, Static, TextArea
+from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from yeetui import events as ev
 from yeetui.errors import YeetuiError
@@ -52,7 +52,9 @@ from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.conversation_pages import ConversationPages
 from yeetui.tui.widgets.embedded_pane import EmbeddedPane
+from yeetui.tui.widgets.footer import FittedFooter
 from yeetui.tui.widgets.inbox import InboxPanel
+from yeetui.tui.widgets.inbox_badge import InboxBadge
 from yeetui.tui.widgets.ledger import LedgerPanel
 from yeetui.tui.widgets.message_views import Pacing
 from yeetui.tui.widgets.session_header import SessionHeader
@@ -136,14 +138,16 @@ class MainScreen(Screen):
         return self.query_one(Composer)
 
     def compose(self) -> ComposeResult:
-        yield SessionHeader(id="session-header")
+        with Horizontal(id="header-row"):
+            yield SessionHeader(id="session-header")
+            yield InboxBadge(id="inbox-badge")
         yield LedgerPanel(id="ledger")
         with Horizontal(id="body"):
             with ContentSwitcher(id="conversations", initial="conv-loading"):
                 yield Static(LOADING, id="conv-loading")  # until the session's history is in
             yield InboxPanel(id="inbox")
         yield Composer(id="composer")
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         """Quick: the session opens in a worker (`_start`).
@@ -151,6 +155,7 @@ class MainScreen(Screen):
         Takes over the starting screen's draft and the focus synchronously, so the composer has both before
         the app dispatches another key (see YeetuiApp.handover)."""
         self.run_worker(self._pump(), name="events", exclusive=False)
+        self.watch(self.query_one(InboxPanel), "unread", lambda _: self._show_inbox_badge(), init=False)
         composer = self.composer
         composer.commands = [(f"/{c.name}", c.help) for c in self.commands]
         composer.profiles = list(self.runtime.profiles.names())
@@ -175,6 +180,12 @@ class MainScreen(Screen):
         if narrow != self.has_class("-narrow"):
             self.set_class(narrow, "-narrow")
             self.query_one(InboxPanel).display = not narrow
+            self._show_inbox_badge()
+
+    def _show_inbox_badge(self) -> None:
+        """The unread count in the header line while the inbox is hidden, so new items are not missed."""
+        inbox = self.query_one(InboxPanel)
+        self.query_one(InboxBadge).unread = 0 if inbox.display else inbox.unread
 
     def bind_profile_hotkeys(self) -> None:
         taken = {b.key for _, b in self.app._bindings} | {"f2", "ctrl+s", "ctrl+p", "escape", "ctrl+q", "ctrl+b"}
@@ -485,6 +496,7 @@ class MainScreen(Screen):
     def toggle_inbox(self) -> None:
         inbox = self.query_one(InboxPanel)
         inbox.display = not inbox.display
+        self._show_inbox_badge()
 
     async def toggle_pair(self) -> None:
         target = self.current if self.current in self.controls or self.current == self.root else self.root

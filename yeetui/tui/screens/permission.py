@@ -2,7 +2,8 @@
 
 Shows who asks (`builder#7 wants to run bash`), what about (the command or path, prominent), the other
 arguments summarised on one line, and an optional preview (a diff or file content, capped, scrollable).
-Returns "allow_once", "allow_always" or "deny". Nothing is focused that enter could confirm: answering
+Returns "allow_once", "allow_always" or "deny"; the line above the buttons says what "Always" covers (the
+literal subject, for the rest of the session). Nothing is focused that enter could confirm: answering
 takes a deliberate key (y / a / n / escape) or a click. Several requests queue on the main screen.
 """
 
@@ -40,6 +41,19 @@ def summarise_arguments(arguments: dict[str, Any], subject: str) -> str:
             text = " ".join(text.split())
             parts.append(f"{key}: {text[:ARGUMENT_CHARS]}{'…' if len(text) > ARGUMENT_CHARS else ''}")
     return " · ".join(parts)
+
+
+def always_covers(tool: str, subject: str, arguments: dict[str, Any]) -> str:
+    """What answering "Always" allows: the remembered rule is the literal subject, for the rest of the session."""
+    if not subject:
+        what = f"every {tool} call"
+    elif tool == "bash" or arguments.get("command") == subject:
+        what = "this exact command"
+    elif arguments.get("path") == subject:
+        what = f"{tool} on this exact path"
+    else:
+        what = f"{tool} on exactly this"
+    return f"Always: {what}, for the rest of this session"
 
 
 def cap_preview(preview: str) -> str:
@@ -95,7 +109,7 @@ class PermissionScreen(ModalScreen[str]):
     | Key(s) | Description |
     | :- | :- |
     | y | Allow this call once. |
-    | a | Allow always (this tool and subject, for this agent's rules). |
+    | a | Always: allow this tool on this exact subject (the literal command or path) for the rest of the session. |
     | n, escape | Deny. |
     """
 
@@ -135,7 +149,8 @@ class PermissionScreen(ModalScreen[str]):
             background: $background;
             &:focus { border: round $border; }
         }
-        #permission-buttons { height: auto; margin-top: 1; align-horizontal: center; }
+        #permission-always { color: $text-muted; margin-top: 1; text-align: center; }
+        #permission-buttons { height: auto; align-horizontal: center; }
         #permission-buttons Button { margin: 0 1; min-width: 14; }
     }
     """
@@ -162,6 +177,7 @@ class PermissionScreen(ModalScreen[str]):
             if self.preview:
                 with VerticalScroll(id="permission-preview"):
                     yield Static(preview_content(self.preview), id="permission-preview-text")
+            yield Static(Content(always_covers(self.tool, self.subject, self.arguments)), id="permission-always")
             with Horizontal(id="permission-buttons"):
                 yield Button("Allow once (y)", id=ALLOW_ONCE, variant="primary")
                 yield Button("Always (a)", id=ALLOW_ALWAYS, variant="warning")
