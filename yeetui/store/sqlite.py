@@ -234,6 +234,11 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
         rows = await self._all(f"read the messages of session {session_id}", sql, params)
         return [StoredMessage.from_row(r) for r in rows]
 
+    async def run_has_messages(self, run_id: str) -> bool:
+        """Whether run `run_id` committed anything to its transcript (its task first of all)."""
+        return await self._one(f"look for the messages of run {run_id}",
+                               "SELECT 1 FROM messages WHERE run_id = ? LIMIT 1", (run_id,)) is not None
+
     async def count_messages(self, session_id: str, *, include_partial: bool = True) -> int:
         extra = "" if include_partial else " AND partial = 0"
         row = await self._one(f"count the messages of session {session_id}",
