@@ -6,12 +6,19 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
+from yeetui import paths
+from yeetui.events import RunStatus
+from yeetui.runtime import Runtime
 
 
 def _start(project: Path, *args: str) -> subprocess.Popen[str]:
@@ -93,3 +100,77 @@ def test_kill_mid_tool_gets_synthetic_result_on_resume(fake_env, tmp_path: Path)
     assert synthetic.get("is_error") is True and "Interrupted" in result_text(synthetic)
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["user", "assistant", "user", "user"] or roles == ["user", "assistant", "user"]
+
+
+_PARENT_HOST = """
+import asyncio, sys
+from pathlib import Path
+from yeetui.runtime import Runtime
+
+async def main(project):
+    runtime = await Runtime.open(cwd=Path(project), spawner_limits={"max_concurrent": 1})
+    await runtime.launcher.run_prompt("QUEUE-PARENT: delegate")
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def _rows(db: Path, sql: str, *args: object) -> list[sqlite3.Row]:
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, args).fetchall()
+    except sqlite3.OperationalError:  # not migrated yet
+        return []
+    finally:
+        conn.close()
+
+
+async def test_a_child_queued_when_its_parent_was_killed_resumes_with_its_task(
+        fake_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One run slot: the parent holds it while it streams, so the child it spawned waits for a slot. kill -9
+    of the parent's process; recovery ends the child interrupted; resuming it sends its original task (it
+    never started, so nothing of it was in its transcript), not a bare "Continue where you left off."."""
+    monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0.01")
+    project = tmp_path / "project"
+    project.mkdir()
+    child = _kill_parent_of_a_queued_child(fake_env, project)
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "CHILD-DONE"})], when_contains="QUEUED-CHILD"))
+    runtime = await Runtime.open(cwd=project)  # recovers: the child's parent process is gone
+    try:
+        assert (await runtime.store.get_run(child["id"])).status == RunStatus.INTERRUPTED
+        handle = await runtime.spawner.start_existing(child["id"], blocking=True, resume=True)
+        sent = json.dumps(fake_env.requests[-1].body["messages"])
+        assert "QUEUED-CHILD: count to 3" in sent and "Continue where you left off" not in sent
+        assert handle.result is not None and handle.result.status == RunStatus.COMPLETED, handle.result
+        transcript = [m.message for m in await runtime.store.messages(child["session_id"])]
+    finally:
+        await runtime.close()
+    assert transcript[0].role == "user" and "QUEUED-CHILD: count to 3" in transcript[0].text
+
+
+def _kill_parent_of_a_queued_child(fake_env, project: Path) -> sqlite3.Row:
+    """The parent's process (one run slot, which its run holds) spawns a child and streams on; killed -9 while
+    the child waits for the slot. The child's run row."""
+    db = paths.database_path()
+    fake_env.script(  # the parent's second request also holds the child's task: matched first
+        Reply(text="PARENTSTREAM " * 800, chunk_size=6, chunk_delay=0.05, when_contains="accepted"),
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "generic", "prompt": "QUEUED-CHILD: count to 3",
+                                                      "blocking": False})], when_contains="QUEUE-PARENT"))
+    host = subprocess.Popen([sys.executable, "-c", _PARENT_HOST, str(project)], cwd=project, env=yeetui_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        _wait_for(lambda: bool(_rows(db, "SELECT 1 FROM agent_runs r JOIN run_slots s ON s.run_id = r.id"
+                                         " WHERE r.prompt LIKE '%QUEUED-CHILD%' AND r.status = 'queued'"
+                                         " AND s.state = 'waiting'")) or host.poll() is not None)
+        assert host.poll() is None, host.stderr.read().decode() if host.stderr else ""
+        os.kill(host.pid, signal.SIGKILL)
+        host.wait(timeout=10)
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+    (child,) = _rows(db, "SELECT id, session_id FROM agent_runs WHERE prompt LIKE '%QUEUED-CHILD%'")
+    return child

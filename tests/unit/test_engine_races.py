@@ -5,6 +5,7 @@ once whichever yeetui command finds the dead run first."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -175,3 +176,66 @@ async def test_recovery_tells_the_parent_once_whichever_command_runs_first(scrip
         assert len(told) == 1 and "Interrupted" in told[0]
     finally:
         await runtime.close()
+
+
+async def test_a_dead_pane_child_is_recovered_mid_run_without_touching_its_live_siblings(
+        runtime: Runtime, scripted) -> None:
+    """Kill -9 of a `mode: tmux` child's worker while an in-process sibling runs: following the pane finds
+    its worker gone and recovers it mid-run. Only that child ends interrupted; the parent and the sibling,
+    live in this process, go on; no announcement lands between the parent's tool call and its result; the
+    sibling's result reaches the parent exactly once."""
+    answer_permissions_headless(runtime.bus, approve=True)
+    flag = runtime.project_dir / "release"
+    scripted.script(  # the parent's later request holds the sibling's task too: its reply is matched first
+        Reply(tool_calls=[_complete("PARENT-DONE")], when_contains="SIBLING-RESULT", repeat=True),
+        Reply(tool_calls=[_spawn("generic", "SIBLING-TASK: wait for the flag")], when_contains="PANE-PARENT"),
+        Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {flag} ]; do sleep 0.02; done"})],
+              when_contains="SIBLING-TASK"),
+        Reply(tool_calls=[_complete("SIBLING-RESULT")], when_contains="SIBLING-TASK"),
+    )
+    parent_task = asyncio.create_task(runtime.launcher.run_prompt("PANE-PARENT: delegate"))
+    try:
+        await _recover_pane_child_mid_run(runtime, scripted, parent_task, flag)
+    finally:
+        parent_task.cancel()
+        await asyncio.gather(parent_task, return_exceptions=True)
+
+
+async def _recover_pane_child_mid_run(runtime: Runtime, scripted, parent_task: asyncio.Task, flag: Path) -> None:
+    await scripted.until_requests(2, timeout=30, finished=True)  # the sibling waits for the flag in its bash
+    runs = await runtime.store.list_runs()
+    (parent_run,) = [r for r in runs if not RunOptions.of(r).parent_session_id]
+    (sibling,) = [r for r in runs if r.id != parent_run.id]
+    assert sibling.status == RunStatus.RUNNING
+
+    worker = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(60)")
+    pane_session = await runtime.store.create_session(profile="generic", parent_id=parent_run.session_id)
+    options = RunOptions(parent_session_id=parent_run.session_id, timeout=60,
+                         pane={"server": "s", "window": "@1", "pane": "%1"}).to_json()
+    pane_run = await runtime.store.create_run(session_id=pane_session.id, profile="generic", model=None,
+                                              prompt="PANE-CHILD", options=options, pid=worker.pid,
+                                              status=RunStatus.RUNNING)
+    elsewhere = runtime.spawner.elsewhere
+    elsewhere.follow(pane_run.id, parent_run.session_id)
+    worker.kill()
+    await worker.wait()
+    deadline = asyncio.get_running_loop().time() + 30
+    while elsewhere.following(pane_run.id):  # it follows the pane until it has recovered the run
+        assert asyncio.get_running_loop().time() < deadline, "the dead pane child was not recovered"
+        await asyncio.sleep(0.02)
+
+    assert (await runtime.store.get_run(pane_run.id)).status == RunStatus.INTERRUPTED
+    for live in (parent_run, sibling):
+        assert (await runtime.store.get_run(live.id)).status == RunStatus.RUNNING
+    await asyncio.to_thread(flag.touch)
+    result = await asyncio.wait_for(parent_task, 30)
+    assert result.status == RunStatus.COMPLETED, result.error
+    assert (await runtime.store.get_run(sibling.id)).status == RunStatus.COMPLETED
+
+    transcript = [m.message for m in await runtime.store.messages(parent_run.session_id)]
+    for before, after in itertools.pairwise(transcript):
+        if before.role == "assistant" and before.tool_calls:
+            assert after.role == "tool", f"{after.text!r} came between a tool call and its result"
+    announced = [m.meta.get("run_id") for m in transcript if m.meta.get("announcement")]
+    assert announced == [pane_run.id]
+    assert sum(json.dumps(m.model_dump()).count("SIBLING-RESULT") for m in transcript) == 1

@@ -145,7 +145,12 @@ async def test_mark_interrupted_only_ends_runs_whose_process_is_gone(
         await store.update_run(run.id, status=status)
         return run.id
 
-    ours = await run_with(RunStatus.RUNNING, os.getpid())
+    ours = await run_with(RunStatus.RUNNING, os.getpid())  # live in this process's memory: never an orphan
+    earlier_ours = await run_with(RunStatus.RUNNING, os.getpid())  # an earlier process that had our pid
+    reused = await run_with(RunStatus.RUNNING, live_pid)  # its process ended; an unrelated one got the pid
+    for run_id in (earlier_ours, reused):
+        await store._transaction("record another start", lambda conn, run_id=run_id: conn.execute(
+            "UPDATE agent_runs SET pid_start = 1 WHERE id = ?", (run_id,)))
     dead_running = await run_with(RunStatus.RUNNING, dead_pid)
     dead_queued = await run_with(RunStatus.QUEUED, dead_pid)
     dead_perm = await run_with(RunStatus.WAITING_PERMISSION, dead_pid)
@@ -159,11 +164,11 @@ async def test_mark_interrupted_only_ends_runs_whose_process_is_gone(
 
     before = {r.id: r for r in await store.list_runs()}
     marked = await store.mark_interrupted()
-    assert {r.id for r in marked} == {ours, dead_running, dead_queued, dead_perm, no_pid}
+    assert {r.id for r in marked} == {earlier_ours, reused, dead_running, dead_queued, dead_perm, no_pid}
     for run in marked:
         assert run.status is RunStatus.INTERRUPTED and run.error == INTERRUPTED_ERROR
         assert run.finished_at is not None
-    for run_id in (live_running, live_queued, completed, waiting_user):
+    for run_id in (ours, live_running, live_queued, completed, waiting_user):
         assert await store.get_run(run_id) == before[run_id]
     assert await store.mark_interrupted() == []  # nothing left to mark
 

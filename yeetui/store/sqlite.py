@@ -23,7 +23,7 @@ from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
 from yeetui.store.announce import AnnounceMixin
 from yeetui.store.coordination import CommandsMixin, PermissionAsksMixin, SlotsMixin, ToolProcessesMixin
-from yeetui.store.liveness import pid_alive
+from yeetui.store.liveness import pid_alive, process_gone, process_start
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
 from yeetui.store.registry import RegistryMixin
 
@@ -261,6 +261,11 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
         rows = await self._all(f"read the messages of session {session_id}", sql, params)
         return [StoredMessage.from_row(r) for r in rows]
 
+    async def run_has_messages(self, run_id: str) -> bool:
+        """Whether run `run_id` committed anything to its transcript (its task first of all)."""
+        return await self._one(f"look for the messages of run {run_id}",
+                               "SELECT 1 FROM messages WHERE run_id = ? LIMIT 1", (run_id,)) is not None
+
     async def count_messages(self, session_id: str, *, include_partial: bool = True) -> int:
         extra = "" if include_partial else " AND partial = 0"
         row = await self._one(f"count the messages of session {session_id}",
@@ -285,6 +290,8 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
         run_id, now = uuid.uuid4().hex, utcnow()
         status = RunStatus(status)
         parent_session = (options or {}).get("parent_session_id")
+        pid = os.getpid() if pid is None else pid
+        pid_start = process_start(pid)
 
         def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:
             self._require(conn, "sessions", session_id, "session")
@@ -299,12 +306,12 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
             run_label = label if label is not None else self._next_label(conn, profile)
             conn.execute(
                 "INSERT INTO agent_runs (id, session_id, parent_run_id, profile, model, prompt, status,"
-                " usage, label, workflow, worktree, created_at, started_at, finished_at, pid, options)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " usage, label, workflow, worktree, created_at, started_at, finished_at, pid, pid_start, options)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, session_id, parent_run_id, profile, model, self.clean(prompt), status.value,
                  Usage().model_dump_json(), run_label, workflow, None if worktree is None else str(worktree),
                  now, now if status is RunStatus.RUNNING else None, now if status.is_final else None,
-                 os.getpid() if pid is None else pid, dump_json(options or {})),
+                 pid, pid_start, dump_json(options or {})),
             )
             return self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
 
@@ -318,7 +325,8 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
         (compare-and-set): of two processes starting or resuming one run, exactly one gets it. None: lost."""
 
         def claim(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            values = {"status": RunStatus.QUEUED.value, "pid": new_pid, "finished_at": None, "error": None}
+            values = {"status": RunStatus.QUEUED.value, "pid": new_pid, "pid_start": process_start(new_pid),
+                      "finished_at": None, "error": None}
             if options is not None:
                 values["options"] = dump_json(options)
             assignments = ", ".join(f"{name} = ?" for name in values)
@@ -375,6 +383,8 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
             if value is not None:
                 values[name] = self.clean(dump_json(value)) if name == "result" else \
                     self.clean(value) if name == "error" else value
+        if pid is not None:  # with its start: the pid alone may be reused by another process later
+            values["pid_start"] = process_start(pid)
         if usage is not None:
             values["usage"] = usage.model_dump_json()
         if cost is not ...:
@@ -464,16 +474,16 @@ class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionA
         return total, cost
 
     async def mark_interrupted(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[RunRecord]:
-        """At start-up: end as `interrupted` every running/queued/waiting_permission run whose process is
-        gone. Runs of a live process other than this one (another yeetui, a tmux child) are left alone."""
-        me = os.getpid()
+        """End as `interrupted` every running/queued/waiting_permission run whose process is gone (see
+        `process_gone`): at start-up, and mid-run when a pane's worker died. Runs of a live process — this
+        one's own runs, live in its memory, another yeetui's, a tmux child's — are left alone; a pid now
+        used by an unrelated process (another start time) no longer keeps its run alive."""
         marks = ", ".join("?" * len(_LIVE_STATUSES))
 
         def mark(conn: sqlite3.Connection) -> list[sqlite3.Row | None]:
-            candidates = conn.execute(f"SELECT id, pid FROM agent_runs WHERE status IN ({marks})",
+            candidates = conn.execute(f"SELECT id, pid, pid_start FROM agent_runs WHERE status IN ({marks})",
                                       [s.value for s in _LIVE_STATUSES]).fetchall()
-            orphaned = [r["id"] for r in candidates
-                        if r["pid"] is None or r["pid"] == me or not is_alive(r["pid"])]
+            orphaned = [r["id"] for r in candidates if process_gone(r["pid"], r["pid_start"], is_alive=is_alive)]
             now = utcnow()
             for run_id in orphaned:
                 conn.execute("UPDATE agent_runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",

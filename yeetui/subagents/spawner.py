@@ -339,7 +339,9 @@ class AgentSpawner:
 
     async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
         """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
-        interrupted run the user resumes (`resume=True`: its conversation continues, nothing re-sent)."""
+        interrupted run the user resumes (`resume=True`: its conversation continues, nothing re-sent). A run
+        that never began — it waited for a run slot when its process died, so its task never reached its
+        transcript — starts afresh with its task, resumed or not."""
         run = await self.store.resolve_run(run_id)
         if run.status not in (RunStatus.QUEUED, RunStatus.INTERRUPTED, RunStatus.WAITING_USER) and not (
                 resume and run.status.is_final):
@@ -363,7 +365,8 @@ class AgentSpawner:
                                       options=opts.to_json()) is None:
             raise SpawnRefused(f"Run {run.id[:12]} was started by another process meanwhile.")
         timeout = float(opts.timeout or profile.limits.timeout or self.default_timeout)
-        has_prompt = not resume and run.status == RunStatus.QUEUED
+        has_prompt = (not resume and run.status == RunStatus.QUEUED) or (
+            bool(run.prompt) and not await self.store.run_has_messages(run.id))
         return await self._launch(run.id, session, profile, run.prompt if has_prompt else None,
                                   run.model or self.launcher.resolve_model(profile), timeout, req,
                                   run.label or profile.name)
