@@ -45,6 +45,14 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def replace_private(path: Path, text: str) -> None:
+    """Write `text` to `path` in a private dir at once: readers see the old file or the new, never half of it."""
+    private_dir(path.parent)
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
 PROJECT_MARKERS = (".git", ".yeetui")
 """What makes a folder a project root: a git checkout (`.git` folder or file) or yeetui's own folder."""
 

@@ -175,8 +175,4 @@ def set_trusted(project_dir: Path, trusted: bool = True, env: Mapping[str, str] 
     rest = sorted(p for p in legacy if p != project)
     if rest:
         data["projects"] = rest  # old records of other projects: still untrusted-with-a-note until re-trusted
-    target = _trust_file(env)
-    paths.private_dir(target.parent)
-    temporary = target.with_name(target.name + f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    os.replace(temporary, target)
+    paths.replace_private(_trust_file(env), json.dumps(data, indent=1) + "\n")

@@ -153,10 +153,7 @@ def not_said_before(project: Path, warnings: Sequence[str]) -> tuple[list[str], 
             said.append(digest)
     if fresh:
         with contextlib.suppress(OSError):
-            paths.private_dir(record.parent)
-            temporary = record.with_name(f"{record.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(said[-SAID_LIMIT:]), encoding="utf-8")
-            os.replace(temporary, record)
+            paths.replace_private(record, json.dumps(said[-SAID_LIMIT:]))
     return fresh, known
 
 

@@ -150,8 +150,8 @@ async def user_identity(cwd: str | os.PathLike[str], env: Mapping[str, str] | No
     if source.get("GIT_AUTHOR_EMAIL"):
         return {}
     found: dict[str, str] = {}
-    for key in ("user.name", "user.email"):
-        rc, out, _ = await git("config", "--get", key, cwd=cwd, env=env)
+    for key in ("user.name", "user.email"):  # the repository's own: reading config runs nothing
+        rc, out, _ = await _run(["git", "config", "--get", key], cwd=cwd, env=hermetic_env(env))
         if rc == 0 and out.strip():
             found[key] = out.strip()
             continue
