@@ -24,6 +24,10 @@ hides bubblewrap so the fallback is what the tests prove; dropped, that pass wou
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point yeetui's XDG locations at a temp dir and drop real credentials from the environment."""
+    # pytest-xdist's workers export COLUMNS=80 LINES=24; the real binary started in a 110-column tmux window
+    # would then draw 80 columns wide (Python's terminal size reads them first).
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     for name in list(os.environ):
         if name in _PROVIDER_ENV or (name.startswith("YEETUI_") and name not in _KEPT_ENV):
             monkeypatch.delenv(name, raising=False)

@@ -64,6 +64,11 @@ def parse_version(text: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+TERMINAL_SIZE_ENV = ("COLUMNS", "LINES")
+"""Variables that override a terminal's real size for programs that read them (Python's
+`shutil.get_terminal_size`, hence Textual; curses; less)."""
+
+
 class TmuxServer:
     """One private tmux server, driven through the `tmux` command."""
 
@@ -72,6 +77,8 @@ class TmuxServer:
         self.executable = executable or shutil.which("tmux")
         self.env = dict(os.environ if env is None else env)
         self.env.pop("TMUX", None)  # a command sent from inside the user's tmux must still reach our server
+        for name in TERMINAL_SIZE_ENV:  # a window has its own size; a size exported in the user's shell would lie
+            self.env.pop(name, None)
         self._opening = asyncio.Lock()
 
     async def problem(self) -> str | None:
