@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
-import subprocess
-import time
 from pathlib import Path
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
+from tests.terminal import run_on_terminal
 from yeetui.runtime import Runtime
 
 API_KEY = "sk-ant-api03-PROMPTKEY-abcdefghijklmnop"
@@ -73,27 +70,9 @@ def test_model_text_printed_to_a_terminal_has_no_escape_sequences(fake_env, tmp_
     project = tmp_path / "project"
     project.mkdir()
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": HOSTILE})]))
-    controller, terminal = pty.openpty()
-    proc = subprocess.Popen(yeetui_argv("run", "say it"), cwd=project, env=yeetui_env(), stdin=subprocess.DEVNULL,
-                            stdout=terminal, stderr=terminal)
-    os.close(terminal)
-    seen = b""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([controller], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # the other end closed: the process is done
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(controller)
-    assert proc.wait(timeout=30) == 0, seen
-    text = seen.decode("utf-8", "replace")
+    run = run_on_terminal(yeetui_argv("run", "say it"), cwd=project, env=yeetui_env())
+    assert run.exit_status == 0, run.raw
+    text = run.raw.decode("utf-8", "replace")
     assert "Done." in text and "end" in text
     for control in ("\x1b]52", "\x1b]0", "\x1b[2J", "\x1b[H", "\x9b"):
         assert control not in text, f"{control!r} reached the terminal"

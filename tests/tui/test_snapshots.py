@@ -15,11 +15,7 @@ These tests are plain functions, not coroutines: `snap_compare` runs the app in 
 
 from __future__ import annotations
 
-import os
-import pty
 import re
-import select
-import subprocess
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +28,7 @@ from textual.widgets import Footer, Input, Static
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import yeetui_argv, yeetui_env
+from tests.terminal import run_on_terminal
 from tests.tui.snapshot_apps.scenes import (
     MODEL,
     FrozenLedgerApp,
@@ -389,29 +386,6 @@ def test_retry_line_in_the_conversation_and_the_ledger(snap_compare) -> None:
                         run_before=run_before)
 
 
-def _run_in_a_pty(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
-    """What a terminal shows of `argv` (stdout and stderr on one pseudo-terminal), until it exits."""
-    controller, terminal = pty.openpty()
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal)
-    os.close(terminal)
-    seen = b""
-    while True:
-        ready, _, _ = select.select([controller], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # the other end closed: the process is done
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(controller)
-    assert proc.wait(timeout=60) == 0, seen
-    return seen.decode("utf-8", "replace").replace("\r\n", "\n")
-
-
 def _steady(text: str) -> str:
     """Progress with what changes from run to run made fixed: the run id, the clock, durations."""
     text = re.sub(r"run [0-9a-f]{12}", "run 0123456789ab", text)
@@ -424,7 +398,9 @@ def test_headless_progress_on_a_terminal(snap_compare, fake_env, project: Path) 
     fake_env.script(Reply.error(529, retry_after=1.0),
                     Reply(tool_calls=[ToolCall("read_file", {"path": "README.md"})]),
                     Reply(tool_calls=[ToolCall("complete", {"output": "The README says **demo**."})]))
-    shown = _steady(_run_in_a_pty(yeetui_argv("run", "--yes", "what is this project?"), project, yeetui_env()))
+    run = run_on_terminal(yeetui_argv("run", "--yes", "what is this project?"), cwd=project, env=yeetui_env())
+    assert run.exit_status == 0, run.text
+    shown = _steady(run.text)
     assert "retrying (2/5) in 1 s" in shown and "reading README.md" in shown
 
     def make() -> ComposeResult:
