@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 
 from yeetui.events import Event
@@ -33,7 +33,7 @@ class Bus:
                 log.exception("bus subscriber %r failed on %s", callback, event.kind)
 
     @contextmanager
-    def listen(self, callback: Callback):
+    def listen(self, callback: Callback) -> Iterator[None]:
         """Call `callback` for every event published while the block runs."""
         self._callbacks.append(callback)
         try:

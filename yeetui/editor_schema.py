@@ -25,7 +25,9 @@ from yeetui.workflows import Step, StepExit, Transition, Workflow
 def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
     """The attribute docstrings of `model`: the string right below a field, by field name."""
     docs: dict[str, str] = {}
-    body = ast.parse(inspect.getsource(model)).body[0].body  # type: ignore[attr-defined]
+    node = ast.parse(inspect.getsource(model)).body[0]
+    assert isinstance(node, ast.ClassDef), f"{model.__name__}'s source is not a class"
+    body = node.body
     for field_node, doc_node in itertools.pairwise(body):
         if (isinstance(field_node, ast.AnnAssign) and isinstance(field_node.target, ast.Name)
                 and isinstance(doc_node, ast.Expr) and isinstance(doc_node.value, ast.Constant)

@@ -167,7 +167,7 @@ def _narrowed(doc: Document, below: list[Document]) -> list[ProfileFileError]:
     read_only = isinstance(workspace, dict) and (workspace.get("allow_writes") is False or (
         "allow_writes" not in workspace and kept_read_only))
     mode = workspace.get("bash_sandbox") if isinstance(workspace, dict) else None
-    if mode == "auto" or (mode == "off" and not read_only):
+    if isinstance(workspace, dict) and (mode == "auto" or (mode == "off" and not read_only)):
         # `off` runs a writable agent's bash unconfined (a read-only one's gets no bash: narrower); `auto` would
         # undo a `required` below
         dropped.append((("workspace", "bash_sandbox"), f"workspace.bash_sandbox: {workspace.pop('bash_sandbox')}"))
@@ -223,7 +223,8 @@ def _inside(files: list[Path], project_dir: Path) -> tuple[list[Path], list[Path
     """`files` split into those really inside the project and those a symlink (of the file or of a folder
     above it) leads out of it."""
     root = project_dir.resolve()
-    inside, outside = [], []
+    inside: list[Path] = []
+    outside: list[Path] = []
     for path in files:
         (inside if path.resolve().is_relative_to(root) else outside).append(path)
     return inside, outside

@@ -121,7 +121,7 @@ class Profile(BaseModel):
     """Unique profile name (letters, digits, '.', '-', '_'); defaults to the file name without suffix."""
     description: str = ""
     """One line saying when to use this agent; shown in lists and to agents choosing a subagent."""
-    capabilities: list[Capability] = Field(default_factory=lambda: ["subtask"])
+    capabilities: list[Capability] = Field(default_factory=lambda: list[Capability](["subtask"]))
     """Roles the profile may run in: `primary` (the conversation), `subtask` (spawned to do a task and
     report), `watcher` (observes a conversation and interjects), `orchestrator` (plans and spawns)."""
     prompt: str = ""

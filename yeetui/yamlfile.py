@@ -246,7 +246,8 @@ def load_document(path: Path) -> Document:
         data, lines = parse_json(text, path)
     elif suffix == ".md":
         front, body, offset = split_front_matter(text, path)
-        data, lines = parse_yaml(front, path, line_offset=offset) if front is not None else (None, {(): 1})
+        no_lines: dict[KeyPath, int] = {(): 1}
+        data, lines = parse_yaml(front, path, line_offset=offset) if front is not None else (None, no_lines)
     else:
         data, lines = parse_yaml(text, path)
     if data is None:

@@ -9,14 +9,21 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from yeetui import __version__
 from yeetui.system.hardening import protect_process
 
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction["_Parser"]
+    """What `add_subparsers` returns (argparse names it only privately)."""
+else:
+    Subparsers = Any
+
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(2, f"yeetui: error: {message}\n")
 
@@ -75,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive(kind: type[int] | type[float]):
+def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
     def parse(text: str) -> int | float:
         try:
             value = kind(text)
@@ -88,7 +95,7 @@ def _positive(kind: type[int] | type[float]):
     return parse
 
 
-def _add_agents(sub) -> None:
+def _add_agents(sub: Subparsers) -> None:
     agents = sub.add_parser("agents", help="start, list, inspect, cancel and resume subagent runs")
     asub = agents.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
     start = asub.add_parser("start", help="start PROFILE on PROMPT in a detached process (or --wait for it)")
@@ -134,7 +141,7 @@ def _add_agents(sub) -> None:
     wrun.add_argument("--show", action="store_true", help="print progress and the answer (in a tmux pane)")
 
 
-def _add_worktrees(sub) -> None:
+def _add_worktrees(sub: Subparsers) -> None:
     wt = sub.add_parser("worktrees", help="git worktrees agents work in: list, merge, discard, clean up")
     wsub = wt.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
 

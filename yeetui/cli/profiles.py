@@ -12,6 +12,7 @@ import yaml
 
 from yeetui import paths
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK
+from yeetui.errors import ProfileError
 from yeetui.paths import find_project_root
 from yeetui.profile_loader import load_profiles, validate_profile_file
 from yeetui.profiles import ProfileSet
@@ -74,7 +75,7 @@ def _table(rows: list[dict[str, Any]], project: Path) -> str:
 async def cmd_profiles(args: argparse.Namespace) -> int:
     project = find_project_root(Path.cwd())
     if args.action == "validate" and args.path:
-        errors = validate_profile_file(Path(args.path))
+        errors: list[ProfileError] = [*validate_profile_file(Path(args.path))]
     else:
         profiles = load_profiles(project_dir=project, user_dir=paths.config_dir() / "agents",
                                  builtin_dir=builtin_dir("agents"), trusted=is_trusted(project))

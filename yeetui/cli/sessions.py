@@ -49,7 +49,7 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 
 def _describe_part(part: Any) -> str:
     if part.kind == "text":
-        return part.text
+        return str(part.text)
     if part.kind == "thinking":
         return f"[thinking] {part.text[:200]}"
     if part.kind == "tool_call":

@@ -56,8 +56,8 @@ class Translation:
     def put(self, path: KeyPath, value: Any, source: KeyPath) -> None:
         node = self.data
         for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = value
+            node = node.setdefault(str(part), {})
+        node[str(path[-1])] = value
         for depth in range(1, len(path) + 1):
             self.lines.setdefault(path[:depth], self.doc.line_of(source))
 
@@ -90,7 +90,7 @@ def _names(raw: Any) -> list[str] | None:
 
 
 def _is_all(raw: Any) -> bool:
-    return raw == "*" or raw == ["*"]
+    return bool(raw == "*" or raw == ["*"])
 
 
 def from_claude(doc: Document, project_dir: Path) -> tuple[Document | None, Notes]:
@@ -191,8 +191,8 @@ def _model(model: str, out: Translation) -> None:
                      "yeetui cannot call; the default model is used")
         else:
             out.put(("model",), f"{PROVIDER_NAMES.get(provider, provider)}/{name}", source)
-    elif provider := next((p for prefix, p in BARE_MODELS if model.lower().startswith(prefix)), None):
-        out.put(("model",), f"{provider}/{model}", source)
+    elif bare := next((p for prefix, p in BARE_MODELS if model.lower().startswith(prefix)), None):
+        out.put(("model",), f"{bare}/{model}", source)
     else:
         out.note(source, f"the model '{model}' is not understood; the default model is used")
 

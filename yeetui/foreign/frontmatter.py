@@ -69,11 +69,11 @@ def lenient_fields(front: str, path: Path, offset: int) -> tuple[dict[str, Any],
         raise DocumentError(path, offset + 1, "the front matter holds no 'key: value' field")
     data: dict[str, Any] = {}
     lines: dict[KeyPath, int] = {(): offset + 1}
-    for key, line, block in entries:
+    for key, line_no, block in entries:
         if key in data:
-            raise DocumentError(path, line, f"the key '{key}' appears twice in the front matter")
-        data[key] = _value(key, block, path, line)
-        lines[(key,)] = line
+            raise DocumentError(path, line_no, f"the key '{key}' appears twice in the front matter")
+        data[key] = _value(key, block, path, line_no)
+        lines[(key,)] = line_no
     return data, lines
 
 

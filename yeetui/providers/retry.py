@@ -49,7 +49,7 @@ def backoff_delay(attempt: int, base_delay: float, max_delay: float, retry_after
     and all of it), so concurrent sessions do not retry in lockstep. A server's retry-after is a floor.
     """
     ceiling = min(max_delay, base_delay * 2 ** (attempt - 1))
-    delay = ceiling / 2 + (rng or random).uniform(0, ceiling / 2)
+    delay: float = ceiling / 2 + (rng or random).uniform(0, ceiling / 2)
     if retry_after is not None and retry_after > 0:
         delay = max(delay, min(retry_after, max(max_delay, RETRY_AFTER_CAP)))
     return delay

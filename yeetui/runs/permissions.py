@@ -41,6 +41,7 @@ from yeetui.system.shell_syntax import simple_commands
 Action = Literal["allow", "ask", "deny"]
 Rule: TypeAlias = "Action | dict[str, Action]"
 ACTIONS: tuple[str, ...] = get_args(Action)
+_ACTION_NAMES: dict[str, Action] = {"allow": "allow", "ask": "ask", "deny": "deny"}
 ASK_BY_DEFAULT = frozenset({"bash"})
 """Tools treated like writing tools when no rule matches."""
 _GLOB_CHARS = frozenset("*?[")
@@ -136,9 +137,10 @@ class Permissions:
 
 
 def _action(value: Any, where: str) -> Action:
-    if value not in ACTIONS:
+    action = _ACTION_NAMES.get(value) if isinstance(value, str) else None
+    if action is None:
         raise ConfigError(f"{where} has invalid action {value!r}; use one of allow, ask or deny.")
-    return value  # type: ignore[no-any-return]
+    return action
 
 
 def _last_match(rule: Mapping[str, Action], subject: str) -> tuple[Action | None, str | None]:

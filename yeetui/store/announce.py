@@ -5,10 +5,11 @@ from __future__ import annotations
 import sqlite3
 
 from yeetui.messages import Message
+from yeetui.store.db import Database
 from yeetui.store.records import InboxItem, utcnow
 
 
-class AnnounceMixin:
+class AnnounceMixin(Database):
     async def announce(self, item_id: int, message: Message, *, run_id: str | None = None,
                        only_if_idle: bool = False) -> int | None:
         """Append `message` to the item's recipient session and mark the item announced — unless it already
@@ -18,7 +19,7 @@ class AnnounceMixin:
         it. A message appended mid-run could land between a tool call and its result; that run announces
         the item itself between turns. Decided in the same transaction as the insert, so a run that starts
         meanwhile either finds the announcement in its history or keeps the item for its next turn."""
-        body = self.clean(message.model_dump_json())  # type: ignore[attr-defined]
+        body = self.clean(message.model_dump_json())
 
         def announce(conn: sqlite3.Connection) -> int | None:
             row = conn.execute("SELECT session_id, announced_at FROM inbox_items WHERE id = ?", (item_id,)).fetchone()
@@ -40,7 +41,7 @@ class AnnounceMixin:
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
             return cursor.lastrowid
 
-        return await self._transaction(f"announce inbox item {item_id}", announce)  # type: ignore[attr-defined, no-any-return]
+        return await self._transaction(f"announce inbox item {item_id}", announce)
 
     async def mark_announced(self, item_id: int) -> bool:
         """Mark an item announced without a message (its content went out another way, e.g. as the result
@@ -52,11 +53,11 @@ class AnnounceMixin:
                 (now, now, item_id))
             return cursor.rowcount == 1
 
-        return await self._transaction(f"mark inbox item {item_id} announced", mark)  # type: ignore[attr-defined, no-any-return]
+        return await self._transaction(f"mark inbox item {item_id} announced", mark)
 
     async def pending_announcements(self, session_id: str) -> list[InboxItem]:
         """Items for `session_id` that should be announced and were not yet, oldest first."""
-        rows = await self._all(  # type: ignore[attr-defined]
+        rows = await self._all(
             f"list pending announcements of session {session_id}",
             "SELECT * FROM inbox_items WHERE session_id = ? AND announced_at IS NULL"
             " AND json_extract(data, '$.announce') = 1 ORDER BY id", (session_id,))
@@ -64,7 +65,7 @@ class AnnounceMixin:
 
     async def pending_announcement_sessions(self) -> list[str]:
         """Sessions with at least one announcement still to make (after a crash between record and announce)."""
-        rows = await self._all(  # type: ignore[attr-defined]
+        rows = await self._all(
             "list sessions with pending announcements",
             "SELECT DISTINCT session_id FROM inbox_items WHERE announced_at IS NULL"
             " AND json_extract(data, '$.announce') = 1", ())

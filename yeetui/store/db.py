@@ -105,7 +105,9 @@ async def _in_thread(conn: aiosqlite.Connection, fn: Callable[[sqlite3.Connectio
     aiosqlite has no public call for this; `_execute` and `_conn` are the two private names it has kept
     through the versions pyproject allows (>=0.21,<0.23). Every use goes through here.
     """
-    return await conn._execute(lambda: fn(conn._conn))
+    raw: sqlite3.Connection = conn._conn
+    result: T = await conn._execute(lambda: fn(raw))  # type: ignore[no-untyped-call]  # aiosqlite's private call is untyped
+    return result
 
 
 class Database:

@@ -45,7 +45,8 @@ class RegistryMixin(Database):
 
         Returns the item and whether this call created it, so a deliverer announces exactly once.
         """
-        clean = self.clean  # type: ignore[attr-defined]
+        clean = self.clean
+        data_text = None if data is None else dump_json(data)
 
         def put(conn: sqlite3.Connection) -> tuple[sqlite3.Row | None, bool]:
             if dedupe_key is not None:
@@ -59,8 +60,8 @@ class RegistryMixin(Database):
             cursor = conn.execute(
                 "INSERT INTO inbox_items (session_id, run_id, kind, title, body, data, status, dedupe_key,"
                 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'unread', ?, ?, ?)",
-                (session_id, run_id, kind, clean(title), clean(body), clean(dump_json(data)) if data is not None
-                 else None, dedupe_key, now, now),
+                (session_id, run_id, kind, clean(title), clean(body),
+                 None if data_text is None else clean(data_text), dedupe_key, now, now),
             )
             return self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (cursor.lastrowid,)), True
 
@@ -138,7 +139,7 @@ class RegistryMixin(Database):
                 self._require(conn, "agent_runs", run_id, "run")
             cursor = conn.execute(
                 "INSERT INTO breadcrumbs (session_id, child_session_id, run_id, summary, created_at)"
-                " VALUES (?, ?, ?, ?, ?)", (session_id, child_session_id, run_id, self.clean(summary), utcnow()),  # type: ignore[attr-defined]
+                " VALUES (?, ?, ?, ?, ?)", (session_id, child_session_id, run_id, self.clean(summary), utcnow()),
             )
             return self._row(conn, "SELECT * FROM breadcrumbs WHERE id = ?", (cursor.lastrowid,))
 

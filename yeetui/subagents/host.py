@@ -11,6 +11,7 @@ from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
 from yeetui.runs.spec import Mode, RunOptions
 from yeetui.store.records import RunRecord
+from yeetui.store.sqlite import Store
 from yeetui.subagents.inbox import announcement_text
 from yeetui.subagents.review import review_request
 from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRefused, SpawnRequest
@@ -24,7 +25,7 @@ class AgentHost:
         self.label = label
 
     @property
-    def store(self):
+    def store(self) -> Store:
         return self.spawner.store
 
     async def spawn(self, profile: str, prompt: str, *, blocking: bool = True, label: str | None = None,

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.errors import ToolError, YeetuiError
 from yeetui.events import RunStatus
+from yeetui.subagents.host import AgentHost
 from yeetui.subagents.inbox import announcement_text, worktree_note
 from yeetui.subagents.spawner import SpawnHandle
 from yeetui.text import one_line
@@ -21,8 +22,8 @@ from yeetui.tools.base import Tool, ToolContext, ToolOutput
 _STRICT = ConfigDict(extra="forbid", defer_build=True)  # validators built at the first call, not at start
 
 
-def _host(ctx: ToolContext):
-    if ctx.agents is None:
+def _host(ctx: ToolContext) -> AgentHost:
+    if not isinstance(ctx.agents, AgentHost):
         raise ToolError("This agent may not use subagents.")
     return ctx.agents
 

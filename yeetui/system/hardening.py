@@ -26,7 +26,7 @@ def protect_process() -> bool:
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
     except (OSError, AttributeError) as exc:
         log.warning("could not mark the process undumpable: %s", exc)
         return False

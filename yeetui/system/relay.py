@@ -28,7 +28,7 @@ from yeetui.messages import Message, Usage
 
 log = logging.getLogger(__name__)
 
-RELAYED: dict[str, type] = {cls.__name__: cls for cls in (
+RELAYED: dict[str, type[ev.Event]] = {cls.__name__: cls for cls in (
     ev.RunRegistered, ev.RunStatusChanged, ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.MessageCommitted,
     ev.ToolCallStarted, ev.ToolCallFinished, ev.ProviderRetrying, ev.RunProgress, ev.UsageUpdated)}
 LINE_LIMIT = 4 * 1024 * 1024
@@ -57,12 +57,12 @@ def relay_dir(data_dir: Path, env: Mapping[str, str] | None = None) -> Path | No
     return path
 
 
-def encode(event: object, project: str) -> bytes | None:
+def encode(event: ev.Event, project: str) -> bytes | None:
     name = type(event).__name__
     if name not in RELAYED:
         return None
     data: dict[str, Any] = {}
-    for field in dataclasses.fields(event):  # type: ignore[arg-type]
+    for field in dataclasses.fields(event):
         value = getattr(event, field.name)
         if isinstance(value, Message | Usage):
             value = value.model_dump(mode="json")
@@ -70,13 +70,14 @@ def encode(event: object, project: str) -> bytes | None:
     return (json.dumps({"type": name, "project": project, "event": data}, default=str) + "\n").encode()
 
 
-def decode(line: bytes, project: str) -> object | None:
+def decode(line: bytes, project: str) -> ev.Event | None:
     """The event a line carries, when it is one of `RELAYED` for `project`; None for anything else."""
     try:
         envelope = json.loads(line)
         if not isinstance(envelope, dict) or envelope.get("project") != project:
             return None
-        cls = RELAYED.get(envelope.get("type"))  # type: ignore[arg-type]
+        kind = envelope.get("type")
+        cls = RELAYED.get(kind) if isinstance(kind, str) else None
         data = envelope.get("event")
         if cls is None or not isinstance(data, dict):
             return None
@@ -96,7 +97,7 @@ def decode(line: bytes, project: str) -> object | None:
 class RelayReceiver:
     """Listens for workers' events and publishes them here (`publish`, usually the bus)."""
 
-    def __init__(self, folder: Path, project: str, publish: Callable[[object], None]) -> None:
+    def __init__(self, folder: Path, project: str, publish: Callable[[ev.Event], None]) -> None:
         self.path = folder / f"{os.getpid()}.sock"
         self.project = project
         self.publish = publish
@@ -150,7 +151,7 @@ class RelaySender:
         self._peers: dict[Path, asyncio.StreamWriter] = {}
         self._task: asyncio.Task[None] | None = None
 
-    def listen(self, event: object) -> None:
+    def listen(self, event: ev.Event) -> None:
         line = encode(event, self.project)
         if line is not None:
             with contextlib.suppress(asyncio.QueueFull):

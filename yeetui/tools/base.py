@@ -45,8 +45,10 @@ class ToolContext:
     settings: ToolSettings = field(default_factory=ToolSettings)
     env: dict[str, str] | None = None
     """Environment for subprocesses; None means a scrubbed copy of os.environ (see tools.shell)."""
-    agents: Any = None
-    """The calling run's `yeetui.subagents.host.AgentHost` when it may use agent tools; None otherwise."""
+    agents: object | None = None
+    """The calling run's `yeetui.subagents.host.AgentHost` when it may use agent tools; None otherwise. Typed
+    `object` here because the tools layer sits below the subagents: only the agent tools
+    (yeetui.subagents.tools) use it, and they check its type."""
     processes: ProcessLog | None = None
     hermetic_git: bool = False
     """Set for one call that a permission rule allowed without asking: its git reads no config from the
@@ -73,6 +75,8 @@ class Tool(ABC):
     """An agent tool: offered only to runs whose profile and depth allow subagents."""
     exit: ClassVar[bool] = False
     """Ends the run (`complete`, `ask_user`): offered as the profile's stop rule says."""
+    _spec_cache: ClassVar[ToolSpec | None] = None
+    """`spec()` of this very class, set in its own `__dict__` (a subclass never reads its parent's)."""
 
     def activity(self, args: dict[str, Any]) -> str:
         """What a call is doing, in a few words, for the status ledger (`reading app.py`)."""
@@ -85,7 +89,7 @@ class Tool(ABC):
             schema = self.Args.model_json_schema()
             schema.pop("title", None)
             cached = ToolSpec(name=self.name, description=self.description, input_schema=schema)
-            type(self)._spec_cache = cached  # type: ignore[attr-defined]
+            type(self)._spec_cache = cached
         return cached
 
     def subject(self, args: BaseModel) -> str:

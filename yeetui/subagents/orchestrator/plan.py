@@ -105,7 +105,8 @@ def review_loop_limit(orchestrator: Profile) -> int:
 def plan_from_artifacts(artifacts: Any) -> list[Any] | None:
     """The raw step list of a planner's artifacts, or None when it returned no plan at all."""
     if isinstance(artifacts, dict) and "steps" in artifacts:
-        return artifacts["steps"]
+        steps: list[Any] = artifacts["steps"]
+        return steps
     return None
 
 

@@ -23,6 +23,7 @@ from yeetui.text import clip
 
 Severity = Literal["none", "aside", "concern", "blocker"]
 SEVERITIES: tuple[Severity, ...] = ("none", "aside", "concern", "blocker")
+_SEVERITY_NAMES: dict[str, Severity] = {name: name for name in SEVERITIES}
 TEXT_CAP = 4_000
 """Characters of one user or agent turn."""
 ARGS_CAP = 2_000
@@ -132,11 +133,12 @@ def parse_verdict(result: Any) -> tuple[Severity, str] | None:
         return None
     artifacts = result.get("artifacts")
     severity = artifacts.get("severity") if isinstance(artifacts, dict) else None
-    if not isinstance(severity, str) or severity.strip().lower() not in SEVERITIES:
+    known = _SEVERITY_NAMES.get(severity.strip().lower()) if isinstance(severity, str) else None
+    if known is None:
         return None
     output = result.get("output")
     text = output.strip() if isinstance(output, str) else ""
-    return severity.strip().lower(), text  # type: ignore[return-value]
+    return known, text
 
 
 def blocker_announcement(label: str, text: str) -> str:

@@ -273,7 +273,7 @@ class PairWatcher:
         except SpawnRefused as exc:
             self.bus.publish(Notice("warning", f"{self.label} could not run: {exc}", self.watched_session_id))
             return None
-        if not self._active:
+        if not self.active:  # turned off while the run started (the property: mypy keeps `_active` narrowed)
             self.spawner.abort(run.id)
         try:
             await self.spawner.wait(run.id)
