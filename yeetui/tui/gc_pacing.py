@@ -44,11 +44,14 @@ def calm_gc() -> None:
     gc.set_threshold(GEN0_THRESHOLD, 10, 1_000_000_000)
 
 
-def _malloc_trim() -> Callable[[], object] | None:
+def _malloc_trim() -> Callable[[int], object] | None:
     """glibc's `malloc_trim`, which hands freed heap pages back to the system, or None elsewhere."""
     name = ctypes.util.find_library("c")
+    if not name:
+        return None
     try:
-        return ctypes.CDLL(name).malloc_trim if name else None  # type: ignore[no-any-return]
+        trim: Callable[[int], object] = ctypes.CDLL(name).malloc_trim
+        return trim
     except (OSError, AttributeError):
         return None
 

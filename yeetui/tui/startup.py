@@ -62,7 +62,7 @@ Pending = str | Callable[[ScreenT], Awaitable[None]]
 LOADING = "loading session…"
 
 
-class StartingScreen(Screen):
+class StartingScreen(Screen[None]):
     """The main screen's layout while the runtime is built: a live composer, placeholders around it.
     `on_resume` runs when a modal opened meanwhile (the command palette) closes."""
 

@@ -54,7 +54,8 @@ def _state_file() -> Path:
 
 def saved_theme() -> str | None:
     try:
-        return json.loads(_state_file().read_text(encoding="utf-8")).get("theme")
+        theme = json.loads(_state_file().read_text(encoding="utf-8")).get("theme")
+        return theme if isinstance(theme, str) else None
     except (OSError, ValueError, AttributeError):
         return None
 

@@ -171,7 +171,7 @@ class SessionTree(Tree[str]):
         elif node.data in self.sessions:
             label = self.label_text(self.sessions[node.data])
         else:
-            label = node.label.copy()
+            label = Text(node.label) if isinstance(node.label, str) else node.label.copy()
         label.stylize(style)
         icon = ""
         if node.allow_expand:

@@ -85,11 +85,14 @@ class EmbeddedPane(Widget, can_focus=True):
         self._dirty = False
         self.bytes_seen = 0
 
+    def _exited(self) -> None:
+        self.post_message(self.Exited())
+
     def on_mount(self) -> None:
         cols, rows = self._cells()
         self.screen_model.resize(lines=rows, columns=cols)
         self.client = PtyClient(self.argv, cols=cols, rows=rows, env=self.env, on_output=self._output,
-                                on_exit=lambda: self.post_message(self.Exited()))
+                                on_exit=self._exited)
         self.client.start()
         self.set_interval(FRAME, self._paint, name="embedded-pane-frame")
 

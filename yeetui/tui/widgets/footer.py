@@ -7,6 +7,7 @@ stays docked at the right.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import Footer
 
 
@@ -29,7 +30,8 @@ class FittedFooter(Footer):
         for key in keys:
             if key in docked:
                 continue
-            used += key.render().cell_len + key.styles.margin.width
+            drawn = key.render()
+            used += (drawn.cell_len if isinstance(drawn, Text) else key.outer_size.width) + key.styles.margin.width
             fits = fits and used <= room
             if key.display != fits:
                 key.display = fits
