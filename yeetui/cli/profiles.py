@@ -11,39 +11,13 @@ from typing import Any
 import yaml
 
 from yeetui import paths
+from yeetui.application.profiles import unknown_names
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK
 from yeetui.errors import ProfileError
 from yeetui.paths import find_project_root
 from yeetui.profile_loader import load_profiles, validate_profile_file
-from yeetui.profiles import ProfileSet
 from yeetui.resources import builtin_dir
 from yeetui.trust import is_trusted
-
-
-def _unknown_names(profiles: ProfileSet) -> list[str]:
-    """Tools no yeetui tool is called, and providers neither yeetui nor litellm knows, per profile."""
-    from yeetui.subagents.tools import agent_tools
-    from yeetui.tools.registry import builtin_tools
-
-    tools = {tool.name for tool in [*builtin_tools(), *agent_tools()]} | {"ask_user"}
-    providers = _known_providers() if any(p.model and "/" in p.model for p in profiles) else set()
-    found = []
-    for profile in profiles:
-        where = profile.sources[-1] if profile.sources else "built in"
-        unknown = sorted({*(profile.tools or []), *profile.disallowed_tools} - tools)
-        if unknown:
-            found.append(f"profile {profile.name!r} ({where}) names tools yeetui does not have: {', '.join(unknown)}")
-        provider = (profile.model or "").partition("/")[0] if profile.model and "/" in profile.model else None
-        if provider and provider not in providers:
-            found.append(f"profile {profile.name!r} ({where}) asks for model {profile.model}, but no provider is "
-                         f"called {provider!r}")
-    return found
-
-
-def _known_providers() -> set[str]:
-    from yeetui.providers.litellm import known_providers  # imports litellm: only this command pays for it
-
-    return known_providers() | {"anthropic"}
 
 
 def _table(rows: list[dict[str, Any]], project: Path) -> str:
@@ -83,7 +57,7 @@ async def cmd_profiles(args: argparse.Namespace) -> int:
     if args.action == "validate":
         notes = [str(e) for e in errors if getattr(e, "warning", False)]
         if not args.path:
-            notes += _unknown_names(profiles)
+            notes += unknown_names(profiles)
         problems = [str(e) for e in errors if not getattr(e, "warning", False)]
         if args.json:
             print(json.dumps({"ok": not problems and not (args.strict and notes), "errors": problems,
