@@ -10,30 +10,26 @@ from pathlib import Path
 from typing import Any
 
 from yeetui import paths
+from yeetui.application.worktrees import MergeOutcome, Strategy, WorktreeDesk
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK, table
 from yeetui.store import Store
-from yeetui.worktrees.manager import Worktrees, WorktreeState
-from yeetui.worktrees.merging import MergeOutcome, discard_work, merge_work, sync_worktree
 
 
 async def cmd_worktrees(args: argparse.Namespace) -> int:
     async with await Store.open(paths.database_path()) as store:
-        worktrees = Worktrees(store)
         handler = _HANDLERS[args.action]
-        return await handler(worktrees, args)
+        return await handler(WorktreeDesk(store), args)
 
 
-async def _create(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    owner = (await worktrees.store.resolve_session(args.session)).id if args.session else None
-    wt = await worktrees.create(Path.cwd(), task=args.task, prefix=args.prefix, base=args.base,
-                                owner_session_id=owner, kind="clone" if args.clone else "worktree")
+async def _create(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    wt = await desk.create(Path.cwd(), task=args.task, prefix=args.prefix, base=args.base,
+                           owner_session=args.session, clone=args.clone)
     _print(args, wt.to_json(), f"{wt.id[:8]}  {wt.branch}  {wt.path}")
     return EXIT_OK
 
 
-async def _list(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    statuses = None if args.all else ("active",)
-    rows = await worktrees.store.list_worktrees(statuses=statuses)
+async def _list(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    rows = await desk.listed(include_ended=args.all)
     if args.json:
         print(json.dumps([w.to_json() for w in rows], default=str))
         return EXIT_OK
@@ -46,9 +42,9 @@ async def _list(worktrees: Worktrees, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _show(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    wt = await worktrees.store.resolve_worktree(args.id)
-    state = await worktrees.state(wt) if wt.status == "active" else WorktreeState(exists=False)
+async def _show(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    wt = await desk.resolve(args.id)
+    state = await desk.state(wt)
     data = {**wt.to_json(), "exists": state.exists, "changed": state.changed, "commits": state.commits}
     base = (wt.base_commit or "?")[:10]
     lines = [f"worktree {wt.id}  {wt.status}  ({wt.kind})", f"  branch   {wt.branch} (from {base})",
@@ -63,52 +59,50 @@ async def _show(worktrees: Worktrees, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _claim(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    wt = await worktrees.store.resolve_worktree(args.id)
-    session = await worktrees.store.resolve_session(args.session)
-    wt = await worktrees.claim(wt.id, session.id)
-    _print(args, wt.to_json(), f"{wt.branch} now belongs to session {session.id[:12]}.")
+async def _claim(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    wt, session_id = await desk.claim(args.id, args.session)
+    _print(args, wt.to_json(), f"{wt.branch} now belongs to session {session_id[:12]}.")
     return EXIT_OK
 
 
-async def _release(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    wt = await worktrees.release((await worktrees.store.resolve_worktree(args.id)).id)
+async def _release(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    wt = await desk.release(args.id)
     _print(args, wt.to_json(), f"{wt.branch} belongs to no session now.")
     return EXIT_OK
 
 
-async def _sync(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    wt = await worktrees.store.resolve_worktree(args.id)
-    return _outcome(args, await sync_worktree(worktrees, wt, how="merge" if args.merge else "rebase"))
+async def _sync(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    wt = await desk.resolve(args.id)
+    return _outcome(args, await desk.sync(wt, how="merge" if args.merge else "rebase"))
 
 
-async def _merge(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    wt = await worktrees.store.resolve_worktree(args.id)
-    strategy = "ff" if args.ff else "squash" if args.squash else "merge"
-    return _outcome(args, await merge_work(worktrees, wt, strategy=strategy, message=args.message))
+async def _merge(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    wt = await desk.resolve(args.id)
+    strategy: Strategy = "ff" if args.ff else "squash" if args.squash else "merge"
+    return _outcome(args, await desk.merge(wt, strategy=strategy, message=args.message))
 
 
-async def _discard(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    wt = await discard_work(worktrees, await worktrees.store.resolve_worktree(args.id))
+async def _discard(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    wt = await desk.discard(await desk.resolve(args.id))
     _print(args, wt.to_json(), f"Discarded {wt.branch}: its worktree and branch are removed.")
     return EXIT_OK
 
 
-async def _delete(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    wt = await worktrees.delete(await worktrees.store.resolve_worktree(args.id), force=args.force)
+async def _delete(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    wt = await desk.delete(await desk.resolve(args.id), force=args.force)
     _print(args, wt.to_json(), f"Deleted worktree {wt.path} and branch {wt.branch}.")
     return EXIT_OK
 
 
-async def _stale(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    rows = await worktrees.stale(older_than=timedelta(hours=args.hours))
+async def _stale(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    rows = await desk.stale(older_than=timedelta(hours=args.hours))
     text = "\n".join(f"{w.id[:8]}  {w.branch}  {w.path}" for w in rows) or "No stale worktrees."
     _print(args, [w.to_json() for w in rows], text)
     return EXIT_OK
 
 
-async def _cleanup(worktrees: Worktrees, args: argparse.Namespace) -> int:
-    plan = await worktrees.cleanup(dry_run=not args.apply, older_than=timedelta(hours=args.hours))
+async def _cleanup(desk: WorktreeDesk, args: argparse.Namespace) -> int:
+    plan = await desk.cleanup(apply=args.apply, older_than=timedelta(hours=args.hours))
     data = [{"id": e.worktree.id, "branch": e.worktree.branch, "path": str(e.worktree.path), "action": e.action,
              "reason": e.reason, "done": args.apply and e.action == "remove"} for e in plan]
     verb = "removed" if args.apply else "would remove"
