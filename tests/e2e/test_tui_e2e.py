@@ -190,7 +190,9 @@ def test_orchestrate_two_builders_in_parallel_worktrees_then_merge(launch, fake_
     fake_env.script(
         Reply(tool_calls=[ToolCall("complete", {"output": "Two files, then a review.", "artifacts": plan})],
               when_contains="You are the planner."),
-        *[Reply(text="Writing it. " * 10, chunk_size=4, chunk_delay=0.05, when_contains=f"BUILD-{x}",
+        # Each builder's first answer waits until both builders have asked (the planner's request, then theirs):
+        # run one after the other, the second would never ask and the first would never finish.
+        *[Reply(text="Writing it. " * 10, chunk_size=4, chunk_delay=0.05, when_contains=f"BUILD-{x}", after_requests=3,
                 tool_calls=[ToolCall("write_file", {"path": f"{x.lower()}.py", "content": f"WHO = '{x}'\n"})])
           for x in "AB"],
         *[Reply(tool_calls=[ToolCall("complete", {"output": f"REPORT-{x}", "files_modified": [f"{x.lower()}.py"]})],
