@@ -1,0 +1,117 @@
+"""Runs as the user handles them from any front end, wherever they execute — in this process, in a tmux pane,
+in a detached worker: find one by its label, stop it, steer it, watch its pane.
+
+A run in another process is controlled through the store (its process acts on the command); the callers do
+not need to know where it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from yeetui.runs.spec import RunOptions
+from yeetui.runtime import Runtime
+from yeetui.store.records import RunRecord
+from yeetui.subagents.elsewhere import process_running
+from yeetui.system.terminals import Shown, attach_argv, show_window
+from yeetui.system.tmux import Pane
+
+__all__ = ["Pane", "RunDesk", "Shown"]
+
+
+class RunDesk:
+    """Run use cases over one runtime."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._spawner = runtime.spawner
+        self._store = runtime.store
+
+    # -- finding ----------------------------------------------------------------------------------
+
+    async def running(self, *, under_session: str | None = None) -> list[RunRecord]:
+        """Every live run, in this process, in tmux panes or detached; with `under_session`, only the subagents
+        that session started."""
+        live = await self._spawner.running()
+        if under_session is None:
+            return live
+        return [r for r in live if RunOptions.of(r).parent_session_id == under_session]
+
+    async def find_running(self, name: str, *, under_session: str | None = None) -> RunRecord | None:
+        """A live run by its label (`oracle#4`) or run id prefix; with no name, the latest subagent started by
+        `under_session`."""
+        if not name:
+            children = await self.running(under_session=under_session) if under_session else []
+            return children[-1] if children else None
+        return next((r for r in await self.running() if r.label == name or r.id.startswith(name)), None)
+
+    async def find_in_pane(self, name: str = "") -> RunRecord | None:
+        """The latest run in a tmux pane, or the one with this label or run id prefix."""
+        runs = [r for r in await self._store.list_runs(limit=200) if RunOptions.of(r).pane]
+        if not name:
+            return next(iter(runs), None)
+        return next((r for r in runs if r.label == name or r.id.startswith(name)), None)
+
+    async def elsewhere(self, session_id: str) -> RunRecord | None:
+        """The session's latest run when another live yeetui process executes it (a detached worker)."""
+        runs = await self._store.list_runs(session_id=session_id, limit=1)
+        if not runs:
+            return None
+        run = runs[0]
+        if (run.status.is_final or run.pid in (None, os.getpid()) or self._spawner.is_live(run.id)
+                or not process_running(run.pid)):
+            return None
+        return run
+
+    def is_live(self, run_id: str) -> bool:
+        """The run executes in this process now."""
+        return self._spawner.is_live(run_id)
+
+    def label(self, run_id: str) -> str:
+        return self._spawner.label(run_id) or run_id[:8]
+
+    def live_here(self, *, under_session: str | None = None) -> list[str]:
+        """Ids of the runs this process executes (they stop when it quits); with `under_session`, only that
+        session's subagents."""
+        return self._spawner.live_runs(under_session)
+
+    # -- acting -----------------------------------------------------------------------------------
+
+    def wrapping_up(self, run_id: str) -> bool:
+        """It was already asked to wrap up (a second cancel stops it now)."""
+        return self._spawner.wrapping_up(run_id)
+
+    async def cancel(self, run_id: str, *, graceful: bool = True) -> None:
+        """Ask the run to wrap up (`graceful`: it finishes its turn and reports, stopped after a grace period)
+        or stop it now — with its own subagents."""
+        await self._spawner.cancel(run_id, graceful=graceful)
+
+    async def stop_children(self, session_id: str) -> None:
+        """Stop every subagent a session started, now."""
+        await self._spawner.cancel_children(session_id)
+
+    def abort(self, run_id: str) -> None:
+        """Stop a run of this process now (esc on its session)."""
+        self._spawner.abort(run_id)
+
+    async def steer(self, run_id: str, text: str) -> None:
+        """A message from the user that the run reads at its next turn."""
+        await self._spawner.steer(run_id, text, sender="user")
+
+    # -- panes ------------------------------------------------------------------------------------
+
+    async def pane_of(self, run: RunRecord) -> Pane | None:
+        """The tmux pane the run executes in, while it is there."""
+        return await self._spawner.pane_of(run.id)
+
+    async def show_pane(self, pane: Pane) -> Shown:
+        """Put the pane in front of the user: a split of their tmux, a terminal window, or the command to
+        type."""
+        return await asyncio.to_thread(show_window, pane.server, pane.target, env=self._runtime.env)
+
+    @staticmethod
+    def attach_command(pane: Pane) -> list[str]:
+        """The command that attaches a terminal to the pane's tmux window."""
+        return attach_argv(pane.server, pane.target)
+
