@@ -5,7 +5,7 @@ the command there: no sandbox dies with its parent) and for the default sandbox.
 
 kill -9 mid-tool is proven elsewhere: `tests/integration/test_crash_matrix.py` (cell `run`/`mid_tool`, every
 recovery order, `agents list` first among them) shows the next yeetui command that starts reaps the group the
-killed one left, and `tests/unit/test_leftover_processes.py` that an unrelated process with the recorded pid is
+killed one left, and `tests/unit/system/test_leftover_processes.py` that an unrelated process with the recorded pid is
 never hit."""
 
 from __future__ import annotations

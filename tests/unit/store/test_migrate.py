@@ -15,7 +15,7 @@ from yeetui.errors import StoreError
 from yeetui.store import Store
 from yeetui.store.migrate import Migration, load_migrations, split_statements
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TABLES = {"sessions", "messages", "agent_runs", "inbox_items", "breadcrumbs", "worktrees", "workflow_states"}
 
 

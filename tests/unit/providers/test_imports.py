@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.fakellm import Reply
 from tests.fakellm.fixtures import ANTHROPIC_TEST_KEY, OPENAI_TEST_KEY
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def run_python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -21,7 +21,7 @@ from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
 from yeetui.store import Store
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _spawn(profile: str, prompt: str, **kw) -> ToolCall:

@@ -11,7 +11,7 @@ from pathlib import Path
 from yeetui.messages import Message
 from yeetui.store import Store
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 WRITER = """
 import asyncio, sys

@@ -18,7 +18,7 @@ from yeetui.runs.slots import RunSlots
 from yeetui.runtime import Runtime
 from yeetui.store import Store
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 _HOLDER = """
 import asyncio, json, sys, time

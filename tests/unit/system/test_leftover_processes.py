@@ -21,7 +21,7 @@ from yeetui.subagents.inbox import Delivery
 from yeetui.system import sandbox
 from yeetui.system.processes import kill_leftover_group, start_ticks
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 OWNER = """
 import asyncio, sys
