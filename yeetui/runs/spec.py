@@ -14,13 +14,15 @@ from typing import Any, Literal
 
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
+from yeetui.profiles import RunMode
 from yeetui.providers.base import ThinkingLevel
 from yeetui.runs.mentions import Attachment
 from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext
 from yeetui.workflows import WorkflowTracker
 
-Mode = Literal["in_process", "tmux", "terminal", "headless"]
+Mode = RunMode
+"""Where a run executes: the profile's `mode` type, the one set of names (see yeetui.profiles.RunMode)."""
 Requester = Literal["user", "agent"]
 Cleanup = Literal["keep", "delete"]
 
