@@ -24,7 +24,7 @@ from yeetui.foreign.commands import CommandFile, load_commands
 from yeetui.profile_loader import load_profiles
 from yeetui.profiles import ProfileSet
 from yeetui.providers.base import Provider, split_model
-from yeetui.providers.registry import create_provider
+from yeetui.providers.factory import create_provider
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
 from yeetui.runs.launcher import RunLauncher

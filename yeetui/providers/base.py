@@ -7,7 +7,7 @@ an API key.
 
 Also home to what every provider module shares and that needs no SDK: the credentials and where they come
 from in the environment, and `parse_tool_arguments`. The provider modules import only this module (and the
-vocabulary below it); `yeetui.providers.registry` imports them to pick one for a model name.
+vocabulary below it); `yeetui.providers.factory` imports them to pick one for a model name.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ instances, in one process or many, may share a file: the database runs in WAL mo
 to `busy_timeout`. Every call commits before it returns, so a `kill -9` loses nothing already stored.
 Writes run as whole transactions on the store's writer thread; reads use a second, read-only connection
 (see `yeetui.store.db`).
-Inbox items, breadcrumbs, worktrees and workflow states come from `RegistryMixin`.
+Inbox items, breadcrumbs, worktrees and workflow states come from `SideTablesMixin` (store/side_tables.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from yeetui.store.announce import AnnounceMixin
 from yeetui.store.coordination import CommandsMixin, PermissionAsksMixin, SlotsMixin, ToolProcessesMixin
 from yeetui.store.liveness import pid_alive, process_gone, process_start
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
-from yeetui.store.registry import RegistryMixin
+from yeetui.store.side_tables import SideTablesMixin
 
 INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
 """The `error` of a run `mark_interrupted` ends."""
@@ -40,7 +40,7 @@ def session_key(profile: str, session_id: str, *, subagent: bool, origin: str = 
     return f"agent:{profile}:{'subagent' if subagent else origin}:{session_id}"
 
 
-class Store(RegistryMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionAsksMixin, ToolProcessesMixin):
+class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionAsksMixin, ToolProcessesMixin):
     """The async store. All methods commit before returning and raise `StoreError` with context."""
 
     # ----- sessions ----------------------------------------------------------------------------------

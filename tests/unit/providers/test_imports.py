@@ -25,10 +25,10 @@ def run_python(code: str, env: dict[str, str] | None = None) -> subprocess.Compl
 def test_importing_and_creating_providers_loads_no_sdk() -> None:
     proc = run_python("""
         import sys
-        import yeetui.providers.registry, yeetui.providers.anthropic, yeetui.providers.litellm
+        import yeetui.providers.factory, yeetui.providers.anthropic, yeetui.providers.litellm
         import yeetui.providers.retry, yeetui.providers.pricing, yeetui.redact
         from yeetui.providers.base import ProviderCredentials
-        from yeetui.providers.registry import create_provider
+        from yeetui.providers.factory import create_provider
         create_provider("anthropic/claude-sonnet-4-5", ProviderCredentials("k"))
         create_provider("openai/gpt-5", ProviderCredentials("k"))
         print(sorted(m for m in ("anthropic", "litellm", "openai", "httpx2") if m in sys.modules))
@@ -42,7 +42,7 @@ def test_an_anthropic_stream_does_not_load_litellm(fake_llm) -> None:
         import asyncio, sys
         from yeetui.messages import Message
         from yeetui.providers.base import ModelRequest, ProviderCredentials
-        from yeetui.providers.registry import create_provider
+        from yeetui.providers.factory import create_provider
 
         async def main():
             creds = ProviderCredentials({ANTHROPIC_TEST_KEY!r}, {fake_llm.anthropic_base_url!r})
@@ -67,7 +67,7 @@ def test_litellm_uses_its_local_price_map_and_prints_nothing(fake_llm) -> None:
         import asyncio, os
         from yeetui.messages import Message
         from yeetui.providers.base import ModelRequest, ProviderCredentials
-        from yeetui.providers.registry import create_provider
+        from yeetui.providers.factory import create_provider
 
         async def main():
             creds = ProviderCredentials({OPENAI_TEST_KEY!r}, {fake_llm.openai_base_url!r})

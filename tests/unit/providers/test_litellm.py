@@ -25,8 +25,8 @@ from yeetui.providers.base import (
     ToolSpec,
     credentials_from_env,
 )
+from yeetui.providers.factory import create_provider
 from yeetui.providers.litellm import LiteLLMProvider
-from yeetui.providers.registry import create_provider
 from yeetui.providers.retry import stream_with_retry
 
 WRITE = ToolSpec("write_file", "Write a file.",

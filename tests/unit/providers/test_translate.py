@@ -25,8 +25,8 @@ from yeetui.providers.base import (
     credentials_from_env,
     parse_tool_arguments,
 )
+from yeetui.providers.factory import create_provider
 from yeetui.providers.litellm import LiteLLMProvider, to_openai_messages
-from yeetui.providers.registry import create_provider
 
 
 def assistant(*parts) -> Message:

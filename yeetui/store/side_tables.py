@@ -34,7 +34,7 @@ def _placeholders(values: Iterable[Any]) -> tuple[str, list[Any]]:
     return ", ".join("?" * len(items)), items
 
 
-class RegistryMixin(Database):
+class SideTablesMixin(Database):
     # ----- inbox -------------------------------------------------------------------------------------
 
     async def put_inbox_item(
