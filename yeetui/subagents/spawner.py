@@ -105,6 +105,8 @@ class _Live:
     parent_session_id: str | None
     label: str
     task: asyncio.Task[RunResult] | None = None
+    began: bool = False
+    """Its task has taken its first step (a task cancelled before that never runs its own cleanup)."""
     started: bool = False
     abort_timer: asyncio.TimerHandle | None = None
     mailbox: list[Message] = field(default_factory=list)
@@ -139,6 +141,8 @@ class AgentSpawner:
         self.max_timeout = max_timeout
         self.slots = launcher.slots
         self._live: dict[str, _Live] = {}
+        self._endings: set[asyncio.Future[None]] = set()
+        """Endings of runs cancelled before they began, still being written and delivered."""
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
         self._pump: asyncio.Task[None] | None = None
         self._wrapping_elsewhere: set[str] = set()
@@ -320,6 +324,7 @@ class AgentSpawner:
         self.bus.publish(RunStatusChanged(run_id, session.id, RunStatus.QUEUED))
         live.task = asyncio.create_task(self._execute(live, session, profile, prompt, model, timeout, req),
                                         name=f"yeetui run {label}")
+        live.task.add_done_callback(lambda task: self._never_began(live, req, task))
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
             handle.result = await self._wait_lending_slot(live.task, req.parent_run_id)
@@ -401,6 +406,7 @@ class AgentSpawner:
 
     async def _execute(self, live: _Live, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                        timeout: float, req: SpawnRequest) -> RunResult:
+        live.began = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         result = RunResult(run_id=live.run_id, session_id=session.id, status=RunStatus.QUEUED)
@@ -428,11 +434,29 @@ class AgentSpawner:
             return result
         except asyncio.CancelledError:
             result.status, result.error = RunStatus.CANCELLED, "cancelled"
-            if not live.started:
-                await asyncio.shield(self.store.update_run(live.run_id, status=result.status, error=result.error))
+            if not live.started:  # cancelled while queued: the runner never ran to say so
+                await asyncio.shield(self._cancelled_in_queue(live, result))
             raise
         finally:
             await asyncio.shield(self._settle(live, result, req))
+
+    async def _cancelled_in_queue(self, live: _Live, result: RunResult) -> None:
+        await self.store.update_run(live.run_id, status=result.status, error=result.error)
+        self.bus.publish(RunStatusChanged(live.run_id, live.session_id, result.status, result.error or ""))
+
+    def _never_began(self, live: _Live, req: SpawnRequest, task: asyncio.Task[RunResult]) -> None:
+        """A run cancelled before its task took a step ran none of `_execute`: end and deliver it here."""
+        if live.began or not task.cancelled():
+            return
+        result = RunResult(run_id=live.run_id, session_id=live.session_id, status=RunStatus.CANCELLED,
+                           error="cancelled")
+
+        async def end() -> None:
+            await self._cancelled_in_queue(live, result)
+            await self._settle(live, result, req)
+
+        self._endings.add(ending := asyncio.ensure_future(end()))
+        ending.add_done_callback(self._endings.discard)
 
     async def _settle(self, live: _Live, result: RunResult, req: SpawnRequest) -> None:
         """After a run, however it ended: stop its subtree, deliver it, forget it, clean up."""
@@ -604,5 +628,6 @@ class AgentSpawner:
             self.abort(run_id)
         tasks = [live.task for live in self._live.values() if live.task]
         await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._endings, return_exceptions=True)
 
 
