@@ -199,7 +199,8 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and main.current == builder)
         header = main.query_one(SessionHeader)
         await _until(pilot, lambda: "builder#1" in str(header.render()))
-        assert str(header.render()).startswith("primary › orchestrator#1 › builder#1 · completed · read-only · ")
+        assert str(header.render()).startswith(
+            "primary › orchestrator#1 › builder#1 · completed · type to follow up · ")
         builder_view = main.view(builder)
         assert builder_view.display and main.query_one("#conversations").current == f"conv-{builder}"
         blocks = [b for b in builder_view.query(ToolCallView) if b.tool_name == "write_file"]

@@ -376,6 +376,33 @@ class AgentSpawner:
                                   run.model or self.launcher.resolve_model(profile), timeout, req,
                                   run.label or profile.name)
 
+    async def follow_up(self, session_id: str, text: str) -> SpawnHandle:
+        """A message for a subagent whose run has ended: a new run in the same session, so the subagent has its
+        whole conversation as context, with the same profile, model and parent; its ending is delivered to the
+        parent like the first one (inbox item and announcement). Runs in this process, whatever mode the first
+        run had. Refused (saying why) for a run still going, a watcher, or a checkout that is gone."""
+        session = await self.store.get_session(session_id)
+        if session is None or session.parent_id is None:
+            raise SpawnRefused("Only a subagent's session can be followed up; this is a top-level conversation.")
+        runs = await self.store.list_runs(session_id=session.id, limit=1)
+        if not runs:
+            raise SpawnRefused("This subagent never ran; there is nothing to follow up.")
+        run = runs[0]
+        label = run.label or run.profile
+        if not run.status.is_final:
+            raise SpawnRefused(f"{label} is still {run.status.value}; guidance reaches it at its next turn.")
+        opts = RunOptions.of(run)
+        if opts.watcher:
+            raise SpawnRefused(f"{label} is a watcher: it answers what it watches, not messages of its own. "
+                               "Write in the conversation it watches.")
+        if session.cwd is not None and not session.cwd.is_dir():
+            raise SpawnRefused(f"{label} worked in {session.cwd}, which is gone (merged or discarded); start a new "
+                               "subagent for more work.")
+        return await self.spawn(SpawnRequest(
+            profile=run.profile, prompt=text, parent_session_id=opts.parent_session_id or session.parent_id,
+            session_id=session.id, mode="in_process", model=run.model, thinking=opts.thinking, cleanup="keep",
+            requested_by="user", deliver=opts.deliver, timeout=opts.timeout))
+
     def _profile(self, name: str) -> Profile:
         try:
             return self.profiles.get(name)

@@ -152,7 +152,7 @@ async def _model(screen: CommandScreen, args: str) -> None:
     if (problem := provider.missing_credentials()) is not None:
         await screen.notice("error", f"{problem} The model stays {screen.model or screen.runtime.settings.model}.")
         return
-    screen.set_model(args)
+    await screen.set_model(args)
     await screen.notice("info", f"Model set to {args} for this window's sessions.")
 
 
