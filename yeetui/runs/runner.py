@@ -88,9 +88,8 @@ class Runner:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
         except ProviderError as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
-        except asyncio.CancelledError as cancel:  # the message given to `Task.cancel`, if any, says why
-            reason = cancel.args[0] if cancel.args and isinstance(cancel.args[0], str) else "cancelled"
-            result.status, result.error = RunStatus.CANCELLED, reason
+        except asyncio.CancelledError:
+            result.status, result.error = RunStatus.CANCELLED, "cancelled"
             await asyncio.shield(self._finish(result))
             raise
         await self._finish(result)

@@ -139,9 +139,13 @@ class SessionControl:
         task = self._task
         if task is None or task.done():
             return False
-        task.cancel(reason)
+        task.cancel()
         with contextlib.suppress(asyncio.CancelledError, YeetuiError):
             await task
+        store = self.launcher.store
+        runs = await store.list_runs(session_id=self.session_id, limit=1)
+        if runs and runs[0].status == RunStatus.CANCELLED:  # the runner wrote "cancelled": say by whom
+            await store.update_run(runs[0].id, error=reason)
         return True
 
     async def shell(self, command: str) -> Message:
