@@ -677,7 +677,8 @@ class MainScreen(Screen):
                     word = "wrap up" if graceful else "stop now"
                     await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
 
-            self.confirm(*stop_question(run.label or run.profile, now=not graceful), stop)
+            self.confirm(*stop_question(run.label or run.profile, now=not graceful,
+                                        queued=run.status == ev.RunStatus.QUEUED), stop)
 
     async def _open_item_worktree(self, data: dict[str, Any]) -> None:
         """alt+w on an inbox item: a shell in the (first) worktree it tells of."""
