@@ -235,10 +235,12 @@ class YeetuiApp(App):
         """ctrl+q: quit; the answer in progress and the subagents this process runs stop with it (the runtime
         ends them as it closes), and the terminal is told which."""
         main = self._main()
-        ready = main is not None and main.ready
-        running = main.running_subagents() if ready else []  # type: ignore[union-attr]
-        answering = ready and any(c.busy for c in main.controls.values())  # type: ignore[union-attr]
-        stopped = ["the answer in progress"] if answering else []
+        running: list[str] = []
+        stopped: list[str] = []
+        if main is not None and main.ready:
+            running = main.running_subagents()
+            if any(control.busy for control in main.controls.values()):
+                stopped.append("the answer in progress")
         if running:
             stopped.append(f"{len(running)} running subagent{'s' if len(running) > 1 else ''} ({', '.join(running)})")
         if stopped:
