@@ -92,15 +92,11 @@ async def test_a_message_typed_into_a_finished_subagent_continues_it(fake_env, p
         await _until(pilot, lambda: "completed · type to follow up" in str(header.render()))
 
 
-async def test_a_follow_up_that_cannot_start_leaves_the_message_in_the_composer(fake_env, project: Path,
-                                                                                  monkeypatch) -> None:
-    from yeetui.subagents.spawner import AgentSpawner, SpawnRefused
+async def test_a_follow_up_that_cannot_start_leaves_the_message_in_the_composer(fake_env, project: Path) -> None:
+    """A subagent whose checkout is gone (its worktree merged and removed) cannot go on: the user is told why,
+    and the message they typed is back in the composer, not lost."""
     from yeetui.tui.widgets.composer import Composer
 
-    async def refuse(self, session_id: str, text: str) -> None:
-        raise SpawnRefused("oracle#1 worked in /gone, which is gone.")
-
-    monkeypatch.setattr(AgentSpawner, "follow_up", refuse)
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "VERDICT"})], when_contains="TASK"))
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(120, 32)) as pilot:
@@ -109,8 +105,10 @@ async def test_a_follow_up_that_cannot_start_leaves_the_message_in_the_composer(
         await _type(pilot, "/oracle TASK")
         await _until(pilot, lambda: "VERDICT" in _text(main.view()))
         [child] = await main.runtime.store.descendants(parent_id)
+        await main.runtime.store.update_session(child.id, cwd=str(project.parent / "removed-worktree"))
         await main.open_session(child.id)
         await _type(pilot, "my long careful question")
         await _until(pilot, lambda: "which is gone" in _text(main.view()))
         assert main.query_one(Composer).text == "my long careful question"
         assert "back in the composer" in _text(main.view())
+        assert len(await main.runtime.store.list_runs(session_id=child.id)) == 1  # nothing was started
