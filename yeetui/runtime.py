@@ -122,6 +122,8 @@ class Runtime:
     """Claude Code / OpenCode / the user's slash-command files (front ends add them to their commands)."""
     relay: RelayReceiver | None = None
     """Live events of runs in tmux panes, from their workers (see yeetui.system.relay)."""
+    controls: list[SessionControl] = field(default_factory=list)
+    """The conversations a front end drives; closing the runtime ends their running turns."""
 
     @classmethod
     async def open(cls, *, cwd: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -192,9 +194,15 @@ class Runtime:
 
     def session_control(self, session_id: str, *, model: str | None = None) -> SessionControl:
         """The interactive control of one conversation (what a front end drives)."""
-        return SessionControl(self.launcher, self.spawner, session_id, model=model)
+        control = SessionControl(self.launcher, self.spawner, session_id, model=model)
+        self.controls.append(control)
+        return control
 
     async def close(self) -> None:
+        """Quitting: running turns of conversations end first (stored as cancelled because yeetui quit, not left
+        running for the next start to find as a crash), then watchers, subagents and the store."""
+        for control in self.controls:
+            await control.close()
         if self.relay is not None:
             await self.relay.close()
         await self.watchers.stop_all()

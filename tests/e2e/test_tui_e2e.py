@@ -6,7 +6,10 @@ process (`fake_env`); the fake server's request log shows what the app really se
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 
 from tests.e2e.tmux import flat
 from tests.fakellm import Reply, ToolCall
@@ -140,6 +143,27 @@ def test_switcher_opens_and_closes_then_ctrl_q_quits(launch, fake_env) -> None:
     app.wait_for("typed after the switcher", why="keys reaching the composer after the switcher closed")
     app.press("C-q")
     assert app.wait_exit(timeout=10) == 0
+
+
+def test_ctrl_q_while_the_primary_answers_records_the_turn_as_cancelled(launch, fake_env, project) -> None:
+    """Issue 24, item 6: quitting mid-answer left the run `running`; the next start reported it interrupted
+    (found running, its process gone). Now it is cancelled because yeetui quit, and `--continue` says so."""
+    fake_env.script(Reply(text="QUIT-ANSWER " + "slowly streaming words " * 200, chunk_size=4, chunk_delay=0.05,
+                          when_contains="talk slowly"))
+    app = launch()
+    app.send("talk slowly")
+    app.wait_for("▊ talk slowly", why="the typed text in the composer")
+    app.press("Enter")
+    app.wait_for("slowly streaming words slowly", why="the answer streaming in")
+    app.press("C-q")
+    assert app.wait_exit(timeout=15) == 0
+    listed = subprocess.run([sys.executable, "-m", "yeetui", "agents", "list", "--json"], cwd=project,
+                            capture_output=True, text=True, timeout=60, check=True)
+    [run] = json.loads(listed.stdout)
+    assert (run["status"], run["error"]) == ("cancelled", "yeetui quit while it ran")
+    again = launch("--continue")
+    again.wait_for("The run cancelled: yeetui quit while it ran", why="the restored transcript saying how it ended")
+    assert "found running at start-up" not in again.screen()
 
 
 def test_without_a_key_the_app_opens_and_says_how_to_configure_one(launch) -> None:

@@ -199,7 +199,8 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and main.current == builder)
         header = main.query_one(SessionHeader)
         await _until(pilot, lambda: "builder#1" in str(header.render()))
-        assert str(header.render()).startswith("primary › orchestrator#1 › builder#1 · completed · read-only · ")
+        assert str(header.render()).startswith(
+            "primary › orchestrator#1 › builder#1 · completed · type to follow up · ")
         builder_view = main.view(builder)
         assert builder_view.display and main.query_one("#conversations").current == f"conv-{builder}"
         blocks = [b for b in builder_view.query(ToolCallView) if b.tool_name == "write_file"]
@@ -453,6 +454,30 @@ async def test_a_second_cancel_or_cancel_bang_stops_a_subagent_now(fake_env, pro
         await _type(pilot, "/cancel! oracle#2")
         await answer(pilot, settle_clock, yes=True)
         await _until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in _ledger_lines(main)))
+
+
+async def test_cancelling_a_queued_subagent_takes_it_out_of_the_queue_and_the_ledger(
+        fake_env, project: Path, settle_clock: SettleClock) -> None:
+    """Issue 24, item 10: `oracle#2 queued` stayed in the ledger after its /cancel. The question says what a
+    cancel does to a run that has not started; the row reads cancelled, then goes like a finished one."""
+    fake_env.script(Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOW-Q"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(120, 32)) as pilot:
+        main = await _main(pilot)
+        main.runtime.spawner.slots.limit = 1  # the second oracle waits for the first one's slot
+        main.ledger.linger = 0.5  # finished rows go sooner than the 10 s a user gets to read them
+        view = main.query_one(ConversationView)
+        await _type(pilot, "/oracle SLOW-Q why?")
+        await _until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
+        await _type(pilot, "/oracle QUEUED-Q and this?")
+        await _until(pilot, lambda: any(line.startswith("oracle#2 queued") for line in _ledger_lines(main)))
+        await _type(pilot, "/cancel oracle#2")
+        await _until(pilot, lambda: "has not started" in _text(pilot.app.screen))
+        await answer(pilot, settle_clock, yes=True)
+        await _until(pilot, lambda: "Cancelled oracle#2 before it started." in _text(view))
+        await _until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in _ledger_lines(main)))
+        await _until(pilot, lambda: not any(line.startswith("oracle#2") for line in _ledger_lines(main)))
+        assert any(line.startswith("oracle#1 running") for line in _ledger_lines(main))
 
 
 async def test_an_openai_only_user_gets_oracle_and_pair_on_openai_models(fake_env, project: Path,

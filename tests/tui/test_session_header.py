@@ -1,5 +1,5 @@
-"""The header names the session on screen: its trail from the primary, status, read-only-ness and model;
-primary sessions are named by their first prompt, in the header and the switcher."""
+"""The header names the session on screen: its trail from the primary, status, whether it can be followed up,
+and its model; primary sessions are named by their first prompt, in the header and the switcher."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ async def test_header_names_the_session_its_parents_status_and_model(fake_env, p
         await _until(pilot, lambda: bool(view.query(AnnouncementView)))
         await main.open_session(view.query(AnnouncementView).first().child_session_id)
         await _until(pilot, lambda: "oracle#1" in _header(main))
-        assert _header(main) == ("primary “fix the FLAKY-LOGIN test” › oracle#1 · completed · read-only · "
+        assert _header(main) == ("primary “fix the FLAKY-LOGIN test” › oracle#1 · completed · type to follow up · "
                                  "claude-opus-4-5")
 
         await main.open_session(primary)
@@ -55,3 +55,22 @@ async def test_header_names_the_session_its_parents_status_and_model(fake_env, p
         await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
         [top] = [n for n in pilot.app.screen.nodes if n.id == primary]
         assert (top.label, top.title) == ("primary", "fix the FLAKY-LOGIN test")
+
+
+async def test_the_header_follows_slash_model_at_once(fake_env, project: Path) -> None:
+    """Issue 24, item 13: after `/model provider/name` the header named the old model until the next answer."""
+    fake_env.script(Reply(text="First answer.", when_contains="FIRST-PROMPT"),
+                    Reply(text="Second answer.", when_contains="SECOND-PROMPT"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(140, 32)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, "FIRST-PROMPT")
+        await _until(pilot, lambda: "answered" in _header(main))
+        assert _header(main).endswith(" · claude-sonnet-4-6")
+        await _type(pilot, "/model anthropic/claude-opus-4-5")
+        await _until(pilot, lambda: "Model set to anthropic/claude-opus-4-5" in _text(main.view()))
+        await _until(pilot, lambda: _header(main).endswith(" · answered · claude-opus-4-5"))
+        await _type(pilot, "SECOND-PROMPT")
+        await _until(pilot, lambda: "Second answer." in _text(main.view()))
+        assert fake_env.requests[-1].body["model"] == "claude-opus-4-5"  # the header says what answers
+        await _until(pilot, lambda: _header(main).endswith(" · answered · claude-opus-4-5"))

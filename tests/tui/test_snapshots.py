@@ -339,7 +339,7 @@ def test_session_header_over_the_ledger_tree(snap_compare) -> None:
 
     async def run_before(pilot: Any) -> None:
         header.show(SessionHeading(trail=("primary", "orchestrator#2", "builder#3"),
-                                   title="add a /health endpoint with tests", status="completed", read_only=True,
+                                   title="add a /health endpoint with tests", status="completed", follow_up=True,
                                    model=MODEL))
         for row in tree_ledger_rows():
             panel.update_row(row.run_id, row)

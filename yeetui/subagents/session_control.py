@@ -7,6 +7,7 @@ Headless (no Textual): the TUI calls these methods and renders the events they c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Sequence
@@ -25,6 +26,8 @@ from yeetui.tools.shell import scrub_env
 
 log = logging.getLogger(__name__)
 
+QUIT_REASON = "yeetui quit while it ran"
+"""The error of a conversation's run that quitting ended."""
 SHELL_TIMEOUT = 120.0
 SHELL_OUTPUT_CAP = 20_000
 
@@ -127,6 +130,22 @@ class SessionControl:
         except (asyncio.CancelledError, YeetuiError):
             pass
         self.bus.publish(Notice("info", "Interrupted.", self.session_id))
+        return True
+
+    async def close(self, reason: str = QUIT_REASON) -> bool:
+        """The front end quits: queued prompts are dropped and the running turn ends, stored as cancelled with
+        `reason`. True when a turn was running."""
+        self.queue.clear()
+        task = self._task
+        if task is None or task.done():
+            return False
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, YeetuiError):
+            await task
+        store = self.launcher.store
+        runs = await store.list_runs(session_id=self.session_id, limit=1)
+        if runs and runs[0].status == RunStatus.CANCELLED:  # the runner wrote "cancelled": say by whom
+            await store.update_run(runs[0].id, error=reason)
         return True
 
     async def shell(self, command: str) -> Message:

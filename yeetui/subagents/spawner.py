@@ -105,6 +105,8 @@ class _Live:
     parent_session_id: str | None
     label: str
     task: asyncio.Task[RunResult] | None = None
+    began: bool = False
+    """Its task has taken its first step (a task cancelled before that never runs its own cleanup)."""
     started: bool = False
     abort_timer: asyncio.TimerHandle | None = None
     mailbox: list[Message] = field(default_factory=list)
@@ -139,6 +141,8 @@ class AgentSpawner:
         self.max_timeout = max_timeout
         self.slots = launcher.slots
         self._live: dict[str, _Live] = {}
+        self._endings: set[asyncio.Future[None]] = set()
+        """Endings of runs cancelled before they began, still being written and delivered."""
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
         self._pump: asyncio.Task[None] | None = None
         self._wrapping_elsewhere: set[str] = set()
@@ -320,6 +324,7 @@ class AgentSpawner:
         self.bus.publish(RunStatusChanged(run_id, session.id, RunStatus.QUEUED))
         live.task = asyncio.create_task(self._execute(live, session, profile, prompt, model, timeout, req),
                                         name=f"yeetui run {label}")
+        live.task.add_done_callback(lambda task: self._never_began(live, req, task))
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
             handle.result = await self._wait_lending_slot(live.task, req.parent_run_id)
@@ -371,6 +376,33 @@ class AgentSpawner:
                                   run.model or self.launcher.resolve_model(profile), timeout, req,
                                   run.label or profile.name)
 
+    async def follow_up(self, session_id: str, text: str) -> SpawnHandle:
+        """A message for a subagent whose run has ended: a new run in the same session, so the subagent has its
+        whole conversation as context, with the same profile, model and parent; its ending is delivered to the
+        parent like the first one (inbox item and announcement). Runs in this process, whatever mode the first
+        run had. Refused (saying why) for a run still going, a watcher, or a checkout that is gone."""
+        session = await self.store.get_session(session_id)
+        if session is None or session.parent_id is None:
+            raise SpawnRefused("Only a subagent's session can be followed up; this is a top-level conversation.")
+        runs = await self.store.list_runs(session_id=session.id, limit=1)
+        if not runs:
+            raise SpawnRefused("This subagent never ran; there is nothing to follow up.")
+        run = runs[0]
+        label = run.label or run.profile
+        if not run.status.is_final:
+            raise SpawnRefused(f"{label} is still {run.status.value}; guidance reaches it at its next turn.")
+        opts = RunOptions.of(run)
+        if opts.watcher:
+            raise SpawnRefused(f"{label} is a watcher: it answers what it watches, not messages of its own. "
+                               "Write in the conversation it watches.")
+        if session.cwd is not None and not session.cwd.is_dir():
+            raise SpawnRefused(f"{label} worked in {session.cwd}, which is gone (merged or discarded); start a new "
+                               "subagent for more work.")
+        return await self.spawn(SpawnRequest(
+            profile=run.profile, prompt=text, parent_session_id=opts.parent_session_id or session.parent_id,
+            session_id=session.id, mode="in_process", model=run.model, thinking=opts.thinking, cleanup="keep",
+            requested_by="user", deliver=opts.deliver, timeout=opts.timeout))
+
     def _profile(self, name: str) -> Profile:
         try:
             return self.profiles.get(name)
@@ -401,6 +433,7 @@ class AgentSpawner:
 
     async def _execute(self, live: _Live, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                        timeout: float, req: SpawnRequest) -> RunResult:
+        live.began = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         result = RunResult(run_id=live.run_id, session_id=session.id, status=RunStatus.QUEUED)
@@ -428,11 +461,29 @@ class AgentSpawner:
             return result
         except asyncio.CancelledError:
             result.status, result.error = RunStatus.CANCELLED, "cancelled"
-            if not live.started:
-                await asyncio.shield(self.store.update_run(live.run_id, status=result.status, error=result.error))
+            if not live.started:  # cancelled while queued: the runner never ran to say so
+                await asyncio.shield(self._cancelled_in_queue(live, result))
             raise
         finally:
             await asyncio.shield(self._settle(live, result, req))
+
+    async def _cancelled_in_queue(self, live: _Live, result: RunResult) -> None:
+        await self.store.update_run(live.run_id, status=result.status, error=result.error)
+        self.bus.publish(RunStatusChanged(live.run_id, live.session_id, result.status, result.error or ""))
+
+    def _never_began(self, live: _Live, req: SpawnRequest, task: asyncio.Task[RunResult]) -> None:
+        """A run cancelled before its task took a step ran none of `_execute`: end and deliver it here."""
+        if live.began or not task.cancelled():
+            return
+        result = RunResult(run_id=live.run_id, session_id=live.session_id, status=RunStatus.CANCELLED,
+                           error="cancelled")
+
+        async def end() -> None:
+            await self._cancelled_in_queue(live, result)
+            await self._settle(live, result, req)
+
+        self._endings.add(ending := asyncio.ensure_future(end()))
+        ending.add_done_callback(self._endings.discard)
 
     async def _settle(self, live: _Live, result: RunResult, req: SpawnRequest) -> None:
         """After a run, however it ended: stop its subtree, deliver it, forget it, clean up."""
@@ -604,5 +655,6 @@ class AgentSpawner:
             self.abort(run_id)
         tasks = [live.task for live in self._live.values() if live.task]
         await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._endings, return_exceptions=True)
 
 

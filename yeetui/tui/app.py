@@ -232,12 +232,20 @@ class YeetuiApp(App):
         await self._on_main(lambda main: main.toggle_pair())
 
     async def action_quit(self) -> None:
-        """ctrl+q: quit; the subagents this process runs stop with it, and the terminal is told which."""
+        """ctrl+q: quit; the answer in progress and the subagents this process runs stop with it (the runtime
+        ends them as it closes), and the terminal is told which."""
         main = self._main()
-        running = main.running_subagents() if main is not None and main.ready else []
+        running: list[str] = []
+        stopped: list[str] = []
+        if main is not None and main.ready:
+            running = main.running_subagents()
+            if any(control.busy for control in main.controls.values()):
+                stopped.append("the answer in progress")
         if running:
-            self.exit_note = (f"yeetui: stopped {len(running)} running subagent{'s' if len(running) > 1 else ''} "
-                              f"as it quit ({', '.join(running)}); `yeetui --continue` reopens the conversation.")
+            stopped.append(f"{len(running)} running subagent{'s' if len(running) > 1 else ''} ({', '.join(running)})")
+        if stopped:
+            self.exit_note = (f"yeetui: stopped {' and '.join(stopped)} as it quit; `yeetui --continue` reopens the "
+                              "conversation.")
         self.exit()
 
     async def action_interrupt(self) -> None:

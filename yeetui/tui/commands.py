@@ -41,8 +41,8 @@ class CommandScreen(Protocol):
         """The model this window's sessions use; None: the configured default."""
         ...
 
-    def set_model(self, model: str) -> None:
-        """Use `model` for this window's sessions from their next turn on."""
+    async def set_model(self, model: str) -> None:
+        """Use `model` for this window's sessions from their next turn on (the header names it at once)."""
         ...
 
     async def notice(self, level: str, text: str) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from yeetui.errors import YeetuiError
+from yeetui.events import RunStatus
 from yeetui.foreign.commands import CommandFile, place
 from yeetui.providers.base import split_model
 from yeetui.runs.spec import RunOptions
@@ -152,7 +153,7 @@ async def _model(screen: CommandScreen, args: str) -> None:
     if (problem := provider.missing_credentials()) is not None:
         await screen.notice("error", f"{problem} The model stays {screen.model or screen.runtime.settings.model}.")
         return
-    screen.set_model(args)
+    await screen.set_model(args)
     await screen.notice("info", f"Model set to {args} for this window's sessions.")
 
 
@@ -163,8 +164,12 @@ async def _compact(screen: CommandScreen, args: str) -> None:
                         "earlier turns in the model's context.")
 
 
-def stop_question(label: str, *, now: bool) -> tuple[str, str, str]:
-    """(question, detail, yes) of the confirmation before a run is asked to wrap up, or stopped `now`."""
+def stop_question(label: str, *, now: bool, queued: bool = False) -> tuple[str, str, str]:
+    """(question, detail, yes) of the confirmation before a run is asked to wrap up, or stopped `now`; a
+    `queued` run has not started, so either way it just leaves the queue."""
+    if queued:
+        return (f"Cancel {label}?", "It has not started (it waits for a run slot): it leaves the queue at once.",
+                "Cancel it")
     if now:
         return f"Stop {label} now?", "It is stopped at once, in the middle of what it is doing.", "Stop now"
     return (f"Ask {label} to wrap up?", "It finishes its turn and reports; it is stopped in 30 s at the latest.",
@@ -186,8 +191,13 @@ async def _cancel(screen: CommandScreen, args: str, *, abort: bool = False) -> N
             await screen.notice("warning", f"No running subagent {args!r}.")
             return
     now = abort or spawner.wrapping_up(target.id)  # `/cancel!`, or a second `/cancel`: stop it now
+    queued = target.status == RunStatus.QUEUED
 
     async def stop() -> None:
+        if queued:
+            await spawner.cancel(target.id, graceful=False)
+            await screen.notice("info", f"Cancelled {target.label} before it started.")
+            return
         if now:
             await spawner.cancel(target.id, graceful=False)
             await screen.notice("info", f"Stopped {target.label}.")
@@ -196,7 +206,7 @@ async def _cancel(screen: CommandScreen, args: str, *, abort: bool = False) -> N
         await screen.notice("info", f"Asked {target.label} to wrap up (it is stopped in 30 s at the latest); "
                             "/cancel again or /cancel! stops it now.")
 
-    screen.confirm(*stop_question(target.label or target.profile, now=now), stop)
+    screen.confirm(*stop_question(target.label or target.profile, now=now, queued=queued), stop)
 
 
 async def _abort(screen: CommandScreen, args: str) -> None:

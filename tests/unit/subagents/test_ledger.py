@@ -383,3 +383,52 @@ def test_a_model_without_a_price_shows_an_unknown_cost_from_the_start(bus: Bus, 
     unknown, known = (format_row(row) for row in sorted(ledger.rows(), key=lambda r: r.label))
     assert "$?" in unknown and "$0.00" not in unknown
     assert "$0.00" in known
+
+
+
+async def _until(predicate, timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await predicate():
+        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize("when", ["queued", "at once", "running"])
+async def test_a_cancelled_child_shows_cancelled_then_leaves(runtime: Runtime, scripted, when: str) -> None:
+    """Issue 24, item 10: `builder#8 queued` stayed in the ledger after its cancel (a run cancelled while it
+    waited for a slot ended in the store, but nobody told the bus; one cancelled before its task first ran
+    was not even ended in the store)."""
+    ledger = Ledger(runtime.bus, linger=0.2)
+    gone = asyncio.Event()
+    ended: list[str] = []
+    runtime.spawner.slots.limit = 1  # a second child waits, visibly queued
+    scripted.script(Reply(text="slow " * 400, chunk_size=4, chunk_delay=0.05, when_contains="RUNNING-JOB"))
+    first = await runtime.spawner.spawn(SpawnRequest("generic", "RUNNING-JOB", requested_by="user"))
+    await scripted.until_requests(1)
+    if when == "running":
+        handle = first
+    else:
+        handle = await runtime.spawner.spawn(SpawnRequest("generic", "QUEUED-JOB", requested_by="user"))
+        assert ledger.get(handle.run_id).status == RunStatus.QUEUED
+    if when == "queued":
+        async def waiting() -> bool:
+            return (await runtime.store.slot_counts()).get("waiting") == 1
+        await _until(waiting)
+
+    def collect(event: ev.Event) -> None:
+        if isinstance(event, ev.LedgerChanged) and event.run_id == handle.run_id:
+            if event.row is None:
+                gone.set()
+            elif event.row.is_final:
+                ended.append(format_row(event.row))
+
+    runtime.bus.add_listener(collect)
+    await runtime.spawner.cancel(handle.run_id)  # a queued run stops at once; a running one is asked
+    if when == "running":
+        await runtime.spawner.cancel(handle.run_id, graceful=False)
+    async with asyncio.timeout(5):
+        await gone.wait()  # shown as cancelled, then gone like a finished row
+    assert ended and ended[0].startswith(f"{handle.label} cancelled")
+    assert ledger.get(handle.run_id) is None
+    assert (await runtime.store.get_run(handle.run_id)).status == RunStatus.CANCELLED
+    ledger.close()

@@ -278,3 +278,31 @@ async def test_review_diff_includes_new_untracked_files(runtime: Runtime, script
     request = await review_request(runtime.project_dir, parent_session_id=parent.id)
     assert "brand_new.py" in request.prompt_suffix and "NEW_MODULE = True" in request.prompt_suffix
     assert "SECRET_IGNORED" not in request.prompt_suffix
+
+
+async def test_a_finished_child_followed_up_answers_with_its_context_and_is_delivered_again(
+        runtime: Runtime, scripted) -> None:
+    """Issue 24, item 10: a message for a subagent that has ended is a new turn of it, in its own session
+    (so it has its conversation), delivered to its parent like its first answer."""
+    scripted.script(
+        Reply(tool_calls=[_complete("FIRST-ANSWER: the cache")], when_contains="FIRST-TASK"),
+        Reply(tool_calls=[_complete("SECOND-ANSWER: and the lock")], when_contains="AND-THEN"),
+    )
+    primary = await runtime.launcher.new_session(runtime.profiles.get("generic"))
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "FIRST-TASK: why slow?", parent_session_id=primary.id,
+                                                      requested_by="user", blocking=True))
+    assert handle.result.status == RunStatus.COMPLETED
+    again = await runtime.spawner.follow_up(handle.session_id, "AND-THEN what else?")
+    assert again.session_id == handle.session_id and again.label == handle.label and again.run_id != handle.run_id
+    result = await runtime.spawner.wait(again.run_id)
+    assert result.status == RunStatus.COMPLETED and result.output == "SECOND-ANSWER: and the lock"
+    followed = scripted.requests[-1].text  # the oracle was asked with its whole conversation
+    assert "FIRST-TASK" in followed and "FIRST-ANSWER" in followed and "AND-THEN" in followed
+    items = await runtime.store.list_inbox(primary.id)
+    assert sorted(i.body for i in items) == ["FIRST-ANSWER: the cache", "SECOND-ANSWER: and the lock"]
+    announced = [m.message.text for m in await runtime.store.messages(primary.id)
+                 if m.message.meta.get("announcement")]
+    assert any("SECOND-ANSWER" in text for text in announced)
+
+    with pytest.raises(SpawnRefused, match="top-level"):
+        await runtime.spawner.follow_up(primary.id, "hello")

@@ -256,11 +256,13 @@ class MainScreen(Screen):
             self.controls[session_id] = self.runtime.session_control(session_id, model=self.model)
         return self.controls[session_id]
 
-    def set_model(self, model: str) -> None:
-        """Use `model` for this window's sessions: those already open and those opened later."""
+    async def set_model(self, model: str) -> None:
+        """Use `model` for this window's sessions: those already open and those opened later; the header says
+        so at once."""
         self.model = model
         for control in self.controls.values():
             control.model = model
+        await self.refresh_header()
 
     def show_busy(self) -> None:
         """The open session's state on the composer: whether it is busy, and how many messages wait."""
@@ -287,6 +289,8 @@ class MainScreen(Screen):
             await switcher.mount(view)
             self._views[session_id] = view
             await self.pages.open(view)
+        elif session_id != self.current:  # back to a conversation opened before (the parent): show its end
+            self.call_after_refresh(self._views[session_id].jump_to_end)
         switcher.current = f"conv-{session_id}"
         for placeholder in self.query("#conv-loading"):
             await placeholder.remove()
@@ -305,7 +309,7 @@ class MainScreen(Screen):
 
     async def refresh_header(self) -> None:
         """Name the session on screen in the header: its trail from the primary, status, model."""
-        heading = await session_heading(self.runtime.store, self.current or "", self.ledger)
+        heading = await session_heading(self.runtime.store, self.current or "", self.ledger, model=self.model)
         self.query_one(SessionHeader).show(heading)
         if heading is not None:
             self.sub_title = heading.text()
@@ -406,9 +410,15 @@ class MainScreen(Screen):
         if live:
             await self.runtime.spawner.steer(live[0].id, text, sender="user")
             await self.notice("info", "Sent to the subagent; it reads it at its next turn.")
-        else:
-            await self.notice("warning", "This subagent has finished; its transcript is read-only. "
-                              "Press ctrl+o to go back to the parent.")
+            return
+        try:  # it has ended: the message is a follow-up turn, with its conversation as context
+            handle = await self.runtime.spawner.follow_up(session.id, text)
+        except YeetuiError as exc:
+            self.prefill(text)  # never lost: back in the composer, to send elsewhere
+            await self.notice("warning", f"{exc} Your message is back in the composer; ctrl+o goes to the parent.")
+            return
+        await self.notice("info", f"{handle.label} goes on with your message; its answer goes to the parent as "
+                          "its first did.")
 
     async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:
         """Start a subagent of `profile` under the session on screen; a refusal is shown, not raised."""
@@ -667,7 +677,8 @@ class MainScreen(Screen):
                     word = "wrap up" if graceful else "stop now"
                     await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
 
-            self.confirm(*stop_question(run.label or run.profile, now=not graceful), stop)
+            self.confirm(*stop_question(run.label or run.profile, now=not graceful,
+                                        queued=run.status == ev.RunStatus.QUEUED), stop)
 
     async def _open_item_worktree(self, data: dict[str, Any]) -> None:
         """alt+w on an inbox item: a shell in the (first) worktree it tells of."""

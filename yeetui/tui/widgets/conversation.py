@@ -135,7 +135,8 @@ class ConversationView(EntryWindow):
         self._first.clear()
         self._loading_older = False
         tail = messages[-1] if messages else None
-        if tail is not None and tail.partial and tail.message.role == "assistant" and tail.run_id:
+        if tail is not None and tail.partial and tail.message.role == "assistant" and tail.run_id and \
+                tail.id not in (errors or {}):  # (a run that ended, stopped mid-answer, is not continued)
             # A run is (or was) mid-stream: its checkpoint becomes the live view that deltas continue.
             messages = messages[:-1]
             self._live = AssistantMessageView(tail.message.text, thinking_text(tail.message),

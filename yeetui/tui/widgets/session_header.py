@@ -1,6 +1,6 @@
 """The header line: which session is on screen.
 
-`primary “fix the flaky login test” › orchestrator#2 › builder#3 · completed · read-only · claude-sonnet-4-5`
+`primary “fix the flaky login test” › orchestrator#2 › builder#3 · completed · type to follow up · claude-sonnet-4-5`
 
 Attributes down: the screen calls `show(heading)` with a `SessionHeading` whenever the session on screen
 or its status changes. The session on screen is bold, the sessions above it muted, the status coloured as in
@@ -12,7 +12,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from yeetui.subagents.heading import SessionHeading
+from yeetui.subagents.heading import FOLLOW_UP, SessionHeading
 from yeetui.subagents.ledger import ANSWERED
 from yeetui.tui.widgets.ledger import STATUS_STYLES
 
@@ -31,8 +31,8 @@ def heading_content(heading: SessionHeading) -> Content:
     parts = [sep.join(crumbs)]
     style = STATUS_STYLES.get(_WORD_STATUS.get(heading.status, heading.status), "$foreground-muted")
     parts.append(Content.styled(heading.status, STATUS_STYLES[ANSWERED] if heading.status == ANSWERED else style))
-    if heading.read_only:
-        parts.append(Content.styled("read-only", "$warning"))
+    if heading.follow_up:
+        parts.append(Content.styled(FOLLOW_UP, "$foreground-muted"))
     if heading.model:
         parts.append(Content.styled(heading.model, "$foreground-muted"))
     return dot.join(parts)
