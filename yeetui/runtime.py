@@ -70,6 +70,19 @@ def sandbox_notices(found: str | None, configured: str) -> list[str]:
                 "(tools.bash_sandbox: unshielded)."]
     return [f"{NO_SANDBOX}, and {REFUSED}."]
 
+@dataclass(frozen=True)
+class FrontEnd:
+    """What the front end opening the runtime does for the runs it starts: given at open, fixed after."""
+
+    model: str | None = None
+    """`--model`: the model of every run this process starts, its subagents' too."""
+    approve_asks: bool = False
+    """`--yes`: the permission questions of children in panes and detached workers are approved (they run
+    where nobody could be asked in time)."""
+    answers_asks: bool = False
+    """A front end with dialogs (the TUI): the permission questions of pane children come to it."""
+
+
 ProviderFactory = Callable[[str], tuple[Provider, str]]
 """`provider/model` → its provider and the bare model id; the default reads credentials from the environment
 and the config."""
@@ -129,11 +142,13 @@ class Runtime:
     async def open(cls, *, cwd: Path | None = None, overrides: Mapping[str, Any] | None = None,
                    env: Mapping[str, str] | None = None, recover: bool = True,
                    provider_factory: ProviderFactory | None = None,
-                   spawner_limits: Mapping[str, Any] | None = None) -> Runtime:
+                   spawner_limits: Mapping[str, Any] | None = None, front_end: FrontEnd | None = None) -> Runtime:
         """Build everything. `recover=False` skips the crash sweep (`Delivery.recover`): a detached worker about
         to claim a run must not sweep it up as a leftover of a dead process. `provider_factory` replaces how
         providers are made (tests run an in-process scripted provider through it); `spawner_limits` overrides
-        the spawner's (`max_concurrent`, `max_children`, `default_timeout`, `max_timeout`)."""
+        the spawner's (`max_concurrent`, `max_children`, `default_timeout`, `max_timeout`); `front_end` says what
+        the front end does for the runs (see FrontEnd)."""
+        front_end = front_end or FrontEnd()
         env = dict(os.environ if env is None else env)
         project_dir = paths.find_project_root(cwd or Path.cwd())  # from a subfolder too
         # Parsing config, profile and workflow files is blocking work: off the event loop (a UI stays live).
@@ -179,6 +194,9 @@ class Runtime:
                                mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots)
         spawner = AgentSpawner(launcher, delivery, worktrees=Worktrees(store, env=env),
                                panes=PaneHost(env=env, project_dir=project_dir), **limits)
+        launcher.model_override = front_end.model
+        spawner.approve_asks = front_end.approve_asks
+        spawner.elsewhere.answers_asks = front_end.answers_asks
         launcher.agent_host = lambda **run: AgentHost(spawner, **run)
         launcher.engines["orchestrator"] = OrchestratorEngine(spawner)
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,

@@ -9,15 +9,33 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
 
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
-from yeetui.store.records import RunRecord
+from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import process_running
+from yeetui.subagents.review import review_request
+from yeetui.subagents.spawner import SpawnHandle
 from yeetui.system.terminals import Shown, attach_argv, show_window
 from yeetui.system.tmux import Pane
 
-__all__ = ["Pane", "RunDesk", "Shown"]
+__all__ = ["Pane", "RunDesk", "Sent", "Shown", "SpawnHandle"]
+
+
+@dataclass(frozen=True)
+class Sent:
+    """Where a message typed into a session went."""
+
+    to: Literal["conversation", "elsewhere", "live", "follow_up"]
+    """`conversation`: a turn of the top-level conversation; `elsewhere`: the run another yeetui process
+    executes for the session (read at its next turn); `live`: the subagent running here (same);
+    `follow_up`: a new turn of a finished subagent, in its own session with its context."""
+    label: str = ""
+    pid: int | None = None
+    """The process that executes the run, for `elsewhere`."""
 
 
 class RunDesk:
@@ -77,6 +95,36 @@ class RunDesk:
         return self._spawner.live_runs(under_session)
 
     # -- acting -----------------------------------------------------------------------------------
+
+    async def review(self, *, parent_session_id: str, target: str | None = None) -> SpawnHandle:
+        """A reviewer on the project's changes (or on `target`: a branch, a commit range, a worktree)."""
+        request = await review_request(self._runtime.project_dir, parent_session_id=parent_session_id,
+                                       target=target)
+        return await self._spawner.spawn(request)
+
+    async def send(self, session: SessionRecord, text: str, *,
+                   converse: Callable[[str], Awaitable[None]]) -> Sent:
+        """A message the user typed into `session`, delivered where it belongs: to the run another process
+        executes for it, to a top-level conversation's next turn (`converse`, the front end's conversation
+        control), to a subagent running here, or, a subagent having finished, as a follow-up turn of it.
+        Raises YeetuiError when it cannot go anywhere (the caller keeps the text for the user)."""
+        if (other := await self.elsewhere(session.id)) is not None:
+            await self._spawner.steer(other.id, text, sender="user")
+            return Sent("elsewhere", other.label or other.profile, other.pid)
+        if session.parent_id is None:
+            await converse(text)
+            return Sent("conversation")
+        live = [r for r in await self._store.list_runs(session_id=session.id, limit=1) if self.is_live(r.id)]
+        if live:
+            await self._spawner.steer(live[0].id, text, sender="user")
+            return Sent("live", live[0].label or live[0].profile)
+        handle = await self._spawner.follow_up(session.id, text)
+        return Sent("follow_up", handle.label)
+
+    async def follow_up(self, session_id: str, text: str) -> SpawnHandle:
+        """A new turn of a finished subagent, in its own session with its context; its answer is delivered
+        to its parent like the first."""
+        return await self._spawner.follow_up(session_id, text)
 
     def wrapping_up(self, run_id: str) -> bool:
         """It was already asked to wrap up (a second cancel stops it now)."""

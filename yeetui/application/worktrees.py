@@ -11,12 +11,16 @@ import asyncio
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from yeetui.store import Store
 from yeetui.store.records import WorktreeRecord
 from yeetui.system.terminals import Shown, open_shell
 from yeetui.worktrees.manager import CleanupEntry, Worktrees, WorktreeState
 from yeetui.worktrees.merging import MergeOutcome, Strategy, SyncHow, discard_work, merge_work, sync_worktree
+
+if TYPE_CHECKING:
+    from yeetui.runtime import Runtime
 
 __all__ = ["CleanupEntry", "MergeOutcome", "Shown", "Strategy", "SyncHow", "WorktreeDesk", "WorktreeState"]
 
@@ -30,11 +34,19 @@ class WorktreeDesk:
         self.env = env
         self._worktrees = worktrees or Worktrees(store, env=env)
 
+    @classmethod
+    def of(cls, runtime: Runtime) -> WorktreeDesk:
+        """The desk of a running app: the spawner's worktree manager, the app's environment."""
+        return cls(runtime.store, env=runtime.env, worktrees=runtime.spawner.worktrees)
+
     async def create(self, checkout: Path, *, task: str, prefix: str = "yeetui/", base: str | None = None,
                      owner_session: str | None = None, clone: bool = False) -> WorktreeRecord:
         owner = (await self.store.resolve_session(owner_session)).id if owner_session else None
         return await self._worktrees.create(checkout, task=task, prefix=prefix, base=base, owner_session_id=owner,
                                             kind="clone" if clone else "worktree")
+
+    async def get(self, worktree_id: str) -> WorktreeRecord | None:
+        return await self.store.get_worktree(worktree_id)
 
     async def resolve(self, ident: str) -> WorktreeRecord:
         """The worktree with this id or unique id prefix (a clear error otherwise)."""

@@ -28,6 +28,7 @@ from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.theme import Theme
 
 from yeetui.tui.gc_pacing import FullCollections, calm_gc
 from yeetui.tui.startup import Pending, StartingScreen
@@ -49,7 +50,9 @@ def _import_domain() -> None:
         importlib.import_module(name)
 
 
-class YeetuiApp(App):
+class YeetuiApp(App[None]):
+    LEDGER_CLOCK: Callable[[], float] = staticmethod(time.monotonic)
+    """The clock the status ledger's elapsed times read (snapshot tests freeze it)."""
     TITLE = "yeetui"
     # Absolute, so subclasses elsewhere find them. The main screen's CSS is read with the app's: read when
     # that screen first shows, it would make Textual re-parse all CSS in the middle of the handover.
@@ -90,7 +93,7 @@ class YeetuiApp(App):
         for theme in self._load_themes():
             self.register_theme(theme)
 
-    def _load_themes(self):
+    def _load_themes(self) -> list[Theme]:
         themes, self._theme_warnings = discover_themes()
         return themes
 
@@ -114,11 +117,11 @@ class YeetuiApp(App):
         from yeetui.tui.screens.main import MainScreen
 
         if self.runtime is None:
-            from yeetui.runtime import Runtime
+            from yeetui.runtime import FrontEnd, Runtime
 
             try:
-                await self._ask_trust()
-                self.runtime = await Runtime.open(cwd=self.cwd)
+                await self._ask_trust()  # pane children's questions come to this app's dialog
+                self.runtime = await Runtime.open(cwd=self.cwd, front_end=FrontEnd(answers_asks=True))
             except YeetuiError as exc:
                 self.boot_error = str(exc)
                 for screen in self.screen_stack:
@@ -132,7 +135,7 @@ class YeetuiApp(App):
             self.set_keymap(keymap)
         self._waiting_main = MainScreen(self.runtime, resume=self.resume, continue_latest=self.continue_latest,
                                         model=self.model_override, extra_warnings=self._theme_warnings,
-                                        pending=self.pending)
+                                        pending=self.pending, ledger_clock=self.LEDGER_CLOCK)
         self.call_later(self.handover)
 
     async def _ask_trust(self) -> None:
@@ -148,7 +151,8 @@ class YeetuiApp(App):
             return
         shown = await asyncio.to_thread(project_files, project)  # before reading what they grant: a change
         grants = await asyncio.to_thread(project_widenings, project)  # made meanwhile is not trusted unseen
-        if grants and await self.push_screen_wait(TrustScreen(project, grants)):
+        trusting = await self.push_screen_wait(TrustScreen(project, grants)) if grants else False
+        if trusting:
             await asyncio.to_thread(set_trusted, project, files=shown)
             self.notify(f"Trusted {project}: its files take effect as written.", title="trust")
 
@@ -291,7 +295,7 @@ class YeetuiApp(App):
         if self.runtime is not None and not booting:
             save_theme(theme)  # a choice made in the running app (palette or /theme) persists
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         main = self._main()
         if main is None:

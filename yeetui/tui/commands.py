@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from textual.app import App
 
+    from yeetui.application.runs import RunDesk, SpawnHandle
+    from yeetui.application.worktrees import WorktreeDesk
     from yeetui.runtime import Runtime
-    from yeetui.subagents.spawner import SpawnHandle
 
 
 class CommandScreen(Protocol):
@@ -25,6 +26,16 @@ class CommandScreen(Protocol):
 
     @property
     def runtime(self) -> Runtime: ...
+
+    @property
+    def runs(self) -> RunDesk:
+        """The runs of every process on this data dir: find, cancel, steer, show a pane."""
+        ...
+
+    @property
+    def worktrees(self) -> WorktreeDesk:
+        """The worktrees subagents work in: find, merge, discard, open."""
+        ...
 
     @property
     def commands(self) -> Sequence[SlashCommand]:

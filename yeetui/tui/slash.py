@@ -11,23 +11,18 @@ inside the handlers that need them, like the rest of the TUI's command paths.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from yeetui.application.worktrees import Strategy
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
 from yeetui.foreign.commands import CommandFile, place
 from yeetui.providers.base import split_model
-from yeetui.runs.spec import RunOptions
 from yeetui.store.records import WorktreeRecord
-from yeetui.subagents.review import review_request
-from yeetui.system.terminals import open_shell, show_window
 from yeetui.text import clip_words, one_line
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
 from yeetui.tui.themes import save_theme
-from yeetui.worktrees.manager import Worktrees
-from yeetui.worktrees.merging import Strategy, discard_work, merge_work
 
 if TYPE_CHECKING:
     from yeetui.profiles import ProfileSet
@@ -177,32 +172,25 @@ def stop_question(label: str, *, now: bool, queued: bool = False) -> tuple[str, 
 
 
 async def _cancel(screen: CommandScreen, args: str, *, abort: bool = False) -> None:
-    spawner = screen.runtime.spawner
-    live = await spawner.running()  # in this process, in tmux panes, detached: wherever they run
-    if not args:
-        children = [r for r in live if r.options.get("parent_session_id") == screen.current]
-        if not children:
-            await screen.notice("warning", "No running subagent here. Usage: /cancel [oracle#4|run id]")
-            return
-        target = children[-1]
-    else:
-        target = next((r for r in live if r.label == args or r.id.startswith(args)), None)
-        if target is None:
-            await screen.notice("warning", f"No running subagent {args!r}.")
-            return
-    now = abort or spawner.wrapping_up(target.id)  # `/cancel!`, or a second `/cancel`: stop it now
+    runs = screen.runs  # in this process, in tmux panes, detached: wherever they run
+    target = await runs.find_running(args, under_session=screen.current)
+    if target is None:
+        await screen.notice("warning", f"No running subagent {args!r}." if args else
+                            "No running subagent here. Usage: /cancel [oracle#4|run id]")
+        return
+    now = abort or runs.wrapping_up(target.id)  # `/cancel!`, or a second `/cancel`: stop it now
     queued = target.status == RunStatus.QUEUED
 
     async def stop() -> None:
         if queued:
-            await spawner.cancel(target.id, graceful=False)
+            await runs.cancel(target.id, graceful=False)
             await screen.notice("info", f"Cancelled {target.label} before it started.")
             return
         if now:
-            await spawner.cancel(target.id, graceful=False)
+            await runs.cancel(target.id, graceful=False)
             await screen.notice("info", f"Stopped {target.label}.")
             return
-        await spawner.cancel(target.id, graceful=True)
+        await runs.cancel(target.id, graceful=True)
         await screen.notice("info", f"Asked {target.label} to wrap up (it is stopped in 30 s at the latest); "
                             "/cancel again or /cancel! stops it now.")
 
@@ -228,24 +216,18 @@ async def _oracle(screen: CommandScreen, args: str) -> None:
 
 
 async def _review(screen: CommandScreen, args: str) -> None:
-    runtime = screen.runtime
-    request = await review_request(runtime.project_dir, parent_session_id=screen.current or "",
-                                   target=args or None)
-    await screen.show_spawned(await runtime.spawner.spawn(request))
+    await screen.show_spawned(await screen.runs.review(parent_session_id=screen.current or "", target=args or None))
 
 
-async def _worktree(screen: CommandScreen, name: str) -> tuple[Worktrees, WorktreeRecord]:
-    worktrees = screen.runtime.spawner.worktrees or Worktrees(screen.runtime.store)
-    tree = await screen.runtime.store.session_tree_ids(screen.current) if screen.current else None
-    return worktrees, await worktrees.find(name, sessions=tree)
+async def _worktree(screen: CommandScreen, name: str) -> WorktreeRecord:
+    return await screen.worktrees.find(name, within_session=screen.current)
 
 
 async def _merge(screen: CommandScreen, args: str) -> None:
     words = args.split()
     strategy: Strategy = "squash" if "--squash" in words else "ff" if "--ff" in words else "merge"
     names = [w for w in words if not w.startswith("--")]
-    _, wt = await _worktree(screen, names[0] if names else "")
-    ask_merge(screen, [wt], strategy)
+    ask_merge(screen, [await _worktree(screen, names[0] if names else "")], strategy)
 
 
 def ask_merge(screen: CommandScreen, trees: Sequence[WorktreeRecord], strategy: Strategy = "merge") -> None:
@@ -257,10 +239,9 @@ def ask_merge(screen: CommandScreen, trees: Sequence[WorktreeRecord], strategy: 
               "in a worktree is committed first.")
 
     async def merge() -> None:
-        worktrees = screen.runtime.spawner.worktrees or Worktrees(screen.runtime.store)
         for wt in trees:
             await screen.notice("info", f"Merging {wt.branch} into {wt.repo}…")
-            outcome = await merge_work(worktrees, wt, strategy=strategy)
+            outcome = await screen.worktrees.merge(wt, strategy=strategy)
             await screen.notice("info" if outcome.merged else "warning", outcome.message)
             if not outcome.merged:
                 return
@@ -269,10 +250,10 @@ def ask_merge(screen: CommandScreen, trees: Sequence[WorktreeRecord], strategy: 
 
 
 async def _discard(screen: CommandScreen, args: str) -> None:
-    worktrees, wt = await _worktree(screen, args.strip())
+    wt = await _worktree(screen, args.strip())
 
     async def discard() -> None:
-        await discard_work(worktrees, wt)
+        await screen.worktrees.discard(wt)
         await screen.notice("info", f"Discarded {wt.label or wt.branch}: worktree {wt.path} and branch {wt.branch} "
                             "are removed.")
 
@@ -282,8 +263,8 @@ async def _discard(screen: CommandScreen, args: str) -> None:
 
 async def _open(screen: CommandScreen, args: str) -> None:
     """A shell in a subagent's worktree, to look at or finish its work before merging."""
-    _, wt = await _worktree(screen, args.strip())
-    shown = await asyncio.to_thread(open_shell, wt.path, env=screen.runtime.env)
+    wt = await _worktree(screen, args.strip())
+    shown = await screen.worktrees.open_shell(wt)
     name = wt.label or wt.branch
     if shown.how == "command":
         await screen.notice("info", f"{name}'s worktree (branch {wt.branch}): {shown.detail}")
@@ -293,14 +274,12 @@ async def _open(screen: CommandScreen, args: str) -> None:
 
 
 async def _worktrees(screen: CommandScreen, args: str) -> None:
-    rows = await screen.runtime.store.list_worktrees(statuses=("active",))
+    rows = await screen.worktrees.active_with_state()
     if not rows:
         await screen.notice("info", "No active worktrees.")
         return
-    worktrees = screen.runtime.spawner.worktrees or Worktrees(screen.runtime.store)
     lines = []
-    for wt in rows:
-        state = await worktrees.state(wt)
+    for wt, state in rows:
         work = f"{state.commits} commit(s)" + (f", {len(state.changed)} uncommitted" if state.dirty else "")
         lines.append(f"{wt.label or wt.id[:8]:<12} {wt.branch:<36} {work}")
     await screen.notice("info", "Worktrees (/merge NAME, /discard NAME):\n" + "\n".join(lines))
@@ -308,20 +287,17 @@ async def _worktrees(screen: CommandScreen, args: str) -> None:
 
 async def _attach(screen: CommandScreen, args: str) -> None:
     """Show a pane child's tmux window: a split of the user's tmux, a terminal window, or the command."""
-    store, spawner = screen.runtime.store, screen.runtime.spawner
     name = args.strip()
-    runs = [r for r in await store.list_runs(limit=200) if RunOptions.of(r).pane]
-    run = next((r for r in runs if name and (r.label == name or r.id.startswith(name))), None) if name else \
-        next(iter(runs), None)
+    run = await screen.runs.find_in_pane(name)
     if run is None:
         await screen.notice("warning", f"No run in a tmux pane{f' named {name!r}' if name else ''}. Start one with "
                             "/oracle --tmux <question>, or set `mode: tmux` in a profile.")
         return
-    pane = await spawner.pane_of(run.id)
+    pane = await screen.runs.pane_of(run)
     if pane is None:
         await screen.notice("warning", f"The tmux window of {run.label or run.profile} is gone.")
         return
-    shown = await asyncio.to_thread(show_window, pane.server, pane.target, env=screen.runtime.env)
+    shown = await screen.runs.show_pane(pane)
     text = {"tmux-split": f"{run.label} is in the split on the right (its own tmux: detach with the prefix key, d).",
             "tmux-window": f"{run.label} is in a new window of your tmux.",
             "terminal": f"{run.label} opened in a new {shown.detail} window.",
@@ -335,10 +311,8 @@ async def _embed(screen: CommandScreen, args: str) -> None:
     if not name:
         await screen.embed(None)
         return
-    store, spawner = screen.runtime.store, screen.runtime.spawner
-    run = next((r for r in await store.list_runs(limit=200)
-                if RunOptions.of(r).pane and (r.label == name or r.id.startswith(name))), None)
-    pane = await spawner.pane_of(run.id) if run is not None else None
+    run = await screen.runs.find_in_pane(name)
+    pane = await screen.runs.pane_of(run) if run is not None else None
     if run is None or pane is None:
         await screen.notice("warning", f"No tmux pane of {name!r} to show. /attach lists how to watch panes.")
         return

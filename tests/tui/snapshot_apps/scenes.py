@@ -16,7 +16,7 @@ from textual.widgets import Input, TextArea
 
 from yeetui.events import RunStatus
 from yeetui.store.records import InboxItem
-from yeetui.subagents.ledger import WATCHING, Ledger, LedgerRow
+from yeetui.subagents.ledger import WATCHING, LedgerRow
 from yeetui.tui import app as app_module
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.switcher import SessionNode
@@ -147,15 +147,7 @@ class FrozenLedgerApp(YeetuiApp):
     """The real app, whose runtime's ledger reads a frozen clock (elapsed times never tick)."""
 
     CSS_PATH = str(Path(app_module.__file__).with_name("app.tcss"))  # relative paths resolve per subclass
-
-    async def _boot(self) -> None:
-        if self.runtime is None:
-            from yeetui.runtime import Runtime
-
-            self.runtime = await Runtime.open(cwd=self.cwd)
-            self._own_runtime = True
-            self.runtime.ledger = Ledger(self.runtime.bus, clock=frozen_clock)  # type: ignore[attr-defined]
-        await super()._boot()
+    LEDGER_CLOCK = staticmethod(frozen_clock)
 
 
 def conversation_messages() -> list[Any]:

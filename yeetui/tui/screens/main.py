@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,15 +28,15 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from yeetui import events as ev
+from yeetui.application.runs import RunDesk
+from yeetui.application.worktrees import WorktreeDesk
 from yeetui.errors import YeetuiError
 from yeetui.runtime import Runtime
-from yeetui.store.records import RunRecord, SessionRecord
+from yeetui.store.records import InboxStatus, SessionRecord
 from yeetui.subagents.heading import PRIMARY, session_heading
 from yeetui.subagents.ledger import ANSWERED, Ledger, LedgerRow, status_word
 from yeetui.subagents.ledger_sync import LedgerSync
 from yeetui.subagents.panes import Pane
-from yeetui.subagents.spawner import process_running
-from yeetui.system.terminals import attach_argv
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
@@ -60,8 +59,8 @@ from yeetui.tui.widgets.message_views import Pacing
 from yeetui.tui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
+    from yeetui.application.runs import SpawnHandle
     from yeetui.subagents.session_control import SessionControl
-    from yeetui.subagents.spawner import SpawnHandle
 
 log = logging.getLogger(__name__)
 _VIEW_ONLY = (ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.ToolCallStarted, ev.ToolCallFinished,
@@ -76,7 +75,7 @@ SECOND_ESC = 8.0
 """Seconds within which a second esc stops the background subagents the first one named."""
 
 
-class MainScreen(Screen):
+class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
     BINDINGS = [  # priority: the composer (a TextArea) would take them for its own cursor otherwise
         Binding("pageup", "scroll_conversation(-1)", "Scroll up", id="scroll_up", show=False, priority=True),
@@ -97,7 +96,8 @@ class MainScreen(Screen):
 
     def __init__(self, runtime: Runtime, *, resume: str | None = None, continue_latest: bool = False,
                  model: str | None = None, extra_warnings: list[str] | None = None,
-                 pending: list[Pending[MainScreen]] | None = None) -> None:
+                 pending: list[Pending[MainScreen]] | None = None,
+                 ledger_clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.runtime = runtime
         self._children_offer: float | None = None
@@ -105,9 +105,13 @@ class MainScreen(Screen):
         self.model = model
         """The model this window's sessions use; None: the configured default."""
         self.commands, command_warnings = all_commands(runtime.profiles, getattr(runtime, "command_files", ()))
-        self.ledger = getattr(runtime, "ledger", None) or Ledger(runtime.bus)
+        self.runs = RunDesk(runtime)
+        """Runs wherever they execute: find, cancel, steer, panes (the application surface)."""
+        self.worktrees = WorktreeDesk.of(runtime)
+        """The worktrees subagents work in (the application surface)."""
+        self.ledger = Ledger(runtime.bus, clock=ledger_clock)
         self.ledger_sync = LedgerSync(runtime.store, self.ledger, project_dir=runtime.project_dir,
-                                      is_local=runtime.spawner.is_live)
+                                      is_local=self.runs.is_live)
         """Rows for runs of other yeetui processes (detached workers) and the tree cost of parent rows."""
         self.controls: dict[str, SessionControl] = {}
         self.current: str | None = None
@@ -120,7 +124,6 @@ class MainScreen(Screen):
         """Streamed answers are drawn less often while the user types (their keys echo first)."""
         self._permissions: deque[ev.PermissionRequested] = deque()
         self._asking = False
-        runtime.spawner.elsewhere.answers_asks = True  # pane children's questions come to this screen's dialog
         self.startup = SessionStart(self, pending if pending is not None else [], resume=resume,
                                     continue_latest=continue_latest,
                                     warnings=[*(extra_warnings or []), *command_warnings])
@@ -391,34 +394,22 @@ class MainScreen(Screen):
             await self._send(session, text)
 
     async def _send(self, session: SessionRecord, text: str) -> None:
-        """A prompt to the session on screen: its run, the run in another process, or the live subagent's."""
-        elsewhere = await self._run_elsewhere(session.id)
-        if elsewhere is not None:
-            try:
-                await self.runtime.spawner.steer(elsewhere.id, text, sender="user")
-            except YeetuiError as exc:
-                await self.notice("warning", str(exc))
-                return
-            await self.notice("info", f"Sent to {elsewhere.label or elsewhere.profile} in process {elsewhere.pid}; "
-                              "it reads it at its next turn.")
-            return
-        if session.parent_id is None:
-            await self.control(session.id).submit(text)
-            return
-        live = [r for r in await self.runtime.store.list_runs(session_id=session.id, limit=1)
-                if self.runtime.spawner.is_live(r.id)]
-        if live:
-            await self.runtime.spawner.steer(live[0].id, text, sender="user")
-            await self.notice("info", "Sent to the subagent; it reads it at its next turn.")
-            return
-        try:  # it has ended: the message is a follow-up turn, with its conversation as context
-            handle = await self.runtime.spawner.follow_up(session.id, text)
+        """A message typed into the session on screen: its conversation's next turn, the run another process
+        executes for it, the live subagent's next turn, or a finished subagent's follow-up."""
+        try:
+            sent = await self.runs.send(session, text, converse=self.control(session.id).submit)
         except YeetuiError as exc:
             self.prefill(text)  # never lost: back in the composer, to send elsewhere
-            await self.notice("warning", f"{exc} Your message is back in the composer; ctrl+o goes to the parent.")
+            back = "; ctrl+o goes to the parent" if session.parent_id else ""
+            await self.notice("warning", f"{exc} Your message is back in the composer{back}.")
             return
-        await self.notice("info", f"{handle.label} goes on with your message; its answer goes to the parent as "
-                          "its first did.")
+        if sent.to == "elsewhere":
+            await self.notice("info", f"Sent to {sent.label} in process {sent.pid}; it reads it at its next turn.")
+        elif sent.to == "live":
+            await self.notice("info", "Sent to the subagent; it reads it at its next turn.")
+        elif sent.to == "follow_up":
+            await self.notice("info", f"{sent.label} goes on with your message; its answer goes to the parent as "
+                              "its first did.")
 
     async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:
         """Start a subagent of `profile` under the session on screen; a refusal is shown, not raised."""
@@ -440,27 +431,26 @@ class MainScreen(Screen):
         if self.current in self.controls and await self.controls[self.current].interrupt():
             return True
         runs = await self.runtime.store.list_runs(session_id=self.current or "", limit=1)
-        if runs and self.runtime.spawner.is_live(runs[0].id):
-            self.runtime.spawner.abort(runs[0].id)
+        if runs and self.runs.is_live(runs[0].id):
+            self.runs.abort(runs[0].id)
             return True
-        if (elsewhere := await self._run_elsewhere(self.current or "")) is not None:
+        if (elsewhere := await self.runs.elsewhere(self.current or "")) is not None:
             with contextlib.suppress(YeetuiError):  # it ended meanwhile: nothing to stop
-                await self.runtime.spawner.cancel(elsewhere.id, graceful=False)
+                await self.runs.cancel(elsewhere.id, graceful=False)
                 return True
         return await self._interrupt_children()
 
     async def _interrupt_children(self) -> bool:
-        spawner = self.runtime.spawner
-        children = spawner.live_runs(self.current) if self.current else []
+        children = self.runs.live_here(under_session=self.current) if self.current else []
         if not children:
             self._children_offer = None
             return False
-        labels = ", ".join(spawner.label(run_id) or run_id[:8] for run_id in children)
+        labels = ", ".join(self.runs.label(run_id) for run_id in children)
         now = time.monotonic()
         if self._children_offer is not None and now - self._children_offer <= SECOND_ESC:
             self._children_offer = None
             await self.notice("info", f"Stopping {labels}.")
-            await spawner.cancel_children(self.current or "")
+            await self.runs.stop_children(self.current or "")
             return True
         self._children_offer = now
         await self.notice("info", f"Nothing runs in this conversation; its subagents run in the background: "
@@ -469,19 +459,7 @@ class MainScreen(Screen):
 
     def running_subagents(self) -> list[str]:
         """Labels of the subagents this process runs (they stop when it quits)."""
-        spawner = self.runtime.spawner
-        return [spawner.label(run_id) or run_id[:8] for run_id in spawner.live_runs()]
-
-    async def _run_elsewhere(self, session_id: str) -> RunRecord | None:
-        """The session's latest run when another live yeetui process executes it (a detached worker)."""
-        runs = await self.runtime.store.list_runs(session_id=session_id, limit=1)
-        if not runs:
-            return None
-        run = runs[0]
-        if (run.status.is_final or run.pid in (None, os.getpid()) or self.runtime.spawner.is_live(run.id)
-                or not process_running(run.pid)):
-            return None
-        return run
+        return [self.runs.label(run_id) for run_id in self.runs.live_here()]
 
     async def embed(self, pane: Pane | None, label: str = "") -> None:
         """Show `pane` (a subagent's tmux window) live under the conversation, focused; None closes it."""
@@ -491,7 +469,7 @@ class MainScreen(Screen):
             self.composer.focus()
             return
         env = {k: v for k, v in self.runtime.env.items() if k != "TMUX"}
-        view = EmbeddedPane(attach_argv(pane.server, pane.target), env=env, title=f"{label} · tmux {pane.window}")
+        view = EmbeddedPane(self.runs.attach_command(pane), env=env, title=f"{label} · tmux {pane.window}")
         await self.mount(view, before=self.composer)
         view.focus()
 
@@ -669,11 +647,11 @@ class MainScreen(Screen):
 
             async def stop() -> None:
                 try:  # a run of another process (a detached worker) is told through the store
-                    await self.runtime.spawner.cancel(run.id, graceful=graceful)
+                    await self.runs.cancel(run.id, graceful=graceful)
                 except YeetuiError as exc:
                     await self.notice("warning", str(exc))
                     return
-                if not self.runtime.spawner.is_live(run.id):
+                if not self.runs.is_live(run.id):
                     word = "wrap up" if graceful else "stop now"
                     await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
 
@@ -695,7 +673,7 @@ class MainScreen(Screen):
         if not ids:
             await self.notice("warning", "This item has no worktree to merge; alt+m merges a builder's branch.")
             return
-        trees = [wt for i in ids if (wt := await self.runtime.store.get_worktree(i)) and wt.status == "active"]
+        trees = [wt for i in ids if (wt := await self.worktrees.get(i)) and wt.status == "active"]
         if not trees:
             await self.notice("warning", "Nothing left to merge: this item's worktrees were merged or discarded.")
             return
@@ -713,7 +691,7 @@ class MainScreen(Screen):
         if message.action == "worktree":
             await self._open_item_worktree(item.data or {})
             return
-        status = {"open": "read", "accept": "read", "reply": "read", "dismiss": "dismissed"}[message.action]
+        status: InboxStatus = "dismissed" if message.action == "dismiss" else "read"
         await store.set_inbox_status(item.id, status)
         self.query_one(InboxPanel).set_status(item.id, status)
         if item.kind == "interjection" and message.action in ("accept", "dismiss"):
@@ -729,7 +707,8 @@ class MainScreen(Screen):
 
 def _worktree_ids(data: dict[str, Any]) -> list[str]:
     """The worktrees an inbox item tells of: a builder's, or an orchestrator's builders' (in plan order)."""
-    result = data.get("result") if isinstance(data.get("result"), dict) else {}
+    found = data.get("result")
+    result: dict[str, Any] = found if isinstance(found, dict) else {}
     trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else \
         data.get("worktrees") or result.get("worktrees") or []  # an orchestrator's completion: its builders'
     return [str(t["id"]) for t in trees if isinstance(t, dict) and t.get("id")]
