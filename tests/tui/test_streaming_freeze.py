@@ -5,9 +5,12 @@ bounded number of blocks; what is shown is what rendering the whole answer shows
 from __future__ import annotations
 
 import io
+from collections import Counter
+from typing import Any
 
 import pytest
 from rich.console import Console
+from textual._styles_cache import StylesCache
 from textual.widgets import Static
 
 from tests.tui.test_conversation import Host, wait_for
@@ -228,3 +231,39 @@ async def test_while_the_user_types_a_stream_is_drawn_less_often_and_nothing_is_
         await view.add_message(Message.assistant("".join(f"word{n} " for n in range(12))), 5)
         await pilot.pause()
         assert message is not None and "word11" in " ".join(drawn(message))
+
+
+async def test_a_line_that_scrolls_the_view_redraws_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the view follows a stream, each new line of the answer scrolls it by a line: the open end is
+    drawn again (its text changed) and the scrollbar (it moved), but nothing else renders a line — not the
+    messages above, not the answer's frozen parts, not the answer's own column, which grows with every line
+    but has nothing of its own to draw (`BLANK`)."""
+    drawn_by: Counter[str] = Counter()
+    original = StylesCache.render_line
+
+    def render_line(self: StylesCache, styles: Any, y: int, *args: Any, **kw: Any) -> Any:
+        node = styles.node
+        drawn_by[type(node).__name__ + (".frozen" if node.has_class("frozen") else "")] += 1
+        return original(self, styles, y, *args, **kw)
+
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        for i in range(1, 6):
+            await view.add_message(Message.user(f"question {i}"), 2 * i)
+            await view.add_message(Message.assistant(answer(1)), 2 * i + 1)
+        await view.stream_text("r1", answer(3) + "- the first item\n")
+        message = view.query_one("AssistantMessageView:last-of-type", AssistantMessageView)
+        await message.flush()
+        await pilot.pause()
+        assert any(part.region.overlaps(view.region) for part in message.query(".frozen"))  # frozen parts on screen
+        monkeypatch.setattr(StylesCache, "render_line", render_line)
+        for n in range(6):
+            before = view.scroll_y
+            await view.stream_text("r1", f"- item {n}\n")  # a line more
+            await message.flush()
+            await pilot.pause()
+            await pilot.pause()
+            assert view.scroll_y == before + 1 == view.max_scroll_y  # it scrolled by the line, following
+        tail = message.query(".body").last().size.height
+        assert drawn_by["AnswerText"] <= 6 * tail
+        assert set(drawn_by) <= {"AnswerText", "ScrollBar"}, drawn_by

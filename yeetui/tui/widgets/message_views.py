@@ -188,6 +188,11 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
     the screen lays them all out on every write: a 40 KB answer had ~1,800 children and took most of a core,
     and typing lagged by a third of a second.)"""
 
+    BLANK = True
+    """It draws nothing of its own (no background, border or padding; its margin lies outside it): Textual
+    then paints its lines as one blank strip instead of rendering each through its styles, which it would
+    do for every visible line each time the view grows by a line while the answer streams."""
+
     DEFAULT_CSS = """
     AssistantMessageView {
         height: auto;
