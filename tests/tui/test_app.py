@@ -322,9 +322,16 @@ async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_h
         await pilot.press("end")
         await _until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
 
+        held: list[str] = []
+
+        async def draw() -> None:
+            held.append(composer.text)
+
+        main.pacing.hold(draw)  # a stream's draw that fell due while the user typed
         await pilot.press(*"draft", "home")  # with a draft, Home moves its cursor
         await pilot.pause()
         assert main.pacing.interval == TYPING_FLUSH_INTERVAL  # keys in the composer: streams drawn less often
+        assert held == ["d"]  # the held draw ran once, after the next key's echo
         assert composer.input.cursor_location == (0, 0) and view.following
         await pilot.press("ctrl+home")  # ctrl+home jumps all the same, and the draft stays
         await _until(pilot, lambda: first_shown(view) == "question 0")

@@ -5,9 +5,12 @@ bounded number of blocks; what is shown is what rendering the whole answer shows
 from __future__ import annotations
 
 import io
+from collections import Counter
+from typing import Any
 
 import pytest
 from rich.console import Console
+from textual._styles_cache import StylesCache
 from textual.widgets import Static
 
 from tests.tui.test_conversation import Host, wait_for
@@ -19,6 +22,7 @@ from yeetui.tui.widgets.message_views import (
     KEEP_LIVE,
     TYPING_FLUSH_INTERVAL,
     AssistantMessageView,
+    Pacing,
     RenderedMarkdown,
     block_starts,
     freeze_point,
@@ -228,3 +232,62 @@ async def test_while_the_user_types_a_stream_is_drawn_less_often_and_nothing_is_
         await view.add_message(Message.assistant("".join(f"word{n} " for n in range(12))), 5)
         await pilot.pause()
         assert message is not None and "word11" in " ".join(drawn(message))
+
+
+async def test_a_line_that_scrolls_the_view_redraws_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the view follows a stream, each new line of the answer scrolls it by a line: the open end is
+    drawn again (its text changed) and the scrollbar (it moved), but nothing else renders a line — not the
+    messages above, not the answer's frozen parts, not the answer's own column, which grows with every line
+    but has nothing of its own to draw (`BLANK`)."""
+    drawn_by: Counter[str] = Counter()
+    original = StylesCache.render_line
+
+    def render_line(self: StylesCache, styles: Any, y: int, *args: Any, **kw: Any) -> Any:
+        node = styles.node
+        drawn_by[type(node).__name__ + (".frozen" if node.has_class("frozen") else "")] += 1
+        return original(self, styles, y, *args, **kw)
+
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        for i in range(1, 6):
+            await view.add_message(Message.user(f"question {i}"), 2 * i)
+            await view.add_message(Message.assistant(answer(1)), 2 * i + 1)
+        await view.stream_text("r1", answer(3) + "- the first item\n")
+        message = view.query_one("AssistantMessageView:last-of-type", AssistantMessageView)
+        await message.flush()
+        await pilot.pause()
+        assert any(part.region.overlaps(view.region) for part in message.query(".frozen"))  # frozen parts on screen
+        monkeypatch.setattr(StylesCache, "render_line", render_line)
+        for n in range(6):
+            before = view.scroll_y
+            await view.stream_text("r1", f"- item {n}\n")  # a line more
+            await message.flush()
+            await wait_for(pilot, lambda b=before: view.scroll_y == b + 1 == view.max_scroll_y)  # scrolled by a line
+            await pilot.pause()
+        assert drawn_by["AnswerText"] and drawn_by["ScrollBar"]
+        assert set(drawn_by) <= {"AnswerText", "ScrollBar"}, drawn_by
+
+
+async def test_while_the_user_types_a_draw_that_falls_due_waits_for_the_next_key_s_echo(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A draw that can lay the screen out runs right after a key's echo is on screen, in the gap before the
+    next key, rather than whenever its timer fires (in the way of a key); with no key after it, it still
+    runs, at the latest `TYPING_GRACE` later."""
+    monkeypatch.setattr(Pacing, "typing", property(lambda self: True))  # the user is typing
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        await view.stream_text("r1", "first words ")
+        message = view.query_one(AssistantMessageView)
+        await message.flush()
+        await view.stream_text("r1", "and more")
+        await message._due()  # its timer fires while the user types
+        assert message.shown_text == "first words "  # held...
+        await view.pacing.echoed()  # ...until the screen has drawn the next key's echo
+        assert message.shown_text == "first words and more"
+
+        await view.stream_text("r1", " and the end")
+        await message._due()
+        assert message.shown_text == "first words and more"
+        await wait_for(pilot, lambda: message.shown_text.endswith("the end"))  # no key came: drawn anyway
+        await view.pacing.echoed()  # a key after that draws nothing twice
+        assert message.shown_text == "first words and more and the end"

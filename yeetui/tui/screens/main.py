@@ -612,6 +612,7 @@ class MainScreen(Screen[None]):
     @on(TextArea.Changed, "#composer-input")
     def _typing(self, event: TextArea.Changed) -> None:
         self.pacing.typed()
+        self.call_after_refresh(self.pacing.echoed)  # a stream's draw held for the echo runs after it
 
     @on(ConversationView.LoadOlder)
     async def load_older(self, message: ConversationView.LoadOlder) -> None:

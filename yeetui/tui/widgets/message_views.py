@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -48,21 +48,42 @@ TYPING_GRACE = 0.5
 
 
 class Pacing:
-    """How often streamed text is drawn: every `FLUSH_INTERVAL`, but only every `TYPING_FLUSH_INTERVAL` while
-    the user types. Each draw of a growing answer can cost a layout of the screen, and a key that arrives
-    meanwhile waits for it; while keys come, their echo goes first and the answer catches up in bigger
-    steps (nothing is dropped, only drawn less often)."""
+    """How often, and when, streamed text is drawn: every `FLUSH_INTERVAL`, but only every
+    `TYPING_FLUSH_INTERVAL` while the user types. Each draw of a growing answer can cost a layout of the screen
+    and a repaint of the conversation (a new line scrolls it), and a key that arrives meanwhile waits for it:
+    while keys come, their echo goes first and the answer catches up in bigger steps (nothing is dropped,
+    only drawn less often). A draw that falls due while the user types is also `hold`-ed until the next key's
+    echo is on screen (`echoed`, which the screen calls after that refresh), so it runs in the gap between
+    two keys rather than in the way of one."""
 
     def __init__(self) -> None:
         self._typed_at = -math.inf
+        self._held: list[Callable[[], Awaitable[None]]] = []
 
     def typed(self) -> None:
         self._typed_at = time.monotonic()
 
     @property
+    def typing(self) -> bool:
+        """True within `TYPING_GRACE` of the last key."""
+        return time.monotonic() - self._typed_at < TYPING_GRACE
+
+    @property
     def interval(self) -> float:
-        typing = time.monotonic() - self._typed_at < TYPING_GRACE
-        return TYPING_FLUSH_INTERVAL if typing else FLUSH_INTERVAL
+        return TYPING_FLUSH_INTERVAL if self.typing else FLUSH_INTERVAL
+
+    def hold(self, draw: Callable[[], Awaitable[None]]) -> None:
+        """Run `draw` once the next key's echo is drawn (the caller draws anyway if no key comes)."""
+        if draw not in self._held:
+            self._held.append(draw)
+
+    async def echoed(self) -> None:
+        """A key's echo is on screen: run the draws held for this moment."""
+        draws, self._held = self._held, []
+        for draw in draws:
+            await draw()
+
+
 FREEZE_AT = 8
 """Blocks the open end of a streaming answer may hold before the older ones are frozen (see
 `AssistantMessageView`): it is rendered again on every draw, so the fewer the cheaper."""
@@ -188,6 +209,11 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
     the screen lays them all out on every write: a 40 KB answer had ~1,800 children and took most of a core,
     and typing lagged by a third of a second.)"""
 
+    BLANK = True
+    """It draws nothing of its own (no background, border or padding; its margin lies outside it): Textual
+    then paints its lines as one blank strip instead of rendering each through its styles, which it would
+    do for every visible line each time the view grows by a line while the answer streams."""
+
     DEFAULT_CSS = """
     AssistantMessageView {
         height: auto;
@@ -257,7 +283,22 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
 
     def _schedule(self) -> None:
         if self._timer is None:
-            self._timer = self.set_timer(self.pacing.interval, self.flush, name="stream-flush")
+            self._timer = self.set_timer(self.pacing.interval, self._due, name="stream-flush")
+
+    async def _due(self) -> None:
+        """The buffered deltas are due: drawn now or, while the user types, right after the next key's echo
+        (at the latest `TYPING_GRACE` from now, should no key come)."""
+        if self._timer is not None:
+            self._timer.stop()
+        if self.pacing.typing:
+            self._timer = self.set_timer(TYPING_GRACE, self.flush, name="stream-flush")
+            self.pacing.hold(self._flush_held)
+        else:
+            await self.flush()
+
+    async def _flush_held(self) -> None:
+        if self.is_attached:
+            await self.flush()
 
     async def flush(self) -> None:
         """Show everything buffered: the text's open end rendered again, the thinking in its block."""
