@@ -183,3 +183,31 @@ def pair_tool_results_with_sources(messages: Iterable[Message]) -> Iterator[tupl
         if kept:
             yield (message if kept == message.parts else message.model_copy(update={"parts": kept})), index
     yield from answer_pending()
+
+
+# -- how a user's prompt with attachments reads --------------------------------------------------------------
+
+ATTACHMENT_CAP_BYTES = 51_200
+"""Bytes of a file `@mentioned` in a prompt that are sent with it (the head is kept), as for a `file:` context."""
+
+
+def typed_text(message: Message) -> str:
+    """What the user typed: the first text part of a prompt with attachments, else the whole text."""
+    if message.meta.get("attachments") and message.parts and isinstance(message.parts[0], TextPart):
+        return message.parts[0].text
+    return message.text
+
+
+def attachment_note(meta: dict[str, Any]) -> str:
+    """`calc.py (12 lines)`, `big.log (1300 lines, cut at 50 KB of 2 MB)`: an attachment as the user reads it."""
+    lines = meta.get("lines", 0)
+    text = f"{meta.get('path', '?')} ({lines} line{'s' if lines != 1 else ''}"
+    if meta.get("truncated"):
+        text += f", the first {ATTACHMENT_CAP_BYTES // 1024} KB of {_size(int(meta.get('size') or 0))}"
+    return text + ")"
+
+
+def _size(count: int) -> str:
+    if count >= 1 << 20:
+        return f"{count / (1 << 20):.1f} MB"
+    return f"{count // 1024} KB"

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from yeetui.errors import PathEscapeError, ToolError
-from yeetui.messages import Message, TextPart
+from yeetui.messages import ATTACHMENT_CAP_BYTES, Message, TextPart
 from yeetui.system.safepath import display_path, open_for_read
 from yeetui.workspace import WorkspaceBinding
 
-ATTACH_CAP_BYTES = 51_200
-"""Bytes of a file sent with the prompt (the head is kept), as for a `file:` context."""
+ATTACH_CAP_BYTES = ATTACHMENT_CAP_BYTES
 MAX_ATTACHMENTS = 10
 """Files attached to one prompt at most; the rest are reported."""
 _MENTION = re.compile(r"(?<!\S)@([^\s@]+)")
@@ -60,15 +59,6 @@ class Attachment:
 
     def meta(self) -> dict[str, Any]:
         return {"path": self.path, "lines": self.lines, "size": self.size, "truncated": self.truncated}
-
-
-def attachment_note(meta: dict[str, Any]) -> str:
-    """`calc.py (12 lines)`, `big.log (1300 lines, cut at 50 KB of 2 MB)`: an attachment as the user reads it."""
-    lines = meta.get("lines", 0)
-    text = f"{meta.get('path', '?')} ({lines} line{'s' if lines != 1 else ''}"
-    if meta.get("truncated"):
-        text += f", the first {ATTACH_CAP_BYTES // 1024} KB of {_size(int(meta.get('size') or 0))}"
-    return text + ")"
 
 
 def mentions(prompt: str) -> list[str]:
@@ -114,13 +104,6 @@ def prompt_message(prompt: str, attachments: list[Attachment] | tuple[Attachment
                    meta={"attachments": [a.meta() for a in attachments]})
 
 
-def typed_text(message: Message) -> str:
-    """What the user typed: the first text part of a prompt with attachments, else the whole text."""
-    if message.meta.get("attachments") and message.parts and isinstance(message.parts[0], TextPart):
-        return message.parts[0].text
-    return message.text
-
-
 class _NotAFile(Exception):
     """Nothing by that name (or a name that is not a path at all)."""
 
@@ -157,9 +140,3 @@ def _read(token: str, binding: WorkspaceBinding) -> Attachment:
     except UnicodeDecodeError as err:
         raise _Refused(f"it is not UTF-8 text (bad byte at offset {err.start}).") from err
     return Attachment(path=display_path(binding, real), text=text, size=size)
-
-
-def _size(count: int) -> str:
-    if count >= 1 << 20:
-        return f"{count / (1 << 20):.1f} MB"
-    return f"{count // 1024} KB"

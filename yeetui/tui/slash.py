@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from yeetui.application.commands import CommandFile, placed_commands
 from yeetui.application.worktrees import Strategy
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
-from yeetui.foreign.commands import CommandFile, place
-from yeetui.providers.base import split_model
 from yeetui.store.records import WorktreeRecord
 from yeetui.text import clip_words, one_line
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
@@ -118,19 +117,9 @@ async def _agents(screen: CommandScreen, args: str) -> None:
 def model_choices(screen: CommandScreen) -> list[tuple[str, str]]:
     """(model, note) for the /model picker: each tier of every provider in the tiers table the user has a
     key for, the tiers config overrides, and the model in use."""
-    from yeetui.providers.tiers import TIER_NAMES, TIERS
+    from yeetui.application.models import model_choices as choices
 
-    settings, launcher = screen.runtime.settings, screen.runtime.launcher
-    choices: list[tuple[str, str]] = []
-    for provider, table in TIERS.items():
-        if launcher.provider(f"{provider}/{table['default']}")[0].missing_credentials() is None:
-            choices += [(f"{provider}/{table[tier]}", f"{provider} · {tier}") for tier in TIER_NAMES]
-    choices += [(model, f"{tier} (config)") for tier, model in settings.models.items() if model]
-    current = screen.model or settings.model
-    unique: dict[str, str] = {} if current in [model for model, _ in choices] else {current: "in use"}
-    for model, note in choices:
-        unique.setdefault(model, note)
-    return list(unique.items())
+    return choices(screen.runtime, screen.model or screen.runtime.settings.model)
 
 
 async def _model(screen: CommandScreen, args: str) -> None:
@@ -143,9 +132,9 @@ async def _model(screen: CommandScreen, args: str) -> None:
 
         screen.pick("models of your configured providers", model_choices(screen), current, picked)
         return
-    split_model(args)  # refuses a name without a provider before anything changes
-    provider, _ = screen.runtime.launcher.provider(args)
-    if (problem := provider.missing_credentials()) is not None:
+    from yeetui.application.models import model_problem
+
+    if (problem := model_problem(screen.runtime, args)) is not None:
         await screen.notice("error", f"{problem} The model stays {screen.model or screen.runtime.settings.model}.")
         return
     await screen.set_model(args)
@@ -425,7 +414,7 @@ def _run_file(command: CommandFile) -> Handler:
 
 def file_commands(files: Sequence[CommandFile], taken: set[str]) -> tuple[list[SlashCommand], list[str]]:
     """A command per file; a name already taken keeps its meaning (the file gets `folder:name`)."""
-    placed, warnings = place(files, taken=sorted(taken))
+    placed, warnings = placed_commands(files, taken)
     commands = []
     for command in placed:
         usage = f"/{command.name}" + (f" {command.argument_hint}" if command.argument_hint else "")

@@ -36,4 +36,6 @@ class SizedByLayout:
     """
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
+        # A mixin's super() is the widget it is mixed into; mypy sees only `object` here.
+        updated: bool = super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
+        return updated

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from yeetui.runs.mentions import ATTACH_CAP_BYTES, mentions, prompt_message, read_mentions, typed_text
+from yeetui.messages import typed_text
+from yeetui.runs.mentions import ATTACH_CAP_BYTES, mentions, prompt_message, read_mentions
 from yeetui.workspace import WorkspaceBinding
 
 

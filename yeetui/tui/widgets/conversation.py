@@ -16,13 +16,13 @@ start, newer pages come as the user scrolls down (`LoadNewer` → `append_newer`
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from textual import on
 from textual.message import Message as TextualMessage
 from textual.widget import Widget
 
-from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart
-from yeetui.runs.mentions import typed_text
+from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, typed_text
 from yeetui.store.records import StoredMessage
 from yeetui.tui.widgets.conversation_window import EntryWindow
 from yeetui.tui.widgets.message_views import (
@@ -331,7 +331,7 @@ class ConversationView(EntryWindow):
 
     # -- tools and notices -------------------------------------------------------------------------
 
-    async def tool_started(self, call_id: str, name: str, arguments: dict) -> None:
+    async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
         if call_id in self._final or final_summary(ToolCallPart(id=call_id, name=name, arguments=arguments)):
             return  # the answer: shown with the committed message, not as a tool block
         block = self._tools.get(call_id)

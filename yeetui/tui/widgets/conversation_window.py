@@ -24,6 +24,7 @@ from textual.containers import VerticalScroll
 from textual.geometry import Region, Size
 from textual.layout import DockArrangeResult
 from textual.message import Message
+from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 
 from yeetui.tui.textual_workarounds import SizedByLayout, release_styles_caches
@@ -453,7 +454,7 @@ class EntryWindow(SizedByLayout, VerticalScroll):
             elif y - row != self.scroll_y:
                 self.set_reactive(VerticalScroll.scroll_y, max(0.0, y - row))
                 self.set_reactive(VerticalScroll.scroll_target_y, self.scroll_y)
-                self.vertical_scrollbar._reactive_position = self.scroll_y
+                self.vertical_scrollbar.set_reactive(ScrollBar.position, self.scroll_y)
         return arranged
 
     def _regions(self) -> dict[Widget, Region]:

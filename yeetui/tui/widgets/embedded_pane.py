@@ -1,7 +1,7 @@
 """A live terminal inside the TUI: a subagent's tmux window, shown through `tmux attach` on a pty of ours and
 the pyte VT emulator.
 
-Output is read on the event loop without blocking (yeetui.system.pty_client), fed to pyte at once, and drawn
+Output is read on the event loop without blocking (yeetui.tui.pty_client), fed to pyte at once, and drawn
 at most 30 times a second — a pane streaming fast costs the rest of the UI one repaint per frame, not one per
 chunk. While the pane has focus, keys go to the program (tmux, and through it the agent's window);
 `ctrl+]` gives the focus back (the `Released` message), as in telnet. Closing the widget kills the client and
@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from yeetui.system.pty_client import PtyClient
+from yeetui.tui.pty_client import PtyClient
 
 FRAME = 1 / 30
 RELEASE_KEY = "ctrl+right_square_bracket"

@@ -25,8 +25,7 @@ from textual.message import Message as TextualMessage
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
-from yeetui.messages import Message, ThinkingPart
-from yeetui.runs.mentions import attachment_note
+from yeetui.messages import Message, ThinkingPart, attachment_note
 from yeetui.tui.textual_workarounds import SizedByLayout
 from yeetui.tui.widgets.render_text import (
     ANNOUNCEMENT_LINES,
