@@ -107,6 +107,15 @@ class Usage(BaseModel):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
+    def beyond(self, counted: Usage) -> Usage:
+        """What this (cumulative) usage adds to `counted`, the part of it already counted; never negative."""
+        return Usage(
+            input_tokens=max(0, self.input_tokens - counted.input_tokens),
+            output_tokens=max(0, self.output_tokens - counted.output_tokens),
+            cache_read_tokens=max(0, self.cache_read_tokens - counted.cache_read_tokens),
+            cache_write_tokens=max(0, self.cache_write_tokens - counted.cache_write_tokens),
+        )
+
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
