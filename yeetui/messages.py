@@ -127,6 +127,8 @@ DENIED_BY_USER = "The user denied "
 """How the result of a call the user refused at its permission prompt begins."""
 DENIED_BY_RULE = " is denied by a permission rule."
 """How the result of a call a `deny` rule refused ends."""
+DENIED_UNATTENDED = "Refused without asking: "
+"""How the result of a call under an `ask` rule begins when nobody could be asked (a headless run)."""
 
 ToolOutcome = Literal["done", "error", "denied", "interrupted"]
 
@@ -136,7 +138,7 @@ def tool_outcome(content: str, is_error: bool) -> ToolOutcome:
     off when its run stopped — so a view can say "denied" rather than "error"."""
     if not is_error:
         return "done"
-    if content.startswith(DENIED_BY_USER) or content.endswith(DENIED_BY_RULE):
+    if content.startswith((DENIED_BY_USER, DENIED_UNATTENDED)) or content.endswith(DENIED_BY_RULE):
         return "denied"
     if content == INTERRUPTED_RESULT:
         return "interrupted"

@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import yeetui_argv, yeetui_env
+from tests.integration.helpers import result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
 from tests.processes import gone
 from yeetui import paths
 from yeetui.events import PermissionRequested, RunStatus
@@ -485,3 +485,28 @@ async def test_stopping_a_parent_stops_its_pane_children(runtime: Runtime, fake_
     ended = await until(lambda: _final(runtime.store, handle.run_id), "the child to end")
     assert ended.status in (RunStatus.CANCELLED, RunStatus.INTERRUPTED)  # type: ignore[attr-defined]
     await until(lambda: gone(pgid), "its command to be gone")  # type: ignore[arg-type]
+
+
+def test_a_headless_runs_pane_child_refuses_unattended_and_the_summary_counts_it(fake_env, project: Path) -> None:
+    """`yeetui run` without --yes: a child in a tmux pane wants to run a command (an `ask`). Nobody can be asked,
+    so its worker refuses — telling the model it was refused unasked, and by which rule, never that the user
+    denied it — and the run's summary counts that refusal with its own."""
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "generic", "prompt": "PANE-WRITE: write it",
+                                                      "mode": "tmux"})], when_contains="PARENT-H"),
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch x.txt"})], when_contains="PANE-WRITE"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "could not write"})], when_contains="PANE-WRITE"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "the child could not write"})], when_contains="PARENT-H"),
+    )
+    try:
+        done = run_yeetui("run", "PARENT-H: have a child write x.txt", cwd=project, timeout=120)
+        assert done.returncode == 0, done.stderr
+        [refusal] = [r for b in (q.body for q in fake_env.requests if "PANE-WRITE" in q.text)
+                     for r in tool_results(b) if "x.txt" in result_text(r)]
+        said = result_text(refusal)
+        assert said.startswith("Refused without asking: bash") and "nobody to ask" in said, said
+        assert "the permission rule for 'bash' says ask" in said and "The user denied" not in said
+        assert "refused 1 tool call that need your permission" in done.stderr, done.stderr
+        assert "bash 'touch x.txt' (generic#" in done.stderr
+    finally:
+        asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())

@@ -35,7 +35,7 @@ from yeetui.cli.progress import HeadlessProgress, PaneView
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.messages import Usage
-from yeetui.runs.asking import AskThroughStore
+from yeetui.runs.asking import AskThroughStore, RefuseThroughStore
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
@@ -345,12 +345,15 @@ async def cmd_agent(args: argparse.Namespace) -> int:
     try:
         run = await runtime.store.resolve_run(args.run_id)
         options = RunOptions.of(run)
-        asking = None
+        asking: AskThroughStore | RefuseThroughStore | None = None
         if options.ask_here and not options.approve:  # the yeetui following this pane asks the user
             asking = AskThroughStore(runtime.store, run.id)
             runtime.bus.add_listener(asking.listen)
-        else:
-            answer_permissions_headless(runtime.bus, approve=options.approve)
+        elif options.approve:
+            answer_permissions_headless(runtime.bus, approve=True)
+        else:  # nobody to ask: refused, and recorded for the summary of whoever started this run
+            asking = RefuseThroughStore(runtime.store, run.id)
+            runtime.bus.add_listener(asking.listen)
         runtime.spawner.approve_asks = options.approve
         if options.parent_session_id:  # its parent lives in another process, which announces the ending
             runtime.delivery.hold_for.add(options.parent_session_id)
