@@ -510,3 +510,29 @@ def test_a_headless_runs_pane_child_refuses_unattended_and_the_summary_counts_it
         assert "bash 'touch x.txt' (generic#" in done.stderr
     finally:
         asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
+
+
+async def test_closing_a_childs_pane_cancels_it_saying_so(runtime: Runtime, fake_env) -> None:
+    fake_env.script(Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="PANE-CLOSED"))
+    parent = await runtime.store.create_session(profile="generic")
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-CLOSED: think", mode="tmux",
+                                                      parent_session_id=parent.id, requested_by="user"))
+    await until(lambda: _has_run(runtime.store, "oracle", RunStatus.RUNNING), "the child to run")
+    run = await runtime.store.get_run(handle.run_id)
+    await TmuxServer(run.options["pane"]["server"]).kill_window(run.options["pane"]["window"])  # type: ignore[union-attr]
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    assert ended.status == RunStatus.CANCELLED  # type: ignore[attr-defined]
+    assert ended.error == "cancelled: its tmux pane was closed"  # type: ignore[attr-defined]
+    texts = await until(lambda: _announcements(runtime.store, parent.id), "the announcement")
+    assert "its tmux pane was closed" in texts[0]  # type: ignore[index]
+
+
+async def test_a_panes_window_shows_the_childs_answer(runtime: Runtime, fake_env) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "PANE-FINAL-ANSWER: it is the cache."})],
+                          when_contains=ORACLE))
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "Q", mode="tmux", requested_by="user"))
+    await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    pane = (await runtime.store.get_run(handle.run_id)).options["pane"]  # type: ignore[union-attr]
+    screen = await until(lambda: _screen_has(TmuxServer(pane["server"]), pane["pane"], "oracle#1 completed"),
+                         "the window's last line")
+    assert "oracle#1's answer:\nPANE-FINAL-ANSWER: it is the cache." in screen  # type: ignore[operator]

@@ -33,7 +33,7 @@ from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
 from yeetui.runs.mentions import prompt_message
 from yeetui.runs.prompting import NUDGE
-from yeetui.runs.spec import RunResult, RunSpec
+from yeetui.runs.spec import RunResult, RunSpec, cancel_reason
 from yeetui.runs.tool_executor import ToolExecutor, ToolRunState
 from yeetui.store import Store
 from yeetui.text import clip, one_line, seconds_text
@@ -88,8 +88,8 @@ class Runner:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
         except ProviderError as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
-        except asyncio.CancelledError:
-            result.status, result.error = RunStatus.CANCELLED, "cancelled"
+        except asyncio.CancelledError as exc:
+            result.status, result.error = RunStatus.CANCELLED, cancel_reason(exc)
             await asyncio.shield(self._finish(result))
             raise
         await self._finish(result)

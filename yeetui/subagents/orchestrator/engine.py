@@ -26,7 +26,7 @@ from yeetui.events import (
     RunStatusChanged,
 )
 from yeetui.messages import Message
-from yeetui.runs.spec import RunOptions, RunResult, RunSpec
+from yeetui.runs.spec import RunOptions, RunResult, RunSpec, cancel_reason
 from yeetui.store.records import utcnow
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.orchestrator.plan import (
@@ -103,8 +103,8 @@ class Orchestrator:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(self.spec.timeout)}"
         except (YeetuiError, OSError) as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
-        except asyncio.CancelledError:
-            result.status, result.error = RunStatus.CANCELLED, "cancelled"
+        except asyncio.CancelledError as exc:
+            result.status, result.error = RunStatus.CANCELLED, cancel_reason(exc)
             await asyncio.shield(self._finish(result))
             raise
         except Exception as exc:  # a bug: never leave the run record `running`
