@@ -92,3 +92,15 @@ def test_a_panes_window_ends_with_the_runs_answer() -> None:
     text = out.getvalue()
     assert "oracle#1's answer:\nBecause the cache is stale." in text
     assert "\x1b" not in text and "oracle#1 completed." in text
+
+
+async def test_a_pane_nobody_follows_never_says_it_waits_for_an_answer() -> None:
+    bus, out = Bus(), io.StringIO()
+    PaneView(bus, "r1", out=out, asked_in_yeetui=False)
+    reply: asyncio.Future[ev.PermissionAnswer] = asyncio.get_running_loop().create_future()
+    bus.publish(ev.PermissionRequested("r1", "s1", "generic#2", "bash", "touch x", {}, reply))
+    reply.set_result("unattended")
+    await asyncio.sleep(0)
+    lines = out.getvalue().splitlines()
+    assert "waiting" not in out.getvalue() and lines[0].endswith("nobody can answer here")
+    assert lines[-1].endswith("generic#2: bash refused: nobody could be asked")

@@ -378,7 +378,7 @@ async def cmd_agent(args: argparse.Namespace) -> int:
             runtime.delivery.hold_for.add(options.parent_session_id)
         sender = None
         if args.show:
-            PaneView(runtime.bus, run.id)
+            PaneView(runtime.bus, run.id, asked_in_yeetui=isinstance(asking, AskThroughStore))
         if options.pane and (folder := relay_dir(paths.data_dir(), os.environ)) is not None:
             sender = RelaySender(folder, str(runtime.project_dir))  # the TUI shows this run's tokens live
             runtime.bus.add_listener(sender.listen)
