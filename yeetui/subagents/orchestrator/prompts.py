@@ -112,8 +112,10 @@ def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | N
                 line += (f": left worktree `{wt.get('path')}` on branch `{wt.get('branch')}` ({work}) — "
                          f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}` keeps it, "
                          "`yeetui worktrees cleanup --apply` removes it when it holds no work")
-            elif wt:
+            elif wt and wt.get("state") == "gone":
                 line += f": its worktree on branch `{wt.get('branch')}` is gone"
+            elif wt:
+                line += f": its worktree `{wt.get('path')}` could not be read ({wt.get('state')})"
             out.append(line)
     out += ["", f"**Goal:** {cap(goal, 500)}"]
     if error:
