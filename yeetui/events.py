@@ -227,7 +227,9 @@ class WatcherChanged:
         return self.watched_session_id
 
 
-PermissionAnswer = Literal["allow_once", "allow_always", "deny"]
+PermissionAnswer = Literal["allow_once", "allow_always", "deny", "unattended"]
+"""`unattended`: refused because nobody could be asked (a headless run, a pane worker no yeetui follows) — the
+model and the run's summary are told so, never that the user denied it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,6 +107,15 @@ class Usage(BaseModel):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
+    def beyond(self, counted: Usage) -> Usage:
+        """What this (cumulative) usage adds to `counted`, the part of it already counted; never negative."""
+        return Usage(
+            input_tokens=max(0, self.input_tokens - counted.input_tokens),
+            output_tokens=max(0, self.output_tokens - counted.output_tokens),
+            cache_read_tokens=max(0, self.cache_read_tokens - counted.cache_read_tokens),
+            cache_write_tokens=max(0, self.cache_write_tokens - counted.cache_write_tokens),
+        )
+
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
@@ -118,6 +127,8 @@ DENIED_BY_USER = "The user denied "
 """How the result of a call the user refused at its permission prompt begins."""
 DENIED_BY_RULE = " is denied by a permission rule."
 """How the result of a call a `deny` rule refused ends."""
+DENIED_UNATTENDED = "Refused without asking: "
+"""How the result of a call under an `ask` rule begins when nobody could be asked (a headless run)."""
 
 ToolOutcome = Literal["done", "error", "denied", "interrupted"]
 
@@ -127,7 +138,7 @@ def tool_outcome(content: str, is_error: bool) -> ToolOutcome:
     off when its run stopped — so a view can say "denied" rather than "error"."""
     if not is_error:
         return "done"
-    if content.startswith(DENIED_BY_USER) or content.endswith(DENIED_BY_RULE):
+    if content.startswith((DENIED_BY_USER, DENIED_UNATTENDED)) or content.endswith(DENIED_BY_RULE):
         return "denied"
     if content == INTERRUPTED_RESULT:
         return "interrupted"

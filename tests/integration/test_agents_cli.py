@@ -14,6 +14,7 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
+from tests.processes import running_with, unique_sleep
 from yeetui.subagents.spawner import process_running
 
 ORACLE = "you never change anything"
@@ -260,3 +261,32 @@ def test_labels_name_runs_and_a_closed_pipe_is_no_error(fake_env, project: Path)
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0, err
     assert "BrokenPipeError" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "off"])
+def test_a_killed_detached_workers_command_dies_with_it(project: Path, workers: list[int], fake_env,
+                                                        sandbox: str) -> None:
+    """`agents start` detaches a worker; it runs `sleep` through bash and is killed -9. The sleep goes with it —
+    at once, not when some later yeetui command recovers the run (none is run here). With bubblewrap the
+    sandbox ends it; unconfined (`bash_sandbox: off`, or no sandbox on the machine) the command's own watcher
+    does."""
+    if sandbox == "off":
+        agents = project / ".yeetui" / "agents"
+        agents.mkdir(parents=True)
+        (agents / "loose.md").write_text("---\ndescription: unconfined\ncapabilities: [subtask]\n"
+                                         "workspace: {bash_sandbox: off}\npermissions: {bash: allow}\n"
+                                         "exit_tools: [complete]\n---\nYou run commands.\n")
+        assert run_yeetui("trust", cwd=project).returncode == 0
+    pause = unique_sleep()
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"sleep {pause}; echo done"})],
+                          when_contains="SLEEP-TASK"))
+    started = _start(project, workers, "loose" if sandbox == "off" else "generic", "SLEEP-TASK", "--yes")
+    deadline = time.monotonic() + 40
+    while not running_with(pause):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.05)
+    os.kill(started["pid"], signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while running_with(pause):
+        assert time.monotonic() < deadline, "the command outlived its killed worker"
+        time.sleep(0.05)

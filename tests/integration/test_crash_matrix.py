@@ -12,7 +12,8 @@ one more that starts with the TUI (the app started again, then quit).
 After every order: the parent's transcript holds exactly one announcement per ending of the child (its
 interruption, then the resumed child's completion; or its one completion), every request the provider got
 pairs each tool_use with a tool_result (the fake server rejects any other), and no process of the killed
-runs survives — the killed host, its worker, the child's command and its children.
+runs survives — the killed host, its worker, the child's command and its children (the command dies with its
+host: its group's watcher ends it).
 """
 
 from __future__ import annotations
@@ -189,10 +190,12 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
     assert child is not None
     (parent,) = _query(data, "SELECT r.* FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
                              " WHERE s.parent_id IS NULL")
-    group = int(pid_file.read_text()) if point == "mid_tool" else None
-    if group is not None:
-        assert group_members(group), "the child's command should outlive the kill: that is what recovery must end"
-    return Crashed(data, parent["session_id"], parent["id"], child["id"], killed, group)
+    if point == "mid_tool":  # the command's watcher ends it with its killed host, before any recovery
+        group = int(pid_file.read_text())
+        _wait("the child's command to die with its host", lambda: not group_members(group), timeout=10)
+    # (A group that outlives its host — its watcher killed too — is ended by the recovery:
+    # tests/unit/test_leftover_processes.py.)
+    return Crashed(data, parent["session_id"], parent["id"], child["id"], killed, None)
 
 
 def _announcements(data: Path, session_id: str, run_id: str) -> Counter[str]:

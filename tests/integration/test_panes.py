@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import yeetui_argv, yeetui_env
+from tests.integration.helpers import result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
 from tests.processes import gone
 from yeetui import paths
 from yeetui.events import PermissionRequested, RunStatus
@@ -486,3 +486,54 @@ async def test_stopping_a_parent_stops_its_pane_children(runtime: Runtime, fake_
     ended = await until(lambda: _final(runtime.store, handle.run_id), "the child to end")
     assert ended.status in (RunStatus.CANCELLED, RunStatus.INTERRUPTED)  # type: ignore[attr-defined]
     await until(lambda: gone(pgid), "its command to be gone")  # type: ignore[arg-type]
+
+
+def test_a_headless_runs_pane_child_refuses_unattended_and_the_summary_counts_it(fake_env, project: Path) -> None:
+    """`yeetui run` without --yes: a child in a tmux pane wants to run a command (an `ask`). Nobody can be asked,
+    so its worker refuses — telling the model it was refused unasked, and by which rule, never that the user
+    denied it — and the run's summary counts that refusal with its own."""
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "generic", "prompt": "PANE-WRITE: write it",
+                                                      "mode": "tmux"})], when_contains="PARENT-H"),
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch x.txt"})], when_contains="PANE-WRITE"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "could not write"})], when_contains="PANE-WRITE"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "the child could not write"})], when_contains="PARENT-H"),
+    )
+    try:
+        done = run_yeetui("run", "PARENT-H: have a child write x.txt", cwd=project, timeout=120)
+        assert done.returncode == 0, done.stderr
+        [refusal] = [r for b in (q.body for q in fake_env.requests if "PANE-WRITE" in q.text)
+                     for r in tool_results(b) if "x.txt" in result_text(r)]
+        said = result_text(refusal)
+        assert said.startswith("Refused without asking: bash") and "nobody to ask" in said, said
+        assert "the permission rule for 'bash' says ask" in said and "The user denied" not in said
+        assert "refused 1 tool call that need your permission" in done.stderr, done.stderr
+        assert "bash 'touch x.txt' (generic#" in done.stderr
+    finally:
+        asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
+
+
+async def test_closing_a_childs_pane_cancels_it_saying_so(runtime: Runtime, fake_env) -> None:
+    fake_env.script(Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="PANE-CLOSED"))
+    parent = await runtime.store.create_session(profile="generic")
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-CLOSED: think", mode="tmux",
+                                                      parent_session_id=parent.id, requested_by="user"))
+    await until(lambda: _has_run(runtime.store, "oracle", RunStatus.RUNNING), "the child to run")
+    run = await runtime.store.get_run(handle.run_id)
+    await TmuxServer(run.options["pane"]["server"]).kill_window(run.options["pane"]["window"])  # type: ignore[union-attr]
+    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    assert ended.status == RunStatus.CANCELLED  # type: ignore[attr-defined]
+    assert ended.error == "cancelled: its tmux pane was closed"  # type: ignore[attr-defined]
+    texts = await until(lambda: _announcements(runtime.store, parent.id), "the announcement")
+    assert "its tmux pane was closed" in texts[0]  # type: ignore[index]
+
+
+async def test_a_panes_window_shows_the_childs_answer(runtime: Runtime, fake_env) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "PANE-FINAL-ANSWER: it is the cache."})],
+                          when_contains=ORACLE))
+    handle = await runtime.spawner.spawn(SpawnRequest("oracle", "Q", mode="tmux", requested_by="user"))
+    await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    pane = (await runtime.store.get_run(handle.run_id)).options["pane"]  # type: ignore[union-attr]
+    screen = await until(lambda: _screen_has(TmuxServer(pane["server"]), pane["pane"], "oracle#1 completed"),
+                         "the window's last line")
+    assert "oracle#1's answer:\nPANE-FINAL-ANSWER: it is the cache." in screen  # type: ignore[operator]

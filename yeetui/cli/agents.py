@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from yeetui import paths
 from yeetui.bus import Bus
@@ -35,7 +35,7 @@ from yeetui.cli.progress import HeadlessProgress, PaneView
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.messages import Usage
-from yeetui.runs.asking import AskThroughStore
+from yeetui.runs.asking import AskThroughStore, RefuseThroughStore
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
@@ -47,7 +47,7 @@ from yeetui.subagents.ledger import format_elapsed, short_model
 from yeetui.subagents.panes import read_env_file
 from yeetui.subagents.spawner import SpawnHandle, SpawnRequest, process_running
 from yeetui.system.relay import RelaySender, relay_dir
-from yeetui.text import dollars, tokens_text
+from yeetui.text import dollars, terminal_safe, tokens_text
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
@@ -324,6 +324,23 @@ def _cells(run: RunRecord) -> tuple[str, ...]:
 
 # -- the hidden worker: `yeetui agent run --run-id ID` ---------------------------------------------
 
+def show_ending(run: RunRecord, out: TextIO | None = None) -> None:
+    """The end of a pane's window: the run's answer (a `complete` call's output is never streamed as text, so
+    without this the window would show only progress), then how it ended."""
+    out = out or sys.stdout
+    data = run.result if isinstance(run.result, dict) else {}
+    answer = str(data.get("output") or "").strip()
+    label = run.label or run.profile
+    try:
+        if answer:
+            out.write(f"\n[yeetui] {label}'s answer:\n{terminal_safe(answer)}\n")
+        out.write(f"\n[yeetui] {label} {run.status.value}" + (f": {terminal_safe(run.error)}" if run.error else "")
+                  + ". This window stays for reading until yeetui next starts.\n")
+        out.flush()
+    except (OSError, ValueError):  # the window is gone: nobody reads it
+        pass
+
+
 async def cmd_agent(args: argparse.Namespace) -> int:
     """Execute a run record made by `agents start`/`agents resume`, in this (detached) process."""
 
@@ -331,13 +348,15 @@ async def cmd_agent(args: argparse.Namespace) -> int:
     stopping: list[int] = []
     task: asyncio.Future[SpawnHandle] | None = None
 
-    def on_signal() -> None:
+    def on_signal(sig: signal.Signals) -> None:
         stopping.append(1)
         if task is not None:
-            task.cancel()
+            # A pane's worker gets SIGHUP when its window is closed: the run's record says that, not just
+            # "cancelled".
+            task.cancel("its tmux pane was closed" if sig == signal.SIGHUP and args.show else None)
 
     for sig in _SIGNALS:
-        loop.add_signal_handler(sig, on_signal)
+        loop.add_signal_handler(sig, on_signal, sig)
     if args.env_file:  # a tmux pane's worker: its environment, keys included, never on a command line
         os.environ.update(read_env_file(Path(args.env_file)))
     # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
@@ -345,18 +364,21 @@ async def cmd_agent(args: argparse.Namespace) -> int:
     try:
         run = await runtime.store.resolve_run(args.run_id)
         options = RunOptions.of(run)
-        asking = None
+        asking: AskThroughStore | RefuseThroughStore | None = None
         if options.ask_here and not options.approve:  # the yeetui following this pane asks the user
             asking = AskThroughStore(runtime.store, run.id)
             runtime.bus.add_listener(asking.listen)
-        else:
-            answer_permissions_headless(runtime.bus, approve=options.approve)
+        elif options.approve:
+            answer_permissions_headless(runtime.bus, approve=True)
+        else:  # nobody to ask: refused, and recorded for the summary of whoever started this run
+            asking = RefuseThroughStore(runtime.store, run.id)
+            runtime.bus.add_listener(asking.listen)
         runtime.spawner.approve_asks = options.approve
         if options.parent_session_id:  # its parent lives in another process, which announces the ending
             runtime.delivery.hold_for.add(options.parent_session_id)
         sender = None
         if args.show:
-            PaneView(runtime.bus, run.id)
+            PaneView(runtime.bus, run.id, asked_in_yeetui=isinstance(asking, AskThroughStore))
         if options.pane and (folder := relay_dir(paths.data_dir(), os.environ)) is not None:
             sender = RelaySender(folder, str(runtime.project_dir))  # the TUI shows this run's tokens live
             runtime.bus.add_listener(sender.listen)
@@ -373,9 +395,7 @@ async def cmd_agent(args: argparse.Namespace) -> int:
         if sender is not None:
             await sender.close()
         if args.show:
-            print(f"\n[yeetui] {final.label or final.profile} {final.status.value}"
-                  + (f": {final.error}" if final.error else "") + ". This window stays for reading until "
-                  "yeetui next starts.", flush=True)
+            show_ending(final)
         else:
             print(json.dumps(await run_json(runtime.store, final), default=str), flush=True)
         return exit_code(final.status)

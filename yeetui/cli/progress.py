@@ -64,14 +64,20 @@ class HeadlessProgress:
         return self.labels.get(run_id, run_id[:8])
 
 
+_ANSWERS = {"allow_once": "allowed once", "allow_always": "allowed (always)", "deny": "denied by the user",
+            "unattended": "refused: nobody could be asked"}
+
+
 class PaneView(HeadlessProgress):
     """What a tmux-mode worker shows in its window: the progress lines, and the run's own answer as it
     streams (its subagents' text stays in their sessions). Text from the model is stripped of escape
     sequences before it reaches the terminal."""
 
-    def __init__(self, bus: Bus, run_id: str, *, out: TextIO | None = None) -> None:
+    def __init__(self, bus: Bus, run_id: str, *, out: TextIO | None = None, asked_in_yeetui: bool = True) -> None:
         super().__init__(bus, out=out or sys.stdout)
         self.run_id = run_id
+        self.asked_in_yeetui = asked_in_yeetui
+        """Whether a yeetui follows this pane to answer its questions (else they are refused unasked)."""
         self._mid_line = False
 
     def _say(self, text: str) -> None:
@@ -87,9 +93,18 @@ class PaneView(HeadlessProgress):
             return
         if isinstance(event, ev.PermissionRequested) and not event.reply.done():  # not answered here at once
             subject = terminal_safe(clip(one_line(event.subject), 120))
-            self._say(f"{event.agent_label} asks to use {event.tool}: {subject} — waiting for the answer in yeetui")
+            where = "waiting for the answer in yeetui" if self.asked_in_yeetui else "nobody can answer here"
+            self._say(f"{event.agent_label} asks to use {event.tool}: {subject} — {where}")
+            event.reply.add_done_callback(lambda reply, e=event: self._answered(e, reply))
             return
         super()._on_event(event)
+
+    def _answered(self, event: ev.PermissionRequested, reply: Any) -> None:
+        """The line after "waiting for the answer": what the answer was, so the window no longer reads as
+        waiting."""
+        said = "no longer needed (the call stopped waiting)" if reply.cancelled() else \
+            _ANSWERS.get(reply.result(), str(reply.result()))
+        self._say(f"{event.agent_label}: {event.tool} {said}")
 
     def _write(self, text: str) -> None:
         try:

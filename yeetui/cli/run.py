@@ -10,6 +10,7 @@ import asyncio
 import json
 import signal
 import sys
+from collections.abc import Sequence
 
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
 from yeetui.cli.progress import HeadlessProgress
@@ -17,6 +18,7 @@ from yeetui.events import PermissionRequested, RunStatus, event_to_json
 from yeetui.redact import redact
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
+from yeetui.store.coordination import PermissionAsk
 from yeetui.text import clip, one_line
 
 
@@ -62,8 +64,10 @@ async def cmd_run(args: argparse.Namespace) -> int:
             if result.status != RunStatus.COMPLETED:
                 said = redact(result.error or result.output or "", secrets)
                 print(f"yeetui: run {result.status.value}: {said}".rstrip(": "), file=sys.stderr, flush=True)
-        if refused:
-            _say_refused(refused, args)
+        # Pane children refused in their own process: their workers recorded each refusal in the store.
+        elsewhere = await runtime.store.unattended_refusals(runtime.spawner.elsewhere.ever_followed)
+        if refused or elsewhere:
+            _say_refused([*refused, *elsewhere], args)
         if result.status == RunStatus.COMPLETED:
             # The agent finished, but said it could not do the task: a script must not read that as success.
             done = (result.result or {}).get("status", "success") == "success"
@@ -73,13 +77,14 @@ async def cmd_run(args: argparse.Namespace) -> int:
         await runtime.close()
 
 
-def _say_refused(refused: list[PermissionRequested], args: argparse.Namespace) -> None:
-    """Tool calls under an `ask` rule were refused (no --yes): say which, and how to allow them."""
+def _say_refused(refused: Sequence[PermissionRequested | PermissionAsk], args: argparse.Namespace) -> None:
+    """Tool calls under an `ask` rule were refused (no --yes; here or in a subagent's pane): say which, and
+    how to allow them."""
     shown = "; ".join(f"{r.tool} {clip(one_line(r.subject), 60)!r} ({r.agent_label})" for r in refused[:5])
     more = f" and {len(refused) - 5} more" if len(refused) > 5 else ""
     print(f"yeetui: refused {len(refused)} tool call{'s' if len(refused) > 1 else ''} that need your permission: "
-          f"{shown}{more}. Rerun with --yes to allow them, or allow them in a permission rule.", file=sys.stderr,
-          flush=True)
+          f"{shown}{more}. Nobody could be asked (a headless run): rerun with --yes to allow them, or allow them "
+          "in a permission rule.", file=sys.stderr, flush=True)
 
 
 async def _wait_for_background(runtime: Runtime, session_id: str) -> None:

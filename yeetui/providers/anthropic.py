@@ -34,6 +34,7 @@ from yeetui.providers.base import (
     ThinkingChunk,
     ThinkingLevel,
     ToolCallChunk,
+    UsageChunk,
     missing_key,
     parse_tool_arguments,
 )
@@ -193,6 +194,7 @@ class StreamAccumulator:
         kind = event.type
         if kind == "message_start":
             self._add_usage(event.message.usage)
+            return [UsageChunk(Usage(**self.usage))]
         elif kind == "content_block_start":
             cb = event.content_block
             if cb.type == "text":
@@ -224,6 +226,7 @@ class StreamAccumulator:
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
             self._add_usage(event.usage)
+            return [UsageChunk(Usage(**self.usage))]
         elif kind == "message_stop":
             self.finished = True
         return []

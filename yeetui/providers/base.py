@@ -68,6 +68,17 @@ class ToolCallChunk:
 
 
 @dataclass(frozen=True)
+class UsageChunk:
+    """What the request has used so far, as the provider reported it mid-stream (Anthropic's `message_start`
+    carries the input tokens, `message_delta` the output): cumulative for this attempt, superseded by each
+    later UsageChunk and by the StreamDone's usage. A request cut off before its end (a crash, a cancel, a
+    dropped connection) still counts what it reported."""
+
+    usage: Usage
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True)
 class StreamDone:
     """The last item of every successful stream: the whole assistant message."""
 
@@ -77,7 +88,7 @@ class StreamDone:
     kind: Literal["done"] = "done"
 
 
-StreamItem = TextChunk | ThinkingChunk | ToolCallChunk | StreamDone
+StreamItem = TextChunk | ThinkingChunk | ToolCallChunk | UsageChunk | StreamDone
 
 
 class Provider(Protocol):

@@ -26,6 +26,7 @@ from yeetui.providers.base import (
     TextChunk,
     ThinkingChunk,
     ToolCallChunk,
+    UsageChunk,
     missing_key,
     parse_tool_arguments,
 )
@@ -163,6 +164,7 @@ class ChunkAccumulator:
         items: list[StreamItem] = []
         if (usage := getattr(chunk, "usage", None)) is not None:
             self.usage = _usage(usage)
+            items.append(UsageChunk(self.usage))
         for choice in getattr(chunk, "choices", None) or []:
             delta = getattr(choice, "delta", None)
             if delta is not None:

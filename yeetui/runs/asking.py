@@ -69,3 +69,36 @@ class AskThroughStore:
         for task in list(self._waiting):
             task.cancel()
         await asyncio.gather(*self._waiting, return_exceptions=True)
+
+
+class RefuseThroughStore:
+    """A pane worker nobody follows to ask (its run came from `yeetui run` or `agents start`, without --yes):
+    every question is refused as unattended, and each refusal is recorded in the store first — so the command
+    that started the pane counts it in its summary — before the tool call hears the answer."""
+
+    def __init__(self, store: Store, pane_run_id: str) -> None:
+        self.store = store
+        self.pane_run_id = pane_run_id
+        self._recording: set[asyncio.Task[None]] = set()
+
+    def listen(self, event: object) -> None:
+        """A bus listener: take over every question not answered yet."""
+        if isinstance(event, PermissionRequested) and not event.reply.done():
+            task = asyncio.ensure_future(self._refuse(event))
+            self._recording.add(task)
+            task.add_done_callback(self._recording.discard)
+
+    async def _refuse(self, request: PermissionRequested) -> None:
+        try:
+            await self.store.post_permission_ask(
+                self.pane_run_id, run_id=request.run_id, session_id=request.session_id,
+                agent_label=request.agent_label, tool=request.tool, subject=request.subject,
+                arguments=request.arguments, unattended=True)
+        except YeetuiError as exc:
+            log.error("could not record a refused permission question (%s)", exc)
+        finally:
+            if not request.reply.done():
+                request.reply.set_result("unattended")
+
+    async def close(self) -> None:
+        await asyncio.gather(*self._recording, return_exceptions=True)

@@ -95,15 +95,29 @@ class Permissions:
                roots: Sequence[Path] = ()) -> Action:
         """The action for one call. For bash, `cwd` and `roots` say where a command runs: a pattern allows
         nothing whose path arguments lie outside `roots` (`yeetui.runs.command_guard`)."""
+        return self._decision(tool_name, subject, writes, cwd=cwd, roots=roots)[0]
+
+    def reason(self, tool_name: str, subject: str, writes: bool = False, *, cwd: Path | None = None,
+               roots: Sequence[Path] = ()) -> str:
+        """Which rule decides this call, in words: `the permission rule for "bash"`, or the default."""
+        action, key = self._decision(tool_name, subject, writes, cwd=cwd, roots=roots)
+        if key is not None:
+            return f"the permission rule for {key!r} says {action}"
+        return f"no permission rule covers it, and {tool_name} asks by default" if action == "ask" else \
+            f"no permission rule covers it ({action} by default)"
+
+    def _decision(self, tool_name: str, subject: str, writes: bool, *, cwd: Path | None,
+                  roots: Sequence[Path]) -> tuple[Action, str | None]:
+        """The action and the tool key whose rule gave it (None: the default)."""
         for key in self._keys_for(tool_name):
             rule = self.rules[key]
             if isinstance(rule, str):
-                return rule
+                return rule, key
             action = (_decide_bash(rule, subject, (cwd, tuple(roots))) if tool_name == "bash"
                       else _last_match(rule, subject)[0])
             if action is not None:
-                return action
-        return "ask" if writes or tool_name in ASK_BY_DEFAULT else "allow"
+                return action, key
+        return ("ask" if writes or tool_name in ASK_BY_DEFAULT else "allow"), None
 
     def remember_always(self, tool_name: str, subject: str) -> None:
         """Record an "allow always" answer in these rules: this exact subject is allowed from now on. (The
@@ -237,13 +251,13 @@ def _hides_lines(command: str) -> bool:
 
 
 def answer_permissions_headless(bus: Bus, *, approve: bool) -> list[PermissionRequested]:
-    """Headless runs have nobody to ask: answer every `ask` on `bus` with deny (or allow, with --yes).
-    Returns the list the refused requests are added to, so the command can say what was refused."""
+    """Headless runs have nobody to ask: answer every `ask` on `bus` as refused unattended (or allow, with
+    --yes). Returns the list the refused requests are added to, so the command can say what was refused."""
     refused: list[PermissionRequested] = []
 
     def answer(event: object) -> None:
         if isinstance(event, PermissionRequested) and not event.reply.done():
-            event.reply.set_result("allow_once" if approve else "deny")
+            event.reply.set_result("allow_once" if approve else "unattended")
             if not approve:
                 refused.append(event)
 

@@ -26,14 +26,14 @@ from yeetui.events import (
     UsageUpdated,
 )
 from yeetui.messages import Message, TextPart, ToolResultPart, Usage
-from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk
+from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk, UsageChunk
 from yeetui.providers.pricing import cost_usd
 from yeetui.providers.retry import Restarted, stream_with_retry
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
 from yeetui.runs.mentions import prompt_message
 from yeetui.runs.prompting import NUDGE
-from yeetui.runs.spec import RunResult, RunSpec
+from yeetui.runs.spec import RunResult, RunSpec, cancel_reason
 from yeetui.runs.tool_executor import ToolExecutor, ToolRunState
 from yeetui.store import Store
 from yeetui.text import clip, one_line, seconds_text
@@ -88,8 +88,8 @@ class Runner:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
         except ProviderError as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
-        except asyncio.CancelledError:
-            result.status, result.error = RunStatus.CANCELLED, "cancelled"
+        except asyncio.CancelledError as exc:
+            result.status, result.error = RunStatus.CANCELLED, cancel_reason(exc)
             await asyncio.shield(self._finish(result))
             raise
         await self._finish(result)
@@ -170,8 +170,13 @@ class Runner:
         partial_id: int | None = None
         last_write = 0.0
         done: StreamDone | None = None
+        # What this attempt has reported (and the run counted) so far: a request cut off mid-stream — a crash,
+        # a cancel, a dropped connection — still counts in the run's tokens and cost.
+        counted = Usage()
 
         async def on_retry(attempt: int, delay: float, reason: str) -> None:
+            nonlocal counted
+            counted = Usage()  # the failed attempt's usage stays counted; the next one reports from zero
             self.bus.publish(ProviderRetrying(result.run_id, spec.session_id, attempt, delay, reason,
                                               max_attempts=self.retry["max_attempts"]))
 
@@ -187,11 +192,16 @@ class Runner:
             elif isinstance(item, Restarted):
                 text = ""
                 self.bus.publish(StreamRestarted(result.run_id, spec.session_id))
+            elif isinstance(item, UsageChunk):
+                if (more := item.usage.beyond(counted)).total_tokens:
+                    counted = item.usage
+                    self._add_usage(spec, result, more)
+                    await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost)
             elif isinstance(item, StreamDone):
                 done = item
         if done is None:
             raise ProviderError("the model stream ended without a final message", retryable=False)
-        self._add_usage(spec, result, done.usage)
+        self._add_usage(spec, result, done.usage.beyond(counted))
         usage = done.usage
         self._last_input[result.run_id] = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
         await self._commit(spec, result, history, done.message, replace_id=partial_id)

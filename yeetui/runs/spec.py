@@ -109,6 +109,13 @@ class RunSpec:
     """Input tokens of a turn above which the history is compacted before the next turn."""
 
 
+def cancel_reason(exc: BaseException) -> str:
+    """What a cancelled run's record says: `cancelled`, or `cancelled: <why>` when whoever cancelled it said
+    why (`task.cancel("its tmux pane was closed")` — the message travels down to the awaiting run)."""
+    why = exc.args[0] if exc.args and isinstance(exc.args[0], str) and exc.args[0] else None
+    return f"cancelled: {why}" if why else "cancelled"
+
+
 @dataclass
 class RunResult:
     run_id: str

@@ -17,7 +17,7 @@ from typing import Any
 from yeetui.bus import Bus
 from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
-from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, ToolCallPart, ToolResultPart
+from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, DENIED_UNATTENDED, ToolCallPart, ToolResultPart
 from yeetui.redact import redact
 from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext, ToolOutput
@@ -106,6 +106,12 @@ class ToolExecutor:
             if answer == "deny":
                 return _error(f"{DENIED_BY_USER}{call.name} on {subject!r}. Do not retry it; choose another way "
                               "or ask the user.")
+            if answer == "unattended":
+                rule = state.permissions.reason(call.name, subject, writes=tool.writes or call.name == "bash",
+                                                cwd=binding.cwd, roots=binding.roots)
+                return _error(f"{DENIED_UNATTENDED}{call.name} on {subject!r} needs permission ({rule}), and this "
+                              "run has nobody to ask (it runs headless, without --yes). Do not retry it; choose "
+                              "another way, or finish and say which permission you need.")
             if answer == "allow_always":
                 state.permissions.remember_always(call.name, subject)
                 if state.on_always is not None:

@@ -127,16 +127,22 @@ class PermissionAsksMixin:
     ANSWERS = ("allow_once", "allow_always", "deny")
 
     async def post_permission_ask(self, pane_run_id: str, *, run_id: str, session_id: str, agent_label: str,
-                                  tool: str, subject: str, arguments: Mapping[str, Any]) -> int:
+                                  tool: str, subject: str, arguments: Mapping[str, Any],
+                                  unattended: bool = False) -> int:
         """Write a question for whoever follows `pane_run_id` (the run the pane was opened for; `run_id` may
-        be one of its in-process children). Subject and arguments are stored redacted."""
+        be one of its in-process children). Subject and arguments are stored redacted. `unattended`: nobody
+        could be asked and the call was refused — recorded answered, for the summary of the run that started
+        the pane (`unattended_refusals`)."""
         clean = self.clean  # type: ignore[attr-defined]
+        now = utcnow()
         row = (pane_run_id, run_id, session_id, agent_label, tool, clean(subject),
-               clean(json.dumps(dict(arguments), default=str)), utcnow())
+               clean(json.dumps(dict(arguments), default=str)), now, "unattended" if unattended else None,
+               now if unattended else None)
 
         def post(conn: sqlite3.Connection) -> int:
             cursor = conn.execute("INSERT INTO permission_asks (pane_run_id, run_id, session_id, agent_label, tool,"
-                                  " subject, arguments, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+                                  " subject, arguments, created_at, answer, answered_at)"
+                                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             return int(cursor.lastrowid or 0)
 
         return await self._transaction(f"ask about {tool} for run {run_id}", post)  # type: ignore[attr-defined]
@@ -161,11 +167,18 @@ class PermissionAsksMixin:
 
     async def open_permission_asks(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
         """Unanswered questions from these panes, oldest first."""
+        return await self._asks(pane_run_ids, "answer IS NULL")
+
+    async def unattended_refusals(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
+        """Tool calls these panes refused because nobody could be asked, oldest first."""
+        return await self._asks(pane_run_ids, "answer = 'unattended'")
+
+    async def _asks(self, pane_run_ids: Iterable[str], condition: str) -> list[PermissionAsk]:
         wanted = list(pane_run_ids)
         if not wanted:
             return []
         rows = await self._all("look for permission questions",  # type: ignore[attr-defined]
-                               "SELECT * FROM permission_asks WHERE answer IS NULL AND pane_run_id IN"
+                               f"SELECT * FROM permission_asks WHERE {condition} AND pane_run_id IN"
                                f" ({', '.join('?' * len(wanted))}) ORDER BY id", wanted)
         asks = []
         for r in rows:

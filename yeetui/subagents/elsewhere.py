@@ -50,6 +50,8 @@ class RunsElsewhere:
         """This process shows permission dialogs (the TUI): pane children's questions are asked here."""
         self._followed: dict[str, str | None] = {}
         """Run id → the session its ending is announced to."""
+        self.ever_followed: list[str] = []
+        """Every run this process followed, in order (`yeetui run` counts their unattended refusals)."""
         self._asked: dict[int, asyncio.Future[PermissionAnswer]] = {}
         self._answers: set[asyncio.Task[None]] = set()
         self._watch: asyncio.Task[None] | None = None
@@ -58,6 +60,8 @@ class RunsElsewhere:
 
     def follow(self, run_id: str, parent_session_id: str | None) -> None:
         self._followed[run_id] = parent_session_id
+        if run_id not in self.ever_followed:
+            self.ever_followed.append(run_id)
         if self._watch is None or self._watch.done():
             self._watch = asyncio.create_task(self._follow_all(), name="yeetui runs elsewhere")
 

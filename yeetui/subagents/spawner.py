@@ -24,7 +24,7 @@ from yeetui.messages import Message
 from yeetui.profiles import Isolation, Profile
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
-from yeetui.runs.spec import Mode, RunOptions, RunResult
+from yeetui.runs.spec import Mode, RunOptions, RunResult, cancel_reason
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery, worktree_note
@@ -459,8 +459,8 @@ class AgentSpawner:
             finally:
                 await asyncio.shield(self.slots.release(live.run_id))
             return result
-        except asyncio.CancelledError:
-            result.status, result.error = RunStatus.CANCELLED, "cancelled"
+        except asyncio.CancelledError as exc:
+            result.status, result.error = RunStatus.CANCELLED, cancel_reason(exc)
             if not live.started:  # cancelled while queued: the runner never ran to say so
                 await asyncio.shield(self._cancelled_in_queue(live, result))
             raise

@@ -3,7 +3,9 @@
 Every command an agent runs gets a process group of its own. While yeetui lives it ends each group itself
 (`kill_group`). When yeetui is killed outright, the groups it started are recorded in the store with their
 leader's start time, and whichever yeetui process recovers next ends them (`kill_leftover_group`); the start
-time tells a leader still ours from an unrelated process that was given the same pid since.
+time tells a leader still ours from an unrelated process that was given the same pid since. So that such a
+group does not wait for the next yeetui command, each one also has a watcher (`GroupWatcher`) that ends it
+the moment the yeetui process that started it dies.
 """
 
 from __future__ import annotations
@@ -132,3 +134,44 @@ async def kill_group(pgid: int, grace: float = KILL_GRACE) -> None:
     await _wait_gone(pgid, grace)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+_WATCH = 'IFS= read -r _; kill -9 "-$1" 2>/dev/null'
+"""Wait for EOF on stdin — the write end lives only in the yeetui process, so EOF means it died (or let go)
+— then SIGKILL the group."""
+
+
+class GroupWatcher:
+    """A process that SIGKILLs process group `pgid` the moment the yeetui process that started it dies.
+
+    PR_SET_PDEATHSIG would reach only the group's leader (bash), not the commands it forked; this watcher ends
+    the whole group. It holds the read end of a pipe whose only write end is this process's: a kill -9 of
+    yeetui closes it, the watcher reads EOF and kills the group. It runs in a session of its own, so a signal
+    to yeetui's process group does not take it down first. `stop()` — once the group is done — ends the
+    watcher without it acting, and reaps it."""
+
+    def __init__(self, process: asyncio.subprocess.Process, write_fd: int) -> None:
+        self.process = process
+        self._write_fd: int | None = write_fd
+
+    @classmethod
+    async def start(cls, pgid: int) -> GroupWatcher:
+        read_fd, write_fd = os.pipe()  # both close-on-exec: no other child inherits the write end
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "/bin/sh", "-c", _WATCH, "sh", str(pgid), stdin=read_fd, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+        except BaseException:
+            os.close(write_fd)
+            raise
+        finally:
+            os.close(read_fd)
+        return cls(process, write_fd)
+
+    async def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        if self._write_fd is not None:
+            os.close(self._write_fd)
+            self._write_fd = None
+        await self.process.wait()

@@ -4,6 +4,9 @@ The server is `tmux -L yeetui-<hash of the data dir>` started with `-f /dev/null
 tmux.conf (a `destroy-unattached`, a hook, a shell that exits) can kill agents' sessions, and the user's own
 servers are never touched. Windows keep their pane after the command ends (`remain-on-exit`) so a crash
 stays readable; names are reduced to `[A-Za-z0-9_-]` and never reused while a window of that name exists.
+When yeetui's last window is closed the server exits (`exit-empty on`): nothing of yeetui's lingers in the
+process list between uses. The socket file stays behind (tmux leaves it), so `running()` can say yes for a
+server that has gone; the next command simply starts a new one.
 Secrets never appear on a tmux command line: the child reads its environment from a 0600 file.
 """
 
@@ -126,10 +129,11 @@ class TmuxServer:
                                "-c", str(cwd), "--", *argv)
 
     async def _new_session(self, name: str, argv: Sequence[str], *, cwd: Path) -> tuple[int, str, str]:
-        """The first window starts the server and the session, with our options set before it runs anything."""
+        """The first window starts the server and the session, with our options set before it runs anything.
+        `exit-empty` is set explicitly (it is tmux's default): the server goes when its last window is closed."""
         return await self._run(
             "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
-            "set-option", "-g", "history-limit", str(HISTORY_LIMIT), ";", "set-option", "-g", "exit-empty", "off",
+            "set-option", "-g", "history-limit", str(HISTORY_LIMIT), ";", "set-option", "-g", "exit-empty", "on",
             ";", "new-session", "-d", "-P", "-F", _PANE_FORMAT, "-s", SESSION, "-n", name, "-x", "160", "-y", "48",
             "-c", str(cwd), "--", *argv)
 

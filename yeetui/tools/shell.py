@@ -26,7 +26,7 @@ from yeetui.errors import ToolError
 from yeetui.redact import redact, secret_values_from_env
 from yeetui.system import sandbox
 from yeetui.system.git import blank_drivers, hermetic_env, user_identity
-from yeetui.system.processes import KILL_GRACE, group_alive, kill_group, start_ticks
+from yeetui.system.processes import KILL_GRACE, GroupWatcher, group_alive, kill_group, start_ticks
 from yeetui.system.shell_syntax import simple_commands
 from yeetui.text import clip, one_line
 from yeetui.tools.base import ProcessLog, Tool, ToolContext, ToolOutput
@@ -232,19 +232,24 @@ class BashTool(Tool):
         finally:
             os.close(write_fd)
             os.close(gate_read)
+        watcher: GroupWatcher | None = None
         try:
             if log is not None:
                 await log.started(proc.pid, start_ticks(proc.pid))
+            watcher = await GroupWatcher.start(proc.pid)  # a kill -9 of this process takes the command along
             os.write(gate_write, b"go\n")
         except BaseException:
             os.close(read_fd)
             await asyncio.shield(kill_group(proc.pid))
+            if watcher is not None:
+                await asyncio.shield(watcher.stop())
             raise
         finally:
             os.close(gate_write)
         try:
             return await BashTool._collect(proc, read_fd, seconds, cap)
         finally:
+            await asyncio.shield(watcher.stop())
             if log is not None:
                 await asyncio.shield(log.ended(proc.pid))
 

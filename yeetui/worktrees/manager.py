@@ -32,6 +32,8 @@ from yeetui.worktrees.names import branch_prefix, repo_dir_name, slug, worktrees
 Kind = Literal["worktree", "clone"]
 STALE_AFTER = timedelta(hours=24)
 _LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
+_UNFINISHED = frozenset({RunStatus.INTERRUPTED, RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.TIMEOUT})
+"""How a run ends that leaves its worktree to nobody: stale at once, not after `STALE_AFTER`."""
 GITLINK_MODE = "160000"
 
 
@@ -301,16 +303,24 @@ class Worktrees:
                 raise WorktreeError(f"git could not delete branch {branch}: {_first(err)}")
 
     async def stale(self, *, older_than: timedelta = STALE_AFTER, now: datetime | None = None) -> list[WorktreeRecord]:
-        """Active worktrees untouched for `older_than` whose owner runs nothing, and those whose folder is
-        gone."""
+        """Active worktrees untouched for `older_than` whose owner runs nothing, those whose owner's last run
+        ended without finishing (interrupted by a crash, cancelled, failed, timed out: nobody will come back
+        for it unless the user resumes it), and those whose folder is gone."""
         now = now or datetime.now(UTC)
         found = []
         for wt in await self.store.list_worktrees(statuses=("active",)):
             if not exists(wt.path):
                 found.append(wt)
-            elif now - wt.updated_at >= older_than and not await self._owner_busy(wt):
+            elif (now - wt.updated_at >= older_than or await self._owner_gave_up(wt)) and \
+                    not await self._owner_busy(wt):
                 found.append(wt)
         return found
+
+    async def _owner_gave_up(self, wt: WorktreeRecord) -> bool:
+        if wt.owner_session_id is None:
+            return False
+        last = await self.store.list_runs(session_id=wt.owner_session_id, limit=1)
+        return bool(last) and last[0].status in _UNFINISHED
 
     async def _owner_busy(self, wt: WorktreeRecord) -> bool:
         if wt.owner_session_id is None:

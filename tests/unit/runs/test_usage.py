@@ -4,11 +4,16 @@ earlier attempts used, and a run's usage rolls up over its subagents; timeouts r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
+from types import SimpleNamespace
 
 from tests.fakellm import Reply, ToolCall
 from yeetui.cli.agents import run_json
-from yeetui.events import RunStatus
+from yeetui.events import RunStatus, TextDelta
+from yeetui.messages import Usage
+from yeetui.providers.base import UsageChunk
+from yeetui.providers.litellm import ChunkAccumulator
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
 from yeetui.subagents.spawner import SpawnRequest
@@ -88,3 +93,33 @@ def test_durations_read_as_people_write_them() -> None:
     assert seconds_text(0.5) == "0.5 s"
     assert seconds_text(300) == "300 s"
     assert seconds_text(12.4) == "12 s"
+
+
+async def test_a_request_cancelled_mid_stream_still_counts_its_tokens(runtime: Runtime, scripted) -> None:
+    """Anthropic reports the input tokens when the answer starts (message_start): a run cancelled while the
+    answer streams has spent them, and its record and cost say so."""
+    scripted.script(Reply(text="a long answer " * 200, chunk_size=4, chunk_delay=0.02, when_contains="CUT-OFF",
+                          usage={"input_tokens": 900, "output_tokens": 400}))
+    streaming = asyncio.Event()
+    runtime.bus.add_listener(lambda e: streaming.set() if isinstance(e, TextDelta) else None)
+    task = asyncio.create_task(runtime.launcher.run_prompt("CUT-OFF: explain"))
+    await asyncio.wait_for(streaming.wait(), 20)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    (run,) = await runtime.store.list_runs()
+    assert run.status == RunStatus.CANCELLED
+    assert run.usage.input_tokens == 900
+    assert run.cost is not None and run.cost > 0
+
+
+def test_litellm_reports_usage_as_soon_as_a_chunk_carries_it() -> None:
+    """Some providers behind litellm (Anthropic's among them) send the prompt's usage on an early chunk: it is
+    passed on at once, and the final usage counts nothing twice."""
+    acc = ChunkAccumulator()
+    early = SimpleNamespace(usage=SimpleNamespace(prompt_tokens=500, completion_tokens=1), choices=[
+        SimpleNamespace(delta=SimpleNamespace(content="Hi", reasoning_content=None, tool_calls=None),
+                        finish_reason=None)])
+    items = acc.feed(early)
+    assert UsageChunk(Usage(input_tokens=500, output_tokens=1)) in items
+    assert acc.done().usage.beyond(Usage(input_tokens=500, output_tokens=1)) == Usage()

@@ -81,6 +81,10 @@ def test_a_killed_owner_s_command_group_is_ended_by_the_next_recovery(tmp_path: 
             owner.wait()
     pgid = int(pid_file.read_text())
     try:
+        # The group's watcher (which ends it when its owner dies) is killed first, as a kill of every process
+        # or the OOM killer could: then nothing but the recovery ends the group.
+        for watcher in running_with(str(pgid)):
+            os.kill(watcher, signal.SIGKILL)
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait()
         assert len(group_members(pgid)) == 3, "the command's group outlives its killed owner (the case to recover)"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.tmux import tmux_path
+from tests.processes import gone
 from yeetui.system.tmux import SESSION, TmuxServer, server_name
 
 pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed")
@@ -83,3 +84,23 @@ async def test_a_window_opens_after_the_sessions_last_window_was_closed(server: 
     await server.kill_window(first.window)  # the session ends with its last window; the server stays
     second = await server.open_window("two", SLEEPER, cwd=tmp_path)
     assert await server.pane_alive(second.pane_id)
+
+
+async def test_the_server_exits_once_its_last_window_is_closed(server: TmuxServer, tmp_path: Path) -> None:
+    """yeetui's private server does not outlive its windows: closing the last one (here the dead window of an
+    ended command, as the next yeetui start does) ends the server process."""
+    pane = await server.open_window("oracle#1", ["true"], cwd=tmp_path)
+    _, out, _ = await server._run("display-message", "-p", "-t", pane.pane_id, "#{pid}")
+    server_pid = int(out.strip())
+    for _ in range(500):
+        if not await server.pane_alive(pane.pane_id):
+            break
+        await asyncio.sleep(0.01)
+    assert await server.close_dead_windows() == 1
+    rc, _, err = await server._run("list-sessions")
+    assert rc != 0 and "no server running" in err
+    for _ in range(500):
+        if gone(server_pid):
+            break
+        await asyncio.sleep(0.01)
+    assert gone(server_pid)

@@ -26,7 +26,7 @@ from yeetui.events import (
     RunStatusChanged,
 )
 from yeetui.messages import Message
-from yeetui.runs.spec import RunOptions, RunResult, RunSpec
+from yeetui.runs.spec import RunOptions, RunResult, RunSpec, cancel_reason
 from yeetui.store.records import utcnow
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.orchestrator.plan import (
@@ -103,8 +103,8 @@ class Orchestrator:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(self.spec.timeout)}"
         except (YeetuiError, OSError) as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
-        except asyncio.CancelledError:
-            result.status, result.error = RunStatus.CANCELLED, "cancelled"
+        except asyncio.CancelledError as exc:
+            result.status, result.error = RunStatus.CANCELLED, cancel_reason(exc)
             await asyncio.shield(self._finish(result))
             raise
         except Exception as exc:  # a bug: never leave the run record `running`
@@ -184,6 +184,8 @@ class Orchestrator:
                     continue
                 step.status = "pending"
                 ended = run.status.value if run else "never registered"
+                if run is not None:
+                    step.earlier.append(await self._superseded(step, run.id, run.session_id, ended))
                 if run is not None and run.status not in (RunStatus.COMPLETED, RunStatus.CANCELLED):
                     # The step starts again with a new child; the old one must not linger as resumable.
                     await self.store.update_run(run.id, status=RunStatus.CANCELLED,
@@ -196,6 +198,14 @@ class Orchestrator:
             elif step.status in ("failed", "blocked", "skipped"):
                 step.status, step.error = "pending", None
         await self._save()
+
+    async def _superseded(self, step: Step, run_id: str, session_id: str, ended: str) -> dict[str, Any]:
+        """What the report keeps of a child a resume replaces: who it was, how it ended, its worktree."""
+        entry: dict[str, Any] = {"label": step.label or step.profile, "run_id": run_id, "status": ended}
+        wt = await self.spawner.worktrees.of_session(session_id) if self.spawner.worktrees is not None else None
+        if wt is not None:
+            entry["worktree"] = {"id": wt.id, "branch": wt.branch, "path": str(wt.path)}
+        return entry
 
     def _review_loop_limit(self) -> int:
         try:
@@ -417,6 +427,7 @@ class Orchestrator:
         if self.steps:
             if result.status == RunStatus.COMPLETED:
                 await self._merge_approved()
+            await self._note_leftovers()
             result.output = final_report(self.state["goal"], self.steps, result.status, result.error)
             result.result = {"steps": [s.brief() for s in self.steps], "output": result.output,
                              "worktrees": [s.worktree for s in self.steps if s.worktree and s.status == "done"
@@ -438,6 +449,21 @@ class Orchestrator:
         await self.store.update_run(self.run_id, status=result.status, error=result.error,
                                     result={"output": result.output, **(result.result or {})})
         self.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, result.status, result.error or ""))
+
+    async def _note_leftovers(self) -> None:
+        """Before the report: whether each worktree a superseded child left still exists and holds work."""
+        worktrees = self.spawner.worktrees
+        for entry in (e for s in self.steps for e in s.earlier if e.get("worktree")):
+            wt = await self.store.get_worktree(str(entry["worktree"].get("id", "")))
+            if wt is None or wt.status != "active" or worktrees is None:
+                entry["worktree"]["state"] = "gone"
+                continue
+            try:
+                state = await worktrees.state(wt)
+            except WorktreeError as exc:
+                entry["worktree"]["state"] = f"unreadable: {exc}"
+                continue
+            entry["worktree"].update(state="active", commits=state.commits, changed=len(state.changed))
 
     async def _merge_approved(self) -> None:
         """With `worktrees.auto_merge` set, merge each builder branch a reviewer approved, in plan order; a

@@ -56,6 +56,10 @@ class Step:
     worktree: dict[str, Any] | None = None
     """For a step whose child worked in a worktree of its own: where (`id`, `branch`, `base`, `path`). A
     rework continues in it; a reviewer reads `base...branch`; the report says how to merge it."""
+    earlier: list[dict[str, Any]] = field(default_factory=list)
+    """Children of this step superseded on a resume (their process died with the orchestrator's): `label`,
+    `run_id`, `status` and, when it had one, its `worktree` (`id`, `branch`, `path`) — the report accounts for
+    them and for the worktrees they leave."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -100,6 +100,23 @@ def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | N
     if empty:  # a branch with no commit of its own: nothing to merge, only a worktree to throw away
         out += ["", "**Nothing to merge** from " + ", ".join(
             f"{s.label or s.id} (`/discard {s.label or s.id}`)" for s in empty) + ": no changes on its branch."]
+    leftovers = [(s, e) for s in topo_order(steps) for e in s.earlier]
+    if leftovers:  # children a resume replaced: their work is not lost from sight
+        out += ["", "**Before the restart** (children stopped when the orchestrator did, replaced on resume):"]
+        for step, entry in leftovers:
+            line = f"- {entry.get('label')} ({step.id}, {entry.get('status')})"
+            wt = entry.get("worktree")
+            if wt and wt.get("state") == "active":
+                work = (f"{wt.get('commits', 0)} commit(s), {wt.get('changed', 0)} uncommitted change(s)"
+                        if wt.get("commits") or wt.get("changed") else "no work in it")
+                line += (f": left worktree `{wt.get('path')}` on branch `{wt.get('branch')}` ({work}) — "
+                         f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}` keeps it, "
+                         "`yeetui worktrees cleanup --apply` removes it when it holds no work")
+            elif wt and wt.get("state") == "gone":
+                line += f": its worktree on branch `{wt.get('branch')}` is gone"
+            elif wt:
+                line += f": its worktree `{wt.get('path')}` could not be read ({wt.get('state')})"
+            out.append(line)
     out += ["", f"**Goal:** {cap(goal, 500)}"]
     if error:
         out.append(f"**Reason:** {error}")

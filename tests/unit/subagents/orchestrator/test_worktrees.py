@@ -143,3 +143,37 @@ async def test_auto_merge_merges_only_what_a_review_approved(runtime: Runtime, s
     assert [w.label for w in active] == ["builder#2"]
     [end] = [i for i in await runtime.store.list_inbox(handle.session_id) if (i.data or {}).get("event") == "end"]
     assert [w["branch"] for w in end.data["worktrees"]] == [active[0].branch]  # `m` merges only what is left
+
+
+async def test_a_builder_interrupted_by_a_crash_is_in_the_report_and_its_worktree_can_be_cleaned_up(
+        runtime: Runtime, scripted, project_dir: Path) -> None:
+    """The orchestrator's process died while builder#1 worked in its worktree: both runs were found running and
+    ended interrupted. On resume the step starts again with a new builder; the report still accounts for
+    builder#1 and the worktree it left, which `worktrees stale` lists at once and `cleanup` removes (no work
+    in it) — it no longer waits 24 hours as if someone were coming back for it."""
+    store, worktrees = runtime.store, runtime.spawner.worktrees
+    session = await runtime.launcher.new_session(runtime.profiles.get("orchestrator"))
+    run = await store.create_run(session_id=session.id, profile="orchestrator", model="anthropic/x",
+                                 prompt="GOAL-CRASH", label="orchestrator#1")
+    child_session = await store.create_session(profile="builder", parent_id=session.id)
+    child = await store.create_run(session_id=child_session.id, profile="builder", model="anthropic/x",
+                                   prompt="build", parent_run_id=run.id, label="builder#1")
+    left = await worktrees.create(project_dir, task="builder#1 build it", owner_session_id=child_session.id,
+                                  label="builder#1")
+    for run_id in (run.id, child.id):
+        await store.update_run(run_id, status=RunStatus.INTERRUPTED, error="its process died")
+    steps = [{"id": "plan", "profile": "planner", "task": "plan it", "status": "done", "attempts": 1},
+             {"id": "build", "profile": "builder", "task": "BUILD-AGAIN it", "status": "running", "attempts": 1,
+              "run_id": child.id, "session_id": child_session.id, "label": "builder#1"}]
+    await store.save_workflow_state(run.id, "orchestrator", {"goal": "GOAL-CRASH", "steps": steps, "events": []})
+    scripted.script(Reply(tool_calls=[_complete("BUILT-AGAIN")], when_contains="BUILD-AGAIN"))
+
+    resumed = await runtime.spawner.start_existing(run.id, resume=True)
+    assert resumed.result.status == RunStatus.COMPLETED, resumed.result.error
+    report = resumed.result.output
+    assert "**Before the restart**" in report
+    assert f"builder#1 (build, interrupted): left worktree `{left.path}` on branch `{left.branch}` (no work" in report
+    assert [w.id for w in await worktrees.stale()] == [left.id]
+    plan = await worktrees.cleanup(dry_run=False)
+    assert [(e.worktree.id, e.action) for e in plan] == [(left.id, "remove")]
+    assert not left.path.exists()
