@@ -20,6 +20,7 @@ from yeetui import paths
 from yeetui.bus import Bus
 from yeetui.config import LoadedSettings, Settings, load_settings, provider_credentials
 from yeetui.errors import ConfigError
+from yeetui.events import PermissionRequested
 from yeetui.foreign.commands import CommandFile, load_commands
 from yeetui.profile_loader import load_profiles
 from yeetui.profiles import ProfileSet
@@ -28,6 +29,7 @@ from yeetui.providers.factory import create_provider
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
 from yeetui.runs.launcher import RunLauncher
+from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.prompting import read_context_files
 from yeetui.runs.slots import RunSlots
 from yeetui.store import Store
@@ -81,6 +83,9 @@ class FrontEnd:
     where nobody could be asked in time)."""
     answers_asks: bool = False
     """A front end with dialogs (the TUI): the permission questions of pane children come to it."""
+    headless: bool = False
+    """Nobody is there to answer permission questions (`yeetui run`, `agents start --wait`): each is refused
+    unattended (or allowed, with `approve_asks`), and the refusals are kept in `Runtime.refused`."""
 
 
 ProviderFactory = Callable[[str], tuple[Provider, str]]
@@ -135,6 +140,8 @@ class Runtime:
     """Claude Code / OpenCode / the user's slash-command files (front ends add them to their commands)."""
     relay: RelayReceiver | None = None
     """Live events of runs in tmux panes, from their workers (see yeetui.system.relay)."""
+    refused: list[PermissionRequested] = field(default_factory=list)
+    """Permission questions of this process's runs refused because nobody could be asked (`FrontEnd.headless`)."""
     controls: list[SessionControl] = field(default_factory=list)
     """The conversations a front end drives; closing the runtime ends their running turns."""
 
@@ -204,6 +211,8 @@ class Runtime:
                       spawner=spawner, watchers=Watchers(launcher, spawner, delivery), warnings=warnings,
                       notes=await asyncio.to_thread(_context_notes, project_dir, settings.context_files),
                       command_files=command_files)
+        if front_end.headless:
+            runtime.refused = answer_permissions_headless(bus, approve=front_end.approve_asks)
         if recover:
             await delivery.recover()
             await spawner.adopt_elsewhere()

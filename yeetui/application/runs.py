@@ -13,8 +13,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from yeetui.events import PermissionRequested
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
+from yeetui.store.coordination import PermissionAsk
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import process_running
 from yeetui.subagents.review import review_request
@@ -93,6 +95,21 @@ class RunDesk:
         """Ids of the runs this process executes (they stop when it quits); with `under_session`, only that
         session's subagents."""
         return self._spawner.live_runs(under_session)
+
+    async def refused_unattended(self) -> list[PermissionRequested | PermissionAsk]:
+        """Tool calls refused because nobody could be asked: this process's runs' (a headless front end), and
+        those of the pane children it followed, which their workers recorded in the store."""
+        elsewhere = await self._store.unattended_refusals(self._spawner.elsewhere.ever_followed)
+        return [*self._runtime.refused, *elsewhere]
+
+    async def children_running(self, session_id: str) -> list[str]:
+        """Labels of the subagents `session_id` started that still run here (`await_children` waits for them)."""
+        return [self.label(run_id) for run_id in self._spawner.live_runs(session_id)]
+
+    async def await_children(self, session_id: str) -> None:
+        """Until every subagent `session_id` started here has ended (however it ends)."""
+        live = self._spawner.live_runs(session_id)
+        await asyncio.gather(*(self._spawner.wait(r) for r in live), return_exceptions=True)
 
     # -- acting -----------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from yeetui import __version__
-from yeetui.system.hardening import protect_process
+from yeetui.application.process import protect_process
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction["_Parser"]

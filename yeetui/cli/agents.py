@@ -11,17 +11,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from yeetui import paths
-from yeetui.bus import Bus
+from yeetui.application.agents import (
+    LIVE,
+    SpawnHandle,
+    SpawnRequest,
+    Worker,
+    cancel_run,
+    check_resumable,
+    ensure_final,
+    open_store,
+    resume_detached,
+    run_here,
+    run_json,
+    start_detached,
+    steer_run,
+    worker_env,
+    worker_log,
+)
 from yeetui.cli.common import (
     EXIT_CANCELLED,
     EXIT_FAILED,
@@ -32,30 +44,16 @@ from yeetui.cli.common import (
     table,
 )
 from yeetui.cli.progress import HeadlessProgress, PaneView
-from yeetui.errors import YeetuiError
-from yeetui.events import RunRegistered, RunStatus
+from yeetui.events import RunStatus
 from yeetui.messages import Usage
-from yeetui.runs.asking import AskThroughStore, RefuseThroughStore
-from yeetui.runs.permissions import answer_permissions_headless
-from yeetui.runs.spec import RunOptions
-from yeetui.runtime import Runtime
+from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
-from yeetui.subagents.detached import create_detached_run, launch_worker, worker_log
-from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.ledger import format_elapsed, short_model
-from yeetui.subagents.panes import read_env_file
-from yeetui.subagents.spawner import SpawnHandle, SpawnRequest, process_running
-from yeetui.system.relay import RelaySender, relay_dir
 from yeetui.text import dollars, terminal_safe, tokens_text
 
-LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
-RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
-             RunStatus.CANCELLED)
 RECENT = timedelta(minutes=15)
 """`agents list` shows live runs and runs that ended this recently (`--all`: every run)."""
-CANCEL_WAIT = 20.0
-"""Seconds `agents cancel` waits for a signalled worker to record the end of its run."""
 _SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -65,18 +63,6 @@ def exit_code(status: RunStatus) -> int:
     if status == RunStatus.WAITING_USER:
         return EXIT_WAITING_USER
     return EXIT_CANCELLED if status == RunStatus.CANCELLED else EXIT_FAILED
-
-
-async def run_json(store: Store, run: RunRecord) -> dict[str, Any]:
-    """A run record for `--json`: the stored run plus its session's parent and the output up front."""
-    session = await store.get_session(run.session_id)
-    data = run.to_json()
-    data["parent_session_id"] = session.parent_id if session else RunOptions.of(run).parent_session_id
-    data["result"] = {"output": "", **(run.result or {})}
-    data["output"] = data["result"]["output"]
-    usage, cost = await store.tree_usage(run.session_id)  # the run's own session and every subagent below it
-    data["tree"] = {"usage": usage.model_dump(), "cost": cost}
-    return data
 
 
 # -- the commands -----------------------------------------------------------------------------------
@@ -93,13 +79,12 @@ async def _start(args: argparse.Namespace) -> int:
         request = SpawnRequest(profile=args.profile, prompt=args.prompt, blocking=True, requested_by="user",
                                model=args.agent_model or args.model, timeout=args.timeout, label=args.label,
                                session_context=args.context)
-        return await _in_process(args, await open_runtime(args), lambda rt: rt.spawner.spawn(request))
+        return await _in_process(args, await open_runtime(args, _headless(args)), request)
     runtime = await open_runtime(args)
     try:
-        run = await create_detached_run(runtime.spawner, profile_name=args.profile, prompt=args.prompt,
-                                      model=args.agent_model or args.model, context=args.context,
-                                      timeout=args.timeout, title=args.label, approve=args.yes)
-        pid = await launch_worker(runtime.spawner, run.id)
+        run, pid = await start_detached(runtime, profile=args.profile, prompt=args.prompt,
+                                        model=args.agent_model or args.model, context=args.context,
+                                        timeout=args.timeout, label=args.label, approve=args.yes)
     finally:
         await runtime.close()
     _print_started(args, run, pid)
@@ -107,26 +92,17 @@ async def _start(args: argparse.Namespace) -> int:
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    runtime = await open_runtime(args)
+    runtime = await open_runtime(args, _headless(args) if args.wait else None)
     try:
         run = await runtime.store.resolve_run(args.id)  # Runtime.open recovered runs whose process died
-        if run.status in LIVE:
-            raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is still {run.status.value} in "
-                              f"process {run.pid}; only a run that ended can be resumed.")
-        if run.status not in RESUMABLE:
-            raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is {run.status.value}; there is "
-                              "nothing to resume. Start a new run instead.")
+        check_resumable(run)
     except BaseException:
         await runtime.close()
         raise
     if args.wait:
-        return await _in_process(args, runtime, lambda rt: rt.spawner.start_existing(run.id, resume=True))
+        return await _in_process(args, runtime, run.id)
     try:
-        # Claimed before the worker starts, atomically: of two `agents resume` at once, one resumes it.
-        if await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid()) is None:
-            raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is being resumed by another "
-                              "process.")
-        pid = await launch_worker(runtime.spawner, run.id, resume=True)
+        pid = await resume_detached(runtime, run)
     finally:
         await runtime.close()
     _print_started(args, run, pid)
@@ -142,17 +118,18 @@ def _print_started(args: argparse.Namespace, run: RunRecord, pid: int) -> None:
         print(run.id, flush=True)
 
 
-async def _in_process(args: argparse.Namespace, runtime: Runtime,
-                      start: Callable[[Runtime], Awaitable[SpawnHandle]]) -> int:
-    """Run to the end here (`--wait`), then close `runtime`. Ctrl-C or SIGTERM cancels the run."""
+def _headless(args: argparse.Namespace) -> FrontEnd:
+    """`--wait`: the run executes here and nobody is there to answer its permission questions."""
+    return FrontEnd(approve_asks=getattr(args, "yes", False), headless=True)
+
+
+async def _in_process(args: argparse.Namespace, runtime: Runtime, start: SpawnRequest | str) -> int:
+    """Run to the end here (`--wait`): a new run from a request, or resume a run by id; then close `runtime`.
+    Ctrl-C or SIGTERM cancels the run."""
     try:
-        answer_permissions_headless(runtime.bus, approve=getattr(args, "yes", False))
-        runtime.spawner.approve_asks = getattr(args, "yes", False)
         if not args.json:
             HeadlessProgress(runtime.bus)
-        registered: list[str] = []
-        runtime.bus.add_listener(lambda e: isinstance(e, RunRegistered) and registered.append(e.run_id))
-        task = asyncio.ensure_future(start(runtime))
+        task, registered = await run_here(runtime, start, resume=True)
         loop = asyncio.get_running_loop()
         for sig in _SIGNALS:
             loop.add_signal_handler(sig, task.cancel)
@@ -167,7 +144,7 @@ async def _in_process(args: argparse.Namespace, runtime: Runtime,
         finally:
             for sig in _SIGNALS:
                 loop.remove_signal_handler(sig)
-        run = await _ensure_final(runtime.store, run_id)
+        run = await ensure_final(runtime.store, run_id)
         _print_finished(args, await run_json(runtime.store, run))
         return exit_code(run.status)
     finally:
@@ -185,16 +162,8 @@ def _print_finished(args: argparse.Namespace, data: dict[str, Any]) -> None:
               file=sys.stderr, flush=True)
 
 
-async def _ensure_final(store: Store, run_id: str) -> RunRecord:
-    """The run after its execution ended; one stopped before it really began is recorded `cancelled`."""
-    run = await store.resolve_run(run_id)
-    if not run.status.is_final:
-        run = await store.update_run(run.id, status=RunStatus.CANCELLED, error="cancelled")
-    return run
-
-
 async def _list(args: argparse.Namespace) -> int:
-    async with await _store() as store:
+    async with await open_store() as store:
         runs = await store.list_runs(limit=1_000_000 if args.all else 1000)
         if not args.all:
             since = datetime.now(UTC) - RECENT
@@ -205,7 +174,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _history(args: argparse.Namespace) -> int:
-    async with await _store() as store:
+    async with await open_store() as store:
         finals = [s for s in RunStatus if s.is_final]
         runs = await store.list_runs(statuses=finals, limit=max(args.limit * 4, 200))
         runs.sort(key=lambda r: r.finished_at or r.created_at, reverse=True)
@@ -214,7 +183,7 @@ async def _history(args: argparse.Namespace) -> int:
 
 
 async def _status(args: argparse.Namespace) -> int:
-    async with await _store() as store:
+    async with await open_store() as store:
         run = await store.resolve_run(args.id)
         data = await run_json(store, run)
     if args.json:
@@ -234,20 +203,10 @@ async def _status(args: argparse.Namespace) -> int:
 
 
 async def _cancel(args: argparse.Namespace) -> int:
-    async with await _store() as store:
+    async with await open_store() as store:
         run = await store.resolve_run(args.id)
         name = f"Run {run.id[:12]} ({run.label or run.profile})"
-        if run.status.is_final and run.status != RunStatus.INTERRUPTED:
-            raise YeetuiError(f"{name} already ended: {run.status.value}.")
-        if run.status in LIVE and process_running(run.pid) and run.pid != os.getpid():
-            if RunOptions.of(run).detached and _leads_its_group(run.pid):
-                os.killpg(run.pid, signal.SIGTERM)  # the worker cancels its run and exits
-            else:  # a subagent of a TUI or `yeetui run`: that process picks the command up from the store
-                await store.post_run_command(run.id, "abort")
-            run = await _wait_final(store, run)
-        if not run.status.is_final or run.status == RunStatus.INTERRUPTED:
-            # nobody is running it (its process is gone): record the cancellation here
-            run = await store.update_run(run.id, status=RunStatus.CANCELLED, error="cancelled by the user")
+        run = await cancel_run(store, run)
         data = await run_json(store, run)
     if args.json:
         print(json.dumps(data, default=str))
@@ -261,42 +220,14 @@ async def _cancel(args: argparse.Namespace) -> int:
 
 async def _steer(args: argparse.Namespace) -> int:
     """Guidance for a running run, whichever yeetui process executes it: it reads it at its next turn."""
-    async with await _store() as store:
+    async with await open_store() as store:
         run = await store.resolve_run(args.id)
-        name = f"Run {run.id[:12]} ({run.label or run.profile})"
-        if run.status not in LIVE or not process_running(run.pid):
-            raise YeetuiError(f"{name} is {run.status.value}; only a running run can be steered.")
-        await store.post_run_command(run.id, "steer", args.message, sender="the user")
+        await steer_run(store, run, args.message)
     if args.json:
         print(json.dumps({"id": run.id, "label": run.label, "steered": True}))
     else:
-        print(f"{name}: guidance sent; it reads it at its next turn.")
+        print(f"Run {run.id[:12]} ({run.label or run.profile}): guidance sent; it reads it at its next turn.")
     return EXIT_OK
-
-
-async def _wait_final(store: Store, run: RunRecord) -> RunRecord:
-    deadline = time.monotonic() + CANCEL_WAIT
-    while time.monotonic() < deadline:
-        current = await store.resolve_run(run.id)
-        if current.status.is_final or not process_running(run.pid):
-            return current
-        await asyncio.sleep(0.1)
-    raise YeetuiError(f"Asked process {run.pid} to cancel run {run.id[:12]}, but it was still "
-                      f"{current.status.value} after {CANCEL_WAIT:g} s.")
-
-
-def _leads_its_group(pid: int) -> bool:
-    """A detached worker is the leader of its own process group; anything else under that pid is not ours."""
-    try:
-        return os.getpgid(pid) == pid
-    except OSError:
-        return False
-
-
-async def _store() -> Store:
-    store = await Store.open(paths.database_path())
-    await Delivery(store, Bus()).recover()  # a run whose process died ends interrupted, told to its parent
-    return store
 
 
 async def _print_runs(args: argparse.Namespace, store: Store, runs: list[RunRecord]) -> None:
@@ -357,43 +288,21 @@ async def cmd_agent(args: argparse.Namespace) -> int:
 
     for sig in _SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
-    if args.env_file:  # a tmux pane's worker: its environment, keys included, never on a command line
-        os.environ.update(read_env_file(Path(args.env_file)))
+    worker_env(args.env_file)  # a tmux pane's worker: its environment, keys included, never on a command line
     # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
     runtime = await Runtime.open(cwd=Path.cwd(), recover=False)
     try:
-        run = await runtime.store.resolve_run(args.run_id)
-        options = RunOptions.of(run)
-        asking: AskThroughStore | RefuseThroughStore | None = None
-        if options.ask_here and not options.approve:  # the yeetui following this pane asks the user
-            asking = AskThroughStore(runtime.store, run.id)
-            runtime.bus.add_listener(asking.listen)
-        elif options.approve:
-            answer_permissions_headless(runtime.bus, approve=True)
-        else:  # nobody to ask: refused, and recorded for the summary of whoever started this run
-            asking = RefuseThroughStore(runtime.store, run.id)
-            runtime.bus.add_listener(asking.listen)
-        runtime.spawner.approve_asks = options.approve
-        if options.parent_session_id:  # its parent lives in another process, which announces the ending
-            runtime.delivery.hold_for.add(options.parent_session_id)
-        sender = None
+        worker = Worker(runtime, await runtime.store.resolve_run(args.run_id))
+        worker.start()
         if args.show:
-            PaneView(runtime.bus, run.id, asked_in_yeetui=isinstance(asking, AskThroughStore))
-        if options.pane and (folder := relay_dir(paths.data_dir(), os.environ)) is not None:
-            sender = RelaySender(folder, str(runtime.project_dir))  # the TUI shows this run's tokens live
-            runtime.bus.add_listener(sender.listen)
-            sender.start()
+            PaneView(runtime.bus, worker.run.id, asked_in_yeetui=worker.asked_in_yeetui)
         if not stopping:
-            task = asyncio.ensure_future(runtime.spawner.start_existing(run.id, blocking=True, resume=args.resume))
+            task = worker.execute(resume=args.resume)
             try:
                 await task
             except asyncio.CancelledError:
                 pass
-        final = await _ensure_final(runtime.store, run.id)
-        if asking is not None:
-            await asking.close()
-        if sender is not None:
-            await sender.close()
+        final = await worker.close()
         if args.show:
             show_ending(final)
         else:

@@ -23,7 +23,7 @@ from yeetui.redact import RedactingFilter
 from yeetui.text import terminal_safe
 
 if TYPE_CHECKING:
-    from yeetui.runtime import Runtime
+    from yeetui.runtime import FrontEnd, Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING_USER, EXIT_CANCELLED = 0, 1, 2, 3, 130
 
@@ -102,7 +102,7 @@ def setup_logging() -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-async def open_runtime(args: argparse.Namespace) -> Runtime:
+async def open_runtime(args: argparse.Namespace, front_end: FrontEnd | None = None) -> Runtime:
     """The runtime for a command in the current directory; its warnings go to stderr (or the JSON stream)."""
     from yeetui.runtime import Runtime  # imported on use: `yeetui` alone must start the TUI without the domain
 
@@ -115,7 +115,7 @@ async def open_runtime(args: argparse.Namespace) -> Runtime:
                               "changed": list(trusted.changed)}), flush=True)
         else:
             say_trusted(project, trusted, file=sys.stderr)
-    runtime = await Runtime.open(cwd=Path.cwd())
+    runtime = await Runtime.open(cwd=Path.cwd(), front_end=front_end)
     if getattr(args, "json", False):  # a script gets every one, every time
         for warning in runtime.warnings:
             print(json.dumps({"type": "notice", "level": "warning", "text": warning}), flush=True)

@@ -11,13 +11,14 @@ import json
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from yeetui.application.runs import RunDesk
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
 from yeetui.cli.progress import HeadlessProgress
 from yeetui.events import PermissionRequested, RunStatus, event_to_json
 from yeetui.redact import redact
-from yeetui.runs.permissions import answer_permissions_headless
-from yeetui.runtime import Runtime
+from yeetui.runtime import FrontEnd
 from yeetui.store.coordination import PermissionAsk
 from yeetui.text import clip, one_line
 
@@ -26,11 +27,11 @@ async def cmd_run(args: argparse.Namespace) -> int:
     if not args.prompt and not (args.resume or args.cont):
         error(args, "run needs a PROMPT (or --resume SESSION / --continue to continue one).")
         return EXIT_USAGE
-    runtime = await open_runtime(args)
+    # --model reaches the subagents too; nobody is there to answer a permission question
+    runtime = await open_runtime(args, FrontEnd(model=args.run_model or args.model, approve_asks=args.yes,
+                                                headless=True))
+    runs = RunDesk(runtime)
     try:
-        refused = answer_permissions_headless(runtime.bus, approve=args.yes)
-        runtime.spawner.approve_asks = args.yes
-        runtime.launcher.model_override = args.run_model or args.model  # reaches the subagents too
         secrets = runtime.launcher.secrets
         if args.json:
             runtime.bus.add_listener(lambda e: print(redact(json.dumps(event_to_json(e), default=str), secrets),
@@ -44,14 +45,14 @@ async def cmd_run(args: argparse.Namespace) -> int:
                 error(args, "--continue: there is no session to continue yet.")
                 return EXIT_USAGE
             session_id = latest.id
-        task = asyncio.ensure_future(runtime.launcher.run_prompt(
+        task: asyncio.Future[Any] = asyncio.ensure_future(runtime.launcher.run_prompt(
             args.prompt, profile_name=args.profile, model=args.run_model or args.model, session_id=session_id))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a closed terminal stops it cleanly too
             loop.add_signal_handler(sig, lambda: task.cancel())  # whichever task is current
         try:
             result = await task
-            task = asyncio.ensure_future(_wait_for_background(runtime, result.session_id))
+            task = asyncio.ensure_future(_wait_for_background(runs, result.session_id))
             await task
         except asyncio.CancelledError:
             error(args, "cancelled.")
@@ -65,9 +66,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
                 said = redact(result.error or result.output or "", secrets)
                 print(f"yeetui: run {result.status.value}: {said}".rstrip(": "), file=sys.stderr, flush=True)
         # Pane children refused in their own process: their workers recorded each refusal in the store.
-        elsewhere = await runtime.store.unattended_refusals(runtime.spawner.elsewhere.ever_followed)
-        if refused or elsewhere:
-            _say_refused([*refused, *elsewhere], args)
+        if refused := await runs.refused_unattended():
+            _say_refused(refused, args)
         if result.status == RunStatus.COMPLETED:
             # The agent finished, but said it could not do the task: a script must not read that as success.
             done = (result.result or {}).get("status", "success") == "success"
@@ -87,14 +87,13 @@ def _say_refused(refused: Sequence[PermissionRequested | PermissionAsk], args: a
           "in a permission rule.", file=sys.stderr, flush=True)
 
 
-async def _wait_for_background(runtime: Runtime, session_id: str) -> None:
+async def _wait_for_background(runs: RunDesk, session_id: str) -> None:
     """Subagents the primary started without waiting (`blocking: false`) that still run when it ends: wait for
     them, saying so on stderr, so their results reach the session instead of being cut off. Ctrl-C (or
     SIGTERM) stops them; the run then exits as cancelled."""
-    live = runtime.spawner.live_runs(session_id)
+    live = await runs.children_running(session_id)
     if not live:
         return
-    labels = ", ".join(runtime.spawner.label(r) or r[:12] for r in live)
-    print(f"yeetui: waiting for {len(live)} subagent{'s' if len(live) > 1 else ''} still running: {labels} "
+    print(f"yeetui: waiting for {len(live)} subagent{'s' if len(live) > 1 else ''} still running: {', '.join(live)} "
           "(ctrl-c stops them)", file=sys.stderr, flush=True)
-    await asyncio.gather(*(runtime.spawner.wait(r) for r in live), return_exceptions=True)
+    await runs.await_children(session_id)

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from tests.fakellm import Reply, ToolCall
-from yeetui.cli.agents import run_json
+from yeetui.application.agents import run_json
 from yeetui.events import RunStatus, TextDelta
 from yeetui.messages import Usage
 from yeetui.providers.base import UsageChunk

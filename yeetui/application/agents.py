@@ -1,0 +1,219 @@
+"""Subagent runs handled from the shell (`yeetui agents …`) or any front end without a runtime of its own:
+start one in a detached worker, resume, cancel or steer one whichever process executes it, and the worker's
+side — executing a run record made elsewhere, with its permission questions and live events wired up.
+
+Every call reads the store, so it sees runs of any process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from yeetui import paths
+from yeetui.bus import Bus
+from yeetui.errors import YeetuiError
+from yeetui.events import RunRegistered, RunStatus
+from yeetui.runs.asking import AskThroughStore, RefuseThroughStore
+from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runs.spec import RunOptions
+from yeetui.runtime import Runtime
+from yeetui.store import Store
+from yeetui.store.records import RunRecord
+from yeetui.subagents.detached import create_detached_run, launch_worker, worker_log
+from yeetui.subagents.elsewhere import process_running
+from yeetui.subagents.inbox import Delivery
+from yeetui.subagents.panes import read_env_file
+from yeetui.subagents.spawner import SpawnHandle, SpawnRequest
+from yeetui.system.relay import RelaySender, relay_dir
+
+__all__ = ["LIVE", "RESUMABLE", "SpawnHandle", "SpawnRequest", "Worker", "cancel_run", "ensure_final",
+           "open_store", "read_env_file", "resume_detached", "run_json", "start_detached", "steer_run",
+           "worker_log"]
+
+LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
+RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
+             RunStatus.CANCELLED)
+CANCEL_WAIT = 20.0
+"""Seconds a cancel waits for a signalled worker to record the end of its run."""
+
+
+async def open_store() -> Store:
+    """The store, with runs whose process died ended `interrupted` and told to their parents."""
+    store = await Store.open(paths.database_path())
+    await Delivery(store, Bus()).recover()
+    return store
+
+
+async def run_json(store: Store, run: RunRecord) -> dict[str, Any]:
+    """A run record for `--json`: the stored run plus its session's parent, the output up front, and what its
+    whole tree (it and every subagent below it) used."""
+    session = await store.get_session(run.session_id)
+    data = run.to_json()
+    data["parent_session_id"] = session.parent_id if session else RunOptions.of(run).parent_session_id
+    data["result"] = {"output": "", **(run.result or {})}
+    data["output"] = data["result"]["output"]
+    usage, cost = await store.tree_usage(run.session_id)
+    data["tree"] = {"usage": usage.model_dump(), "cost": cost}
+    return data
+
+
+async def ensure_final(store: Store, run_id: str) -> RunRecord:
+    """The run after its execution ended; one stopped before it really began is recorded `cancelled`."""
+    run = await store.resolve_run(run_id)
+    if not run.status.is_final:
+        run = await store.update_run(run.id, status=RunStatus.CANCELLED, error="cancelled")
+    return run
+
+
+# -- detached workers ---------------------------------------------------------------------------------
+
+async def start_detached(runtime: Runtime, *, profile: str, prompt: str, model: str | None, context: str,
+                         timeout: float | None, label: str | None, approve: bool) -> tuple[RunRecord, int]:
+    """A new top-level session and its queued run, handed to a detached worker: (the run, the worker's pid)."""
+    run = await create_detached_run(runtime.spawner, profile_name=profile, prompt=prompt, model=model,
+                                    context=context, timeout=timeout, title=label, approve=approve)
+    return run, await launch_worker(runtime.spawner, run.id)
+
+
+def check_resumable(run: RunRecord) -> None:
+    """Raise YeetuiError unless the run ended in a way it can be resumed from."""
+    if run.status in LIVE:
+        raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is still {run.status.value} in "
+                          f"process {run.pid}; only a run that ended can be resumed.")
+    if run.status not in RESUMABLE:
+        raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is {run.status.value}; there is "
+                          "nothing to resume. Start a new run instead.")
+
+
+async def resume_detached(runtime: Runtime, run: RunRecord) -> int:
+    """Resume an ended run in a detached worker; the worker's pid. The run is claimed first, atomically: of
+    two resumes at once, one wins and the other is refused."""
+    if await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid()) is None:
+        raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is being resumed by another process.")
+    return await launch_worker(runtime.spawner, run.id, resume=True)
+
+
+async def run_here(runtime: Runtime, start: SpawnRequest | str, *, resume: bool = False) -> tuple[
+        asyncio.Future[SpawnHandle], list[str]]:
+    """Start a run in this process (`--wait`): a new one from a request, or an existing run id. Returns the
+    task carrying it and the list the ids of runs registered meanwhile are added to (so a cancel before the
+    task returned still knows which run to report)."""
+    registered: list[str] = []
+
+    def note(event: object) -> None:
+        if isinstance(event, RunRegistered):
+            registered.append(event.run_id)
+
+    runtime.bus.add_listener(note)
+    coroutine = (runtime.spawner.spawn(start) if isinstance(start, SpawnRequest)
+                 else runtime.spawner.start_existing(start, resume=resume))
+    return asyncio.ensure_future(coroutine), registered
+
+
+# -- another process's run -------------------------------------------------------------------------------
+
+async def cancel_run(store: Store, run: RunRecord) -> RunRecord:
+    """Cancel a run whichever process executes it: its detached worker is signalled (it cancels the run and
+    exits), a TUI's or `yeetui run`'s subagent gets an abort command through the store; a run nobody executes
+    any more is recorded cancelled here. Returns the run as it ended."""
+    name = f"Run {run.id[:12]} ({run.label or run.profile})"
+    if run.status.is_final and run.status != RunStatus.INTERRUPTED:
+        raise YeetuiError(f"{name} already ended: {run.status.value}.")
+    if run.status in LIVE and run.pid is not None and process_running(run.pid) and run.pid != os.getpid():
+        if RunOptions.of(run).detached and _leads_its_group(run.pid):
+            os.killpg(run.pid, signal.SIGTERM)
+        else:
+            await store.post_run_command(run.id, "abort")
+        run = await _wait_final(store, run)
+    if not run.status.is_final or run.status == RunStatus.INTERRUPTED:
+        run = await store.update_run(run.id, status=RunStatus.CANCELLED, error="cancelled by the user")
+    return run
+
+
+async def steer_run(store: Store, run: RunRecord, message: str) -> None:
+    """Guidance for a running run, whichever process executes it: it reads it at its next turn."""
+    if run.status not in LIVE or not process_running(run.pid):
+        raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is {run.status.value}; only a running "
+                          "run can be steered.")
+    await store.post_run_command(run.id, "steer", message, sender="the user")
+
+
+async def _wait_final(store: Store, run: RunRecord) -> RunRecord:
+    deadline = time.monotonic() + CANCEL_WAIT
+    current = run
+    while time.monotonic() < deadline:
+        current = await store.resolve_run(run.id)
+        if current.status.is_final or not process_running(run.pid):
+            return current
+        await asyncio.sleep(0.1)
+    raise YeetuiError(f"Asked process {run.pid} to cancel run {run.id[:12]}, but it was still "
+                      f"{current.status.value} after {CANCEL_WAIT:g} s.")
+
+
+def _leads_its_group(pid: int) -> bool:
+    """A detached worker is the leader of its own process group; anything else under that pid is not ours."""
+    try:
+        return os.getpgid(pid) == pid
+    except OSError:
+        return False
+
+
+# -- the worker's side --------------------------------------------------------------------------------------
+
+class Worker:
+    """A process executing a run record made by another (`yeetui agent run`): who answers its permission
+    questions (the yeetui following its pane, `--yes`, or nobody: refused and recorded for whoever started
+    it), its parent's announcements left to the parent's process, its live events relayed to the TUIs."""
+
+    def __init__(self, runtime: Runtime, run: RunRecord) -> None:
+        self.runtime = runtime
+        self.run = run
+        self.options = RunOptions.of(run)
+        self._asking: AskThroughStore | RefuseThroughStore | None = None
+        self._sender: RelaySender | None = None
+
+    @property
+    def asked_in_yeetui(self) -> bool:
+        """Its permission questions are asked in the yeetui that follows its pane."""
+        return isinstance(self._asking, AskThroughStore)
+
+    def start(self) -> None:
+        runtime, options = self.runtime, self.options
+        if options.ask_here and not options.approve:
+            self._asking = AskThroughStore(runtime.store, self.run.id)
+            runtime.bus.add_listener(self._asking.listen)
+        elif options.approve:
+            answer_permissions_headless(runtime.bus, approve=True)
+        else:
+            self._asking = RefuseThroughStore(runtime.store, self.run.id)
+            runtime.bus.add_listener(self._asking.listen)
+        runtime.spawner.approve_asks = options.approve
+        if options.parent_session_id:  # its parent lives in another process, which announces the ending
+            runtime.delivery.hold_for.add(options.parent_session_id)
+        if options.pane and (folder := relay_dir(paths.data_dir(), os.environ)) is not None:
+            self._sender = RelaySender(folder, str(runtime.project_dir))
+            runtime.bus.add_listener(self._sender.listen)
+            self._sender.start()
+
+    def execute(self, *, resume: bool) -> asyncio.Future[SpawnHandle]:
+        return asyncio.ensure_future(self.runtime.spawner.start_existing(self.run.id, blocking=True, resume=resume))
+
+    async def close(self) -> RunRecord:
+        """Stop asking and relaying; the run as it ended."""
+        final = await ensure_final(self.runtime.store, self.run.id)
+        if self._asking is not None:
+            await self._asking.close()
+        if self._sender is not None:
+            await self._sender.close()
+        return final
+
+
+def worker_env(env_file: str | None) -> None:
+    """A pane's worker reads its environment (keys included) from a private file, never its command line."""
+    if env_file:
+        os.environ.update(read_env_file(Path(env_file)))
