@@ -8,6 +8,7 @@ none (its events already say all of it). A run's streamed answer is not repeated
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from typing import Any, TextIO
@@ -95,7 +96,7 @@ class PaneView(HeadlessProgress):
             subject = terminal_safe(clip(one_line(event.subject), 120))
             where = "waiting for the answer in yeetui" if self.asked_in_yeetui else "nobody can answer here"
             self._say(f"{event.agent_label} asks to use {event.tool}: {subject} — {where}")
-            event.reply.add_done_callback(lambda reply, e=event: self._answered(e, reply))
+            event.reply.add_done_callback(functools.partial(self._answered, event))
             return
         super()._on_event(event)
 

@@ -347,6 +347,8 @@ class AnthropicProvider:
         import anthropic  # for its exception types; already loaded by _get_client, in a worker thread
 
         secrets = [self._api_key] if self._api_key else []
+        timeouts: tuple[type[BaseException], ...] = (anthropic.APITimeoutError, *_transport_errors("TimeoutException"))
+        dropped: tuple[type[BaseException], ...] = (anthropic.APIConnectionError, *_transport_errors("HTTPError"))
         acc = StreamAccumulator()
         try:
             events = await client.messages.create(stream=True, **build_params(request))
@@ -358,11 +360,11 @@ class AnthropicProvider:
                 await events.close()
         except anthropic.APIStatusError as exc:
             raise status_error(exc, secrets) from exc
-        except (anthropic.APITimeoutError, *_transport_errors("TimeoutException")) as exc:
+        except timeouts as exc:
             raise ProviderError(
                 f"{_where(self._base_url)} did not answer within {self._timeout:g} s.", retryable=True
             ) from exc
-        except (anthropic.APIConnectionError, *_transport_errors("HTTPError")) as exc:
+        except dropped as exc:
             raise ProviderError(
                 f"The connection to {_where(self._base_url)} dropped ({type(exc).__name__}).", retryable=True
             ) from exc

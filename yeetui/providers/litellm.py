@@ -276,9 +276,10 @@ def map_error(exc: BaseException, label: str, timeout: float, secrets: list[str]
     if name == "ContextWindowExceededError":
         return ProviderError(redact(f"The conversation is too long for the model's context window at "
                                     f"{label}: {detail}", secrets), status=400)
-    status = getattr(exc, "status_code", None)
-    if not isinstance(status, int):
+    found = getattr(exc, "status_code", None)
+    if not isinstance(found, int):
         return ProviderError(redact(f"{label} call failed ({name}): {detail}", secrets))
+    status = found
     retryable = status in _RETRYABLE_STATUS or status >= 500
     fallback = "had a server error" if status >= 500 else "rejected the request"
     wording = _STATUS_WORDING.get(status) or fallback

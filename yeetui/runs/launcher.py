@@ -25,7 +25,7 @@ from yeetui.config import Settings
 from yeetui.errors import WorkflowError, YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
 from yeetui.messages import Message
-from yeetui.profiles import BashSandbox, Profile, ProfileSet
+from yeetui.profiles import Profile, ProfileSet
 from yeetui.providers.base import Provider, split_model
 from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.compaction import compaction_message, summarise
@@ -43,7 +43,7 @@ from yeetui.text import title_from
 from yeetui.tools.base import ToolContext, ToolSettings
 from yeetui.tools.registry import ToolRegistry
 from yeetui.workflows import Workflow, WorkflowTracker
-from yeetui.workspace import WorkspaceBinding
+from yeetui.workspace import BashSandbox, WorkspaceBinding
 
 RunEngine = Callable[[RunSpec, str], Awaitable[RunResult]]
 """Runs a spec to its end in place of the agent loop (`engines`, keyed by profile capability)."""
@@ -137,7 +137,9 @@ class RunLauncher:
         return self._usable(model, profile)
 
     def _tier(self, model: str) -> str:
-        return tier_model(model, self.settings.model, self.settings.models) if is_tier(model) else model
+        if not is_tier(model):
+            return model
+        return tier_model(model, self.settings.model, {str(tier): name for tier, name in self.settings.models.items()})
 
     def _usable(self, model: str, profile: Profile) -> str:
         """`model`, or the default model when `model`'s provider has no key and the default's has: a profile

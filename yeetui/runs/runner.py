@@ -65,7 +65,9 @@ class Runner:
         self.bus = bus
         self.executor = executor
         self.providers = providers
-        self.retry = {"max_attempts": retry_attempts, "base_delay": retry_base_delay, "max_delay": retry_max_delay}
+        self.retry_attempts = retry_attempts
+        self.retry_base_delay = retry_base_delay
+        self.retry_max_delay = retry_max_delay
         self._last_input: dict[str, int] = {}
 
     async def run(self, spec: RunSpec, run_id: str) -> RunResult:
@@ -178,9 +180,10 @@ class Runner:
             nonlocal counted
             counted = Usage()  # the failed attempt's usage stays counted; the next one reports from zero
             self.bus.publish(ProviderRetrying(result.run_id, spec.session_id, attempt, delay, reason,
-                                              max_attempts=self.retry["max_attempts"]))
+                                              max_attempts=self.retry_attempts))
 
-        async for item in stream_with_retry(provider, request, on_retry=on_retry, **self.retry):
+        async for item in stream_with_retry(provider, request, on_retry=on_retry, max_attempts=self.retry_attempts,
+                                            base_delay=self.retry_base_delay, max_delay=self.retry_max_delay):
             if isinstance(item, TextChunk):
                 text += item.text
                 self.bus.publish(TextDelta(result.run_id, spec.session_id, item.text))

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from yeetui.errors import StoreError
+from yeetui.store.db import Database
 from yeetui.store.liveness import pid_alive
 from yeetui.store.records import utcnow
 
 log = logging.getLogger(__name__)
 
 
-class SlotsMixin:
+class SlotsMixin(Database):
     async def queue_for_slot(self, run_id: str, *, pid: int | None = None) -> None:
         """Join the queue (or re-join it, keeping its place, after lending the slot away)."""
         owner = os.getpid() if pid is None else pid
@@ -40,7 +41,7 @@ class SlotsMixin:
             conn.execute("INSERT OR REPLACE INTO run_slots (run_id, pid, seq, state) VALUES (?, ?, ?, 'waiting')",
                          (run_id, owner, seq))
 
-        await self._transaction(f"queue run {run_id} for a slot", queue)  # type: ignore[attr-defined]
+        await self._transaction(f"queue run {run_id} for a slot", queue)
 
     async def take_slot(self, run_id: str, limit: int, *, is_alive: Callable[[int], bool] = pid_alive) -> bool:
         """Take a slot for a queued run if one is free and no run queued before it is still waiting for one
@@ -63,28 +64,28 @@ class SlotsMixin:
             conn.execute("UPDATE run_slots SET state = 'held' WHERE run_id = ?", (run_id,))
             return True
 
-        return await self._transaction(f"take a slot for run {run_id}", take)  # type: ignore[attr-defined]
+        return await self._transaction(f"take a slot for run {run_id}", take)
 
     async def lend_slot(self, run_id: str) -> None:
         """The run waits for a child: its slot counts as free, its place in the queue is kept."""
-        await self._transaction(  # type: ignore[attr-defined]
+        await self._transaction(
             f"lend the slot of run {run_id}",
             lambda conn: conn.execute("UPDATE run_slots SET state = 'lent' WHERE run_id = ? AND state = 'held'",
                                       (run_id,)))
 
     async def release_slot(self, run_id: str) -> None:
-        await self._transaction(  # type: ignore[attr-defined]
+        await self._transaction(
             f"release the slot of run {run_id}",
             lambda conn: conn.execute("DELETE FROM run_slots WHERE run_id = ?", (run_id,)))
 
     async def slot_counts(self) -> dict[str, int]:
         """How many runs hold, wait for, or have lent a slot (for status displays and tests)."""
-        rows = await self._all("count run slots",  # type: ignore[attr-defined]
+        rows = await self._all("count run slots",
                                "SELECT state, count(*) AS n FROM run_slots GROUP BY state")
         return {row["state"]: row["n"] for row in rows}
 
 
-class CommandsMixin:
+class CommandsMixin(Database):
     """Commands to runs, from any process to the process that executes the run (see 0005_run_commands.sql)."""
 
     async def post_run_command(self, run_id: str, kind: str, body: str = "", *, sender: str = "user") -> int:
@@ -93,7 +94,7 @@ class CommandsMixin:
                                   " (?, ?, ?, ?, ?)", (run_id, kind, body, sender, utcnow()))
             return int(cursor.lastrowid or 0)
 
-        return await self._transaction(f"send {kind} to run {run_id}", post)  # type: ignore[attr-defined]
+        return await self._transaction(f"send {kind} to run {run_id}", post)
 
     async def take_run_commands(self, run_ids: Iterable[str]) -> list[RunCommand]:
         """The open commands for these runs, oldest first, marked taken in the same transaction (so two
@@ -104,7 +105,7 @@ class CommandsMixin:
         marks = ", ".join("?" * len(wanted))
         # Polled every fraction of a second while runs stream: look on the reader connection first, and
         # take the writer's lock only when there is something to take.
-        waiting = await self._one("look for run commands",  # type: ignore[attr-defined]
+        waiting = await self._one("look for run commands",
                                   f"SELECT 1 FROM run_commands WHERE taken_at IS NULL AND run_id IN ({marks}) LIMIT 1",
                                   wanted)
         if waiting is None:
@@ -118,10 +119,10 @@ class CommandsMixin:
                              [utcnow(), *(r["id"] for r in rows)])
             return [RunCommand(r["id"], r["run_id"], r["kind"], r["body"], r["sender"]) for r in rows]
 
-        return await self._transaction("take run commands", take)  # type: ignore[attr-defined]
+        return await self._transaction("take run commands", take)
 
 
-class PermissionAsksMixin:
+class PermissionAsksMixin(Database):
     """Permission questions from runs in other processes (see 0008_permission_asks.sql)."""
 
     ANSWERS = ("allow_once", "allow_always", "deny")
@@ -133,7 +134,7 @@ class PermissionAsksMixin:
         be one of its in-process children). Subject and arguments are stored redacted. `unattended`: nobody
         could be asked and the call was refused — recorded answered, for the summary of the run that started
         the pane (`unattended_refusals`)."""
-        clean = self.clean  # type: ignore[attr-defined]
+        clean = self.clean
         now = utcnow()
         row = (pane_run_id, run_id, session_id, agent_label, tool, clean(subject),
                clean(json.dumps(dict(arguments), default=str)), now, "unattended" if unattended else None,
@@ -145,11 +146,11 @@ class PermissionAsksMixin:
                                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             return int(cursor.lastrowid or 0)
 
-        return await self._transaction(f"ask about {tool} for run {run_id}", post)  # type: ignore[attr-defined]
+        return await self._transaction(f"ask about {tool} for run {run_id}", post)
 
     async def permission_answer(self, ask_id: int) -> str | None:
         """The answer given (or 'withdrawn'), None while the question is open."""
-        row = await self._one("read a permission answer",  # type: ignore[attr-defined]
+        row = await self._one("read a permission answer",
                               "SELECT answer FROM permission_asks WHERE id = ?", (ask_id,))
         return row["answer"] if row is not None else "withdrawn"
 
@@ -163,7 +164,7 @@ class PermissionAsksMixin:
                                   " AND answer IS NULL", (answer, utcnow(), ask_id))
             return cursor.rowcount == 1
 
-        return await self._transaction("answer a permission question", settle)  # type: ignore[attr-defined]
+        return await self._transaction("answer a permission question", settle)
 
     async def open_permission_asks(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
         """Unanswered questions from these panes, oldest first."""
@@ -177,7 +178,7 @@ class PermissionAsksMixin:
         wanted = list(pane_run_ids)
         if not wanted:
             return []
-        rows = await self._all("look for permission questions",  # type: ignore[attr-defined]
+        rows = await self._all("look for permission questions",
                                f"SELECT * FROM permission_asks WHERE {condition} AND pane_run_id IN"
                                f" ({', '.join('?' * len(wanted))}) ORDER BY id", wanted)
         asks = []
@@ -221,7 +222,7 @@ class LeftoverProcess:
     run_id: str | None
 
 
-class ToolProcessesMixin:
+class ToolProcessesMixin(Database):
     """The process groups of running commands (see 0006_tool_processes.sql)."""
 
     async def note_tool_process(self, run_id: str, pgid: int, leader_start: int | None, *,
@@ -232,13 +233,13 @@ class ToolProcessesMixin:
             conn.execute("INSERT OR REPLACE INTO tool_processes (owner_pid, pgid, leader_start, run_id, created_at)"
                          " VALUES (?, ?, ?, ?, ?)", (owner, pgid, leader_start, run_id or None, utcnow()))
 
-        await self._transaction(f"note process group {pgid}", note)  # type: ignore[attr-defined]
+        await self._transaction(f"note process group {pgid}", note)
 
     async def forget_tool_process(self, pgid: int) -> None:
         def forget(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM tool_processes WHERE owner_pid = ? AND pgid = ?", (os.getpid(), pgid))
 
-        await self._transaction(f"forget process group {pgid}", forget)  # type: ignore[attr-defined]
+        await self._transaction(f"forget process group {pgid}", forget)
 
     async def take_leftover_processes(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[LeftoverProcess]:
         """The groups whose yeetui process is gone, removed in the same transaction: of several processes
@@ -253,7 +254,7 @@ class ToolProcessesMixin:
                              (row["owner_pid"], row["pgid"]))
             return [LeftoverProcess(r["pgid"], r["leader_start"], r["run_id"]) for r in rows]
 
-        return await self._transaction("take leftover process groups", take)  # type: ignore[attr-defined]
+        return await self._transaction("take leftover process groups", take)
 
     def process_log(self, run_id: str) -> RunProcessLog:
         return RunProcessLog(self, run_id)

@@ -238,7 +238,7 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
         """A session's messages in order; `limit` keeps the last N (the first N with `from_start`),
         `after_seq` only newer ones, `before_id` / `after_id` only those older / newer than that message
         (paging back and forth through a long session)."""
-        where, params = "session_id = ?", [session_id]
+        where, params = "session_id = ?", list[str | int]([session_id])
         if not include_partial:
             where += " AND partial = 0"
         if after_seq is not None:
@@ -379,10 +379,12 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             values["status"] = status.value
             if not status.is_final:
                 values["finished_at"] = values["error"] = None
-        for name, value in (("result", result), ("error", error), ("pid", pid)):
-            if value is not None:
-                values[name] = self.clean(dump_json(value)) if name == "result" else \
-                    self.clean(value) if name == "error" else value
+        if result is not None:
+            values["result"] = self.clean(dump_json(result) or "null")
+        if error is not None:
+            values["error"] = self.clean(error)
+        if pid is not None:
+            values["pid"] = pid
         if pid is not None:  # with its start: the pid alone may be reused by another process later
             values["pid_start"] = process_start(pid)
         if usage is not None:
@@ -465,13 +467,14 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
                                "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t"
                                " ON s.parent_id = t.id) SELECT usage, cost FROM agent_runs WHERE session_id IN tree",
                                (session_id,))
-        total, cost = Usage(), 0.0
+        total = Usage()
+        cost_known: float | None = 0.0
         for row in rows:
             usage = Usage.model_validate_json(row["usage"]) if row["usage"] else Usage()
             total = total + usage
-            if cost is not None and usage.total_tokens:
-                cost = None if row["cost"] is None else cost + float(row["cost"])
-        return total, cost
+            if cost_known is not None and usage.total_tokens:
+                cost_known = None if row["cost"] is None else cost_known + float(row["cost"])
+        return total, cost_known
 
     async def mark_interrupted(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[RunRecord]:
         """End as `interrupted` every running/queued/waiting_permission run whose process is gone (see

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -37,7 +38,7 @@ LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 
 def process_running(pid: int | None) -> bool:
     """Whether `pid` is a running process (a zombie waiting for its parent counts as gone)."""
-    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]
+    return pid is not None and pid > 0 and pid_alive(pid)
 
 
 class RunsElsewhere:
@@ -154,7 +155,7 @@ class RunsElsewhere:
                 continue
             reply: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
             self._asked[ask.id] = reply
-            reply.add_done_callback(lambda done, ask_id=ask.id: self._answered(ask_id, done))
+            reply.add_done_callback(functools.partial(self._answered, ask.id))
             self.bus.publish(PermissionRequested(ask.run_id, ask.session_id, ask.agent_label, ask.tool, ask.subject,
                                                  ask.arguments, reply))
 

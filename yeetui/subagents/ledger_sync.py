@@ -62,12 +62,12 @@ class LedgerSync:
             self.ledger.elsewhere(run, parent_session_id=session.parent_id, running_for=_running_for(run))
             shown.add(run.id)
         for run_id in self._shown - shown:  # ended since the last look (or its process died)
-            run = await self.store.get_run(run_id)
-            if run is not None:
-                if not run.status.is_final:  # its process is gone: say so until recovery records it
-                    run = replace(run, status=RunStatus.INTERRUPTED, error="its process is gone")
-                session = await self._session(run.session_id)
-                self.ledger.elsewhere(run, parent_session_id=session.parent_id if session else None,
+            ended = await self.store.get_run(run_id)
+            if ended is not None:
+                if not ended.status.is_final:  # its process is gone: say so until recovery records it
+                    ended = replace(ended, status=RunStatus.INTERRUPTED, error="its process is gone")
+                session = await self._session(ended.session_id)
+                self.ledger.elsewhere(ended, parent_session_id=session.parent_id if session else None,
                                       running_for=None)
         self._shown = shown
 

@@ -26,13 +26,14 @@ class PaneHost:
         self.env = dict(env)
         self.project_dir = project_dir
         self.server = TmuxServer(server_name(paths.data_dir(env)), env=self.env)
-        self._problem: str | bool | None = False
+        self._problem: str | None = None
+        self._asked = False
 
     async def problem(self) -> str | None:
         """Why panes cannot be used here (tmux missing or older than 3.2), or None; asked once."""
-        if self._problem is False:
-            self._problem = await self.server.problem()
-        return self._problem  # type: ignore[return-value]
+        if not self._asked:
+            self._problem, self._asked = await self.server.problem(), True
+        return self._problem
 
     async def start(self, run_id: str, label: str, *, resume: bool = False) -> Pane:
         """Open a window running the worker for `run_id`. Raises TmuxError when tmux refuses."""

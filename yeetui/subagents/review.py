@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
 from yeetui.system.git import Confine, git, verified_revision
@@ -13,7 +14,8 @@ DIFF_CAP = 60_000
 
 
 async def review_request(project_dir: Path, *, parent_session_id: str, target: str | None = None,
-                         focus: str | None = None, blocking: bool = False, requested_by: str = "user",
+                         focus: str | None = None, blocking: bool = False,
+                         requested_by: Literal["user", "agent"] = "user",
                          parent_run_id: str | None = None,
                          ranges: list[tuple[str, str]] | None = None) -> SpawnRequest:
     """A reviewer spawn carrying `git diff` of `target` (None: uncommitted changes against HEAD), or of each
@@ -45,7 +47,7 @@ async def review_request(project_dir: Path, *, parent_session_id: str, target: s
         what = f"the changes in {target}" if target else "the uncommitted changes in the working tree"
     task = f"Review {what}." + (f" Focus: {focus}" if focus else "")
     return SpawnRequest(profile="reviewer", prompt=task, parent_session_id=parent_session_id,
-                        parent_run_id=parent_run_id, blocking=blocking, requested_by=requested_by,  # type: ignore[arg-type]
+                        parent_run_id=parent_run_id, blocking=blocking, requested_by=requested_by,
                         prompt_suffix=f"\n\n## Diff to review\n\n```diff\n{text}\n```\n")
 
 

@@ -11,6 +11,7 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Sequence
+from typing import Any
 
 from yeetui.errors import YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunStatus, SessionBusyChanged
@@ -167,7 +168,7 @@ class SessionControl:
         self.bus.publish(MessageCommitted("", self.session_id, message_id, message))
         return message
 
-    async def spawn(self, profile: str, prompt: str, **kw) -> SpawnHandle:
+    async def spawn(self, profile: str, prompt: str, **kw: Any) -> SpawnHandle:
         """A subagent the user launched (slash command, @profile, hotkey): a child of this session."""
         return await self.spawner.spawn(SpawnRequest(profile=profile, prompt=prompt, parent_session_id=self.session_id,
                                                      requested_by="user", **kw))

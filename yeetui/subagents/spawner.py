@@ -288,7 +288,7 @@ class AgentSpawner:
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
             waiting = asyncio.ensure_future(self.elsewhere.ended(run_id, timeout + 30.0))
-            handle.result = await self._wait_lending_slot(waiting, req.parent_run_id)  # type: ignore[arg-type]
+            handle.result = await self._wait_lending_slot(waiting, req.parent_run_id)
             handle.worktree = await self._worktree_info(session.id)
         return handle
 
@@ -300,15 +300,14 @@ class AgentSpawner:
         """The tmux window a run lives in, while its pane is there."""
         run = await self.store.get_run(run_id)
         pane = RunOptions.of(run).pane if run else None
-        if not pane or self.panes is None or not await self.panes.server.has_pane(pane["pane"]):
+        if run is None or not pane or self.panes is None or not await self.panes.server.has_pane(pane["pane"]):
             return None
-        return Pane(pane["server"], pane["window"], pane["pane"], run.pid or 0)  # type: ignore[union-attr]
+        return Pane(pane["server"], pane["window"], pane["pane"], run.pid or 0)
 
     async def _worktree_info(self, session_id: str) -> dict[str, Any] | None:
-        wt = await self.worktrees.of_session(session_id) if self.worktrees is not None else None
-        if wt is None:
+        if self.worktrees is None or (wt := await self.worktrees.of_session(session_id)) is None:
             return None
-        state = await self.worktrees.state(wt)  # type: ignore[union-attr]
+        state = await self.worktrees.state(wt)
         return {"id": wt.id, "branch": wt.branch, "path": str(wt.path), "commits": state.commits,
                 "base": wt.base_commit, "checkout": str(wt.repo)}
 
@@ -636,7 +635,7 @@ class AgentSpawner:
                 await self.cancel(run_id)
             else:
                 self.abort(run_id)
-        tasks = [self._live[r].task for r in self.live_runs(session_id) if self._live[r].task]
+        tasks = [task for r in self.live_runs(session_id) if (task := self._live[r].task) is not None]
         if tasks and not graceful:
             await asyncio.gather(*tasks, return_exceptions=True)
 

@@ -255,7 +255,8 @@ class Orchestrator:
             async with self._registering:
                 with self.bus.listen(on_event):
                     spawning = asyncio.create_task(self._spawn_child(step, prompt, handover))
-                    await asyncio.wait({spawning, registered}, return_when=asyncio.FIRST_COMPLETED)
+                    first: list[asyncio.Future[Any]] = [spawning, registered]  # whichever comes first
+                    await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
             if registered.done():
                 event = registered.result()
                 step.run_id, step.session_id, step.label = event.run_id, event.session_id, event.label

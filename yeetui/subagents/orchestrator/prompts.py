@@ -105,17 +105,18 @@ def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | N
         out += ["", "**Before the restart** (children stopped when the orchestrator did, replaced on resume):"]
         for step, entry in leftovers:
             line = f"- {entry.get('label')} ({step.id}, {entry.get('status')})"
-            wt = entry.get("worktree")
-            if wt and wt.get("state") == "active":
-                work = (f"{wt.get('commits', 0)} commit(s), {wt.get('changed', 0)} uncommitted change(s)"
-                        if wt.get("commits") or wt.get("changed") else "no work in it")
-                line += (f": left worktree `{wt.get('path')}` on branch `{wt.get('branch')}` ({work}) — "
-                         f"`yeetui worktrees merge {str(wt.get('id', ''))[:8]}` keeps it, "
+            left = entry.get("worktree")
+            tree: dict[str, object] = left if isinstance(left, dict) else {}
+            if tree.get("state") == "active":
+                work = (f"{tree.get('commits', 0)} commit(s), {tree.get('changed', 0)} uncommitted change(s)"
+                        if tree.get("commits") or tree.get("changed") else "no work in it")
+                line += (f": left worktree `{tree.get('path')}` on branch `{tree.get('branch')}` ({work}) — "
+                         f"`yeetui worktrees merge {str(tree.get('id', ''))[:8]}` keeps it, "
                          "`yeetui worktrees cleanup --apply` removes it when it holds no work")
-            elif wt and wt.get("state") == "gone":
-                line += f": its worktree on branch `{wt.get('branch')}` is gone"
-            elif wt:
-                line += f": its worktree `{wt.get('path')}` could not be read ({wt.get('state')})"
+            elif tree and tree.get("state") == "gone":
+                line += f": its worktree on branch `{tree.get('branch')}` is gone"
+            elif tree:
+                line += f": its worktree `{tree.get('path')}` could not be read ({tree.get('state')})"
             out.append(line)
     out += ["", f"**Goal:** {cap(goal, 500)}"]
     if error:
