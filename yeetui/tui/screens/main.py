@@ -594,7 +594,7 @@ class MainScreen(Screen[None]):
 
             def answered(answer: str | None, request: ev.PermissionRequested = request) -> None:
                 if not request.reply.done():
-                    request.reply.set_result(answer or "deny")  # type: ignore[arg-type]
+                    request.reply.set_result(answer or "deny")  # type: ignore[arg-type]  # the dialog's values are answers
                 self._asking = False
                 self._next_permission()
 

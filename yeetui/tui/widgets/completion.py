@@ -121,7 +121,7 @@ class CompletionPopup(OptionList, can_focus=False):
     """
 
     def __init__(self, **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(**kw)  # type: ignore[arg-type]  # Widget's own keywords, passed through
         self.items: list[Candidate] = []
         self.context: CompletionContext | None = None
 

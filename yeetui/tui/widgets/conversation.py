@@ -194,7 +194,7 @@ class ConversationView(EntryWindow):
             block = self._tools.get(item.message.tool_results[0].call_id)
             owner = self._first.get(block.message_id, block) if block and block.message_id else block
         if owner is not None:
-            owner.items = (*owner.items, item)  # type: ignore[attr-defined]
+            owner.items = (*owner.items, item)  # type: ignore[attr-defined]  # message views and tool blocks have items
             if item.id is not None and views:
                 self._first[item.id] = owner
 
@@ -392,15 +392,15 @@ class ConversationView(EntryWindow):
     def _last_id_before_gap(self) -> int | None:
         entries = self.entries
         end = entries.index(self._gap_at) if self._gap_at in entries else len(entries)
-        return next((e.message_id for e in reversed(entries[:end])  # type: ignore[attr-defined]
-                     if getattr(e, "message_id", None) is not None), None)
+        return next((found for e in reversed(entries[:end])
+                     if (found := getattr(e, "message_id", None)) is not None), None)
 
     def _first_id_after_gap(self) -> int | None:
         entries = self.entries
         if self._gap_at not in entries:
             return None
-        return next((e.message_id for e in entries[entries.index(self._gap_at):]  # type: ignore[attr-defined]
-                     if getattr(e, "message_id", None) is not None), None)
+        return next((found for e in entries[entries.index(self._gap_at):]
+                     if (found := getattr(e, "message_id", None)) is not None), None)
 
     async def append_newer(self, messages: list[StoredMessage], *, has_newer: bool) -> None:
         """A newer page from the store (asked for by `LoadNewer`): it joins the gap below the screen."""

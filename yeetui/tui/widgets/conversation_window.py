@@ -53,7 +53,7 @@ class EntryWindow(SizedByLayout, VerticalScroll):
             self.views = views
 
     def __init__(self, *, window: int, **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(**kw)  # type: ignore[arg-type]  # Widget's own keywords, passed through
         self.window = window
         self.has_older = False
         """Older messages exist in the store beyond the held ones."""
@@ -323,7 +323,7 @@ class EntryWindow(SizedByLayout, VerticalScroll):
             doomed, gap_at = self._far_below(entries, excess)
         if not doomed:
             return False
-        items = [item for entry in doomed for item in entry.items]  # type: ignore[attr-defined]
+        items = [item for entry in doomed for item in entry.items]  # type: ignore[attr-defined]  # every Entry has items
         if lower_half:
             self._held.extend(items)
             after = entries[len(doomed)] if len(doomed) < len(entries) else None

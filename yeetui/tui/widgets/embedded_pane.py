@@ -49,7 +49,7 @@ def _color(value: str) -> str | None:
     if len(value) == 6 and all(c in "0123456789abcdefABCDEF" for c in value):
         return f"#{value}"
     if value.startswith("bright"):
-        return "bright_" + _NAMES.get(value[6:], value[6:])  # type: ignore[operator]
+        return "bright_" + (_NAMES.get(value[6:]) or value[6:])
     return value
 
 

@@ -192,7 +192,7 @@ class InboxPanel(OptionList):
         item = self._items.get(item_id)
         if item is None or item.status == status:
             return
-        self._items[item_id] = replace(item, status=status)  # type: ignore[arg-type]
+        self._items[item_id] = replace(item, status=status)  # type: ignore[arg-type]  # callers pass InboxStatus
         if "dismissed" in (status, item.status):
             self._rebuild()
         else:

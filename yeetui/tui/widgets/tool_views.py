@@ -59,7 +59,7 @@ class ToolCallView(Entry, Collapsible):
         self._result = Static(Content("running…"), classes="tool-result tool-pending")
         # Classed as Collapsible's mount would class it: restyling a block once mounted costs more than
         # everything else about mounting it.
-        super().__init__(self._args, self._result, title=self._make_title(), collapsed=True,  # type: ignore[arg-type]
+        super().__init__(self._args, self._result, title=self._make_title(), collapsed=True,  # type: ignore[arg-type]  # Content works; Textual types str
                          collapsed_symbol="▸", expanded_symbol="▾", classes="-collapsed -running")
 
     @property
@@ -70,7 +70,7 @@ class ToolCallView(Entry, Collapsible):
     def set_arguments(self, arguments: dict[str, Any]) -> None:
         self.arguments = arguments
         self._args.update(self._args_content())
-        self.title = self._make_title()  # type: ignore[assignment]
+        self.title = self._make_title()  # type: ignore[assignment]  # a Content title, drawn as such
 
     def set_result(self, content: str, is_error: bool) -> None:
         self.result, self.is_error = content, is_error
@@ -79,7 +79,7 @@ class ToolCallView(Entry, Collapsible):
         self._result.remove_class("tool-pending", update=update)
         self.remove_class("-running", update=update)
         self.set_class(is_error, "-error", update=update)
-        self.title = self._make_title()  # type: ignore[assignment]
+        self.title = self._make_title()  # type: ignore[assignment]  # a Content title, drawn as such
 
     def mark_first(self, first: bool = True) -> None:
         """The first block of a run of them (a margin above it)."""
