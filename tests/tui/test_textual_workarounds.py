@@ -6,10 +6,11 @@ import gc
 
 from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from yeetui.tui.textual_workarounds import release_styles_caches
+from yeetui.tui.textual_workarounds import app_bindings, release_styles_caches, user_keymap
 
 
 class Column(App[None]):
@@ -40,3 +41,18 @@ async def test_the_lines_of_unmounted_widgets_are_released() -> None:
         assert kept >= before + 10  # the ones drawn (about half fit on the screen)
         release_styles_caches()
         assert orphaned_styles_caches(app) <= before
+
+
+class Keyed(App[None]):
+    BINDINGS = [("ctrl+t", "toggle_dark", "Theme"), Binding("f9", "bell", "Ring", id="ring")]
+
+
+async def test_the_apps_own_bindings_and_the_users_keymap_are_read_where_textual_keeps_them() -> None:
+    """`app_bindings` and `user_keymap` read Textual's private `_bindings` / `_keymap`: a release that moves
+    them fails here, not silently in /help, the hotkey collision check or the composer's keys."""
+    app = Keyed()
+    async with app.run_test():
+        assert {(b.key, b.description) for b in app_bindings(app)} >= {("ctrl+t", "Theme"), ("f9", "Ring")}
+        assert all(isinstance(b, Binding) for b in app_bindings(app))
+        app.set_keymap({"ring": "f8"})
+        assert user_keymap(app) == {"ring": "f8"}

@@ -47,8 +47,11 @@ from yeetui.workspace import BashSandbox, WorkspaceBinding
 
 RunEngine = Callable[[RunSpec, str], Awaitable[RunResult]]
 """Runs a spec to its end in place of the agent loop (`engines`, keyed by profile capability)."""
-AgentHostFactory = Callable[..., Any]
-"""`(session_id=, run_id=, label=)` → the host a run's agent tools act through."""
+class AgentHostFactory(Protocol):
+    """Makes the host a run's agent tools act through (yeetui.subagents.host.AgentHost, set by the runtime:
+    this layer cannot name it, hence `object`; the agent tools check what they get)."""
+
+    def __call__(self, *, session_id: str, run_id: str, label: str) -> object: ...
 
 
 class Mailroom(Protocol):

@@ -21,6 +21,7 @@ from yeetui.events import RunStatus
 from yeetui.store.records import WorktreeRecord
 from yeetui.text import clip_words, one_line
 from yeetui.tui.commands import CommandScreen, Handler, SlashCommand, suggest
+from yeetui.tui.textual_workarounds import app_bindings
 from yeetui.tui.themes import save_theme
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ async def _text_given(screen: CommandScreen, args: str, usage: str) -> bool:
 
 async def _help(screen: CommandScreen, args: str) -> None:
     app = screen.app
-    keys = [(app.get_key_display(b), b.description or b.action) for _, b in app._bindings if b.description]
+    keys = [(app.get_key_display(b), b.description or b.action) for b in app_bindings(app) if b.description]
     await screen.show_help([*keys, *COMPOSER_KEYS, *PANEL_KEYS], [(c.usage, c.help) for c in screen.commands])
 
 

@@ -1,4 +1,6 @@
-"""Work-arounds for defects of the pinned Textual release, each named with its upstream issue.
+"""Work-arounds for defects of the pinned Textual release, each named with its upstream issue, and the only
+uses of Textual's private names (each with a test in tests/tui/test_textual_workarounds.py that fails when a
+release changes it).
 
 Each one checks for the defective part before touching it, so a Textual release that fixes (or renames) it
 turns the work-around into a no-op rather than an error.
@@ -6,7 +8,12 @@ turns the work-around into a no-op rather than an error.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from textual._styles_cache import StylesCache
+from textual.app import App
+from textual.binding import Binding
 from textual.geometry import Size
 
 
@@ -39,3 +46,16 @@ class SizedByLayout:
         # A mixin's super() is the widget it is mixed into; mypy sees only `object` here.
         updated: bool = super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
         return updated
+
+
+def app_bindings(app: App[Any]) -> list[Binding]:
+    """The app's own key bindings (its BINDINGS, as the user's keymap changed them), without the screens' and
+    widgets' that `active_bindings` mixes in. Textual keeps them in the private `_bindings`."""
+    return [binding for _, binding in getattr(app, "_bindings", ())]
+
+
+def user_keymap(app: App[Any]) -> Mapping[str, str]:
+    """The keymap the user set (`set_keymap`): binding id → keys. Textual keeps it in the private `_keymap`;
+    a widget that handles keys before Textual's bindings (the composer) must honour it too."""
+    keymap = getattr(app, "_keymap", None)
+    return keymap if isinstance(keymap, Mapping) else {}

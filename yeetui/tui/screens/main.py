@@ -47,6 +47,7 @@ from yeetui.tui.screens.picker import Choice, PickerScreen
 from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
 from yeetui.tui.slash import all_commands, ask_merge, run_slash, stop_question, where_flag
 from yeetui.tui.startup import LOADING, Pending, SessionStart
+from yeetui.tui.textual_workarounds import app_bindings
 from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.conversation_pages import ConversationPages
@@ -191,7 +192,7 @@ class MainScreen(Screen[None]):
         self.query_one(InboxBadge).unread = 0 if inbox.display else inbox.unread
 
     def bind_profile_hotkeys(self) -> None:
-        taken = {b.key for _, b in self.app._bindings} | {"f2", "ctrl+s", "ctrl+p", "escape", "ctrl+q", "ctrl+b"}
+        taken = {b.key for b in app_bindings(self.app)} | {"f2", "ctrl+s", "ctrl+p", "escape", "ctrl+q", "ctrl+b"}
         for profile in self.runtime.profiles.profiles.values():
             key = profile.triggers.hotkey
             if not key or profile.name == "pair":

@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.text_area import Selection
 
+from yeetui.tui.textual_workarounds import user_keymap
 from yeetui.tui.widgets.completion import Candidate, CompletionPopup, Location, candidates, find_context
 
 PLACEHOLDER = "Message yeetui — / for commands, @ for files and agents, ! for shell"
@@ -69,7 +70,7 @@ class ComposerInput(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         composer = next((a for a in self.ancestors if isinstance(a, Composer)), None)
         if composer is not None:
-            keymap = getattr(self.app, "_keymap", {}) or {}
+            keymap = user_keymap(self.app)
             for binding_id, (default, action) in _IN_ORDER.items():
                 if event.key in {k.strip() for k in keymap.get(binding_id, default).split(",")}:
                     event.stop()
