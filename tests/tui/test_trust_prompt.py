@@ -88,8 +88,9 @@ async def test_a_click_on_trust_as_the_prompt_appears_does_not_trust(fake_env, p
     _hostile(project)
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(110, 32)) as pilot:
-        screen = await _trust_screen(pilot)
-        await _until(pilot, lambda: bool(screen.query("#trust")))  # the first moment there is a button to click
+        # The first moment there is a button on screen to click (the settle clock has not moved: the window is
+        # still open).
+        screen = await _shown(pilot, TrustScreen)
         assert await pilot.click("#trust")
         await pilot.press("enter")
         await pilot.pause()
