@@ -66,6 +66,9 @@ class Reply:
     come after another run's request (e.g. a child finishing only once its parent's next turn began)."""
     usage: dict[str, int] | None = None
     """input_tokens / output_tokens / cache_read_tokens / cache_write_tokens; defaults are computed."""
+    usage_every_chunk: bool = False
+    """OpenAI wire: every streamed chunk carries the usage so far (one more output token each), as Gemini's
+    API does through litellm; the last carries the whole."""
 
     @classmethod
     def tool(cls, name: str, /, **arguments: Any) -> Reply:

@@ -95,9 +95,18 @@ def _stream(reply: Reply, ex: Exchange, out: Sink) -> None:
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
     out.begin_stream({"x-request-id": f"req_fake_{ex.number}"})
 
+    sent = 0
+
     def chunk(delta: dict[str, Any], finish: str | None = None, pause: bool = True) -> None:
+        nonlocal sent
         payload = _chunk(ex, delta, finish)
-        if include_usage:
+        if reply.usage_every_chunk:
+            sent += 1
+            so_far = _usage(ex)
+            so_far["completion_tokens"] = min(sent, ex.usage["output_tokens"])
+            so_far["total_tokens"] = so_far["prompt_tokens"] + so_far["completion_tokens"]
+            payload["usage"] = so_far
+        elif include_usage:
             payload["usage"] = None
         out.event(payload)
         if pause:

@@ -171,6 +171,7 @@ class Runner:
         text = ""
         partial_id: int | None = None
         last_write = 0.0
+        last_usage_write = -CHECKPOINT_INTERVAL
         done: StreamDone | None = None
         # What this attempt has reported (and the run counted) so far: a request cut off mid-stream — a crash,
         # a cancel, a dropped connection — still counts in the run's tokens and cost.
@@ -199,7 +200,11 @@ class Runner:
                 if (more := item.usage.beyond(counted)).total_tokens:
                     counted = item.usage
                     self._add_usage(spec, result, more)
-                    await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost)
+                    # Stored at once the first time (the prompt's tokens, most of a request's cost), then at
+                    # most once per checkpoint interval: some providers send the usage so far with every chunk.
+                    if time.monotonic() - last_usage_write >= CHECKPOINT_INTERVAL:
+                        await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost)
+                        last_usage_write = time.monotonic()
             elif isinstance(item, StreamDone):
                 done = item
         if done is None:

@@ -40,8 +40,8 @@ async def test_usage_is_stored_after_each_response_not_only_at_the_end(runtime: 
         (run,) = await runtime.store.list_runs()
         return run.usage.input_tokens + run.usage.output_tokens
 
-    for _ in range(1000):  # the first response's usage is written before its tool call runs
-        if await stored_usage():
+    for _ in range(1000):  # the first response's whole usage is written before its tool call runs (its
+        if await stored_usage() == 730:  # prompt's tokens may be stored first, as they stream)
             break
         await asyncio.sleep(0.01)
     assert await stored_usage() == 730
@@ -123,3 +123,25 @@ def test_litellm_reports_usage_as_soon_as_a_chunk_carries_it() -> None:
     items = acc.feed(early)
     assert UsageChunk(Usage(input_tokens=500, output_tokens=1)) in items
     assert acc.done().usage.beyond(Usage(input_tokens=500, output_tokens=1)) == Usage()
+
+
+async def test_usage_sent_with_every_chunk_is_stored_a_few_times_not_per_chunk(runtime: Runtime, scripted) -> None:
+    """Gemini's API (through litellm) sends the usage so far with every chunk: it counts as it comes, but the
+    store is written at once and then at most once per checkpoint interval, not once per streamed chunk."""
+    scripted.script(Reply(text="x" * 300, chunk_size=1, usage_every_chunk=True, tool_calls=[_complete("ok")],
+                          usage={"input_tokens": 900, "output_tokens": 320}))
+    writes: list[Usage | None] = []
+    update_run = runtime.store.update_run
+
+    async def counted(run_id: str, **changes: object) -> object:
+        writes.append(changes.get("usage"))  # type: ignore[arg-type]  # what the runner stored, when it did
+        return await update_run(run_id, **changes)  # type: ignore[arg-type]
+
+    runtime.store.update_run = counted  # type: ignore[method-assign]  # the real store, its writes counted
+    result = await runtime.launcher.run_prompt("go", model="gemini/gemini-2.5-flash")
+    assert result.usage.input_tokens == 900 and result.usage.output_tokens == 320
+    usage_writes = [u for u in writes if u is not None]
+    assert usage_writes, "the usage was never stored"
+    assert len(usage_writes) < 40, f"{len(usage_writes)} store writes for {300} streamed chunks"
+    (run,) = await runtime.store.list_runs()
+    assert run.usage.output_tokens == 320
