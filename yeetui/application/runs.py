@@ -102,7 +102,7 @@ class RunDesk:
         elsewhere = await self._store.unattended_refusals(self._spawner.elsewhere.ever_followed)
         return [*self._runtime.refused, *elsewhere]
 
-    async def children_running(self, session_id: str) -> list[str]:
+    def children_running(self, session_id: str) -> list[str]:
         """Labels of the subagents `session_id` started that still run here (`await_children` waits for them)."""
         return [self.label(run_id) for run_id in self._spawner.live_runs(session_id)]
 

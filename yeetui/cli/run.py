@@ -91,7 +91,7 @@ async def _wait_for_background(runs: RunDesk, session_id: str) -> None:
     """Subagents the primary started without waiting (`blocking: false`) that still run when it ends: wait for
     them, saying so on stderr, so their results reach the session instead of being cut off. Ctrl-C (or
     SIGTERM) stops them; the run then exits as cancelled."""
-    live = await runs.children_running(session_id)
+    live = runs.children_running(session_id)
     if not live:
         return
     print(f"yeetui: waiting for {len(live)} subagent{'s' if len(live) > 1 else ''} still running: {', '.join(live)} "

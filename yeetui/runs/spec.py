@@ -21,8 +21,6 @@ from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext
 from yeetui.workflows import WorkflowTracker
 
-Mode = RunMode
-"""Where a run executes: the profile's `mode` type, the one set of names (see yeetui.profiles.RunMode)."""
 Requester = Literal["user", "agent"]
 Cleanup = Literal["keep", "delete"]
 
@@ -40,7 +38,7 @@ class RunOptions:
     blocking: bool = False
     """The requester waits for the result in the same tool call."""
     cleanup: Cleanup = "keep"
-    mode: Mode = "in_process"
+    mode: RunMode = "in_process"
     session_context: str = "none"
     requested_by: Requester = "user"
     thinking: ThinkingLevel | None = None

@@ -9,7 +9,8 @@ from typing import Any
 
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
-from yeetui.runs.spec import Mode, RunOptions
+from yeetui.profiles import RunMode
+from yeetui.runs.spec import RunOptions
 from yeetui.store.records import RunRecord
 from yeetui.store.sqlite import Store
 from yeetui.subagents.inbox import announcement_text
@@ -31,7 +32,7 @@ class AgentHost:
     async def spawn(self, profile: str, prompt: str, *, blocking: bool = True, label: str | None = None,
                     model: str | None = None, timeout: float | None = None, context: str = "none",
                     prompt_suffix: str = "", worktree: str | None = None,
-                    worktree_from: str | None = None, mode: Mode | None = None) -> SpawnHandle:
+                    worktree_from: str | None = None, mode: RunMode | None = None) -> SpawnHandle:
         """Spawn a child; `worktree` (handed over from session `worktree_from`) makes it work in that existing
         worktree instead of a new one."""
         return await self.spawner.spawn(SpawnRequest(

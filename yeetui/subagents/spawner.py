@@ -21,10 +21,10 @@ from typing import Any, Literal
 from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
-from yeetui.profiles import Isolation, Profile
+from yeetui.profiles import Isolation, Profile, RunMode
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
-from yeetui.runs.spec import Mode, RunOptions, RunResult, cancel_reason
+from yeetui.runs.spec import RunOptions, RunResult, cancel_reason
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery, worktree_note
@@ -53,7 +53,7 @@ class SpawnRequest:
     parent_session_id: str | None = None
     parent_run_id: str | None = None
     blocking: bool = False
-    mode: Mode | None = None
+    mode: RunMode | None = None
     model: str | None = None
     thinking: Literal["off", "low", "medium", "high"] | None = None
     label: str | None = None
@@ -212,11 +212,12 @@ class AgentSpawner:
                                               show=mode == "terminal")
         return await self._launch(run.id, session, profile, prompt, model, timeout, req, label)
 
-    async def _mode(self, req: SpawnRequest, profile: Profile, session_id: str) -> Mode:
+    async def _mode(self, req: SpawnRequest, profile: Profile, session_id: str) -> RunMode:
         """Where the run executes: the spawn's `mode`, else the profile's, else the config's default; a pane
         mode tmux cannot serve here falls back to in-process, saying why."""
         configured = self.launcher.settings.subagent_mode
-        mode: Mode = req.mode or (profile.mode if profile.mode != "in_process" else None) or configured or "in_process"
+        chosen = profile.mode if profile.mode != "in_process" else None
+        mode: RunMode = req.mode or chosen or configured or "in_process"
         if mode == "headless":
             mode = "in_process"  # a spawned child always reports to a live parent; `agents start` detaches
         if mode in ("tmux", "terminal"):
