@@ -67,22 +67,24 @@ class ComposerInput(TextArea):
     }
     """
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        """Enter and the newline keys, before the TextArea's own key handling: Textual dispatches a key to
+        each class of the widget in turn (this one first), and `prevent_default` stops it reaching TextArea."""
         composer = next((a for a in self.ancestors if isinstance(a, Composer)), None)
-        if composer is not None:
-            keymap = user_keymap(self.app)
-            for binding_id, (default, action) in _IN_ORDER.items():
-                if event.key in {k.strip() for k in keymap.get(binding_id, default).split(",")}:
-                    event.stop()
-                    event.prevent_default()
-                    getattr(composer, f"action_{action}")()
-                    return
-        await super()._on_key(event)
+        if composer is None:
+            return
+        keymap = user_keymap(self.app)
+        for binding_id, (default, action) in _IN_ORDER.items():
+            if event.key in {k.strip() for k in keymap.get(binding_id, default).split(",")}:
+                event.stop()
+                event.prevent_default()
+                getattr(composer, f"action_{action}")()
+                return
 
 
 class Composer(Widget):
     BINDINGS = [
-        # Shown in the footer; carried out by ComposerInput._on_key, in key order (see its docstring).
+        # Shown in the footer; carried out by ComposerInput.on_key, in key order (see its docstring).
         Binding("enter", "submit", "Send", id="composer.submit"),
         Binding("ctrl+j,shift+enter,alt+enter,ctrl+enter", "newline", "Newline", id="composer.newline",
                 key_display="ctrl+j"),
