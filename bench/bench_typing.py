@@ -27,17 +27,11 @@ Usage: python bench/bench_typing.py [--quick] [--only idle|stream|busy] [--long]
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import random
-import re
-import select
-import signal
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import fake_llm, isolated_env
 from bench.measure import median, percentile
+from bench.terminal import TerminalProgram
 from bench.tui_fixtures import long_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +51,6 @@ END_MARKER = "ENDOFTHEANSWER"
 FIRST_LINE = "Step 1"
 ALPHABETS = ["абвгдежзийклмнопрстуфхцчшщ", "αβγδεζηθικλμνξοπρστυφχψω", "АБВГДЕЖЗИЙКЛМНОПРСТУФХЦЧШЩ"]
 BATCH = 24
-_ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|P[^\x1b]*\x1b\\|[ -Z\\-~])")
 
 
 def script(*, primary_chars: int, child_chars: int) -> list[dict]:
@@ -70,84 +64,7 @@ def script(*, primary_chars: int, child_chars: int) -> list[dict]:
     ]
 
 
-class Terminal:
-    """A program in a pseudo-terminal: what it writes is read as it comes, keys are written to it."""
-
-    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path) -> None:
-        self.master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[1], SIZE[0], 0, 0))
-        env = {**env, "TERM": "xterm-256color", "COLORTERM": "truecolor", "COLUMNS": str(SIZE[0]),
-               "LINES": str(SIZE[1])}
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
-                                     start_new_session=True, close_fds=True)
-        os.close(slave)
-        self.recent = b""
-        """The last bytes read (escape sequences dropped), for markers."""
-        self.since = b""
-        """Everything read since `mark()` (raw), for echoes."""
-
-    def pump(self, timeout: float) -> None:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the program exited ({self.proc.returncode}); last output: {self.tail()!r}")
-            return
-        try:
-            chunk = os.read(self.master, 1 << 16)
-        except OSError as error:
-            raise RuntimeError(f"the terminal closed: {error}; last output: {self.tail()!r}") from error
-        self.since += chunk
-        self.recent = (self.recent + _ESCAPES.sub(b"", chunk))[-200_000:]
-
-    def tail(self) -> str:
-        return self.recent[-1500:].decode("utf-8", errors="replace")
-
-    def shows(self, text: str) -> bool:
-        return text.encode() in self.recent
-
-    def wait(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
-        deadline = time.perf_counter() + timeout
-        while not predicate():
-            if time.perf_counter() > deadline:
-                raise RuntimeError(f"{what}: not seen within {timeout:g} s; last output: {self.tail()!r}")
-            self.pump(0.02)
-
-    def settle(self, seconds: float) -> None:
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            self.pump(max(0.0, min(0.05, deadline - time.perf_counter())))
-
-    def type(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
-
-    def close(self) -> None:
-        try:
-            self.type("\x11")  # ctrl+q
-            deadline = time.perf_counter() + 5
-            while self.proc.poll() is None and time.perf_counter() < deadline:
-                try:
-                    self.pump(0.05)
-                except RuntimeError:
-                    break
-        except OSError:
-            pass
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        os.close(self.master)
-
-
-def measure_keys(term: Terminal, *, keys: int, until: Callable[[], bool] | None, budget: float,
+def measure_keys(term: TerminalProgram, *, keys: int, until: Callable[[], bool] | None, budget: float,
                  seed: int) -> dict:
     """Type up to `keys` letters (or until `until()` holds, or `budget` seconds pass); each one's echo time."""
     rng = random.Random(seed)
@@ -219,7 +136,7 @@ def run_yeetui(condition: str, *, url: str, tmp: Path, keys: int, children: int,
     argv = [sys.executable, "-m", "yeetui"]
     if messages:
         argv += ["--resume", long_session(env, project, messages)]
-    term = Terminal(argv, env=env, cwd=project)
+    term = TerminalProgram(argv, env=env, cwd=project, size=SIZE)
     try:
         term.wait(lambda: term.shows("Message yeetui") and term.shows("nothing in the inbox"), 60, "the main screen")
         term.settle(3.0)  # start-up work (the provider SDK warmed in a thread) is over
@@ -248,7 +165,7 @@ def run_yeetui(condition: str, *, url: str, tmp: Path, keys: int, children: int,
 
 def run_bare(*, tmp: Path, keys: int, seed: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(tmp / "pycache")}
-    term = Terminal([sys.executable, str(ROOT / "bench" / "tui_probe.py")], env=env, cwd=tmp)
+    term = TerminalProgram([sys.executable, str(ROOT / "bench" / "tui_probe.py")], env=env, cwd=tmp, size=SIZE)
     try:
         term.wait(lambda: term.shows("PROBE-INPUT"), 60, "the bare app")
         term.settle(0.5)
