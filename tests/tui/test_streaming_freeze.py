@@ -20,6 +20,7 @@ from yeetui.tui.widgets.message_views import (
     FLUSH_INTERVAL,
     FREEZE_AT,
     KEEP_LIVE,
+    RESERVE_STEP,
     TYPING_FLUSH_INTERVAL,
     AssistantMessageView,
     Pacing,
@@ -291,3 +292,93 @@ async def test_while_the_user_types_a_draw_that_falls_due_waits_for_the_next_key
         await wait_for(pilot, lambda: message.shown_text.endswith("the end"))  # no key came: drawn anyway
         await view.pacing.echoed()  # a key after that draws nothing twice
         assert message.shown_text == "first words and more and the end"
+
+
+async def test_while_the_user_types_new_lines_of_an_answer_lay_out_the_screen_once_per_step(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line more of a streaming answer grows it, and a growing widget is a layout of the whole screen and a
+    repaint of the scrolled view. While the user types, the open end takes its room `RESERVE_STEP` lines at a
+    time, so most new lines fill room it already has: one layout per step, not one per line; the view
+    still follows the end; once the typing stops the open end takes only the lines its text needs."""
+    from textual.screen import Screen
+
+    layouts = 0
+    original = Screen._refresh_layout
+
+    def counting(self: Screen, *args: Any, **kw: Any) -> Any:
+        nonlocal layouts
+        layouts += 1
+        return original(self, *args, **kw)
+
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        for i in range(1, 4):
+            await view.add_message(Message.user(f"question {i}"), 2 * i)
+            await view.add_message(Message.assistant(answer(1)), 2 * i + 1)
+        await view.stream_text("r1", "Here is the list:\n\n")
+        message = view.query_one("AssistantMessageView:last-of-type", AssistantMessageView)
+        await message.flush()
+        await pilot.pause()
+        monkeypatch.setattr(Screen, "_refresh_layout", counting)
+        lines = 3 * RESERVE_STEP
+        for n in range(lines):
+            view.pacing.typed()
+            await view.stream_text("r1", f"- item {n}\n")
+            await message.flush()
+            await pilot.pause()
+            assert message.query_one(".body").region.bottom <= view.region.bottom  # the end stays in view
+            assert view.scroll_y == view.max_scroll_y
+        assert 0 < layouts <= lines // RESERVE_STEP + 1, layouts
+        body = message.query_one(".body")
+        assert body.size.height > len(drawn(message)) - 1  # room reserved beyond its text
+
+        view.pacing = message.pacing = Pacing()  # the typing stopped
+        await view.stream_text("r1", "- the last item\n")
+        await message.flush()
+        await pilot.pause()
+        tail = RenderedMarkdown(message._tail, code_theme="monokai").height(pilot.app, body.content_size.width)
+        assert body.size.height == tail
+
+
+async def test_the_reserved_room_moves_with_frozen_blocks_and_the_answer_still_reads_as_a_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long answer streamed line by line while the user types: blocks freeze as usual, the room reserved
+    for the open end shrinks by what they took (the answer keeps its height, no extra layout), the screen is
+    laid out far less often than when nobody types, and what is drawn is what rendering the whole shows."""
+    from textual.screen import Screen
+
+    text = answer(4)
+    counts: dict[bool, int] = {}
+    original = Screen._refresh_layout
+    layouts = 0
+
+    def counting(self: Screen, *args: Any, **kw: Any) -> Any:
+        nonlocal layouts
+        layouts += 1
+        return original(self, *args, **kw)
+
+    for typing in (False, True):
+        layouts = 0
+
+        view = ConversationView("s1")
+        async with Host(view).run_test(size=(100, 30)) as pilot:
+            await view.add_message(Message.user("question"), 1)
+            await view.stream_text("r1", "")
+            await pilot.pause()
+            message = view.query_one("AssistantMessageView:last-of-type", AssistantMessageView)
+            monkeypatch.setattr(Screen, "_refresh_layout", counting)
+            for line in text.splitlines(keepends=True):
+                if typing:
+                    view.pacing.typed()
+                await view.stream_text("r1", line)
+                await message.flush()
+                await pilot.pause()
+            monkeypatch.setattr(Screen, "_refresh_layout", original)
+            assert message.query(".frozen")
+            assert (message._reserved > 0) == typing
+            await message.finish(text, "")
+            await pilot.pause()
+            assert message._reserved == 0
+            assert drawn(message) == whole(text, message.query_one(".body").content_size.width)
+        counts[typing] = layouts
+    assert counts[True] * 2 < counts[False], counts

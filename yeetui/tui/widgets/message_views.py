@@ -87,6 +87,9 @@ FREEZE_AT = 8
 """Blocks the open end of a streaming answer may hold before the older ones are frozen (see
 `AssistantMessageView`): it is rendered again on every draw, so the fewer the cheaper."""
 KEEP_LIVE = 2
+RESERVE_STEP = 8
+"""While the user types, the open end of a streaming answer grows in steps of this many lines (see
+`AssistantMessageView._show_tail`)."""
 """Blocks that stay open after a freeze: the last one, which a later delta may still change (a list or table
 growing, a paragraph that turns out to be a setext heading), and the one before it."""
 
@@ -240,7 +243,9 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
         self._tail = text
         """The rest of the text, shown by `_body`."""
         self._tail_size: tuple[int, int] | None = None
-        """The width `_body` was last rendered at while streaming, and its height then."""
+        """The width `_body` was last rendered at while streaming, and the height it took then."""
+        self._reserved = 0
+        """Lines `_body` takes at least while the user types (0: as many as its text)."""
         self._body = AnswerText(classes="body")
 
     # -- composition -------------------------------------------------------------------------------
@@ -320,20 +325,44 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
 
     def _show_tail(self) -> None:
         """Render the open end again. Most writes add words, not lines: while its height stays the same, the
-        screen is spared a layout (and a scroll of everything on it) and only the changed lines are drawn."""
+        screen is spared a layout (and a scroll of everything on it) and only the changed lines are drawn.
+
+        While the user types, it also takes its room in steps of `RESERVE_STEP` lines (its text fills blank
+        lines below it before the next step): a line more then costs a redraw of this one widget rather than a
+        layout of the screen and a repaint of the scrolled view, which a key typed meanwhile waits for. Once
+        the typing stops it shrinks back to its text."""
         rich = self._rich(self._tail)
         width = self._body.content_size.width
-        size = (width, rich.height(self.app, width)) if width and self._body.display else None
+        lines = rich.height(self.app, width) if width and self._body.display else None
+        reserved = 0
+        if lines is not None and self.pacing.typing:
+            reserved = self._reserved
+            if lines >= reserved:  # full: room for at least one line more, in whole steps
+                reserved += -(-(lines + 1 - reserved) // RESERVE_STEP) * RESERVE_STEP
+        if reserved != self._reserved:
+            self._reserved = reserved
+            self._body.styles.min_height = reserved or None
+        size = (width, max(lines, reserved)) if lines is not None else None
         self._body.update(rich, layout=size is None or size != self._tail_size)
         self._tail_size = size
         self._body.display = True
+
+    def _release_reserve(self) -> None:
+        if self._reserved:
+            self._reserved = 0
+            self._body.styles.min_height = None
 
     async def _freeze(self, cut: int) -> None:
         """Move the finished blocks (the tail up to `cut`) into a frozen Static (see the class docstring)."""
         done, self._tail = self._tail[:cut], self._tail[cut:]
         self._frozen += done
         self._tail_size = None
-        await self.mount(AnswerText(self._rich(done), classes="body frozen"), before=self._body)
+        frozen = self._rich(done)
+        if self._reserved:  # the room the frozen lines took moves with them: the answer keeps its height
+            width = self._body.content_size.width
+            self._reserved = max(0, self._reserved - frozen.height(self.app, width) - 1) if width else 0
+            self._body.styles.min_height = self._reserved or None
+        await self.mount(AnswerText(frozen, classes="body frozen"), before=self._body)
 
     async def _show_thinking(self, text: str) -> None:
         blocks = self.query(ThinkingBlock)
@@ -345,6 +374,7 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
     async def finish(self, text: str, thinking: str, *, interrupted: bool = False) -> None:
         """The committed message arrived: stop streaming; what is shown is kept unless the text differs."""
         await self.flush()
+        self._release_reserve()
         was_live, self.live = self.live, False
         if not was_live or self._frozen + self._tail != text:  # (rare) the committed text is not what streamed
             await self._unfreeze()
@@ -367,6 +397,7 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
             self._timer.stop()
             self._timer = None
         await self._unfreeze()
+        self._release_reserve()
         self._tail = self.text = self.thinking = ""
         self._body.update(self._rich(""))
         await self.query(ThinkingBlock).remove()
