@@ -450,10 +450,8 @@ class AgentSpawner:
                 live.started = True
                 spec = await self.launcher.build_spec(session=session, profile=profile, prompt=prompt, model=model,
                                                       label=live.label, parent_session_id=live.parent_session_id,
-                                                      run_id=live.run_id)
-                spec.timeout = max(deadline - loop.time(), 0.001)
-                if req.thinking:
-                    spec.thinking = req.thinking
+                                                      run_id=live.run_id, thinking=req.thinking or None,
+                                                      deadline=deadline)
                 result = await self.launcher.execute(spec, live.run_id, mailbox=live.mailbox,
                                                      collect=lambda: self._take_commands([live.run_id]))
             finally:
