@@ -77,7 +77,7 @@ async def test_guidance_sent_before_a_turn_begins_is_in_that_turn(runtime: Runti
     """Forced interleaving: the executing process's poller never gets to the command (as on a loaded machine,
     where the tool call ends before its next look). The run itself takes its commands before each turn, so the
     guidance the user sent before the turn began is in that turn, not one later (or never)."""
-    monkeypatch.setattr(runtime.spawner, "_ensure_command_pump", lambda: None)
+    monkeypatch.setattr(runtime.spawner.commands, "keep_taking", lambda live, act: None)
     answer_permissions_headless(runtime.bus, approve=True)
     flag = runtime.project_dir / "go-on"
     scripted.script(
