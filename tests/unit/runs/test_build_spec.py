@@ -20,7 +20,7 @@ def project_dir(project_dir: Path) -> Path:
 
 async def _spec_for(runtime: Runtime, prompt: str, **kw):
     launcher = runtime.launcher
-    profile = launcher.profiles.get(launcher.settings.primary_profile)
+    profile = runtime.profiles.get(runtime.settings.primary_profile)
     model = launcher.resolve_model(profile)
     session = await launcher.new_session(profile, title="spec", model=model)
     return await launcher.build_spec(session=session, profile=profile, prompt=prompt, model=model, **kw)
