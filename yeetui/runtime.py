@@ -204,16 +204,17 @@ class Runtime:
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots)
         panes = PaneHost(env=env, project_dir=project_dir)
+        elsewhere = RunsElsewhere(store, bus, delivery, panes)
+        elsewhere.answers_asks = front_end.answers_asks
         worktrees = Worktrees(store, env=env)
         spawner = AgentSpawner(
             launcher, delivery, store=store, bus=bus, slots=slots, profiles=profiles, project_dir=project_dir,
             configured_mode=settings.subagent_mode,
             isolation=WorktreeIsolation(worktrees, store=store, bus=bus, project_dir=project_dir),
-            pane_runs=PaneRuns(panes, RunsElsewhere(store, bus, delivery, panes), store=store, bus=bus),
+            pane_runs=PaneRuns(panes, elsewhere, store=store, bus=bus),
             commands=RunCommands(store), **limits)
         launcher.model_override = front_end.model
         spawner.approve_asks = front_end.approve_asks
-        spawner.elsewhere.answers_asks = front_end.answers_asks
         launcher.agent_host = lambda **run: AgentHost(spawner, **run)
         launcher.engines["orchestrator"] = OrchestratorEngine(
             spawner, store=store, bus=bus, profiles=profiles, project_dir=project_dir, worktrees=worktrees,
