@@ -33,10 +33,14 @@ from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.prompting import read_context_files
 from yeetui.runs.slots import RunSlots
 from yeetui.store import Store
+from yeetui.subagents.elsewhere import RunsElsewhere
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.inbox import Delivery
+from yeetui.subagents.isolation import WorktreeIsolation
 from yeetui.subagents.orchestrator.engine import OrchestratorEngine
+from yeetui.subagents.pane_runs import PaneRuns
 from yeetui.subagents.panes import PaneHost
+from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.session_control import SessionControl
 from yeetui.subagents.spawner import AgentSpawner
 from yeetui.subagents.tools import agent_tools
@@ -199,13 +203,22 @@ class Runtime:
         launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots)
-        spawner = AgentSpawner(launcher, delivery, worktrees=Worktrees(store, env=env),
-                               panes=PaneHost(env=env, project_dir=project_dir), **limits)
+        panes = PaneHost(env=env, project_dir=project_dir)
+        elsewhere = RunsElsewhere(store, bus, delivery, panes)
+        elsewhere.answers_asks = front_end.answers_asks
+        worktrees = Worktrees(store, env=env)
+        spawner = AgentSpawner(
+            launcher, delivery, store=store, bus=bus, slots=slots, profiles=profiles, project_dir=project_dir,
+            configured_mode=settings.subagent_mode,
+            isolation=WorktreeIsolation(worktrees, store=store, bus=bus, project_dir=project_dir),
+            pane_runs=PaneRuns(panes, elsewhere, store=store, bus=bus),
+            commands=RunCommands(store), **limits)
         launcher.model_override = front_end.model
         spawner.approve_asks = front_end.approve_asks
-        spawner.elsewhere.answers_asks = front_end.answers_asks
         launcher.agent_host = lambda **run: AgentHost(spawner, **run)
-        launcher.engines["orchestrator"] = OrchestratorEngine(spawner)
+        launcher.engines["orchestrator"] = OrchestratorEngine(
+            spawner, store=store, bus=bus, profiles=profiles, project_dir=project_dir, worktrees=worktrees,
+            merging=settings.worktrees)
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                       registry=registry, project_dir=project_dir, env=env, launcher=launcher, delivery=delivery,
                       spawner=spawner, watchers=Watchers(launcher, spawner, delivery), warnings=warnings,

@@ -26,11 +26,11 @@ from yeetui.errors import WorkflowError, YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
 from yeetui.messages import Message
 from yeetui.profiles import Profile, ProfileSet
-from yeetui.providers.base import Provider, split_model
+from yeetui.providers.base import Provider, ThinkingLevel, split_model
 from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
-from yeetui.runs.mentions import read_mentions
+from yeetui.runs.mentions import Attachment, read_mentions
 from yeetui.runs.permissions import Permissions
 from yeetui.runs.prompting import build_system_prompt, read_context_files
 from yeetui.runs.runner import Runner
@@ -234,8 +234,19 @@ class RunLauncher:
 
     async def build_spec(self, *, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                          interactive: bool = False, label: str | None = None, parent_session_id: str | None = None,
-                         run_id: str = "") -> RunSpec:
+                         run_id: str = "", thinking: ThinkingLevel | None = None, deadline: float | None = None,
+                         attach_mentions: bool = False) -> RunSpec:
+        """The run's spec, whole. `thinking` overrides the profile's and the config's level; `deadline` (event
+        loop time) sets the timeout to what is left of it once the spec is made (a queued child's wait counts
+        against its time), else the profile's timeout holds; `attach_mentions`: the files `prompt` mentions
+        go with it (the user's own prompt), and those that cannot are reported as notices."""
         binding = self.binding_for(profile, cwd=own_checkout(session), workspace=session.workspace)
+        attachments: tuple[Attachment, ...] = ()
+        if attach_mentions and prompt:
+            found, problems = await asyncio.to_thread(read_mentions, prompt, binding)
+            attachments = tuple(found)
+            for problem in problems:
+                self.bus.publish(Notice("warning", problem, session.id))
         workflow = None
         if profile.workflow:
             if profile.workflow not in self.workflows:
@@ -257,15 +268,19 @@ class RunLauncher:
         agents = None
         if self.agent_host is not None and self.may_spawn(profile, session.depth):
             agents = self.agent_host(session_id=session.id, run_id=run_id, label=label or profile.name)
+        timeout = limits.timeout
+        if deadline is not None:
+            timeout = max(deadline - asyncio.get_running_loop().time(), 0.001)
         return RunSpec(
             session_id=session.id, profile=profile.name, label=label or profile.name, model=model,
             system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth),
             tool_context=ToolContext(binding=binding, session_id=session.id, run_id=run_id, settings=tool_settings,
                                      agents=agents, processes=self.store.process_log(run_id)),
             permissions=permissions,
-            prompt=prompt, thinking=profile.thinking or self.settings.thinking or "off",
+            prompt=prompt, attachments=attachments,
+            thinking=thinking or profile.thinking or self.settings.thinking or "off",
             exit_tools=self.exit_tools(profile), workflow=workflow, interactive=interactive,
-            max_turns=limits.max_turns, timeout=limits.timeout, max_nudges=limits.max_nudges,
+            max_turns=limits.max_turns, timeout=timeout, max_nudges=limits.max_nudges,
             max_cost_usd=limits.max_cost_usd, max_total_tokens=limits.max_total_tokens,
             max_tokens=self.settings.max_tokens, secrets=self.secrets, parent_session_id=parent_session_id,
             compact_at=self.settings.compact_at_tokens,
@@ -300,12 +315,7 @@ class RunLauncher:
         run = await self.create_run(session, profile, model=chosen, prompt=prompt or "")
         label = run.label or profile.name
         spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
-                                     interactive=interactive, label=label, run_id=run.id)
-        if prompt:  # the user's own prompt: the files it mentions go with it
-            attachments, problems = await asyncio.to_thread(read_mentions, prompt, spec.tool_context.binding)
-            spec.attachments = tuple(attachments)
-            for problem in problems:
-                self.bus.publish(Notice("warning", problem, session.id))
+                                     interactive=interactive, label=label, run_id=run.id, attach_mentions=True)
         if interactive:  # the conversation the user is typing into never waits behind background agents
             self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))
             return await self.execute(spec, run.id)
@@ -335,7 +345,6 @@ class RunLauncher:
                 added.append(message)
             return added + await self.mailroom.flush(session_id)
 
-        spec.before_turn = before_turn
         if spec.workflow is not None:
             await self.store.save_workflow_state(run_id, spec.workflow.workflow.name, spec.workflow.state())
         await self.store.update_run(run_id, pid=os.getpid())
@@ -345,7 +354,7 @@ class RunLauncher:
                            if c in self.engines), None)
             if engine is not None:
                 return await engine(spec, run_id)
-            return await self.runner().run(spec, run_id)
+            return await self.runner().run(spec, run_id, before_turn=before_turn)
         except asyncio.CancelledError:
             for hook in self._cancel_children:
                 await asyncio.shield(hook(session_id))

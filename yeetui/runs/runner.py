@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from yeetui.bus import Bus
@@ -56,6 +56,8 @@ class RunEnded(Exception):
 
 
 ProviderFactory = Callable[[str], tuple[Provider, str]]
+BeforeTurn = Callable[[], Awaitable[list[Message]]]
+"""Called before every model turn; returns the messages it committed meanwhile (steering, announcements)."""
 
 
 class Runner:
@@ -70,7 +72,9 @@ class Runner:
         self.retry_max_delay = retry_max_delay
         self._last_input: dict[str, int] = {}
 
-    async def run(self, spec: RunSpec, run_id: str) -> RunResult:
+    async def run(self, spec: RunSpec, run_id: str, *, before_turn: BeforeTurn | None = None) -> RunResult:
+        """Run `spec` to its end. `before_turn` is called before every model turn and returns the messages it
+        committed meanwhile (steering, announcements), which join the history."""
         result = RunResult(run_id=run_id, session_id=spec.session_id, status=RunStatus.RUNNING)
         earlier = await self.store.get_run(run_id)
         if earlier is not None:  # a resumed run goes on counting from what its earlier attempts used
@@ -79,7 +83,7 @@ class Runner:
         try:
             async with asyncio.timeout(spec.timeout) as deadline:
                 try:
-                    await self._loop(spec, result)
+                    await self._loop(spec, result, before_turn)
                 except TimeoutError:
                     if deadline.expired():
                         raise
@@ -98,7 +102,7 @@ class Runner:
         self._last_input.pop(run_id, None)
         return result
 
-    async def _loop(self, spec: RunSpec, result: RunResult) -> None:
+    async def _loop(self, spec: RunSpec, result: RunResult, before_turn: BeforeTurn | None) -> None:
         history = await repair_history(self.store, spec.session_id)
         if spec.prompt is not None:
             await self._commit(spec, result, history, prompt_message(spec.prompt, spec.attachments))
@@ -112,8 +116,8 @@ class Runner:
         )
         nudges = 0
         for _turn in range(spec.max_turns):
-            if spec.before_turn is not None:
-                history.extend(await spec.before_turn())
+            if before_turn is not None:
+                history.extend(await before_turn())
             if spec.compact_at is not None and self._last_input.get(result.run_id, 0) > spec.compact_at:
                 history[:] = await self._compact(spec, result, history)
             reply = await self._model_turn(spec, result, history)

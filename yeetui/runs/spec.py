@@ -8,12 +8,12 @@ the process that made it: a detached worker or a resume reads it back with `RunO
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from yeetui.events import RunStatus
-from yeetui.messages import Message, Usage
+from yeetui.messages import Usage
 from yeetui.profiles import RunMode
 from yeetui.providers.base import ThinkingLevel
 from yeetui.runs.mentions import Attachment
@@ -74,9 +74,10 @@ class RunOptions:
         return replace(self, **changes)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunSpec:
-    """Everything one run needs, resolved up front by the launcher (profile, model, binding, rules)."""
+    """Everything one run needs, resolved up front by the launcher (profile, model, binding, rules); made
+    whole by `RunLauncher.build_spec` and never changed after."""
 
     session_id: str
     profile: str
@@ -101,8 +102,6 @@ class RunSpec:
     max_tokens: int = 8192
     secrets: list[str] = field(default_factory=list)
     parent_session_id: str | None = None
-    before_turn: Callable[[], Awaitable[list[Message]]] | None = None
-    """Called before every model turn; returns messages it committed meanwhile (steering, announcements)."""
     compact_at: int | None = None
     """Input tokens of a turn above which the history is compacted before the next turn."""
 

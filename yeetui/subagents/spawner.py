@@ -6,96 +6,50 @@ through the launcher, and starts it. Runs wait for a run slot (`yeetui.runs.slot
 process), visibly `queued`; the queue wait counts against the timeout. Every run, however it ends, is
 delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run cancels its subtree:
 the spawner registers that hook with the launcher.
+
+It delegates what is not about its own runs: a child's own checkout to `WorktreeIsolation`
+(yeetui.subagents.isolation), children in tmux panes to `PaneRuns` (yeetui.subagents.pane_runs), and commands
+between processes (cancel and steer of a run another process executes; taking those for this process's runs)
+to `RunCommands` (yeetui.subagents.run_commands).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
+from yeetui.bus import Bus
 from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
-from yeetui.profiles import Isolation, Profile, RunMode
+from yeetui.profiles import Profile, ProfileSet, RunMode
 from yeetui.runs.launcher import RunLauncher
+from yeetui.runs.slots import RunSlots
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import RunOptions, RunResult, cancel_reason
+from yeetui.store import Store
+from yeetui.store.coordination import RunCommand
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
-from yeetui.subagents.inbox import Delivery, worktree_note
-from yeetui.subagents.panes import Pane, PaneHost, TmuxError
-from yeetui.system.terminals import show_window
+from yeetui.subagents.inbox import Delivery
+from yeetui.subagents.isolation import WorktreeIsolation
+from yeetui.subagents.pane_runs import PaneRuns
+from yeetui.subagents.panes import Pane, PaneHost
+from yeetui.subagents.run_commands import RunCommands
+from yeetui.subagents.spawn_request import SpawnHandle, SpawnRefused, SpawnRequest
 from yeetui.text import seconds_text
-from yeetui.worktrees.manager import WorktreeError, Worktrees
+from yeetui.worktrees.manager import Worktrees
 
-log = logging.getLogger(__name__)
+__all__ = ["HARD_MAX_DEPTH", "AgentSpawner", "SpawnHandle", "SpawnRefused", "SpawnRequest"]
 
 HARD_MAX_DEPTH = 4
-COMMAND_POLL = 0.2
-"""Seconds between looks for commands (cancel, steer) other yeetui processes left for this one's runs."""
 WRAP_UP = ("[yeetui] You are asked to stop. Wrap up now: do not start new work; call `complete` with what you "
            "have so far (status `partial`) within the next turn.")
-
-
-class SpawnRefused(YeetuiError):
-    """A spawn was not allowed; the message says why, for the model or the user."""
-
-
-@dataclass(frozen=True)
-class SpawnRequest:
-    profile: str
-    prompt: str
-    parent_session_id: str | None = None
-    parent_run_id: str | None = None
-    blocking: bool = False
-    mode: RunMode | None = None
-    model: str | None = None
-    thinking: Literal["off", "low", "medium", "high"] | None = None
-    label: str | None = None
-    timeout: float | None = None
-    cleanup: Literal["keep", "delete"] = "keep"
-    session_context: str = "none"
-    requested_by: Literal["user", "agent"] = "agent"
-    prompt_suffix: str = ""
-    """Text appended to the prompt after context resolution (e.g. the diff for a reviewer)."""
-    session_id: str | None = None
-    """Run in this existing child session (a watcher's successive runs) instead of a new one."""
-    watcher: bool = False
-    """A watcher's run: not a child of the watched session for limits, listing or subtree cancel."""
-    deliver: bool = True
-    """Deliver the completion to the parent (inbox + announcement). Watchers deliver their own way."""
-    isolation: Isolation | None = None
-    """Overrides the profile's `workspace.isolation` for this spawn (`current` keeps the parent's checkout)."""
-    worktree: str | None = None
-    """Work in this existing worktree (an orchestrator's builder reworking its branch) instead of a new one;
-    handed over from `worktree_from`, the session that held it."""
-    worktree_from: str | None = None
-
-
-@dataclass
-class SpawnHandle:
-    run_id: str
-    session_id: str
-    session_key: str
-    label: str
-    profile: str
-    result: RunResult | None = None
-    worktree: dict[str, Any] | None = None
-    """Where the child's work is, when it worked in a worktree of its own (see `Delivery.completion`)."""
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"status": "accepted", "run_id": self.run_id, "session_key": self.session_key,
-                                "session_id": self.session_id, "label": self.label}
-        if self.result is not None:
-            data.update(status=self.result.status.value, output=self.result.output, error=self.result.error)
-        if self.worktree is not None:
-            data.update(worktree=self.worktree, worktree_note=worktree_note(self.label, self.worktree))
-        return data
 
 
 @dataclass
@@ -117,40 +71,53 @@ class AgentSpawner:
     """Starts child runs through the launcher and delivers their endings through `delivery`; registers with
     the launcher to stop a cancelled run's children."""
 
-    def __init__(self, launcher: RunLauncher, delivery: Delivery, *, worktrees: Worktrees | None = None,
-                 panes: PaneHost | None = None, max_children: int = 5, default_timeout: float = 300.0,
-                 max_timeout: float = 1800.0) -> None:
+    def __init__(self, launcher: RunLauncher, delivery: Delivery, *, store: Store, bus: Bus, slots: RunSlots,
+                 profiles: ProfileSet, project_dir: Path, isolation: WorktreeIsolation, pane_runs: PaneRuns,
+                 commands: RunCommands, configured_mode: RunMode | None = None, max_children: int = 5,
+                 default_timeout: float = 300.0, max_timeout: float = 1800.0) -> None:
         self.launcher = launcher
         self.delivery = delivery
-        self.panes = panes
-        """Where `tmux`/`terminal` mode children run; None: they run in-process (with a notice)."""
-        self.elsewhere = RunsElsewhere(launcher.store, launcher.bus, delivery, panes)
-        """The runs this process started in panes, followed until they end."""
+        self.store = store
+        self.bus = bus
+        self.slots = slots
+        self.profiles = profiles
+        self.project_dir = project_dir
+        self.isolation = isolation
+        """A child's own worktree (or clone), when its profile asks for one."""
+        self.pane_runs = pane_runs
+        """Children in tmux panes: opened, followed, found again."""
+        self.commands = commands
+        """Cancel and steer between processes, through the store."""
+        self.configured_mode = configured_mode
+        """The config's `subagent_mode`: where a child runs when neither the spawn nor its profile says."""
         self.approve_asks = False
         """Children in panes may run tool calls that would ask (`yeetui run --yes`): their worker has nobody
         to ask, so otherwise each such call is refused with a message saying which rule to add."""
-        self.worktrees = worktrees
-        """The registry children with `isolation: worktree|clone` get their checkout from; None: every child
-        works in the parent's checkout."""
-        self.store = launcher.store
-        self.bus = launcher.bus
-        self.profiles = launcher.profiles
-        self.project_dir = launcher.project_dir
         self.max_children = max_children
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
-        self.slots = launcher.slots
         self._live: dict[str, _Live] = {}
         self._endings: set[asyncio.Future[None]] = set()
         """Endings of runs cancelled before they began, still being written and delivered."""
         self._by_parent: defaultdict[str, set[str]] = defaultdict(set)
-        self._pump: asyncio.Task[None] | None = None
         self._wrapping_elsewhere: set[str] = set()
-        self._opening: defaultdict[str, set[asyncio.Future[None]]] = defaultdict(set)
-        """Per parent session: the spawns of this process still opening their tmux pane. A spawn refused for
-        the parent's limit waits for them first: one tmux refuses ends failed, and frees its place."""
         """Runs another process executes that this one asked to wrap up (a second cancel stops them now)."""
         launcher.on_cancel_children(self.cancel_children)
+
+    @property
+    def worktrees(self) -> Worktrees | None:
+        """The registry children get their own checkout from; None: every child works in the parent's."""
+        return self.isolation.worktrees
+
+    @property
+    def panes(self) -> PaneHost | None:
+        """Where `tmux`/`terminal` mode children run; None: they run in-process (with a notice)."""
+        return self.pane_runs.host
+
+    @property
+    def elsewhere(self) -> RunsElsewhere:
+        """The runs this process started in panes, followed until they end."""
+        return self.pane_runs.elsewhere
 
     # -- spawning ----------------------------------------------------------------------------------
 
@@ -189,7 +156,7 @@ class AgentSpawner:
                              session_context=req.session_context, requested_by=req.requested_by,
                              thinking=req.thinking, parent_session_id=req.parent_session_id, deliver=req.deliver,
                              watcher=req.watcher, approve=self.approve_asks and mode != "in_process",
-                             ask_here=self.elsewhere.answers_asks and mode != "in_process")
+                             ask_here=self.pane_runs.asks_answered_here and mode != "in_process")
         while True:
             try:
                 run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
@@ -197,16 +164,14 @@ class AgentSpawner:
                                                 max_children=None if req.watcher else self.max_children)
                 break
             except ChildLimitReached as exc:
-                opening = self._opening.get(req.parent_session_id or "")
-                if opening:  # a sibling still opening its pane holds a place it gives back if tmux refuses
-                    await asyncio.wait(list(opening))
-                    continue
+                if await self.pane_runs.siblings_opened(req.parent_session_id):
+                    continue  # a sibling that was opening its pane held a place it gives back if tmux refused
                 if created:
                     await self.store.delete_session(session.id)
                 raise SpawnRefused(str(exc)) from None
         label = run.label or profile.name
         if created:
-            session = await self._isolate(session, profile, req, label, parent)
+            session = await self.isolation.isolate(session, profile, req, label, parent)
         if mode in ("tmux", "terminal"):
             return await self._launch_in_pane(run.id, session, profile, timeout, req, label,
                                               show=mode == "terminal")
@@ -215,108 +180,45 @@ class AgentSpawner:
     async def _mode(self, req: SpawnRequest, profile: Profile, session_id: str) -> RunMode:
         """Where the run executes: the spawn's `mode`, else the profile's, else the config's default; a pane
         mode tmux cannot serve here falls back to in-process, saying why."""
-        configured = self.launcher.settings.subagent_mode
+        configured = self.configured_mode
         chosen = profile.mode if profile.mode != "in_process" else None
         mode: RunMode = req.mode or chosen or configured or "in_process"
         if mode == "headless":
             mode = "in_process"  # a spawned child always reports to a live parent; `agents start` detaches
         if mode in ("tmux", "terminal"):
-            problem = "this process has no tmux host" if self.panes is None else await self.panes.problem()
+            problem = await self.pane_runs.problem()
             if problem is not None:
                 self.bus.publish(Notice("warning", f"{profile.name}: cannot run in a tmux pane ({problem}); it "
                                         "runs in-process instead.", session_id))
                 return "in_process"
         return mode
 
-    async def _isolate(self, session: SessionRecord, profile: Profile, req: SpawnRequest, label: str,
-                       parent: SessionRecord | None) -> SessionRecord:
-        """Bind a new child session to its own worktree (or clone) when its profile asks for one; when none
-        can be made (not a git repository, no commit yet) it works in the parent's checkout, with a notice."""
-        isolation = req.isolation or profile.workspace.isolation
-        if isolation == "current" or self.worktrees is None:
-            return session
-        checkout = parent.cwd if parent is not None and parent.cwd else self.project_dir
-        try:
-            if req.worktree:
-                wt = await self.worktrees.claim(req.worktree, session.id, from_session_id=req.worktree_from)
-            else:
-                wt = await self.worktrees.create(
-                    checkout, task=f"{label} {req.label or req.prompt}", prefix=profile.workspace.branch_prefix,
-                    base=profile.workspace.base_branch, owner_session_id=session.id, kind=isolation, label=label)
-        except (WorktreeError, ValueError) as exc:
-            self.bus.publish(Notice("warning", f"{label} gets no {isolation} of its own and works in {checkout}: "
-                                    f"{exc}", session.id))
-            return session
-        writable, readable = await self.worktrees.git_dirs(wt)
-        workspace = {"mode": isolation, "worktree_id": wt.id, "branch": wt.branch, "checkout": str(wt.repo),
-                     "git_writable": [str(p) for p in writable], "git_readable": [str(p) for p in readable]}
-        return await self.store.update_session(session.id, cwd=str(wt.path), workspace=workspace)
-
     async def _launch_in_pane(self, run_id: str, session: SessionRecord, profile: Profile, timeout: float,
                               req: SpawnRequest, label: str, *, show: bool = False) -> SpawnHandle:
-        """Start the run's worker in a window of yeetui's tmux server (`show`, for `terminal` mode: and put it
-        in front of the user at once); a blocking spawn waits for its ending in the store (lending the
-        parent's run slot meanwhile, as for an in-process child)."""
-        assert self.panes is not None
-        opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        key = req.parent_session_id or ""
-        siblings = self._opening[key]
-        siblings.add(opened)
-        try:
-            pane = await self.panes.start(run_id, label)
-        except (TmuxError, OSError) as exc:
-            await self.store.update_run(run_id, status=RunStatus.FAILED, error=f"could not open its tmux window: {exc}")
-            raise SpawnRefused(f"{label} could not start in a tmux pane: {exc}") from None
-        finally:  # its place among the parent's children is settled: taken, or (failed) given back
-            siblings.discard(opened)
-            if not siblings:
-                self._opening.pop(key, None)
-            opened.set_result(None)
-        run = await self.store.get_run(run_id)
-        options = RunOptions.of(run).but(pane={"server": pane.server, "window": pane.window, "pane": pane.pane_id})
-        if run is not None and run.pid is None:  # the worker records its own pid when it claims the run
-            await self.store.update_run(run_id, pid=pane.pid, options=options.to_json())
-        else:
-            await self.store.update_run(run_id, options=options.to_json())
-        where = f"{label} runs in tmux window {pane.window}: {pane.attach_command()}"
-        if show:
-            shown = await asyncio.to_thread(show_window, pane.server, pane.target, env=self.panes.env,
-                                            prefer="window")
-            if shown.how != "command":
-                where = f"{label} runs in tmux window {pane.window}, opened in {shown.how.replace('-', ' ')}."
-        self.bus.publish(Notice("info", where, req.parent_session_id or session.id))
-        self.elsewhere.follow(run_id, req.parent_session_id)
+        """Start the run's worker in a tmux window (see `PaneRuns.start`); a blocking spawn waits for its ending
+        in the store (lending the parent's run slot meanwhile, as for an in-process child)."""
+        await self.pane_runs.start(run_id, label, parent_session_id=req.parent_session_id, session_id=session.id,
+                                   show=show)
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
-            waiting = asyncio.ensure_future(self.elsewhere.ended(run_id, timeout + 30.0))
-            handle.result = await self._wait_lending_slot(waiting, req.parent_run_id)
-            handle.worktree = await self._worktree_info(session.id)
+            handle.result = await self._wait_lending_slot(self.pane_runs.ended(run_id, timeout + 30.0),
+                                                          req.parent_run_id)
+            handle.worktree = await self.isolation.worktree_info(session.id)
         return handle
 
     async def adopt_elsewhere(self) -> None:
         """At start: follow the pane runs that outlived the yeetui that started them (see RunsElsewhere)."""
-        await self.elsewhere.adopt()
+        await self.pane_runs.adopt()
 
     async def pane_of(self, run_id: str) -> Pane | None:
         """The tmux window a run lives in, while its pane is there."""
-        run = await self.store.get_run(run_id)
-        pane = RunOptions.of(run).pane if run else None
-        if run is None or not pane or self.panes is None or not await self.panes.server.has_pane(pane["pane"]):
-            return None
-        return Pane(pane["server"], pane["window"], pane["pane"], run.pid or 0)
-
-    async def _worktree_info(self, session_id: str) -> dict[str, Any] | None:
-        if self.worktrees is None or (wt := await self.worktrees.of_session(session_id)) is None:
-            return None
-        state = await self.worktrees.state(wt)
-        return {"id": wt.id, "branch": wt.branch, "path": str(wt.path), "commits": state.commits,
-                "base": wt.base_commit, "checkout": str(wt.repo)}
+        return await self.pane_runs.pane_of(run_id)
 
     async def _launch(self, run_id: str, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                       timeout: float, req: SpawnRequest, label: str) -> SpawnHandle:
         live = _Live(run_id, session.id, req.parent_session_id, label)
         self._live[run_id] = live
-        self._ensure_command_pump()
+        self.commands.keep_taking(self.live_runs, self._act_on)
         if req.parent_session_id and not req.watcher:
             self._by_parent[req.parent_session_id].add(run_id)
         self.bus.publish(RunRegistered(run_id, session.id, req.parent_session_id, profile.name, label, model,
@@ -331,7 +233,7 @@ class AgentSpawner:
             handle.worktree = live.worktree
         return handle
 
-    async def _wait_lending_slot(self, task: asyncio.Task[RunResult], parent_run_id: str | None) -> RunResult:
+    async def _wait_lending_slot(self, task: asyncio.Future[RunResult], parent_run_id: str | None) -> RunResult:
         """A parent blocked on its child gives its run slot to the child meanwhile, so nested spawns can
         never deadlock the concurrency limit (8 parents each waiting for a queued child)."""
         if parent_run_id is None or not self.slots.holds(parent_run_id):
@@ -450,12 +352,11 @@ class AgentSpawner:
                 live.started = True
                 spec = await self.launcher.build_spec(session=session, profile=profile, prompt=prompt, model=model,
                                                       label=live.label, parent_session_id=live.parent_session_id,
-                                                      run_id=live.run_id)
-                spec.timeout = max(deadline - loop.time(), 0.001)
-                if req.thinking:
-                    spec.thinking = req.thinking
+                                                      run_id=live.run_id, thinking=req.thinking or None,
+                                                      deadline=deadline)
                 result = await self.launcher.execute(spec, live.run_id, mailbox=live.mailbox,
-                                                     collect=lambda: self._take_commands([live.run_id]))
+                                                     collect=lambda: self.commands.take([live.run_id],
+                                                                                        self._act_on))
             finally:
                 await asyncio.shield(self.slots.release(live.run_id))
             return result
@@ -498,7 +399,7 @@ class AgentSpawner:
         # Whether the parent is answered inline (a blocking spawn's tool result) comes from the run's record,
         # never from how this process waits for the run.
         inline = RunOptions.of(run).blocking if run else req.blocking
-        worktree = live.worktree = await self._hand_in(live, req)
+        worktree = live.worktree = await self.isolation.hand_in(live.session_id, live.label, req.task)
         if live.parent_session_id and req.deliver:
             item, _ = await self.delivery.completion(
                 recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
@@ -510,23 +411,6 @@ class AgentSpawner:
                 await self.delivery.consumed(item.id)
         if req.cleanup == "delete":
             await self.store.delete_session(live.session_id)
-
-    async def _hand_in(self, live: _Live, req: SpawnRequest) -> dict[str, Any] | None:
-        """A child that worked in its own worktree: what it left uncommitted is committed on its branch (so
-        the branch is the whole of its work, for review and merge), and where that work is, for delivery."""
-        if self.worktrees is None:
-            return None
-        wt = await self.worktrees.of_session(live.session_id)
-        if wt is None:
-            return None
-        try:
-            task = (req.label or req.prompt).strip().splitlines()
-            await self.worktrees.commit_work(wt, f"{live.label}: {task[0][:60] if task else 'work'}")
-            return await self._worktree_info(live.session_id)
-        except WorktreeError as exc:
-            self.bus.publish(Notice("warning", f"{live.label}: could not commit its work in {wt.path}: {exc}",
-                                    live.session_id))
-            return {"id": wt.id, "branch": wt.branch, "path": str(wt.path), "commits": None}
 
     # -- controls ----------------------------------------------------------------------------------
 
@@ -568,7 +452,7 @@ class AgentSpawner:
         executes gets it through the store (`run_commands`)."""
         live = self._live.get(run_id)
         if live is None:
-            await self._command_elsewhere(run_id, "steer", text, sender=sender)
+            await self.commands.post(run_id, "steer", text, sender=sender)
             return
         live.mailbox.append(Message.user(f"[Guidance from {sender}]\n{text}", steer=True))
 
@@ -583,7 +467,7 @@ class AgentSpawner:
         A run another yeetui process executes is told through the store; that process acts on it."""
         live = self._live.get(run_id)
         if live is None:
-            await self._command_elsewhere(run_id, "cancel" if graceful else "abort")
+            await self.commands.post(run_id, "cancel" if graceful else "abort")
             if graceful:
                 self._wrapping_elsewhere.add(run_id)
             return
@@ -593,34 +477,12 @@ class AgentSpawner:
         live.mailbox.append(Message.user(WRAP_UP, steer=True))
         live.abort_timer = asyncio.get_running_loop().call_later(grace, self.abort, run_id)
 
-    async def _command_elsewhere(self, run_id: str, kind: str, body: str = "", *, sender: str = "user") -> None:
-        run = await self.store.get_run(run_id)
-        if run is None or run.status.is_final or not process_running(run.pid):
-            raise SpawnRefused(f"Run {run_id} is not running (it may have finished).")
-        if not run.options:  # a conversation's own run, executed outside any spawner: nobody would pick it up
-            raise SpawnRefused(f"Run {run_id} is a conversation's own run, not a subagent; interrupt it there.")
-        await self.store.post_run_command(run.id, kind, body, sender=sender)
-
-    def _ensure_command_pump(self) -> None:
-        if self._pump is None or self._pump.done():
-            self._pump = asyncio.create_task(self._pump_commands(), name="yeetui run commands")
-
-    async def _pump_commands(self) -> None:
-        """While this process executes runs, act on commands other processes left for them (each run also
-        takes its own before every turn: see `_execute`)."""
-        while self._live:
-            try:
-                await self._take_commands(list(self._live))
-            except YeetuiError:
-                log.exception("could not read the commands for this process's runs")
-            await asyncio.sleep(COMMAND_POLL)
-
-    async def _take_commands(self, run_ids: list[str]) -> None:
-        for command in await self.store.take_run_commands(run_ids):
-            if command.kind == "steer":
-                await self.steer(command.run_id, command.body, sender=command.sender)
-            elif command.run_id in self._live:
-                await self.cancel(command.run_id, graceful=command.kind == "cancel")
+    async def _act_on(self, command: RunCommand) -> None:
+        """A command another process left for a run of this one (see RunCommands)."""
+        if command.kind == "steer":
+            await self.steer(command.run_id, command.body, sender=command.sender)
+        elif command.run_id in self._live:
+            await self.cancel(command.run_id, graceful=command.kind == "cancel")
 
     def abort(self, run_id: str) -> None:
         live = self._live.get(run_id)
@@ -628,9 +490,9 @@ class AgentSpawner:
             live.task.cancel()
 
     async def cancel_children(self, session_id: str, *, graceful: bool = False) -> None:
-        for run_id in self.elsewhere.children_of(session_id):  # in panes: told through the store, like any
+        for run_id in self.pane_runs.children_of(session_id):  # in panes: told through the store, like any
             with contextlib.suppress(SpawnRefused):
-                await self._command_elsewhere(run_id, "cancel" if graceful else "abort")
+                await self.commands.post(run_id, "cancel" if graceful else "abort")
         for run_id in self.live_runs(session_id):
             if graceful:
                 await self.cancel(run_id)
@@ -647,10 +509,8 @@ class AgentSpawner:
         return live
 
     async def shutdown(self) -> None:
-        await self.elsewhere.close()
-        if self._pump is not None:
-            self._pump.cancel()
-            await asyncio.gather(self._pump, return_exceptions=True)
+        await self.pane_runs.close()
+        await self.commands.close()
         for run_id in list(self._live):
             self.abort(run_id)
         tasks = [live.task for live in self._live.values() if live.task]

@@ -13,7 +13,9 @@ from tests.fakellm import Reply, ToolCall
 from yeetui.events import RunStatus
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
+from yeetui.subagents.isolation import WorktreeIsolation
 from yeetui.subagents.review import review_request
+from yeetui.subagents.spawn_request import SpawnRequest
 from yeetui.system import sandbox
 from yeetui.worktrees.merging import merge_work
 
@@ -165,3 +167,26 @@ async def test_a_builders_bash_writes_only_its_worktree(runtime: Runtime, script
     assert git(project_dir, "show", f"{wt.branch}:inside.txt") == "y\n"
     assert git(project_dir, "log", "-1", "--format=%s", wt.branch).strip() == "inside"
     assert git(project_dir, "status", "--porcelain") == "" and git(project_dir, "branch", "--show-current") == "main\n"
+
+
+async def test_worktree_isolation_binds_a_session_and_hands_its_work_in(runtime: Runtime, project_dir: Path) -> None:
+    """WorktreeIsolation on its own: a builder's session gets a worktree, what it leaves uncommitted is committed
+    on its branch at hand-in; `isolation: current` and a missing registry leave the session as it is."""
+    isolation = WorktreeIsolation(runtime.spawner.worktrees, store=runtime.store, bus=runtime.bus,
+                                  project_dir=project_dir)
+    builder = runtime.profiles.get("builder")
+    session = await runtime.launcher.new_session(builder)
+    req = SpawnRequest("builder", "add mul()\nand more", label="mul")
+    assert await isolation.isolate(session, builder, SpawnRequest("builder", "x", isolation="current"), "b#1",
+                                   None) == session
+    assert await WorktreeIsolation(None, store=runtime.store, bus=runtime.bus, project_dir=project_dir).isolate(
+        session, builder, req, "b#1", None) == session
+    bound = await isolation.isolate(session, builder, req, "builder#1", None)
+    assert bound.cwd is not None and bound.cwd != project_dir and (bound.workspace or {})["mode"] == "worktree"
+    (bound.cwd / "mul.py").write_text("def mul(a, b):\n    return a * b\n")
+    info = await isolation.hand_in(session.id, "builder#1", req.task)
+    assert info is not None and info["commits"] == 1 and info["path"] == str(bound.cwd)
+    assert git(project_dir, "log", "-1", "--format=%s", info["branch"]).strip() == "builder#1: mul"
+    assert await isolation.worktree_info(session.id) == info
+    other = await runtime.launcher.new_session(builder)
+    assert await isolation.hand_in(other.id, "builder#2", "x") is None  # no worktree of its own

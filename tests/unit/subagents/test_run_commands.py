@@ -12,7 +12,10 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from yeetui.events import RunStatus
 from yeetui.runs.permissions import answer_permissions_headless
+from yeetui.runs.spec import RunOptions
 from yeetui.runtime import Runtime
+from yeetui.store.coordination import RunCommand
+from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
 
 
@@ -77,7 +80,7 @@ async def test_guidance_sent_before_a_turn_begins_is_in_that_turn(runtime: Runti
     """Forced interleaving: the executing process's poller never gets to the command (as on a loaded machine,
     where the tool call ends before its next look). The run itself takes its commands before each turn, so the
     guidance the user sent before the turn began is in that turn, not one later (or never)."""
-    monkeypatch.setattr(runtime.spawner, "_ensure_command_pump", lambda: None)
+    monkeypatch.setattr(runtime.spawner.commands, "keep_taking", lambda live, act: None)
     answer_permissions_headless(runtime.bus, approve=True)
     flag = runtime.project_dir / "go-on"
     scripted.script(
@@ -144,3 +147,50 @@ async def test_a_run_of_this_process_that_is_not_a_subagent_is_refused(runtime: 
                                          prompt="primary", status=RunStatus.RUNNING)
     with pytest.raises(SpawnRefused, match="not a subagent"):
         await runtime.spawner.cancel(run.id)
+
+
+async def test_run_commands_post_for_a_running_subagent_and_take_each_command_once(runtime: Runtime) -> None:
+    """RunCommands on its own: a command is posted only for a run some process executes, and taken once,
+    whoever looks, in the order it was posted."""
+    commands = RunCommands(runtime.store)
+    session = await runtime.launcher.new_session(runtime.profiles.get("generic"))
+    run = await runtime.store.create_run(session_id=session.id, profile="generic", model="anthropic/x",
+                                         prompt="child", status=RunStatus.RUNNING,
+                                         options=RunOptions(parent_session_id=session.id).to_json())
+    with pytest.raises(SpawnRefused, match="not running"):
+        await commands.post("no-such-run", "cancel")
+    await commands.post(run.id, "steer", "LOOK-LEFT", sender="the user")
+    await commands.post(run.id, "abort")
+    taken: list[RunCommand] = []
+
+    async def act(command: RunCommand) -> None:
+        taken.append(command)
+
+    await commands.take([run.id], act)
+    await RunCommands(runtime.store).take([run.id], act)  # another process's look finds nothing left
+    assert [(c.kind, c.body, c.sender) for c in taken] == [("steer", "LOOK-LEFT", "the user"), ("abort", "", "user")]
+
+
+async def test_run_commands_keep_taking_only_while_runs_are_live(runtime: Runtime,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    commands = RunCommands(runtime.store, poll=0.01)
+    live = ["run-a"]
+    looks: list[list[str]] = []
+
+    async def act(command: RunCommand) -> None:
+        raise AssertionError("no command was posted")
+
+    async def take(run_ids, act):
+        looks.append(list(run_ids))
+        if len(looks) == 3:
+            live.clear()
+
+    monkeypatch.setattr(commands, "take", take)
+    commands.keep_taking(lambda: list(live), act)
+    commands.keep_taking(lambda: list(live), act)  # one poller at a time
+    for _ in range(500):
+        if not live and commands._pump is not None and commands._pump.done():
+            break
+        await asyncio.sleep(0.01)
+    assert looks == [["run-a"]] * 3
+    await commands.close()

@@ -13,8 +13,12 @@ never re-run, and a step whose child finished while nobody was watching takes th
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
+from yeetui.bus import Bus
+from yeetui.config import WorktreeConfig
 from yeetui.errors import YeetuiError
 from yeetui.events import (
     InboxItemAdded,
@@ -26,7 +30,9 @@ from yeetui.events import (
     RunStatusChanged,
 )
 from yeetui.messages import Message
+from yeetui.profiles import ProfileSet
 from yeetui.runs.spec import RunOptions, RunResult, RunSpec, cancel_reason
+from yeetui.store import Store
 from yeetui.store.records import utcnow
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.orchestrator.plan import (
@@ -50,7 +56,7 @@ from yeetui.subagents.orchestrator.prompts import final_report, findings_text, p
 from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRefused
 from yeetui.system.git import git
 from yeetui.text import seconds_text
-from yeetui.worktrees.manager import WorktreeError
+from yeetui.worktrees.manager import WorktreeError, Worktrees
 from yeetui.worktrees.merging import merge_work
 
 STATE_NAME = "orchestrator"
@@ -65,24 +71,43 @@ class OrchestratorEngine:
     """The run engine of profiles with the `orchestrator` capability: the runtime registers it with the
     launcher, which calls it with a run's spec in place of the agent loop."""
 
-    def __init__(self, spawner: AgentSpawner) -> None:
+    def __init__(self, spawner: AgentSpawner, *, store: Store, bus: Bus, profiles: ProfileSet, project_dir: Path,
+                 worktrees: Worktrees | None, merging: WorktreeConfig) -> None:
         self.spawner = spawner
+        self.parts = OrchestratorParts(store=store, bus=bus, profiles=profiles, project_dir=project_dir,
+                                       worktrees=worktrees, merging=merging)
 
     async def __call__(self, spec: RunSpec, run_id: str) -> RunResult:
         """Run (or resume) the orchestrator run `run_id` to its end."""
-        return await Orchestrator(self.spawner, spec, run_id).run()
+        return await Orchestrator(self.spawner, self.parts, spec, run_id).run()
+
+
+@dataclass(frozen=True)
+class OrchestratorParts:
+    """What an orchestrator run works with besides the spawner, handed in by the runtime."""
+
+    store: Store
+    bus: Bus
+    profiles: ProfileSet
+    project_dir: Path
+    worktrees: Worktrees | None
+    """Where builders' branches are (for the report and `auto_merge`); None: children share the checkout."""
+    merging: WorktreeConfig
+    """The config's `worktrees`: whether (`auto_merge`) an approved builder branch is merged at once, and how."""
 
 
 class Orchestrator:
-    def __init__(self, spawner: AgentSpawner, spec: RunSpec, run_id: str) -> None:
+    def __init__(self, spawner: AgentSpawner, parts: OrchestratorParts, spec: RunSpec, run_id: str) -> None:
         self.spawner = spawner
-        self.store = spawner.store
-        self.bus = spawner.bus
-        self.profiles = spawner.profiles
-        self.project_dir = spawner.project_dir
+        self.store = parts.store
+        self.bus = parts.bus
+        self.profiles = parts.profiles
+        self.project_dir = parts.project_dir
+        self.worktrees = parts.worktrees
+        self.merging = parts.merging
         self.spec = spec
         self.run_id = run_id
-        self.profile = spawner.profiles.get(spec.profile)
+        self.profile = self.profiles.get(spec.profile)
         self.host = AgentHost(spawner, session_id=spec.session_id, run_id=run_id, label=spec.label)
         self.parent: str | None = spec.parent_session_id
         self.state: dict[str, Any] = {}
@@ -202,7 +227,7 @@ class Orchestrator:
     async def _superseded(self, step: Step, run_id: str, session_id: str, ended: str) -> dict[str, Any]:
         """What the report keeps of a child a resume replaces: who it was, how it ended, its worktree."""
         entry: dict[str, Any] = {"label": step.label or step.profile, "run_id": run_id, "status": ended}
-        wt = await self.spawner.worktrees.of_session(session_id) if self.spawner.worktrees is not None else None
+        wt = await self.worktrees.of_session(session_id) if self.worktrees is not None else None
         if wt is not None:
             entry["worktree"] = {"id": wt.id, "branch": wt.branch, "path": str(wt.path)}
         return entry
@@ -453,7 +478,7 @@ class Orchestrator:
 
     async def _note_leftovers(self) -> None:
         """Before the report: whether each worktree a superseded child left still exists and holds work."""
-        worktrees = self.spawner.worktrees
+        worktrees = self.worktrees
         for entry in (e for s in self.steps for e in s.earlier if e.get("worktree")):
             wt = await self.store.get_worktree(str(entry["worktree"].get("id", "")))
             if wt is None or wt.status != "active" or worktrees is None:
@@ -469,8 +494,8 @@ class Orchestrator:
     async def _merge_approved(self) -> None:
         """With `worktrees.auto_merge` set, merge each builder branch a reviewer approved, in plan order; a
         conflict leaves that branch (and the user decides, as without the setting)."""
-        strategy = self.spawner.launcher.settings.worktrees.auto_merge
-        if strategy == "off" or self.spawner.worktrees is None:
+        strategy = self.merging.auto_merge
+        if strategy == "off" or self.worktrees is None:
             return
         for step in topo_order(self.steps):
             if step.status != "done" or not step.worktree or "merged" in step.worktree or \
@@ -480,7 +505,7 @@ class Orchestrator:
             if wt is None or wt.status != "active":
                 continue
             try:
-                outcome = await merge_work(self.spawner.worktrees, wt, strategy=strategy)
+                outcome = await merge_work(self.worktrees, wt, strategy=strategy)
             except WorktreeError as exc:
                 step.worktree = {**step.worktree, "merged": False, "merge_note": str(exc)}
                 self._notice("warning", f"{step.label or step.id}: not merged — {exc}")
