@@ -314,7 +314,10 @@ class MainScreen(Screen[None]):
     async def refresh_header(self) -> None:
         """Name the session on screen in the header: its trail from the primary, status, model."""
         heading = await session_heading(self.runtime.store, self.current or "", self.ledger, model=self.model)
-        self.query_one(SessionHeader).show(heading)
+        headers = self.query(SessionHeader)
+        if not headers:  # the app quit while the store was read: the screen is being taken down
+            return
+        headers.first().show(heading)
         if heading is not None:
             self.sub_title = heading.text()
 
