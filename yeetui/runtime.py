@@ -1,9 +1,10 @@
 """The composition root: opens settings, store, bus and providers, builds the launcher, delivery, spawner,
 orchestrator engine and watchers, and hands them to each other. No behaviour of its own.
 
-Front ends (the CLI, the TUI) open one Runtime per process and use its parts: `launcher` runs a prompt,
-`spawner` hands work to subagents, `watchers` toggles pair watchers, `session_control()` drives an
-interactive conversation. Provider SDKs are imported only when a model is first used.
+Front ends (the CLI, the TUI) open one Runtime per process and act through the use cases of
+yeetui.application over it (and `session_control()`, an interactive conversation); they read store records
+and subscribe to the bus, but do not reach its working parts (the launcher, spawner, watchers). Provider SDKs
+are imported only when a model is first used.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from yeetui.events import PermissionRequested
-from yeetui.runs.spec import RunOptions
+from yeetui.runs.spec import RunOptions, RunResult
 from yeetui.runtime import Runtime
 from yeetui.store.coordination import PermissionAsk
 from yeetui.store.records import RunRecord, SessionRecord
@@ -84,6 +84,10 @@ class RunDesk:
             return None
         return run
 
+    async def resolve(self, ident: str) -> RunRecord:
+        """The run with this id, unique id prefix or label (a clear error otherwise)."""
+        return await self._store.resolve_run(ident)
+
     def is_live(self, run_id: str) -> bool:
         """The run executes in this process now."""
         return self._spawner.is_live(run_id)
@@ -112,6 +116,18 @@ class RunDesk:
         await asyncio.gather(*(self._spawner.wait(r) for r in live), return_exceptions=True)
 
     # -- acting -----------------------------------------------------------------------------------
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The key values no output may show (a front end printing a run's events or result redacts them)."""
+        return tuple(self._runtime.launcher.secrets)
+
+    async def run_prompt(self, prompt: str | None, *, profile: str | None = None, model: str | None = None,
+                         session_id: str | None = None) -> RunResult:
+        """Run `prompt` to its end in the foreground: a new session of `profile` (the primary profile by
+        default), or a new turn of `session_id`."""
+        return await self._runtime.launcher.run_prompt(prompt, profile_name=profile, model=model,
+                                                       session_id=session_id)
 
     async def review(self, *, parent_session_id: str, target: str | None = None) -> SpawnHandle:
         """A reviewer on the project's changes (or on `target`: a branch, a commit range, a worktree)."""

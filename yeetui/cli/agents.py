@@ -34,6 +34,7 @@ from yeetui.application.agents import (
     worker_env,
     worker_log,
 )
+from yeetui.application.runs import RunDesk
 from yeetui.cli.common import (
     EXIT_CANCELLED,
     EXIT_FAILED,
@@ -94,7 +95,7 @@ async def _start(args: argparse.Namespace) -> int:
 async def _resume(args: argparse.Namespace) -> int:
     runtime = await open_runtime(args, _headless(args) if args.wait else None)
     try:
-        run = await runtime.store.resolve_run(args.id)  # Runtime.open recovered runs whose process died
+        run = await RunDesk(runtime).resolve(args.id)  # Runtime.open recovered runs whose process died
         check_resumable(run)
     except BaseException:
         await runtime.close()
@@ -292,7 +293,7 @@ async def cmd_agent(args: argparse.Namespace) -> int:
     # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
     runtime = await Runtime.open(cwd=Path.cwd(), recover=False)
     try:
-        worker = Worker(runtime, await runtime.store.resolve_run(args.run_id))
+        worker = Worker(runtime, await RunDesk(runtime).resolve(args.run_id))
         worker.start()
         if args.show:
             PaneView(runtime.bus, worker.run.id, asked_in_yeetui=worker.asked_in_yeetui)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from yeetui.application.runs import RunDesk
+from yeetui.application.sessions import SessionDesk
 from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
 from yeetui.cli.progress import HeadlessProgress
 from yeetui.events import PermissionRequested, RunStatus, event_to_json
@@ -32,7 +33,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
                                                 headless=True))
     runs = RunDesk(runtime)
     try:
-        secrets = runtime.launcher.secrets
+        secrets = runs.secrets
         if args.json:
             runtime.bus.add_listener(lambda e: print(redact(json.dumps(event_to_json(e), default=str), secrets),
                                                      flush=True))
@@ -40,13 +41,13 @@ async def cmd_run(args: argparse.Namespace) -> int:
             HeadlessProgress(runtime.bus)
         session_id = args.resume
         if args.cont and not session_id:
-            latest = await runtime.store.latest_session()
+            latest = await SessionDesk(runtime).latest()
             if latest is None:
                 error(args, "--continue: there is no session to continue yet.")
                 return EXIT_USAGE
             session_id = latest.id
-        task: asyncio.Future[Any] = asyncio.ensure_future(runtime.launcher.run_prompt(
-            args.prompt, profile_name=args.profile, model=args.run_model or args.model, session_id=session_id))
+        task: asyncio.Future[Any] = asyncio.ensure_future(runs.run_prompt(
+            args.prompt, profile=args.profile, model=args.run_model or args.model, session_id=session_id))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a closed terminal stops it cleanly too
             loop.add_signal_handler(sig, lambda: task.cancel())  # whichever task is current

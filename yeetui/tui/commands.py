@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from yeetui.application.runs import RunDesk, SpawnHandle
+    from yeetui.application.sessions import SessionDesk
     from yeetui.application.worktrees import WorktreeDesk
     from yeetui.runtime import Runtime
 
@@ -30,6 +31,11 @@ class CommandScreen(Protocol):
     @property
     def runs(self) -> RunDesk:
         """The runs of every process on this data dir: find, cancel, steer, show a pane."""
+        ...
+
+    @property
+    def sessions(self) -> SessionDesk:
+        """Sessions: start a new one, compact one, the tree of them."""
         ...
 
     @property

@@ -144,7 +144,7 @@ async def _model(screen: CommandScreen, args: str) -> None:
 
 async def _compact(screen: CommandScreen, args: str) -> None:
     await screen.notice("info", "Compacting the conversation…")
-    summary = await screen.runtime.launcher.compact(screen.current or "", model=screen.model)
+    summary = await screen.sessions.compact(screen.current or "", model=screen.model)
     await screen.notice("info", f"Compacted: {len(summary)} characters of summary replace the "
                         "earlier turns in the model's context.")
 

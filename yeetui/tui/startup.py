@@ -26,6 +26,7 @@ from textual.widgets import Static
 from yeetui.tui.widgets.composer import Composer, Draft
 
 if TYPE_CHECKING:
+    from yeetui.application.sessions import SessionDesk
     from yeetui.runtime import Runtime
 
 
@@ -34,6 +35,9 @@ class SessionScreen(Protocol):
 
     @property
     def runtime(self) -> Runtime: ...
+
+    @property
+    def sessions(self) -> SessionDesk: ...
 
     @property
     def model(self) -> str | None: ...
@@ -176,18 +180,11 @@ class SessionStart(Generic[ScreenT]):
             self.screen.composer.set_busy(False, queued)
 
     async def initial_session(self) -> str:
-        runtime = self.screen.runtime
-        if self.resume:
-            return (await runtime.store.resolve_session(self.resume)).id
-        if self.continue_latest:  # the app's latest conversation; else whatever ran last, and which it is said
-            latest = await runtime.store.latest_session(origin="primary")
-            if latest is None and (latest := await runtime.store.latest_session()) is not None:
-                self.notes.append(f"--continue: no conversation of the app yet; reopened the latest session, "
-                                  f"a {latest.origin} run: {latest.title or latest.id[:12]}.")
-            if latest is not None:
-                return latest.id
-        profile = runtime.profiles.get(runtime.settings.primary_profile)
-        return (await runtime.launcher.new_session(profile, model=self.screen.model)).id
+        opened = await self.screen.sessions.to_open(resume=self.resume, continue_latest=self.continue_latest,
+                                                    model=self.screen.model)
+        if opened.note:
+            self.notes.append(opened.note)
+        return opened.session_id
 
     def provider_problem(self) -> str | None:
         from yeetui.config import provider_setup_problem  # not at import: this module is on the first frame's path

@@ -28,13 +28,17 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from yeetui import events as ev
+from yeetui.application.inbox import InboxDesk
+from yeetui.application.permissions import answer_permission
 from yeetui.application.runs import RunDesk
+from yeetui.application.sessions import SessionDesk
+from yeetui.application.watchers import PairWatching
 from yeetui.application.worktrees import WorktreeDesk
 from yeetui.errors import YeetuiError
 from yeetui.runtime import Runtime
 from yeetui.store.records import InboxStatus, SessionRecord
-from yeetui.subagents.heading import PRIMARY, session_heading
-from yeetui.subagents.ledger import ANSWERED, Ledger, LedgerRow, status_word
+from yeetui.subagents.heading import session_heading
+from yeetui.subagents.ledger import Ledger, LedgerRow, status_word
 from yeetui.subagents.ledger_sync import LedgerSync
 from yeetui.subagents.panes import Pane
 from yeetui.tui.bridge import permission_preview
@@ -110,6 +114,10 @@ class MainScreen(Screen[None]):
         """Runs wherever they execute: find, cancel, steer, panes (the application surface)."""
         self.worktrees = WorktreeDesk.of(runtime)
         """The worktrees subagents work in (the application surface)."""
+        self.sessions = SessionDesk(runtime)
+        """Open, start, compact sessions and their tree for the switcher (the application surface)."""
+        self.inbox = InboxDesk(runtime)
+        self.pair = PairWatching(runtime)
         self.ledger = Ledger(runtime.bus, clock=ledger_clock)
         self.ledger_sync = LedgerSync(runtime.store, self.ledger, project_dir=runtime.project_dir,
                                       is_local=self.runs.is_live)
@@ -275,9 +283,7 @@ class MainScreen(Screen[None]):
 
     async def new_session(self) -> None:
         """Start a new primary session and open it."""
-        runtime = self.runtime
-        profile = runtime.profiles.get(runtime.settings.primary_profile)
-        session = await runtime.launcher.new_session(profile, model=self.model)
+        session = await self.sessions.new(model=self.model)
         await self.open_session(session.id)
 
     async def open_session(self, session_id: str) -> None:
@@ -335,24 +341,10 @@ class MainScreen(Screen[None]):
             await self.open_session(session.parent_id)
 
     async def open_switcher(self) -> None:
-        store = self.runtime.store
-        live = {row.session_id: row for row in self.ledger.rows()}  # a watcher between runs, a queued run …
-        nodes: list[SessionNode] = []
-        for top in await store.list_sessions(parent_id=None, limit=30):
-            for session in [top, *await store.descendants(top.id)]:
-                runs = await store.list_runs(session_id=session.id, limit=1)
-                unread = await store.count_inbox(session.id, statuses=["unread"])
-                label = runs[0].label if runs and runs[0].label else session.profile
-                status = runs[0].status.value if runs else "new"
-                if (row := live.get(session.id)) is not None:
-                    label, status = row.label, getattr(row.status, "value", str(row.status))
-                if session.parent_id is None:  # named by its title, not by the label of its latest run
-                    label = PRIMARY if session.origin == "primary" else f"{session.origin} {label}"
-                if status == "waiting_user" and session.parent_id is None:
-                    status = ANSWERED  # the primary waiting for the user has simply answered
-                nodes.append(SessionNode(id=session.id, parent_id=session.parent_id, label=label,
-                                         profile=session.profile, title=session.title, status=status,
-                                         unread=unread, depth=session.depth))
+        # the ledger's live rows name a watcher between runs, a queued run …
+        nodes = [SessionNode(id=n.id, parent_id=n.parent_id, label=n.label, profile=n.profile, title=n.title,
+                             status=n.status, unread=n.unread, depth=n.depth)
+                 for n in await self.sessions.tree(self.ledger.rows())]
 
         async def chosen(result: str | None) -> None:
             if result == "new":
@@ -492,10 +484,8 @@ class MainScreen(Screen[None]):
 
     async def toggle_pair(self) -> None:
         target = self.current if self.current in self.controls or self.current == self.root else self.root
-        conf = self.runtime.settings.watcher
-        watcher = await self.runtime.watchers.toggle(target or "", debounce=conf.debounce,
-                                                     min_interval=conf.min_interval, max_per_hour=conf.max_per_hour)
-        await self.notice("info", "Pair watcher on." if watcher else "Pair watcher off.")
+        watching = await self.pair.toggle(target or "")
+        await self.notice("info", "Pair watcher on." if watching else "Pair watcher off.")
 
     def prefill(self, text: str) -> None:
         """Put `text` in the composer for the user to finish, and focus it."""
@@ -572,7 +562,7 @@ class MainScreen(Screen[None]):
                 self.session_ids.add(event.session_id)
             case ev.InboxItemAdded() if event.session_id in self.session_ids and \
                     self._for_user(event.session_id, event.item_kind):
-                item = await self.runtime.store.get_inbox_item(event.item_id)
+                item = await self.inbox.get(event.item_id)
                 if item is not None:
                     inbox = self.query_one(InboxPanel)
                     inbox.add_item(item)
@@ -597,8 +587,7 @@ class MainScreen(Screen[None]):
             self._asking = True
 
             def answered(answer: str | None, request: ev.PermissionRequested = request) -> None:
-                if not request.reply.done():
-                    request.reply.set_result(answer or "deny")  # type: ignore[arg-type]  # the dialog's values are answers
+                answer_permission(request, answer)
                 self._asking = False
                 self._next_permission()
 
@@ -686,8 +675,7 @@ class MainScreen(Screen[None]):
 
     @on(InboxPanel.Action)
     async def inbox_action(self, message: InboxPanel.Action) -> None:
-        store = self.runtime.store
-        item = await store.get_inbox_item(message.item_id)
+        item = await self.inbox.get(message.item_id)
         if item is None:
             return
         if message.action == "merge":
@@ -697,11 +685,9 @@ class MainScreen(Screen[None]):
             await self._open_item_worktree(item.data or {})
             return
         status: InboxStatus = "dismissed" if message.action == "dismiss" else "read"
-        await store.set_inbox_status(item.id, status)
+        judged = message.action in ("accept", "dismiss")  # an interjection's verdict, its watcher counts it
+        await self.inbox.mark(item, status, accepted=message.action == "accept" if judged else None)
         self.query_one(InboxPanel).set_status(item.id, status)
-        if item.kind == "interjection" and message.action in ("accept", "dismiss"):
-            if watcher := self.runtime.watchers.get(item.session_id):
-                await watcher.mark(item.id, accepted=message.action == "accept")
         child = (item.data or {}).get("child_session_id") or (item.data or {}).get("watcher_session_id")
         if message.action == "open" and child:
             await self.open_session(child)

@@ -1,0 +1,112 @@
+"""Sessions as the user handles them from any front end: which one to open at start (`--resume`,
+`--continue`), a new conversation, compacting one, and the tree of sessions a switcher shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from yeetui.runtime import Runtime
+from yeetui.store.records import SessionRecord
+from yeetui.subagents.heading import PRIMARY
+from yeetui.subagents.ledger import ANSWERED, LedgerRow
+
+__all__ = ["SessionDesk", "SessionToOpen", "SessionTreeNode"]
+
+SWITCHER_TOP_SESSIONS = 30
+"""Top-level sessions the tree holds (the latest ones), each with every session below it."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionToOpen:
+    """The session a front end opens at start, and what it tells the user about the choice."""
+
+    session_id: str
+    note: str | None = None
+    """Said once when the choice is not the obvious one (`--continue` found no conversation of the app)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTreeNode:
+    """One session of the tree a switcher shows (a read model: labels and statuses already decided)."""
+
+    id: str
+    parent_id: str | None
+    label: str
+    """The label of its latest run (`oracle#4`); a top-level session is `primary`, or its origin and label."""
+    profile: str
+    title: str
+    status: str
+    """The latest run's status (a RunStatus value), what its live row says (`watching`), `new` or `answered`."""
+    unread: int
+    depth: int
+
+
+class SessionDesk:
+    """Session use cases over one runtime."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._store = runtime.store
+
+    async def get(self, session_id: str) -> SessionRecord | None:
+        return await self._store.get_session(session_id)
+
+    async def resolve(self, ident: str) -> SessionRecord:
+        """The session with this id or unique id prefix (a clear error otherwise)."""
+        return await self._store.resolve_session(ident)
+
+    async def latest(self) -> SessionRecord | None:
+        """The session that ran last, whatever started it (`yeetui run --continue`)."""
+        return await self._store.latest_session()
+
+    async def new(self, *, model: str | None = None) -> SessionRecord:
+        """A new conversation of the app with the configured primary profile."""
+        runtime = self._runtime
+        profile = runtime.profiles.get(runtime.settings.primary_profile)
+        return await runtime.launcher.new_session(profile, model=model)
+
+    async def to_open(self, *, resume: str | None = None, continue_latest: bool = False,
+                      model: str | None = None) -> SessionToOpen:
+        """The session the app opens at start: `resume` (an id or prefix); with `continue_latest`, the app's
+        latest conversation, else whatever ran last (and the note says which it is); else a new one."""
+        if resume:
+            return SessionToOpen((await self.resolve(resume)).id)
+        if continue_latest:
+            latest = await self._store.latest_session(origin="primary")
+            if latest is not None:
+                return SessionToOpen(latest.id)
+            if (latest := await self._store.latest_session()) is not None:
+                return SessionToOpen(latest.id, f"--continue: no conversation of the app yet; reopened the latest "
+                                     f"session, a {latest.origin} run: {latest.title or latest.id[:12]}.")
+        return SessionToOpen((await self.new(model=model)).id)
+
+    async def compact(self, session_id: str, *, model: str | None = None) -> str:
+        """Summarise the conversation's earlier turns; the summary replaces them in the model's context.
+        Returns the summary."""
+        return await self._runtime.launcher.compact(session_id, model=model)
+
+    async def tree(self, live: Iterable[LedgerRow] = ()) -> list[SessionTreeNode]:
+        """The latest top-level sessions, each followed by every session below it (depth first). `live` are
+        the ledger rows on screen: a row's label and status win over the stored latest run's (a watcher
+        between runs, a queued run)."""
+        store = self._store
+        rows = {row.session_id: row for row in live}
+        nodes: list[SessionTreeNode] = []
+        for top in await store.list_sessions(parent_id=None, limit=SWITCHER_TOP_SESSIONS):
+            for session in [top, *await store.descendants(top.id)]:
+                runs = await store.list_runs(session_id=session.id, limit=1)
+                unread = await store.count_inbox(session.id, statuses=["unread"])
+                label = runs[0].label if runs and runs[0].label else session.profile
+                status = runs[0].status.value if runs else "new"
+                if (row := rows.get(session.id)) is not None:
+                    label, status = row.label, getattr(row.status, "value", str(row.status))
+                if session.parent_id is None:  # named by its title, not by the label of its latest run
+                    label = PRIMARY if session.origin == "primary" else f"{session.origin} {label}"
+                if status == "waiting_user" and session.parent_id is None:
+                    status = ANSWERED  # the primary waiting for the user has simply answered
+                nodes.append(SessionTreeNode(id=session.id, parent_id=session.parent_id, label=label,
+                                             profile=session.profile, title=session.title, status=status,
+                                             unread=unread, depth=session.depth))
+        return nodes
