@@ -20,6 +20,8 @@ import pexpect
 ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|P[^\x1b]*\x1b\\|[ -Z\\-~])")
 """CSI, OSC, DCS and two-byte escape sequences: what a terminal interprets rather than shows."""
 RECENT_BYTES = 200_000
+MAX_SEQUENCE = 512
+"""Longer than any escape sequence a TUI writes: an escape this far from the end of a read is not awaited."""
 
 
 class TerminalProgram:
@@ -36,6 +38,7 @@ class TerminalProgram:
         """The last bytes read, escape sequences dropped."""
         self.since = b""
         """Every byte read since the caller last emptied it (raw)."""
+        self._partial = b""
 
     @property
     def pid(self) -> int:
@@ -56,8 +59,17 @@ class TerminalProgram:
             raise RuntimeError(f"the program exited ({self.child.exitstatus}, signal {self.child.signalstatus}); "
                                f"last output: {self.tail()!r}") from error
         self.since += chunk
-        self.recent = (self.recent + ESCAPES.sub(b"", chunk))[-RECENT_BYTES:]
+        self.recent = (self.recent + ESCAPES.sub(b"", self._whole_sequences(chunk)))[-RECENT_BYTES:]
         return chunk
+
+    def _whole_sequences(self, chunk: bytes) -> bytes:
+        """`chunk` after what an earlier read left over, less an escape sequence cut off at its end (kept for
+        the next read): a sequence split across two reads would otherwise pass for text."""
+        data, self._partial = self._partial + chunk, b""
+        last = data.rfind(b"\x1b")
+        if last != -1 and len(data) - last < MAX_SEQUENCE and not ESCAPES.match(data, last):
+            data, self._partial = data[:last], data[last:]
+        return data
 
     def tail(self, chars: int = 1500) -> str:
         return self.recent[-chars:].decode("utf-8", errors="replace")

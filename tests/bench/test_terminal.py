@@ -26,3 +26,15 @@ def test_a_program_on_the_terminal_shows_its_screen_echoes_keys_and_is_gone_afte
         term.close()
     assert term.exited()
     assert not Path(f"/proc/{term.pid}").exists() or "zombie" in Path(f"/proc/{term.pid}/status").read_text()
+
+
+def test_an_escape_sequence_split_between_two_reads_is_not_taken_for_text(tmp_path: Path) -> None:
+    script = ("import sys, time\n"
+              "sys.stdout.buffer.write(b'READY \\x1b[38;2;'); sys.stdout.flush(); time.sleep(0.3)\n"
+              "sys.stdout.buffer.write(b'10;20;30mcolour\\n'); sys.stdout.flush(); time.sleep(30)\n")
+    term = TerminalProgram([sys.executable, "-c", script], env=dict(os.environ), cwd=tmp_path)
+    try:
+        term.wait(lambda: term.shows("colour"), 30, "the second write")
+        assert b"READY colour" in term.recent and b"10;20" not in term.recent
+    finally:
+        term.close(grace=0.5)

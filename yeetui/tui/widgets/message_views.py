@@ -62,6 +62,10 @@ class Pacing:
     def typed(self) -> None:
         self._typed_at = time.monotonic()
 
+    def typed_since(self, moment: float) -> bool:
+        """A key came after `moment` (a `time.monotonic()` reading)."""
+        return self._typed_at > moment
+
     @property
     def typing(self) -> bool:
         """True within `TYPING_GRACE` of the last key."""
