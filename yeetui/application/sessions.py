@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from yeetui.application.session_tree import SessionTreeNode
 from yeetui.runtime import Runtime
 from yeetui.store.records import SessionRecord
 from yeetui.subagents.heading import PRIMARY
@@ -25,22 +26,6 @@ class SessionToOpen:
     session_id: str
     note: str | None = None
     """Said once when the choice is not the obvious one (`--continue` found no conversation of the app)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionTreeNode:
-    """One session of the tree a switcher shows (a read model: labels and statuses already decided)."""
-
-    id: str
-    parent_id: str | None
-    label: str
-    """The label of its latest run (`oracle#4`); a top-level session is `primary`, or its origin and label."""
-    profile: str
-    title: str
-    status: str
-    """The latest run's status (a RunStatus value), what its live row says (`watching`), `new` or `answered`."""
-    unread: int
-    depth: int
 
 
 class SessionDesk:

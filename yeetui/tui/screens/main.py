@@ -48,7 +48,7 @@ from yeetui.tui.screens.confirm import ConfirmScreen
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.picker import Choice, PickerScreen
-from yeetui.tui.screens.switcher import SessionNode, SwitcherScreen
+from yeetui.tui.screens.switcher import SwitcherScreen
 from yeetui.tui.slash import all_commands, ask_merge, run_slash, stop_question, where_flag
 from yeetui.tui.startup import LOADING, Pending, SessionStart
 from yeetui.tui.textual_workarounds import app_bindings
@@ -342,9 +342,7 @@ class MainScreen(Screen[None]):
 
     async def open_switcher(self) -> None:
         # the ledger's live rows name a watcher between runs, a queued run …
-        nodes = [SessionNode(id=n.id, parent_id=n.parent_id, label=n.label, profile=n.profile, title=n.title,
-                             status=n.status, unread=n.unread, depth=n.depth)
-                 for n in await self.sessions.tree(self.ledger.rows())]
+        nodes = await self.sessions.tree(self.ledger.rows())
 
         async def chosen(result: str | None) -> None:
             if result == "new":

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
@@ -24,6 +23,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Tree
 from textual.widgets.tree import TreeNode
+
+from yeetui.application.session_tree import SessionTreeNode
 
 NEW_SESSION = "new"
 """What the switcher returns for "start a new session"."""
@@ -38,18 +39,8 @@ _TOGGLE = Style.from_meta({"toggle": True})
 """Clicking the expand icon toggles the node instead of opening it (Tree's own convention)."""
 
 
-@dataclass(frozen=True, slots=True)
-class SessionNode:
-    id: str
-    parent_id: str | None
-    label: str
-    """`oracle#4`, or the profile name for a primary session."""
-    profile: str
-    title: str
-    status: str
-    """The latest run's status (a RunStatus value), `watching`, or anything else the screen wants shown."""
-    unread: int = 0
-    depth: int = 0
+SessionNode = SessionTreeNode
+"""A session as the switcher shows it: the application's read model, as it comes."""
 
 
 def fuzzy_positions(query: str, text: str) -> list[int] | None:
