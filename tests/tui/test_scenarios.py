@@ -22,6 +22,7 @@ from tests.fakellm import Fault, Reply, ToolCall
 from tests.processes import gone
 from tests.tui.deliberate import SettleClock, answer
 from tests.tui.test_app import _main, _text, _type, _until
+from yeetui.text import tokens_text
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.main import MainScreen
 from yeetui.tui.screens.permission import PermissionScreen
@@ -189,6 +190,9 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         assert sorted(tree.sessions[c.data].label for c in orchestrator.children) == [
             "builder#1", "planner#1", "reviewer#1"]
         assert "builder#1 · completed" in str(tree.label_text(nodes["builder#1"]))
+        builder_spent, tree_spent = (nodes[label].tokens for label in ("builder#1", "orchestrator#1"))
+        assert 0 < builder_spent < tree_spent  # what each spent, the orchestrator's with its children's
+        assert f"builder#1 · completed · {tokens_text(builder_spent)} $" in str(tree.label_text(nodes["builder#1"]))
         builder = nodes["builder#1"].id
         for _ in range(len(nodes) + 2):  # move the cursor with the keys until it is on the builder
             if tree.cursor_node is not None and tree.cursor_node.data == builder:

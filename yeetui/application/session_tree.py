@@ -20,3 +20,7 @@ class SessionTreeNode:
     """The latest run's status (a RunStatus value), what its live row says (`watching`), `new` or `answered`."""
     unread: int = 0
     depth: int = 0
+    tokens: int = 0
+    """Tokens spent by this session and every session below it."""
+    cost: float | None = 0.0
+    """Dollars spent by this session and every session below it; None when a run's price is unknown."""

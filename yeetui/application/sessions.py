@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from yeetui.application.session_tree import SessionTreeNode
+from yeetui.messages import Usage
 from yeetui.runtime import Runtime
 from yeetui.store.records import SessionRecord
 from yeetui.subagents.heading import PRIMARY
@@ -73,14 +74,16 @@ class SessionDesk:
         return await self._runtime.launcher.compact(session_id, model=model)
 
     async def tree(self, live: Iterable[LedgerRow] = ()) -> list[SessionTreeNode]:
-        """The latest top-level sessions, each followed by every session below it (depth first). `live` are
-        the ledger rows on screen: a row's label and status win over the stored latest run's (a watcher
-        between runs, a queued run)."""
+        """The latest top-level sessions, each followed by every session below it (depth first), with what each
+        spent together with the sessions below it. `live` are the ledger rows on screen: a row's label and
+        status win over the stored latest run's (a watcher between runs, a queued run)."""
         store = self._store
         rows = {row.session_id: row for row in live}
         nodes: list[SessionTreeNode] = []
         for top in await store.list_sessions(parent_id=None, limit=SWITCHER_TOP_SESSIONS):
-            for session in [top, *await store.descendants(top.id)]:
+            sessions = [top, *await store.descendants(top.id)]
+            spent = _spent_below(sessions, await store.usage_by_session(s.id for s in sessions))
+            for session in sessions:
                 runs = await store.list_runs(session_id=session.id, limit=1)
                 unread = await store.count_inbox(session.id, statuses=["unread"])
                 label = runs[0].label if runs and runs[0].label else session.profile
@@ -91,7 +94,25 @@ class SessionDesk:
                     label = PRIMARY if session.origin == "primary" else f"{session.origin} {label}"
                 if status == "waiting_user" and session.parent_id is None:
                     status = ANSWERED  # the primary waiting for the user has simply answered
+                tokens, cost = spent[session.id]
                 nodes.append(SessionTreeNode(id=session.id, parent_id=session.parent_id, label=label,
                                              profile=session.profile, title=session.title, status=status,
-                                             unread=unread, depth=session.depth))
+                                             unread=unread, depth=session.depth, tokens=tokens, cost=cost))
         return nodes
+
+
+def _spent_below(sessions: list[SessionRecord], own: Mapping[str, tuple[Usage, float | None]],
+                 ) -> dict[str, tuple[int, float | None]]:
+    """Tokens and cost of each session together with every session below it, from each one's own. A cost
+    is None (unknown) as soon as one session below has an unknown cost."""
+    spent: dict[str, tuple[int, float | None]] = {}
+    for session in sorted(sessions, key=lambda s: s.depth, reverse=True):  # the deepest first
+        usage, cost = own.get(session.id, (Usage(), 0.0))
+        spent[session.id] = (usage.total_tokens, cost)
+    for session in sorted(sessions, key=lambda s: s.depth, reverse=True):  # each adds up into its parent
+        if session.parent_id in spent:
+            tokens, cost = spent[session.id]
+            parent_tokens, parent_cost = spent[session.parent_id]
+            spent[session.parent_id] = (parent_tokens + tokens,
+                                        None if cost is None or parent_cost is None else parent_cost + cost)
+    return spent

@@ -476,6 +476,24 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
                 cost_known = None if row["cost"] is None else cost_known + float(row["cost"])
         return total, cost_known
 
+    async def usage_by_session(self, session_ids: Iterable[str]) -> dict[str, tuple[Usage, float | None]]:
+        """Tokens and cost of each session's own runs (not the sessions below it), in one query; a session
+        without runs is left out. The cost is None when a run that used tokens has no known cost."""
+        ids = list(dict.fromkeys(session_ids))
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        rows = await self._all("sum the usage of sessions",
+                               f"SELECT session_id, usage, cost FROM agent_runs WHERE session_id IN ({marks})", ids)
+        sums: dict[str, tuple[Usage, float | None]] = {}
+        for row in rows:
+            total, cost = sums.get(row["session_id"], (Usage(), 0.0))
+            usage = Usage.model_validate_json(row["usage"]) if row["usage"] else Usage()
+            if cost is not None and usage.total_tokens:
+                cost = None if row["cost"] is None else cost + float(row["cost"])
+            sums[row["session_id"]] = (total + usage, cost)
+        return sums
+
     async def mark_interrupted(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[RunRecord]:
         """End as `interrupted` every running/queued/waiting_permission run whose process is gone (see
         `process_gone`): at start-up, and mid-run when a pane's worker died. Runs of a live process — this

@@ -3,9 +3,12 @@ sessions with their labels and statuses (on a real store through a Runtime)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.fakellm import Reply
 from yeetui.application.sessions import SessionDesk, SessionToOpen, SessionTreeNode
 from yeetui.events import RunStatus
+from yeetui.messages import Usage
 from yeetui.runtime import Runtime
 from yeetui.subagents.ledger import LedgerRow
 
@@ -83,3 +86,27 @@ async def test_a_live_ledger_row_names_its_session_in_the_tree(runtime: Runtime)
                     profile="pair", model="fake", status="watching", registered=0.0)
     tree = await desk.tree([row])
     assert (tree[-1].label, tree[-1].status) == ("pair#1", "watching")
+
+
+async def test_each_session_in_the_tree_shows_what_it_and_the_sessions_below_it_spent(runtime: Runtime) -> None:
+    store = runtime.store
+    desk = SessionDesk(runtime)
+    primary = await desk.new()
+    oracle = await store.create_session(profile="oracle", parent_id=primary.id)
+    builder = await store.create_session(profile="builder", parent_id=primary.id)
+    helper = await store.create_session(profile="oracle", parent_id=builder.id)
+    spent = [(primary.id, 1000, 0.01), (primary.id, 500, 0.005), (oracle.id, 200, 0.002),
+             (builder.id, 3000, 0.03), (helper.id, 40, None)]  # the helper's model has no price
+    for session_id, tokens, cost in spent:
+        run = await store.create_run(session_id=session_id, profile="x", model=None, prompt="p")
+        await store.update_run(run.id, usage=Usage(input_tokens=tokens), cost=cost)
+    quiet = await store.create_session(profile="oracle", parent_id=primary.id)  # ran nothing yet
+    tree = {node.id: node for node in await desk.tree()}
+    assert (tree[oracle.id].tokens, tree[oracle.id].cost) == (200, 0.002)
+    assert (tree[helper.id].tokens, tree[helper.id].cost) == (40, None)
+    assert (tree[builder.id].tokens, tree[builder.id].cost) == (3040, None)  # unknown below: unknown in total
+    assert (tree[quiet.id].tokens, tree[quiet.id].cost) == (0, 0.0)
+    assert tree[primary.id].tokens == 1000 + 500 + 200 + 3000 + 40 and tree[primary.id].cost is None
+    await store.update_run((await store.list_runs(session_id=helper.id))[0].id, cost=0.0004)
+    tree = {node.id: node for node in await desk.tree()}
+    assert tree[primary.id].cost == pytest.approx(0.01 + 0.005 + 0.002 + 0.03 + 0.0004)

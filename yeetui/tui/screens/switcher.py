@@ -25,6 +25,7 @@ from textual.widgets import Input, Tree
 from textual.widgets.tree import TreeNode
 
 from yeetui.application.session_tree import SessionTreeNode
+from yeetui.text import dollars, tokens_text
 
 NEW_SESSION = "new"
 """What the switcher returns for "start a new session"."""
@@ -133,7 +134,8 @@ class SessionTree(Tree[str]):
         return self.get_component_rich_style(f"session-tree--{name}", partial=True)
 
     def label_text(self, session: SessionNode) -> Text:
-        """`» oracle#4 · completed · 2 unread · title` (» marks the current session)."""
+        """`» oracle#4 · completed · 2 unread · 12k tok $0.04 · title` (» marks the current session; what it
+        spent counts the sessions below it)."""
         text = Text()
         if session.id == self.current:
             text.append("» ", self._style("current"))
@@ -144,6 +146,9 @@ class SessionTree(Tree[str]):
         if session.unread:
             text.append(" · ")
             text.append(f"{session.unread} unread", self._style("unread"))
+        if session.tokens:
+            text.append(" · ")
+            text.append(f"{tokens_text(session.tokens)} {dollars(session.cost)}", self._style("muted"))
         title = " ".join(session.title.split())
         if title:
             text.append(f" · {title}")
