@@ -203,19 +203,17 @@ class Runtime:
         slots = RunSlots(store, limit=int(limits.pop("max_concurrent", DEFAULT_MAX_CONCURRENT)))
         launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
-                               mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots)
+                               mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
+                               model_override=front_end.model)
         panes = PaneHost(env=env, project_dir=project_dir)
-        elsewhere = RunsElsewhere(store, bus, delivery, panes)
-        elsewhere.answers_asks = front_end.answers_asks
+        elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks)
         worktrees = Worktrees(store, env=env)
         spawner = AgentSpawner(
             launcher, delivery, store=store, bus=bus, slots=slots, profiles=profiles, project_dir=project_dir,
             configured_mode=settings.subagent_mode,
             isolation=WorktreeIsolation(worktrees, store=store, bus=bus, project_dir=project_dir),
             pane_runs=PaneRuns(panes, elsewhere, store=store, bus=bus),
-            commands=RunCommands(store), **limits)
-        launcher.model_override = front_end.model
-        spawner.approve_asks = front_end.approve_asks
+            commands=RunCommands(store), approve_asks=front_end.approve_asks, **limits)
         launcher.agent_host = lambda **run: AgentHost(spawner, **run)
         launcher.engines["orchestrator"] = OrchestratorEngine(
             spawner, store=store, bus=bus, profiles=profiles, project_dir=project_dir, worktrees=worktrees,

@@ -22,7 +22,7 @@ from tests.integration.helpers import result_text, run_yeetui, tool_results, yee
 from tests.processes import gone
 from yeetui import paths
 from yeetui.events import PermissionRequested, RunStatus
-from yeetui.runtime import Runtime
+from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
 from yeetui.system.tmux import TmuxServer, server_name
@@ -43,9 +43,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-async def runtime(fake_env, project: Path) -> AsyncIterator[Runtime]:
-    rt = await Runtime.open(cwd=project)
-    rt.spawner.approve_asks = True  # as `yeetui run --yes`: a pane's worker has nobody to ask
+def front_end() -> FrontEnd:
+    """As `yeetui run --yes`: a pane's worker has nobody to ask. A test parametrizes it to change that."""
+    return FrontEnd(approve_asks=True)
+
+
+@pytest.fixture
+async def runtime(fake_env, project: Path, front_end: FrontEnd) -> AsyncIterator[Runtime]:
+    rt = await Runtime.open(cwd=project, front_end=front_end)
     try:
         yield rt
     finally:
@@ -444,11 +449,10 @@ async def test_an_ending_recorded_after_the_final_status_is_still_announced(runt
     await until(lambda: not elsewhere.following(run.id), "the parent to stop following it")
 
 
+@pytest.mark.parametrize("front_end", [FrontEnd(answers_asks=True)])
 async def test_a_pane_childs_question_is_asked_where_the_user_is(runtime: Runtime, fake_env) -> None:
     """A front end that shows dialogs (the TUI) gets the pane child's `ask` as its own PermissionRequested; the
     worker's window says it waits; an allow lets the command run, and a deny reaches the model as one."""
-    runtime.spawner.approve_asks = False
-    runtime.spawner.elsewhere.answers_asks = True
     asked: list[PermissionRequested] = []
     runtime.bus.add_listener(lambda e: isinstance(e, PermissionRequested) and asked.append(e))
     fake_env.script(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm.inprocess import ScriptedLLM
-from yeetui.runtime import Runtime
+from yeetui.runtime import FrontEnd, Runtime
 
 
 @pytest.fixture
@@ -31,13 +31,19 @@ def runtime_env() -> dict[str, str]:
 
 
 @pytest.fixture
-async def runtime(scripted: ScriptedLLM, project_dir: Path, runtime_env: dict[str, str],
+def front_end() -> FrontEnd:
+    """What the front end opening `runtime` does (`--model`, `--yes`…); a test parametrizes it to change that."""
+    return FrontEnd()
+
+
+@pytest.fixture
+async def runtime(scripted: ScriptedLLM, project_dir: Path, runtime_env: dict[str, str], front_end: FrontEnd,
                   monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Runtime]:
     """A Runtime opened on `project_dir` whose every model is answered by `scripted`; closed afterwards."""
     monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0")
     for name, value in runtime_env.items():
         monkeypatch.setenv(name, value)
-    rt = await Runtime.open(cwd=project_dir, provider_factory=scripted.provider_factory)
+    rt = await Runtime.open(cwd=project_dir, provider_factory=scripted.provider_factory, front_end=front_end)
     try:
         yield rt
     finally:

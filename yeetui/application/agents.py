@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from yeetui import paths
+from yeetui.application.runs import RunDesk
 from yeetui.bus import Bus
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.runs.asking import AskThroughStore, RefuseThroughStore
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
-from yeetui.runtime import Runtime
+from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
 from yeetui.subagents.detached import create_detached_run, launch_worker, worker_log
@@ -177,6 +178,20 @@ class Worker:
         self._asking: AskThroughStore | RefuseThroughStore | None = None
         self._sender: RelaySender | None = None
 
+    @classmethod
+    async def open(cls, run_id: str, *, cwd: Path) -> Worker:
+        """The worker of the run `run_id` (an id or its prefix), on a runtime opened as the run's options say
+        (`--yes`: its own children in panes are approved too). Close `worker.runtime` when done."""
+        async with await Store.open(paths.database_path(os.environ)) as store:  # a look before the runtime
+            options = RunOptions.of(await store.resolve_run(run_id))
+        # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
+        runtime = await Runtime.open(cwd=cwd, recover=False, front_end=FrontEnd(approve_asks=options.approve))
+        try:
+            return cls(runtime, await RunDesk(runtime).resolve(run_id))
+        except BaseException:
+            await runtime.close()
+            raise
+
     @property
     def asked_in_yeetui(self) -> bool:
         """Its permission questions are asked in the yeetui that follows its pane."""
@@ -192,7 +207,6 @@ class Worker:
         else:
             self._asking = RefuseThroughStore(runtime.store, self.run.id)
             runtime.bus.add_listener(self._asking.listen)
-        runtime.spawner.approve_asks = options.approve
         if options.parent_session_id:  # its parent lives in another process, which announces the ending
             runtime.delivery.hold_for.add(options.parent_session_id)
         if options.pane and (folder := relay_dir(paths.data_dir(), os.environ)) is not None:

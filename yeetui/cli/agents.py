@@ -290,10 +290,9 @@ async def cmd_agent(args: argparse.Namespace) -> int:
     for sig in _SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
     worker_env(args.env_file)  # a tmux pane's worker: its environment, keys included, never on a command line
-    # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
-    runtime = await Runtime.open(cwd=Path.cwd(), recover=False)
+    worker = await Worker.open(args.run_id, cwd=Path.cwd())
+    runtime = worker.runtime
     try:
-        worker = Worker(runtime, await RunDesk(runtime).resolve(args.run_id))
         worker.start()
         if args.show:
             PaneView(runtime.bus, worker.run.id, asked_in_yeetui=worker.asked_in_yeetui)

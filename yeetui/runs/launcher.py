@@ -17,7 +17,7 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from yeetui import paths
 from yeetui.bus import Bus
@@ -80,7 +80,8 @@ class RunLauncher:
     def __init__(self, *, settings: Settings, store: Store, bus: Bus, profiles: ProfileSet,
                  workflows: Mapping[str, Workflow], registry: ToolRegistry, project_dir: Path,
                  env: Mapping[str, str], secrets: list[str], mailroom: Mailroom,
-                 create_provider: Callable[[str], tuple[Provider, str]], slots: RunSlots | None = None) -> None:
+                 create_provider: Callable[[str], tuple[Provider, str]], slots: RunSlots | None = None,
+                 model_override: str | None = None) -> None:
         self.settings = settings
         self.store = store
         self.bus = bus
@@ -94,7 +95,7 @@ class RunLauncher:
         self.mailroom = mailroom
         self.slots = slots or RunSlots(store)
         """Run slots shared by every yeetui process on the data dir; headless runs and subagents take one."""
-        self.model_override: str | None = None
+        self.model_override: Final = model_override
         """`--model` given to this process: every run it starts uses it, subagents included."""
         self.engines: dict[str, RunEngine] = {}
         self._fell_back: set[tuple[str, str]] = set()

@@ -19,6 +19,7 @@ import functools
 import logging
 import os
 import signal
+from typing import Final
 
 from yeetui.bus import Bus
 from yeetui.errors import YeetuiError
@@ -42,12 +43,13 @@ def process_running(pid: int | None) -> bool:
 
 
 class RunsElsewhere:
-    def __init__(self, store: Store, bus: Bus, delivery: Delivery, panes: PaneHost | None) -> None:
+    def __init__(self, store: Store, bus: Bus, delivery: Delivery, panes: PaneHost | None, *,
+                 answers_asks: bool = False) -> None:
         self.store = store
         self.bus = bus
         self.delivery = delivery
         self.panes = panes
-        self.answers_asks = False
+        self.answers_asks: Final = answers_asks
         """This process shows permission dialogs (the TUI): pane children's questions are asked here."""
         self._followed: dict[str, str | None] = {}
         """Run id → the session its ending is announced to."""

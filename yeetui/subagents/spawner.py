@@ -21,7 +21,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from yeetui.bus import Bus
 from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
@@ -74,7 +74,7 @@ class AgentSpawner:
     def __init__(self, launcher: RunLauncher, delivery: Delivery, *, store: Store, bus: Bus, slots: RunSlots,
                  profiles: ProfileSet, project_dir: Path, isolation: WorktreeIsolation, pane_runs: PaneRuns,
                  commands: RunCommands, configured_mode: RunMode | None = None, max_children: int = 5,
-                 default_timeout: float = 300.0, max_timeout: float = 1800.0) -> None:
+                 default_timeout: float = 300.0, max_timeout: float = 1800.0, approve_asks: bool = False) -> None:
         self.launcher = launcher
         self.delivery = delivery
         self.store = store
@@ -90,7 +90,7 @@ class AgentSpawner:
         """Cancel and steer between processes, through the store."""
         self.configured_mode = configured_mode
         """The config's `subagent_mode`: where a child runs when neither the spawn nor its profile says."""
-        self.approve_asks = False
+        self.approve_asks: Final = approve_asks
         """Children in panes may run tool calls that would ask (`yeetui run --yes`): their worker has nobody
         to ask, so otherwise each such call is refused with a message saying which rule to add."""
         self.max_children = max_children

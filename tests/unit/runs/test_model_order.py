@@ -9,7 +9,7 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from yeetui.events import RunStatus
-from yeetui.runtime import Runtime
+from yeetui.runtime import FrontEnd, Runtime
 
 
 @pytest.fixture
@@ -34,13 +34,19 @@ def test_the_order_of_model_choices(runtime: Runtime) -> None:
     assert launcher.resolve_model(flowing) == "anthropic/workflow-1"            # workflow > profile
     assert launcher.resolve_model(flowing, "openai/spawned") == "openai/spawned"  # spawn > workflow
     assert launcher.resolve_model(oracle) == "anthropic/claude-opus-4-5"  # tier `strong` on anthropic
-    launcher.model_override = "openai/cli-flag"
+    assert launcher.resolve_model(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile
+
+
+@pytest.mark.parametrize("front_end", [FrontEnd(model="openai/cli-flag")])
+def test_the_cli_model_wins_over_all_but_a_locked_profile(runtime: Runtime) -> None:
+    launcher, profiles = runtime.launcher, runtime.profiles
+    flowing, pinned = profiles.get("flowing"), profiles.get("pinned")
     assert launcher.resolve_model(flowing, "openai/spawned") == "openai/cli-flag"  # --model > spawn
     assert launcher.resolve_model(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile
 
 
+@pytest.mark.parametrize("front_end", [FrontEnd(model="anthropic/cli-choice")])
 async def test_the_cli_model_reaches_the_subagents(runtime: Runtime, scripted) -> None:
-    runtime.launcher.model_override = "anthropic/cli-choice"
     scripted.script(
         Reply(tool_calls=[ToolCall("complete", {"output": "done"})], when_contains="[Subagent: oracle#"),
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "CHILD-Q",

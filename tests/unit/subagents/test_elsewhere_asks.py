@@ -77,8 +77,7 @@ async def pair(stores: tuple[Store, Store]) -> AsyncIterator[Pair]:
     worker_bus.add_listener(asking.listen)
     shown: list[PermissionRequested] = []
     front_bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
-    elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None)
-    elsewhere.answers_asks = True
+    elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None, answers_asks=True)
     elsewhere.follow(run_id, None)
     try:
         yield Pair(run_id, worker_bus, front_store, elsewhere, shown)
