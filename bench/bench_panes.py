@@ -149,7 +149,7 @@ def main() -> None:
         return
     if shutil.which("tmux") is None:
         raise SystemExit("bench_panes needs tmux")
-    rounds = args.rounds or (2 if args.quick else 8)
+    rounds = args.rounds or (1 if args.quick else 8)
     idle = args.idle or (1 if args.quick else 4)
     me = str(Path(__file__).resolve())
     with tempfile.TemporaryDirectory() as tmp, fake_llm(script()) as url:

@@ -355,7 +355,7 @@ SESSION_READY = "nothing in the inbox"
 open, and opens its session at once (a new session: ~10 ms later, usually before the first paint)."""
 
 
-def first_frame(rounds: int, env: dict[str, str], home: Path) -> None:
+def first_frame(rounds: int, env: dict[str, str], home: Path, *, warm_up: bool = True) -> None:
     from bench.pty_timing import time_to_markers
     from bench.tui_probe import INPUT_MARKER, MARKDOWN_MARKER, TITLE_MARKER
 
@@ -368,7 +368,7 @@ def first_frame(rounds: int, env: dict[str, str], home: Path) -> None:
     probe = [sys.executable, str(ROOT / "bench" / "tui_probe.py")]
     yeetui = [sys.executable, "-m", "yeetui"]
     probe_first, probe_ready, probe_echo, ours_first, ours_ready, ours_echo, ours_session = [], [], [], [], [], [], []
-    for i in range(rounds + 1):  # round 0 warms the file cache and is dropped
+    for i in range(0 if warm_up else 1, rounds + 1):  # round 0 warms the file cache and is dropped
         seen = time_to_markers(probe, markers=[TITLE_MARKER, MARKDOWN_MARKER, INPUT_MARKER], env=env,
                                cwd=project, size=SIZE, type_after={INPUT_MARKER: ECHO_PROBE})
         ours = time_to_markers(yeetui, markers=["Message yeetui", SESSION_READY], env=env, cwd=project,
@@ -473,7 +473,7 @@ def main() -> None:
     subagents = args.subagents if args.subagents is not None else (3 if args.quick else 20)
     load_rounds = args.load_rounds or 1
     budget = args.key_budget or (40.0 if args.quick else 120.0)
-    sizes = json.loads(args.sizes) if args.sizes else [10, 50, 300] if args.quick else [10, 100, 10_000]
+    sizes = json.loads(args.sizes) if args.sizes else [10, 40, 120] if args.quick else [10, 100, 10_000]
     only = set(args.only or ("frame", "load", "open", "jump"))
     scroll_steps = args.scroll_steps if args.scroll_steps is not None else (12 if args.quick else 150)
     primary_chars, sub_chars = (4_000, 2_000) if args.quick else (24_000, 8_000)
@@ -486,7 +486,7 @@ def main() -> None:
             return run_case([me, *extra], env=isolated_env(url, home), cwd=home)
 
         if "frame" in only:
-            first_frame(rounds, isolated_env(url, Path(tmp)), Path(tmp))
+            first_frame(rounds, isolated_env(url, Path(tmp)), Path(tmp), warm_up=not args.quick)
         if "load" in only:
             idle, busy = [], []
             load = ["--case", "load", "--keys", str(keys), "--subagents", str(subagents),
