@@ -34,6 +34,7 @@ from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.prompting import read_context_files
 from yeetui.runs.slots import RunSlots
 from yeetui.store import Store
+from yeetui.subagents.detached import DetachedRuns
 from yeetui.subagents.elsewhere import RunsElsewhere
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.inbox import Delivery
@@ -138,6 +139,7 @@ class Runtime:
     delivery: Delivery
     spawner: AgentSpawner
     watchers: Watchers
+    detached: DetachedRuns
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What a front end says once at start besides warnings (which project instruction files agents read)."""
@@ -214,13 +216,17 @@ class Runtime:
             isolation=WorktreeIsolation(worktrees, store=store, bus=bus, project_dir=project_dir),
             pane_runs=PaneRuns(panes, elsewhere, store=store, bus=bus),
             commands=RunCommands(store), approve_asks=front_end.approve_asks, **limits)
-        launcher.agent_host = lambda **run: AgentHost(spawner, **run)
+        launcher.agent_host = lambda **run: AgentHost(spawner, delivery, store=store, project_dir=project_dir, **run)
         launcher.engines["orchestrator"] = OrchestratorEngine(
-            spawner, store=store, bus=bus, profiles=profiles, project_dir=project_dir, worktrees=worktrees,
+            spawner, delivery, store=store, bus=bus, profiles=profiles, project_dir=project_dir, worktrees=worktrees,
             merging=settings.worktrees)
         runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                       registry=registry, project_dir=project_dir, env=env, launcher=launcher, delivery=delivery,
-                      spawner=spawner, watchers=Watchers(launcher, spawner, delivery), warnings=warnings,
+                      spawner=spawner,
+                      watchers=Watchers(launcher, spawner, delivery, store=store, bus=bus, profiles=profiles),
+                      detached=DetachedRuns(launcher, store=store, profiles=profiles, project_dir=project_dir, env=env,
+                                            default_timeout=spawner.default_timeout,
+                                            max_timeout=spawner.max_timeout), warnings=warnings,
                       notes=await asyncio.to_thread(_context_notes, project_dir, settings.context_files),
                       command_files=command_files)
         if front_end.headless:
@@ -233,7 +239,9 @@ class Runtime:
 
     def session_control(self, session_id: str, *, model: str | None = None) -> SessionControl:
         """The interactive control of one conversation (what a front end drives)."""
-        control = SessionControl(self.launcher, self.spawner, session_id, model=model)
+        control = SessionControl(self.launcher, self.spawner, session_id, store=self.store, bus=self.bus,
+                                 project_dir=self.project_dir, env=self.env, secrets=self.launcher.secrets,
+                                 model=model)
         self.controls.append(control)
         return control
 

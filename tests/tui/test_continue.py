@@ -65,7 +65,6 @@ async def test_continue_reopens_the_apps_conversation_not_a_later_headless_or_de
     conversation of the app; the switcher shows those runs as what they are, not as primaries."""
     from yeetui import paths
     from yeetui.runtime import Runtime
-    from yeetui.subagents.detached import create_detached_run
     from yeetui.tui.screens.switcher import SwitcherScreen
 
     fake_env.script(Reply(text="APP ANSWER"), Reply(text="HEADLESS ANSWER"))
@@ -77,7 +76,7 @@ async def test_continue_reopens_the_apps_conversation_not_a_later_headless_or_de
     runtime = await Runtime.open(cwd=project)
     try:
         await runtime.launcher.run_prompt("headless question")  # as `yeetui run` does
-        await create_detached_run(runtime.spawner, profile_name="oracle", prompt="detached question")
+        await runtime.detached.create(profile_name="oracle", prompt="detached question")
     finally:
         await runtime.close()
     assert paths.database_path().exists()

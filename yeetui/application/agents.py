@@ -25,7 +25,7 @@ from yeetui.runs.spec import RunOptions
 from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
-from yeetui.subagents.detached import create_detached_run, launch_worker, worker_log
+from yeetui.subagents.detached import worker_log
 from yeetui.subagents.elsewhere import process_running
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.panes import read_env_file
@@ -76,9 +76,9 @@ async def ensure_final(store: Store, run_id: str) -> RunRecord:
 async def start_detached(runtime: Runtime, *, profile: str, prompt: str, model: str | None, context: str,
                          timeout: float | None, label: str | None, approve: bool) -> tuple[RunRecord, int]:
     """A new top-level session and its queued run, handed to a detached worker: (the run, the worker's pid)."""
-    run = await create_detached_run(runtime.spawner, profile_name=profile, prompt=prompt, model=model,
-                                    context=context, timeout=timeout, title=label, approve=approve)
-    return run, await launch_worker(runtime.spawner, run.id)
+    run = await runtime.detached.create(profile_name=profile, prompt=prompt, model=model, context=context,
+                                        timeout=timeout, title=label, approve=approve)
+    return run, await runtime.detached.launch(run.id)
 
 
 def check_resumable(run: RunRecord) -> None:
@@ -96,7 +96,7 @@ async def resume_detached(runtime: Runtime, run: RunRecord) -> int:
     two resumes at once, one wins and the other is refused."""
     if await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid()) is None:
         raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is being resumed by another process.")
-    return await launch_worker(runtime.spawner, run.id, resume=True)
+    return await runtime.detached.launch(run.id, resume=True)
 
 
 async def run_here(runtime: Runtime, start: SpawnRequest | str, *, resume: bool = False) -> tuple[

@@ -5,6 +5,7 @@ A run only ever sees and controls its own children; ids of other runs are refuse
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from yeetui.errors import YeetuiError
@@ -13,21 +14,21 @@ from yeetui.profiles import RunMode
 from yeetui.runs.spec import RunOptions
 from yeetui.store.records import RunRecord
 from yeetui.store.sqlite import Store
-from yeetui.subagents.inbox import announcement_text
+from yeetui.subagents.inbox import Delivery, announcement_text
 from yeetui.subagents.review import review_request
 from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRefused, SpawnRequest
 
 
 class AgentHost:
-    def __init__(self, spawner: AgentSpawner, *, session_id: str, run_id: str, label: str) -> None:
+    def __init__(self, spawner: AgentSpawner, delivery: Delivery, *, store: Store, project_dir: Path, session_id: str,
+                 run_id: str, label: str) -> None:
         self.spawner = spawner
+        self.delivery = delivery
+        self.store = store
+        self.project_dir = project_dir
         self.session_id = session_id
         self.run_id = run_id
         self.label = label
-
-    @property
-    def store(self) -> Store:
-        return self.spawner.store
 
     async def spawn(self, profile: str, prompt: str, *, blocking: bool = True, label: str | None = None,
                     model: str | None = None, timeout: float | None = None, context: str = "none",
@@ -45,7 +46,7 @@ class AgentHost:
                      ranges: list[tuple[str, str]] | None = None) -> SpawnHandle:
         """Spawn the reviewer with the diff of `target` (a ref or range; None = uncommitted changes), or of
         each `(title, range)` in `ranges` (builders' branches: `base...branch`)."""
-        request = await review_request(self.spawner.project_dir, parent_session_id=self.session_id,
+        request = await review_request(self.project_dir, parent_session_id=self.session_id,
                                        target=target, focus=focus, blocking=blocking, requested_by="agent",
                                        parent_run_id=self.run_id, ranges=ranges)
         return await self.spawner.spawn(request)
@@ -88,7 +89,7 @@ class AgentHost:
             data["result"] = announcement_text(run.label or run.profile, RunStatus(run.status), output, run.error)
             for item in await self.store.list_inbox(self.session_id):
                 if item.run_id == run.id:
-                    await self.spawner.delivery.consumed(item.id)
+                    await self.delivery.consumed(item.id)
         return data
 
     async def cancel(self, run_id: str, *, graceful: bool = True) -> str:

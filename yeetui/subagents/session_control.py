@@ -10,9 +10,11 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from yeetui.bus import Bus
 from yeetui.errors import YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunStatus, SessionBusyChanged
 from yeetui.messages import Message
@@ -59,11 +61,17 @@ async def ending_notices(store: Store, session_id: str, messages: Sequence[Store
 
 
 class SessionControl:
-    def __init__(self, launcher: RunLauncher, spawner: AgentSpawner, session_id: str, *,
-                 model: str | None = None) -> None:
+    def __init__(self, launcher: RunLauncher, spawner: AgentSpawner, session_id: str, *, store: Store, bus: Bus,
+                 project_dir: Path, env: Mapping[str, str], secrets: Sequence[str], model: str | None = None) -> None:
         self.launcher = launcher
         self.spawner = spawner
-        self.bus = launcher.bus
+        self.store = store
+        self.bus = bus
+        self.project_dir = project_dir
+        self.env = env
+        """The environment of `!cmd` (scrubbed of keys before the shell gets it)."""
+        self.secrets = secrets
+        """Values redacted from a shell command's output before it joins the conversation."""
         self.session_id = session_id
         self.model = model
         self.queue: deque[str] = deque()
@@ -143,28 +151,27 @@ class SessionControl:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, YeetuiError):
             await task
-        store = self.launcher.store
-        runs = await store.list_runs(session_id=self.session_id, limit=1)
+        runs = await self.store.list_runs(session_id=self.session_id, limit=1)
         if runs and runs[0].status == RunStatus.CANCELLED:  # the runner wrote "cancelled": say by whom
-            await store.update_run(runs[0].id, error=reason)
+            await self.store.update_run(runs[0].id, error=reason)
         return True
 
     async def shell(self, command: str) -> Message:
         """`!cmd`: run a shell command in the project without the model; the output joins the conversation
         (as a user message) so the agent sees it next turn."""
         proc = await asyncio.create_subprocess_shell(
-            command, cwd=self.launcher.project_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            env=scrub_env(dict(self.launcher.env)), start_new_session=True)
+            command, cwd=self.project_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            env=scrub_env(dict(self.env)), start_new_session=True)
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT)
             code: int | str = proc.returncode if proc.returncode is not None else "?"
         except TimeoutError:
             proc.kill()
             out, code = b"", f"killed after {SHELL_TIMEOUT:g} s"
-        text = cap(redact(out.decode("utf-8", errors="replace"), self.launcher.secrets), SHELL_OUTPUT_CAP)
+        text = cap(redact(out.decode("utf-8", errors="replace"), self.secrets), SHELL_OUTPUT_CAP)
         body = f"I ran `{command}` in the shell (exit {code}):\n```\n{text.rstrip()}\n```"
         message = Message.user(body, shell=True, command=command, exit_code=code)
-        message_id = await self.launcher.store.append_message(self.session_id, message)
+        message_id = await self.store.append_message(self.session_id, message)
         self.bus.publish(MessageCommitted("", self.session_id, message_id, message))
         return message
 

@@ -9,7 +9,6 @@ import pytest
 from yeetui.application.agents import Worker
 from yeetui.errors import StoreError
 from yeetui.runtime import Runtime
-from yeetui.subagents.detached import create_detached_run
 
 
 @pytest.mark.parametrize("approve", [True, False])
@@ -17,7 +16,7 @@ async def test_a_worker_opens_its_runtime_with_the_runs_approval(runtime: Runtim
                                                                   approve: bool) -> None:
     """`agents start --yes`: the worker's own children in panes are approved too, decided when its runtime
     opens (nothing is switched on afterwards)."""
-    run = await create_detached_run(runtime.spawner, profile_name="oracle", prompt="look", approve=approve)
+    run = await runtime.detached.create(profile_name="oracle", prompt="look", approve=approve)
     worker = await Worker.open(run.id[:10], cwd=project_dir)
     try:
         assert worker.run.id == run.id

@@ -35,6 +35,7 @@ from yeetui.runs.spec import RunOptions, RunResult, RunSpec, cancel_reason
 from yeetui.store import Store
 from yeetui.store.records import utcnow
 from yeetui.subagents.host import AgentHost
+from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.orchestrator.plan import (
     DEFAULT_MAX_REVIEW_LOOPS,
     PLAN_STEP,
@@ -71,11 +72,11 @@ class OrchestratorEngine:
     """The run engine of profiles with the `orchestrator` capability: the runtime registers it with the
     launcher, which calls it with a run's spec in place of the agent loop."""
 
-    def __init__(self, spawner: AgentSpawner, *, store: Store, bus: Bus, profiles: ProfileSet, project_dir: Path,
-                 worktrees: Worktrees | None, merging: WorktreeConfig) -> None:
+    def __init__(self, spawner: AgentSpawner, delivery: Delivery, *, store: Store, bus: Bus, profiles: ProfileSet,
+                 project_dir: Path, worktrees: Worktrees | None, merging: WorktreeConfig) -> None:
         self.spawner = spawner
         self.parts = OrchestratorParts(store=store, bus=bus, profiles=profiles, project_dir=project_dir,
-                                       worktrees=worktrees, merging=merging)
+                                       worktrees=worktrees, merging=merging, delivery=delivery)
 
     async def __call__(self, spec: RunSpec, run_id: str) -> RunResult:
         """Run (or resume) the orchestrator run `run_id` to its end."""
@@ -94,6 +95,8 @@ class OrchestratorParts:
     """Where builders' branches are (for the report and `auto_merge`); None: children share the checkout."""
     merging: WorktreeConfig
     """The config's `worktrees`: whether (`auto_merge`) an approved builder branch is merged at once, and how."""
+    delivery: Delivery
+    """Where the children's endings wait to be read (the orchestrator reads them as tool results)."""
 
 
 class Orchestrator:
@@ -108,7 +111,8 @@ class Orchestrator:
         self.spec = spec
         self.run_id = run_id
         self.profile = self.profiles.get(spec.profile)
-        self.host = AgentHost(spawner, session_id=spec.session_id, run_id=run_id, label=spec.label)
+        self.host = AgentHost(spawner, parts.delivery, store=parts.store, project_dir=parts.project_dir,
+                              session_id=spec.session_id, run_id=run_id, label=spec.label)
         self.parent: str | None = spec.parent_session_id
         self.state: dict[str, Any] = {}
         self.steps: list[Step] = []

@@ -17,6 +17,7 @@ from collections import deque
 from contextlib import ExitStack
 from typing import Any, Literal
 
+from yeetui.bus import Bus
 from yeetui.events import (
     Event,
     InboxItemAdded,
@@ -26,10 +27,11 @@ from yeetui.events import (
     ToolCallStarted,
     WatcherChanged,
 )
+from yeetui.profiles import ProfileSet
 from yeetui.redact import redact
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spec import RunOptions
-from yeetui.store import InboxItem, RunRecord, SessionRecord
+from yeetui.store import InboxItem, RunRecord, SessionRecord, Store
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.spawner import AgentSpawner, SpawnRefused
 from yeetui.subagents.watcher.delta import (
@@ -64,7 +66,8 @@ class PairWatcher:
     """Watches one session; `start()`/`stop()` turn it on and off (or use `toggle_watcher`)."""
 
     def __init__(self, launcher: RunLauncher, spawner: AgentSpawner, delivery: Delivery, watched_session_id: str, *,
-                 profile: str = "pair", debounce: float = 1.5, min_interval: float = 20.0,
+                 store: Store, bus: Bus, profiles: ProfileSet, profile: str = "pair",
+                 debounce: float = 1.5, min_interval: float = 20.0,
                  max_per_hour: int = 30) -> None:
         if debounce < 0 or min_interval < 0 or max_per_hour < 1:
             raise WatcherError(f"Watcher limits must be debounce >= 0, min_interval >= 0 and max_per_hour >= 1; "
@@ -72,8 +75,9 @@ class PairWatcher:
         self.launcher = launcher
         self.spawner = spawner
         self.delivery = delivery
-        self.store = launcher.store
-        self.bus = launcher.bus
+        self.store = store
+        self.bus = bus
+        self.profiles = profiles
         self.watched_session_id = watched_session_id
         self.profile = profile
         self.debounce = debounce
@@ -120,7 +124,7 @@ class PairWatcher:
         if watched is None:
             raise WatcherError(f"Cannot watch session {self.watched_session_id}: there is no such session in the "
                                f"store at {self.store.path}.")
-        profile = self.launcher.profiles.get(self.profile)
+        profile = self.profiles.get(self.profile)
         if not profile.has("watcher"):
             raise WatcherError(f"Profile {profile.name!r} cannot watch a session: its capabilities are "
                                f"{', '.join(profile.capabilities)}, without `watcher`.")
@@ -166,11 +170,11 @@ class PairWatcher:
         session = next((s for s in await self.store.children(watched.id) if s.key == key), None)
         if session is None:
             session = await self.launcher.new_session(
-                self.launcher.profiles.get(self.profile), title=f"{self.profile} watching "
+                self.profiles.get(self.profile), title=f"{self.profile} watching "
                 f"{watched.title or watched.id[:8]}", parent_id=watched.id, key=key, model=self.model)
         runs = await self.store.list_runs(session_id=session.id, limit=1)
         self.label = (runs[0].label if runs and runs[0].label
-                      else await self.launcher.allocate_label(self.launcher.profiles.get(self.profile)))
+                      else await self.launcher.allocate_label(self.profiles.get(self.profile)))
         return session
 
     # -- collecting the delta ------------------------------------------------------------------------
@@ -255,7 +259,7 @@ class PairWatcher:
     async def _run_pair(self, prompt: str) -> RunRecord | None:
         """Run the pair once in the watcher's session; the finished run record, or None if it never ran."""
         assert self.session_id is not None
-        profile = self.launcher.profiles.get(self.profile)
+        profile = self.profiles.get(self.profile)
         session = await self.store.get_session(self.session_id)
         assert session is not None
         options = RunOptions(timeout=profile.limits.timeout, deliver=False, parent_session_id=self.watched_session_id,
@@ -345,15 +349,20 @@ class PairWatcher:
 class Watchers:
     """The pair watchers of one runtime, at most one per watched session: what `/pair` and the hotkey toggle."""
 
-    def __init__(self, launcher: RunLauncher, spawner: AgentSpawner, delivery: Delivery) -> None:
+    def __init__(self, launcher: RunLauncher, spawner: AgentSpawner, delivery: Delivery, *, store: Store, bus: Bus,
+                 profiles: ProfileSet) -> None:
         self.launcher = launcher
         self.spawner = spawner
         self.delivery = delivery
+        self.store = store
+        self.bus = bus
+        self.profiles = profiles
         self._by_session: dict[str, PairWatcher] = {}
 
     def watcher(self, session_id: str, **kw: Any) -> PairWatcher:
         """A new watcher of `session_id`, not started and not registered (`toggle` does both)."""
-        return PairWatcher(self.launcher, self.spawner, self.delivery, session_id, **kw)
+        return PairWatcher(self.launcher, self.spawner, self.delivery, session_id, store=self.store, bus=self.bus,
+                           profiles=self.profiles, **kw)
 
     def get(self, session_id: str) -> PairWatcher | None:
         """The active watcher of `session_id`, if any."""
