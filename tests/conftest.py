@@ -21,6 +21,19 @@ _KEPT_ENV = ("YEETUI_NETGUARD", "YEETUI_SANDBOX")
 hides bubblewrap so the fallback is what the tests prove; dropped, that pass would test bubblewrap again)."""
 
 
+WORKERS_PER_CORE = 2
+"""`-n auto` starts this many pytest-xdist workers per core: about half of the suite's time is spent waiting
+on other processes (the real binary, tmux, pane workers, git) rather than computing, so one worker per core
+leaves the cores idle half the time. Override with `-n N` or `PYTEST_XDIST_AUTO_NUM_WORKERS`."""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist reads it itself
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(2, cores * WORKERS_PER_CORE)
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point yeetui's XDG locations at a temp dir and drop real credentials from the environment."""
