@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 from pathlib import Path
 
@@ -25,6 +26,18 @@ WORKERS_PER_CORE = 2
 """`-n auto` starts this many pytest-xdist workers per core: about half of the suite's time is spent waiting
 on other processes (the real binary, tmux, pane workers, git) rather than computing, so one worker per core
 leaves the cores idle half the time. Override with `-n N` or `PYTEST_XDIST_AUTO_NUM_WORKERS`."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile yeetui and the tests to bytecode once, before any worker starts. The suite starts hundreds of
+    Python processes (the real binary, pane and detached workers); where the environment says
+    PYTHONDONTWRITEBYTECODE (sandboxes often do) none of them would write a cache, and each would compile
+    yeetui from source again — unlike an installed yeetui, whose bytecode pip writes at install."""
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: the controller has done it
+    root = Path(__file__).resolve().parents[1]
+    for folder in ("yeetui", "tests", "bench"):
+        compileall.compile_dir(root / folder, quiet=1)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
