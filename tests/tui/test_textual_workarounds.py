@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from yeetui.tui.textual_workarounds import app_bindings, release_styles_caches, user_keymap
+from yeetui.tui.textual_workarounds import MeasuredAfterEachUpdate, app_bindings, release_styles_caches, user_keymap
 
 
 class Column(App[None]):
@@ -56,3 +56,30 @@ async def test_the_apps_own_bindings_and_the_users_keymap_are_read_where_textual
         assert all(isinstance(b, Binding) for b in app_bindings(app))
         app.set_keymap({"ring": "f8"})
         assert user_keymap(app) == {"ring": "f8"}
+
+
+class Measured(MeasuredAfterEachUpdate, Static):
+    pass
+
+
+async def test_a_widget_whose_content_changes_while_a_layout_is_pending_gets_its_new_height() -> None:
+    """A layout of the screen runs between two updates of a widget (on a loaded machine the screen's layout
+    for another widget comes before this one's idle): the widget must still get the height of its last
+    content. A plain Static keeps the height the layout measured in between — Textual's defect; when that
+    assertion fails, a release fixed it and `MeasuredAfterEachUpdate` can go."""
+    app = Column()
+    async with app.run_test(size=(60, 20)) as pilot:
+        column = app.query_one(VerticalScroll)
+        plain, measured = Static("x"), Measured("x")
+        await column.mount_all([plain, measured])
+        await pilot.pause()
+        for widget in (plain, measured):
+            widget.update("")  # a layout is pending for it...
+        mounted = column.mount(Static("a sibling"))  # ...when the screen is laid out for another widget,
+        app.screen._refresh_layout()  # which measures it empty
+        for widget in (plain, measured):
+            widget.update("one\ntwo\nthree")
+        await mounted
+        await pilot.pause()
+        assert measured.size.height == 3
+        assert plain.size.height != 3  # the height measured in between, kept

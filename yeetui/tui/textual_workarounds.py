@@ -9,12 +9,12 @@ turns the work-around into a no-op rather than an error.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from textual._styles_cache import StylesCache
 from textual.app import App
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 
 
 def release_styles_caches() -> None:
@@ -46,6 +46,27 @@ class SizedByLayout:
         # A mixin's super() is the widget it is mixed into; mypy sees only `object` here.
         updated: bool = super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
         return updated
+
+
+class MeasuredAfterEachUpdate:
+    """Mixin for widgets whose content changes (and with it their height) more than once between two idles.
+
+    `refresh(layout=True)` counts a layout update (`_layout_updates`, part of the key of the widget's cached
+    box model) only when no layout is pending yet. A layout that runs meanwhile — the screen's, for another
+    widget — caches this one's box model for the content it had then; the next content then finds that
+    cached box model under the same key, and the widget keeps the old height for good. On a loaded machine
+    an answer's open end, replaced right after a frozen part was mounted above it, stayed 0 lines tall
+    until the next write. Counting every such refresh makes the next layout measure the new content.
+    """
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> Self:
+        if layout and getattr(self, "_layout_required", False) and hasattr(self, "_layout_updates"):
+            self._layout_updates += 1
+        # A mixin's super() is the widget it is mixed into; mypy sees only `object` here.
+        refreshed: Self = super().refresh(*regions, repaint=repaint, layout=layout,  # type: ignore[misc]
+                                          recompose=recompose)
+        return refreshed
 
 
 def app_bindings(app: App[Any]) -> list[Binding]:

@@ -26,7 +26,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
 from yeetui.messages import Message, ThinkingPart, attachment_note
-from yeetui.tui.textual_workarounds import SizedByLayout
+from yeetui.tui.textual_workarounds import MeasuredAfterEachUpdate, SizedByLayout
 from yeetui.tui.widgets.render_text import (
     ANNOUNCEMENT_LINES,
     inline_markdown,
@@ -199,7 +199,7 @@ def freeze_point(source: str, keep: int, starts: list[int] | None = None) -> int
     return offset
 
 
-class AnswerText(SizedByLayout, Static):
+class AnswerText(MeasuredAfterEachUpdate, SizedByLayout, Static):
     """A stretch of an answer's text (it grows as the answer streams)."""
 
 
