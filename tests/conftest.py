@@ -22,12 +22,6 @@ _KEPT_ENV = ("YEETUI_NETGUARD", "YEETUI_SANDBOX")
 hides bubblewrap so the fallback is what the tests prove; dropped, that pass would test bubblewrap again)."""
 
 
-WORKERS_PER_CORE = 2
-"""`-n auto` starts this many pytest-xdist workers per core: about half of the suite's time is spent waiting
-on other processes (the real binary, tmux, pane workers, git) rather than computing, so one worker per core
-leaves the cores idle half the time. Override with `-n N` or `PYTEST_XDIST_AUTO_NUM_WORKERS`."""
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """Compile yeetui and the tests to bytecode once, before any worker starts. The suite starts hundreds of
     Python processes (the real binary, pane and detached workers); where the environment says
@@ -38,13 +32,6 @@ def pytest_configure(config: pytest.Config) -> None:
     root = Path(__file__).resolve().parents[1]
     for folder in ("yeetui", "tests", "bench"):
         compileall.compile_dir(root / folder, quiet=1)
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None  # xdist reads it itself
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(2, cores * WORKERS_PER_CORE)
 
 
 @pytest.fixture(autouse=True)
