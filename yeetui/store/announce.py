@@ -41,7 +41,7 @@ class AnnounceMixin(Database):
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
             return cursor.lastrowid
 
-        return await self._transaction(f"announce inbox item {item_id}", announce)
+        return await self.transaction(f"announce inbox item {item_id}", announce)
 
     async def mark_announced(self, item_id: int) -> bool:
         """Mark an item announced without a message (its content went out another way, e.g. as the result
@@ -53,11 +53,11 @@ class AnnounceMixin(Database):
                 (now, now, item_id))
             return cursor.rowcount == 1
 
-        return await self._transaction(f"mark inbox item {item_id} announced", mark)
+        return await self.transaction(f"mark inbox item {item_id} announced", mark)
 
     async def pending_announcements(self, session_id: str) -> list[InboxItem]:
         """Items for `session_id` that should be announced and were not yet, oldest first."""
-        rows = await self._all(
+        rows = await self.fetch_all(
             f"list pending announcements of session {session_id}",
             "SELECT * FROM inbox_items WHERE session_id = ? AND announced_at IS NULL"
             " AND json_extract(data, '$.announce') = 1 ORDER BY id", (session_id,))
@@ -65,7 +65,7 @@ class AnnounceMixin(Database):
 
     async def pending_announcement_sessions(self) -> list[str]:
         """Sessions with at least one announcement still to make (after a crash between record and announce)."""
-        rows = await self._all(
+        rows = await self.fetch_all(
             "list sessions with pending announcements",
             "SELECT DISTINCT session_id FROM inbox_items WHERE announced_at IS NULL"
             " AND json_extract(data, '$.announce') = 1", ())

@@ -41,7 +41,7 @@ class SlotsMixin(Database):
             conn.execute("INSERT OR REPLACE INTO run_slots (run_id, pid, seq, state) VALUES (?, ?, ?, 'waiting')",
                          (run_id, owner, seq))
 
-        await self._transaction(f"queue run {run_id} for a slot", queue)
+        await self.transaction(f"queue run {run_id} for a slot", queue)
 
     async def take_slot(self, run_id: str, limit: int, *, is_alive: Callable[[int], bool] = pid_alive) -> bool:
         """Take a slot for a queued run if one is free and no run queued before it is still waiting for one
@@ -64,24 +64,24 @@ class SlotsMixin(Database):
             conn.execute("UPDATE run_slots SET state = 'held' WHERE run_id = ?", (run_id,))
             return True
 
-        return await self._transaction(f"take a slot for run {run_id}", take)
+        return await self.transaction(f"take a slot for run {run_id}", take)
 
     async def lend_slot(self, run_id: str) -> None:
         """The run waits for a child: its slot counts as free, its place in the queue is kept."""
-        await self._transaction(
+        await self.transaction(
             f"lend the slot of run {run_id}",
             lambda conn: conn.execute("UPDATE run_slots SET state = 'lent' WHERE run_id = ? AND state = 'held'",
                                       (run_id,)))
 
     async def release_slot(self, run_id: str) -> None:
-        await self._transaction(
+        await self.transaction(
             f"release the slot of run {run_id}",
             lambda conn: conn.execute("DELETE FROM run_slots WHERE run_id = ?", (run_id,)))
 
     async def slot_counts(self) -> dict[str, int]:
         """How many runs hold, wait for, or have lent a slot (for status displays and tests)."""
-        rows = await self._all("count run slots",
-                               "SELECT state, count(*) AS n FROM run_slots GROUP BY state")
+        rows = await self.fetch_all("count run slots",
+                                    "SELECT state, count(*) AS n FROM run_slots GROUP BY state")
         return {row["state"]: row["n"] for row in rows}
 
 
@@ -94,7 +94,7 @@ class CommandsMixin(Database):
                                   " (?, ?, ?, ?, ?)", (run_id, kind, body, sender, utcnow()))
             return int(cursor.lastrowid or 0)
 
-        return await self._transaction(f"send {kind} to run {run_id}", post)
+        return await self.transaction(f"send {kind} to run {run_id}", post)
 
     async def take_run_commands(self, run_ids: Iterable[str]) -> list[RunCommand]:
         """The open commands for these runs, oldest first, marked taken in the same transaction (so two
@@ -105,9 +105,9 @@ class CommandsMixin(Database):
         marks = ", ".join("?" * len(wanted))
         # Polled every fraction of a second while runs stream: look on the reader connection first, and
         # take the writer's lock only when there is something to take.
-        waiting = await self._one("look for run commands",
-                                  f"SELECT 1 FROM run_commands WHERE taken_at IS NULL AND run_id IN ({marks}) LIMIT 1",
-                                  wanted)
+        waiting = await self.fetch_one(
+            "look for run commands",
+            f"SELECT 1 FROM run_commands WHERE taken_at IS NULL AND run_id IN ({marks}) LIMIT 1", wanted)
         if waiting is None:
             return []
 
@@ -119,7 +119,7 @@ class CommandsMixin(Database):
                              [utcnow(), *(r["id"] for r in rows)])
             return [RunCommand(r["id"], r["run_id"], r["kind"], r["body"], r["sender"]) for r in rows]
 
-        return await self._transaction("take run commands", take)
+        return await self.transaction("take run commands", take)
 
 
 class PermissionAsksMixin(Database):
@@ -146,12 +146,12 @@ class PermissionAsksMixin(Database):
                                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             return int(cursor.lastrowid or 0)
 
-        return await self._transaction(f"ask about {tool} for run {run_id}", post)
+        return await self.transaction(f"ask about {tool} for run {run_id}", post)
 
     async def permission_answer(self, ask_id: int) -> str | None:
         """The answer given (or 'withdrawn'), None while the question is open."""
-        row = await self._one("read a permission answer",
-                              "SELECT answer FROM permission_asks WHERE id = ?", (ask_id,))
+        row = await self.fetch_one("read a permission answer",
+                                   "SELECT answer FROM permission_asks WHERE id = ?", (ask_id,))
         return row["answer"] if row is not None else "withdrawn"
 
     async def answer_permission_ask(self, ask_id: int, answer: str) -> bool:
@@ -164,7 +164,7 @@ class PermissionAsksMixin(Database):
                                   " AND answer IS NULL", (answer, utcnow(), ask_id))
             return cursor.rowcount == 1
 
-        return await self._transaction("answer a permission question", settle)
+        return await self.transaction("answer a permission question", settle)
 
     async def open_permission_asks(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
         """Unanswered questions from these panes, oldest first."""
@@ -178,9 +178,9 @@ class PermissionAsksMixin(Database):
         wanted = list(pane_run_ids)
         if not wanted:
             return []
-        rows = await self._all("look for permission questions",
-                               f"SELECT * FROM permission_asks WHERE {condition} AND pane_run_id IN"
-                               f" ({', '.join('?' * len(wanted))}) ORDER BY id", wanted)
+        rows = await self.fetch_all("look for permission questions",
+                                    f"SELECT * FROM permission_asks WHERE {condition} AND pane_run_id IN"
+                                    f" ({', '.join('?' * len(wanted))}) ORDER BY id", wanted)
         asks = []
         for r in rows:
             try:
@@ -233,13 +233,13 @@ class ToolProcessesMixin(Database):
             conn.execute("INSERT OR REPLACE INTO tool_processes (owner_pid, pgid, leader_start, run_id, created_at)"
                          " VALUES (?, ?, ?, ?, ?)", (owner, pgid, leader_start, run_id or None, utcnow()))
 
-        await self._transaction(f"note process group {pgid}", note)
+        await self.transaction(f"note process group {pgid}", note)
 
     async def forget_tool_process(self, pgid: int) -> None:
         def forget(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM tool_processes WHERE owner_pid = ? AND pgid = ?", (os.getpid(), pgid))
 
-        await self._transaction(f"forget process group {pgid}", forget)
+        await self.transaction(f"forget process group {pgid}", forget)
 
     async def take_leftover_processes(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[LeftoverProcess]:
         """The groups whose yeetui process is gone, removed in the same transaction: of several processes
@@ -254,7 +254,7 @@ class ToolProcessesMixin(Database):
                              (row["owner_pid"], row["pgid"]))
             return [LeftoverProcess(r["pgid"], r["leader_start"], r["run_id"]) for r in rows]
 
-        return await self._transaction("take leftover process groups", take)
+        return await self.transaction("take leftover process groups", take)
 
     def process_log(self, run_id: str) -> RunProcessLog:
         return RunProcessLog(self, run_id)

@@ -13,7 +13,7 @@ from types import EllipsisType
 from typing import Any
 
 from yeetui.errors import StoreError
-from yeetui.store.db import Database
+from yeetui.store.db import Database, first_row
 from yeetui.store.records import (
     INBOX_STATUSES,
     Breadcrumb,
@@ -50,12 +50,12 @@ class SideTablesMixin(Database):
 
         def put(conn: sqlite3.Connection) -> tuple[sqlite3.Row | None, bool]:
             if dedupe_key is not None:
-                row = self._row(conn, "SELECT * FROM inbox_items WHERE dedupe_key = ?", (dedupe_key,))
+                row = first_row(conn, "SELECT * FROM inbox_items WHERE dedupe_key = ?", (dedupe_key,))
                 if row is not None:
                     return row, False
-            self._require(conn, "sessions", session_id, "session")
+            self.require(conn, "sessions", session_id, "session")
             if run_id is not None:
-                self._require(conn, "agent_runs", run_id, "run")
+                self.require(conn, "agent_runs", run_id, "run")
             now = utcnow()
             cursor = conn.execute(
                 "INSERT INTO inbox_items (session_id, run_id, kind, title, body, data, status, dedupe_key,"
@@ -63,9 +63,9 @@ class SideTablesMixin(Database):
                 (session_id, run_id, kind, clean(title), clean(body),
                  None if data_text is None else clean(data_text), dedupe_key, now, now),
             )
-            return self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (cursor.lastrowid,)), True
+            return first_row(conn, "SELECT * FROM inbox_items WHERE id = ?", (cursor.lastrowid,)), True
 
-        row, created = await self._transaction(f"add a {kind!r} inbox item for session {session_id}", put)
+        row, created = await self.transaction(f"add a {kind!r} inbox item for session {session_id}", put)
         assert row is not None
         return InboxItem.from_row(row), created
 
@@ -79,22 +79,22 @@ class SideTablesMixin(Database):
         return item
 
     async def get_inbox_item(self, item_id: int) -> InboxItem | None:
-        row = await self._one(f"read inbox item {item_id}", "SELECT * FROM inbox_items WHERE id = ?",
-                              (item_id,))
+        row = await self.fetch_one(f"read inbox item {item_id}", "SELECT * FROM inbox_items WHERE id = ?",
+                                   (item_id,))
         return None if row is None else InboxItem.from_row(row)
 
     async def list_inbox(self, session_id: str | None,
                          statuses: Iterable[InboxStatus] | None = None) -> list[InboxItem]:
         """Items for one recipient (every recipient when `session_id` is None), newest first."""
         sql, params = self._inbox_filter(session_id, statuses)
-        rows = await self._all("list inbox items", f"SELECT * FROM inbox_items{sql}"
-                               " ORDER BY created_at DESC, id DESC", params)
+        rows = await self.fetch_all("list inbox items", f"SELECT * FROM inbox_items{sql}"
+                                    " ORDER BY created_at DESC, id DESC", params)
         return [InboxItem.from_row(r) for r in rows]
 
     async def count_inbox(self, session_id: str | None,
                           statuses: Iterable[InboxStatus] | None = ("unread",)) -> int:
         sql, params = self._inbox_filter(session_id, statuses)
-        row = await self._one("count inbox items", f"SELECT count(*) FROM inbox_items{sql}", params)
+        row = await self.fetch_one("count inbox items", f"SELECT count(*) FROM inbox_items{sql}", params)
         return int(row[0]) if row else 0
 
     @staticmethod
@@ -121,9 +121,9 @@ class SideTablesMixin(Database):
                                   (status, utcnow(), item_id))
             if cursor.rowcount == 0:
                 raise StoreError(f"There is no inbox item {item_id} in the store at {self.path}.")
-            return self._row(conn, "SELECT * FROM inbox_items WHERE id = ?", (item_id,))
+            return first_row(conn, "SELECT * FROM inbox_items WHERE id = ?", (item_id,))
 
-        row = await self._transaction(f"mark inbox item {item_id} {status}", mark)
+        row = await self.transaction(f"mark inbox item {item_id} {status}", mark)
         assert row is not None
         return InboxItem.from_row(row)
 
@@ -132,26 +132,26 @@ class SideTablesMixin(Database):
     async def add_breadcrumb(self, *, session_id: str, summary: str, child_session_id: str | None = None,
                              run_id: str | None = None) -> Breadcrumb:
         def add(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            self._require(conn, "sessions", session_id, "session")
+            self.require(conn, "sessions", session_id, "session")
             if child_session_id is not None:
-                self._require(conn, "sessions", child_session_id, "child session")
+                self.require(conn, "sessions", child_session_id, "child session")
             if run_id is not None:
-                self._require(conn, "agent_runs", run_id, "run")
+                self.require(conn, "agent_runs", run_id, "run")
             cursor = conn.execute(
                 "INSERT INTO breadcrumbs (session_id, child_session_id, run_id, summary, created_at)"
                 " VALUES (?, ?, ?, ?, ?)", (session_id, child_session_id, run_id, self.clean(summary), utcnow()),
             )
-            return self._row(conn, "SELECT * FROM breadcrumbs WHERE id = ?", (cursor.lastrowid,))
+            return first_row(conn, "SELECT * FROM breadcrumbs WHERE id = ?", (cursor.lastrowid,))
 
-        row = await self._transaction(f"add a breadcrumb to session {session_id}", add)
+        row = await self.transaction(f"add a breadcrumb to session {session_id}", add)
         assert row is not None
         return Breadcrumb.from_row(row)
 
     async def list_breadcrumbs(self, session_id: str) -> list[Breadcrumb]:
         """A session's breadcrumbs, oldest first."""
-        rows = await self._all(f"list breadcrumbs of session {session_id}",
-                               "SELECT * FROM breadcrumbs WHERE session_id = ? ORDER BY created_at, id",
-                               (session_id,))
+        rows = await self.fetch_all(f"list breadcrumbs of session {session_id}",
+                                    "SELECT * FROM breadcrumbs WHERE session_id = ? ORDER BY created_at, id",
+                                    (session_id,))
         return [Breadcrumb.from_row(r) for r in rows]
 
     # ----- worktrees ---------------------------------------------------------------------------------
@@ -164,11 +164,11 @@ class SideTablesMixin(Database):
         path_text = str(path)
 
         def add(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            live = self._row(conn, "SELECT id FROM worktrees WHERE path = ? AND status != 'deleted'", (path_text,))
+            live = first_row(conn, "SELECT id FROM worktrees WHERE path = ? AND status != 'deleted'", (path_text,))
             if live is not None and status != "deleted":
                 raise StoreError(f"A worktree at {path_text} is already registered (id {live['id']}).")
             if owner_session_id is not None:
-                self._require(conn, "sessions", owner_session_id, "owner session")
+                self.require(conn, "sessions", owner_session_id, "owner session")
             worktree_id, now = uuid.uuid4().hex, utcnow()
             conn.execute(
                 "INSERT INTO worktrees (id, path, branch, base_branch, repo, owner_session_id, status,"
@@ -176,19 +176,19 @@ class SideTablesMixin(Database):
                 (worktree_id, path_text, branch, base_branch, str(repo), owner_session_id, status, now, now,
                  kind, base_commit, label),
             )
-            return self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+            return first_row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
 
-        row = await self._transaction(f"register the worktree {path_text}", add)
+        row = await self.transaction(f"register the worktree {path_text}", add)
         assert row is not None
         return WorktreeRecord.from_row(row)
 
     async def get_worktree(self, worktree_id: str) -> WorktreeRecord | None:
-        row = await self._one(f"read worktree {worktree_id}", "SELECT * FROM worktrees WHERE id = ?",
-                              (worktree_id,))
+        row = await self.fetch_one(f"read worktree {worktree_id}", "SELECT * FROM worktrees WHERE id = ?",
+                                   (worktree_id,))
         return None if row is None else WorktreeRecord.from_row(row)
 
     async def resolve_worktree(self, id_or_prefix: str) -> WorktreeRecord:
-        return WorktreeRecord.from_row(await self._resolve("worktrees", "worktree", id_or_prefix))
+        return WorktreeRecord.from_row(await self.resolve_row("worktrees", "worktree", id_or_prefix))
 
     async def list_worktrees(self, *, repo: str | Path | None = None, statuses: Iterable[str] | None = None,
                              owner_session_id: str | EllipsisType | None = ...,
@@ -212,8 +212,8 @@ class SideTablesMixin(Database):
             clauses.append("owner_session_id = ?")
             params.append(owner_session_id)
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
-        rows = await self._all("list worktrees",
-                               f"SELECT * FROM worktrees{where} ORDER BY created_at DESC, rowid DESC", params)
+        rows = await self.fetch_all("list worktrees",
+                                    f"SELECT * FROM worktrees{where} ORDER BY created_at DESC, rowid DESC", params)
         return [WorktreeRecord.from_row(r) for r in rows]
 
     async def update_worktree(self, worktree_id: str, **fields: Any) -> WorktreeRecord:
@@ -226,15 +226,15 @@ class SideTablesMixin(Database):
 
         def update(conn: sqlite3.Connection) -> sqlite3.Row | None:
             if values.get("owner_session_id") is not None:
-                self._require(conn, "sessions", values["owner_session_id"], "owner session")
+                self.require(conn, "sessions", values["owner_session_id"], "owner session")
             values["updated_at"] = utcnow()
             assignments = ", ".join(f"{name} = ?" for name in values)
             cursor = conn.execute(f"UPDATE worktrees SET {assignments} WHERE id = ?", [*values.values(), worktree_id])
             if cursor.rowcount == 0:
                 raise StoreError(f"There is no worktree {worktree_id} in the store at {self.path}.")
-            return self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+            return first_row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
 
-        row = await self._transaction(f"update worktree {worktree_id}", update)
+        row = await self.transaction(f"update worktree {worktree_id}", update)
         assert row is not None
         return WorktreeRecord.from_row(row)
 
@@ -245,7 +245,7 @@ class SideTablesMixin(Database):
         agreed to) or is no longer active."""
 
         def claim(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            row = self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+            row = first_row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
             if row is None:
                 raise StoreError(f"There is no worktree {worktree_id} in the store at {self.path}.")
             if row["status"] != "active":
@@ -256,12 +256,12 @@ class SideTablesMixin(Database):
                 raise StoreError(f"Worktree {worktree_id[:12]} ({row['branch']}) belongs to session "
                                  f"{owner[:12]}; that session must release it first.")
             if session_id is not None:
-                self._require(conn, "sessions", session_id, "owner session")
+                self.require(conn, "sessions", session_id, "owner session")
             conn.execute("UPDATE worktrees SET owner_session_id = ?, updated_at = ? WHERE id = ?",
                          (session_id, utcnow(), worktree_id))
-            return self._row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
+            return first_row(conn, "SELECT * FROM worktrees WHERE id = ?", (worktree_id,))
 
-        row = await self._transaction(f"claim worktree {worktree_id}", claim)
+        row = await self.transaction(f"claim worktree {worktree_id}", claim)
         assert row is not None
         return WorktreeRecord.from_row(row)
 
@@ -273,22 +273,22 @@ class SideTablesMixin(Database):
         saved = dump_json(state)
 
         def save(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            self._require(conn, "agent_runs", run_id, "run")
+            self.require(conn, "agent_runs", run_id, "run")
             conn.execute(
                 "INSERT INTO workflow_states (run_id, workflow, state, updated_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, state = excluded.state,"
                 " updated_at = excluded.updated_at",
                 (run_id, workflow, saved, utcnow()),
             )
-            return self._row(conn, "SELECT * FROM workflow_states WHERE run_id = ?", (run_id,))
+            return first_row(conn, "SELECT * FROM workflow_states WHERE run_id = ?", (run_id,))
 
-        row = await self._transaction(f"save the workflow state of run {run_id}", save)
+        row = await self.transaction(f"save the workflow state of run {run_id}", save)
         assert row is not None
         return WorkflowStateRecord.from_row(row)
 
     async def load_workflow_state(self, run_id: str) -> WorkflowStateRecord | None:
-        row = await self._one(f"read the workflow state of run {run_id}",
-                              "SELECT * FROM workflow_states WHERE run_id = ?", (run_id,))
+        row = await self.fetch_one(f"read the workflow state of run {run_id}",
+                                   "SELECT * FROM workflow_states WHERE run_id = ?", (run_id,))
         return None if row is None else WorkflowStateRecord.from_row(row)
 
 

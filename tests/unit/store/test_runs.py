@@ -149,7 +149,7 @@ async def test_mark_interrupted_only_ends_runs_whose_process_is_gone(
     earlier_ours = await run_with(RunStatus.RUNNING, os.getpid())  # an earlier process that had our pid
     reused = await run_with(RunStatus.RUNNING, live_pid)  # its process ended; an unrelated one got the pid
     for run_id in (earlier_ours, reused):
-        await store._transaction("record another start", lambda conn, run_id=run_id: conn.execute(
+        await store.transaction("record another start", lambda conn, run_id=run_id: conn.execute(
             "UPDATE agent_runs SET pid_start = 1 WHERE id = ?", (run_id,)))
     dead_running = await run_with(RunStatus.RUNNING, dead_pid)
     dead_queued = await run_with(RunStatus.QUEUED, dead_pid)
@@ -159,7 +159,7 @@ async def test_mark_interrupted_only_ends_runs_whose_process_is_gone(
     completed = await run_with(RunStatus.COMPLETED, dead_pid)
     waiting_user = await run_with(RunStatus.WAITING_USER, dead_pid)
     no_pid = (await store.create_run(session_id=session.id, profile="g", model=None, prompt="")).id
-    await store._transaction("clear a pid", lambda conn: conn.execute(  # a row whose process was never recorded
+    await store.transaction("clear a pid", lambda conn: conn.execute(  # a row whose process was never recorded
         "UPDATE agent_runs SET pid = NULL, status = 'running' WHERE id = ?", (no_pid,)))
 
     before = {r.id: r for r in await store.list_runs()}
