@@ -102,7 +102,7 @@ async def test_an_oracle_in_a_tmux_pane_answers_its_parent_exactly_once(runtime:
     assert "oracle#1" in screen  # type: ignore[operator]
     await until(lambda: not runtime.spawner.elsewhere.following(run.id), "the parent to stop following it")
     assert len(await _announcements(runtime.store, result.session_id)) == 1
-    assert len(await runtime.store.list_inbox(result.session_id)) == 1
+    assert len(await runtime.store.inbox.list(result.session_id)) == 1
 
 
 async def _screen_has(server: TmuxServer, pane: str, text: str) -> str | None:

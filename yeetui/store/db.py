@@ -7,12 +7,14 @@ Two aiosqlite connections per Store, both in autocommit mode, each with its own 
   function over the sqlite3 connection — to the writer's thread in one trip: one wake-up of the event loop
   per transaction instead of one per statement, and the transaction is atomic even if its caller is
   cancelled. An asyncio lock keeps transactions from interleaving.
-- the reader (`PRAGMA query_only`) answers `fetch_all` / `fetch_one`. With WAL it reads the last committed state and
-  never waits for the writer, so the UI's reads do not queue behind a burst of checkpoints.
+- the reader (`PRAGMA query_only`) answers `fetch_all` / `fetch_one`. With WAL it reads the last committed
+  state and never waits for the writer, so the UI's reads do not queue behind a burst of checkpoints.
 
-`Store` (store/sqlite.py) and the side tables under it write and read through the small public interface below
-and never touch the connections: `transaction`, `fetch_all` / `fetch_one`, `require` and `first_row` inside a
-transaction, `resolve_row`, `clean`, and `placeholders` for `IN (…)`.
+`Database` is what the store's parts are built on: `Store` (store/sqlite.py) is a Database with the core tables
+(sessions, messages, runs) and hands itself to each of its parts (the inbox, worktree records, run slots, …).
+They write and read through the small public interface below and never touch the connections: `transaction`,
+`fetch_all` / `fetch_one`, `require` and `first_row` inside a transaction, `resolve_row`, `clean`, and
+`placeholders` for `IN (…)`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,17 @@ instances, in one process or many, may share a file: the database runs in WAL mo
 to `busy_timeout`. Every call commits before it returns, so a `kill -9` loses nothing already stored.
 Writes run as whole transactions on the store's writer thread; reads use a second, read-only connection
 (see `yeetui.store.db`).
-Inbox items, breadcrumbs, worktrees and workflow states come from `SideTablesMixin` (store/side_tables.py).
+
+`Store` is a `Database` with the core tables — sessions (and their remembered permissions), messages and agent
+runs — and holds the other tables as typed parts, each given the Database and nothing else:
+
+- `inbox` (`InboxItems`, store/inbox.py) and `announcements` (`Announcements`, store/announce.py: an inbox item
+  told in its session once, the message and the mark in one transaction);
+- `breadcrumbs`, `worktree_records`, `workflow_states` (store/side_tables.py);
+- `slots`, `run_commands`, `permission_asks`, `tool_processes` (store/coordination.py: what processes sharing a
+  data dir coordinate through).
+
+So `store.inbox.list(session_id)`, `store.slots.take(run_id, limit)`, `store.permission_asks.post(…)`.
 """
 
 from __future__ import annotations
@@ -18,15 +28,18 @@ from pathlib import Path
 from types import EllipsisType
 from typing import Any
 
+import aiosqlite
+
 from yeetui.errors import ChildLimitReached, StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
-from yeetui.store.announce import AnnounceMixin
-from yeetui.store.coordination import CommandsMixin, PermissionAsksMixin, SlotsMixin, ToolProcessesMixin
-from yeetui.store.db import first_row
+from yeetui.store.announce import Announcements
+from yeetui.store.coordination import PermissionAsks, RunCommandQueue, SlotQueue, ToolProcesses
+from yeetui.store.db import Database, first_row
+from yeetui.store.inbox import InboxItems
 from yeetui.store.liveness import pid_alive, process_gone, process_start
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
-from yeetui.store.side_tables import SideTablesMixin
+from yeetui.store.side_tables import Breadcrumbs, WorkflowStates, WorktreeRecords
 
 INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
 """The `error` of a run `mark_interrupted` ends."""
@@ -41,8 +54,30 @@ def session_key(profile: str, session_id: str, *, subagent: bool, origin: str = 
     return f"agent:{profile}:{'subagent' if subagent else origin}:{session_id}"
 
 
-class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionAsksMixin, ToolProcessesMixin):
-    """The async store. All methods commit before returning and raise `StoreError` with context."""
+class Store(Database):
+    """The async store. All methods (its parts' too) commit before returning and raise `StoreError` with context."""
+
+    inbox: InboxItems
+    announcements: Announcements
+    breadcrumbs: Breadcrumbs
+    worktree_records: WorktreeRecords
+    workflow_states: WorkflowStates
+    slots: SlotQueue
+    run_commands: RunCommandQueue
+    permission_asks: PermissionAsks
+    tool_processes: ToolProcesses
+
+    def __init__(self, path: Path, conn: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+        super().__init__(path, conn, reader)
+        self.inbox = InboxItems(self)
+        self.announcements = Announcements(self)
+        self.breadcrumbs = Breadcrumbs(self)
+        self.worktree_records = WorktreeRecords(self)
+        self.workflow_states = WorkflowStates(self)
+        self.slots = SlotQueue(self)
+        self.run_commands = RunCommandQueue(self)
+        self.permission_asks = PermissionAsks(self)
+        self.tool_processes = ToolProcesses(self)
 
     # ----- sessions ----------------------------------------------------------------------------------
 

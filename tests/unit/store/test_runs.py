@@ -197,15 +197,15 @@ def test_pid_alive(live_pid: int, dead_pid: int) -> None:
 
 async def test_workflow_state_save_load_replace(store: Store, session: SessionRecord) -> None:
     run = await store.create_run(session_id=session.id, profile="orchestrator", model=None, prompt="goal")
-    assert await store.load_workflow_state(run.id) is None
-    first = await store.save_workflow_state(run.id, "orchestrate", {"step": "plan", "done": []})
+    assert await store.workflow_states.load(run.id) is None
+    first = await store.workflow_states.save(run.id, "orchestrate", {"step": "plan", "done": []})
     assert (first.workflow, first.state) == ("orchestrate", {"step": "plan", "done": []})
-    await store.save_workflow_state(run.id, "orchestrate", {"step": "review", "done": ["plan", "build"]})
-    loaded = await store.load_workflow_state(run.id)
+    await store.workflow_states.save(run.id, "orchestrate", {"step": "review", "done": ["plan", "build"]})
+    loaded = await store.workflow_states.load(run.id)
     assert loaded is not None and loaded.state == {"step": "review", "done": ["plan", "build"]}
     assert loaded.updated_at >= first.updated_at
     json.dumps(loaded.to_json())
     with pytest.raises(StoreError, match="no run missing"):
-        await store.save_workflow_state("missing", "w", {})
+        await store.workflow_states.save("missing", "w", {})
     await store.delete_session(session.id)
-    assert await store.load_workflow_state(run.id) is None
+    assert await store.workflow_states.load(run.id) is None
