@@ -272,6 +272,7 @@ class ToolProcesses:
         return await self._db.transaction("take leftover process groups", take)
 
     def run_log(self, run_id: str) -> RunProcessLog:
+        """Where the commands of run `run_id` note their process groups (its tools' `ProcessLog`)."""
         return RunProcessLog(self, run_id)
 
 
