@@ -102,7 +102,7 @@ async def test_an_oracle_in_a_tmux_pane_answers_its_parent_exactly_once(runtime:
     assert "oracle#1" in screen  # type: ignore[operator]
     await until(lambda: not runtime.spawner.elsewhere.following(run.id), "the parent to stop following it")
     assert len(await _announcements(runtime.store, result.session_id)) == 1
-    assert len(await runtime.store.list_inbox(result.session_id)) == 1
+    assert len(await runtime.store.inbox.list(result.session_id)) == 1
 
 
 async def _screen_has(server: TmuxServer, pane: str, text: str) -> str | None:
@@ -159,7 +159,7 @@ async def test_a_pane_child_is_among_the_running_and_a_cancel_by_its_label_ends_
 
 async def _tool_group(store: Store, run_id: str) -> int | None:
     """The process group the run's bash command runs in, as the worker noted it in the store."""
-    rows = await store._all("tool processes", "SELECT pgid FROM tool_processes WHERE run_id = ?", (run_id,))
+    rows = await store.fetch_all("tool processes", "SELECT pgid FROM tool_processes WHERE run_id = ?", (run_id,))
     return rows[0]["pgid"] if rows else None
 
 

@@ -74,7 +74,7 @@ async def test_a_builders_nested_repository_runs_nothing_when_yeetui_commits_its
     assert result.status == RunStatus.COMPLETED, result.error
     assert "STAGED" in scripted.requests[-1].text  # the builder's commands ran
     assert not mark.exists(), f"yeetui's git ran the nested repository's filter on the host: {mark.read_text()}"
-    [wt] = await runtime.store.list_worktrees(statuses=("active",))
+    [wt] = await runtime.store.worktree_records.list(statuses=("active",))
     tree = git(wt.path, "ls-tree", "-r", "HEAD")
     assert "work.py" in tree  # the rest of the work was committed
     assert "160000" not in tree and "sub" not in tree.split()  # the gitlink was not
@@ -222,7 +222,7 @@ async def test_an_untrusted_builder_file_cannot_make_refs_heads_writable(
         handle = await runtime.spawner.spawn(SpawnRequest("builder", "go-build", requested_by="user",
                                                           blocking=True))
         assert handle.result.status == RunStatus.COMPLETED, handle.result.error
-        [wt] = await runtime.store.list_worktrees(statuses=("active",))
+        [wt] = await runtime.store.worktree_records.list(statuses=("active",))
         assert wt.branch.startswith("yeetui/build/")  # the built-in prefix
         assert "MOVED-" in scripted.requests[-1].text and "MOVED-0" not in scripted.requests[-1].text
     finally:
@@ -288,7 +288,7 @@ async def test_an_agent_in_a_clone_commits_there_but_cannot_plant_config_or_hook
         assert handle.result.status == RunStatus.COMPLETED, handle.result.error
         said = scripted.requests[-1].text
         assert "COMMITTED" in said and "DONE" in said
-        [wt] = await runtime.store.list_worktrees(statuses=("active",))
+        [wt] = await runtime.store.worktree_records.list(statuses=("active",))
         assert wt.kind == "clone"
         assert "mine" in git(wt.path, "log", "--format=%s", "-1")
         assert "fsmonitor" not in (wt.path / ".git" / "config").read_text()

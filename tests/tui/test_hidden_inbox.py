@@ -28,7 +28,7 @@ def screen_lines(app: YeetuiApp) -> list[str]:
 async def _deliver(app: YeetuiApp, main: MainScreen, title: str) -> None:
     store = app.runtime.store
     assert main.current is not None
-    item = await store.add_inbox_item(session_id=main.current, kind="completion", title=title, body="done")
+    item = await store.inbox.add(session_id=main.current, kind="completion", title=title, body="done")
     app.runtime.bus.publish(ev.InboxItemAdded(item.id, main.current, None, "completion", title, "done"))
 
 

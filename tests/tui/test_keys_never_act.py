@@ -46,7 +46,7 @@ async def test_typing_make_with_the_inbox_focused_writes_make_and_merges_only_wh
         store = app.runtime.store
 
         async def unmerged() -> bool:
-            wt = await store.get_worktree(worktree_id)
+            wt = await store.worktree_records.get(worktree_id)
             return wt is not None and wt.status == "active" and not (project / "mul.py").exists() \
                 and "Merging" not in _text(view)
 

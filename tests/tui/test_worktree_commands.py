@@ -66,7 +66,7 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         await _until(pilot, lambda: "Worktrees (/merge NAME" in _text(view))
         assert "builder#1" in _text(view) and "builder#2" in _text(view) and "1 commit(s)" in _text(view)
 
-        trees = await pilot.app.runtime.store.list_worktrees(statuses=("active",))
+        trees = await pilot.app.runtime.store.worktree_records.list(statuses=("active",))
         mul = next(w.label for w in trees if (w.path / "mul.py").is_file())
         div = next(w.label for w in trees if (w.path / "div.py").is_file())
         inbox = main.query_one(InboxPanel)

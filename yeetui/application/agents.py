@@ -129,7 +129,7 @@ async def cancel_run(store: Store, run: RunRecord) -> RunRecord:
         if RunOptions.of(run).detached and _leads_its_group(run.pid):
             os.killpg(run.pid, signal.SIGTERM)
         else:
-            await store.post_run_command(run.id, "abort")
+            await store.run_commands.post(run.id, "abort")
         run = await _wait_final(store, run)
     if not run.status.is_final or run.status == RunStatus.INTERRUPTED:
         run = await store.update_run(run.id, status=RunStatus.CANCELLED, error="cancelled by the user")
@@ -141,7 +141,7 @@ async def steer_run(store: Store, run: RunRecord, message: str) -> None:
     if run.status not in LIVE or not process_running(run.pid):
         raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is {run.status.value}; only a running "
                           "run can be steered.")
-    await store.post_run_command(run.id, "steer", message, sender="the user")
+    await store.run_commands.post(run.id, "steer", message, sender="the user")
 
 
 async def _wait_final(store: Store, run: RunRecord) -> RunRecord:

@@ -16,12 +16,12 @@ class InboxDesk:
         self._runtime = runtime
 
     async def get(self, item_id: int) -> InboxItem | None:
-        return await self._runtime.store.get_inbox_item(item_id)
+        return await self._runtime.store.inbox.get(item_id)
 
     async def mark(self, item: InboxItem, status: InboxStatus, *, accepted: bool | None = None) -> None:
         """Mark the item read or dismissed. `accepted` is the user's verdict on an interjection (accept or
         dismiss); its watcher, while on, counts it (what it says next takes the verdicts into account)."""
-        await self._runtime.store.set_inbox_status(item.id, status)
+        await self._runtime.store.inbox.set_status(item.id, status)
         if item.kind == "interjection" and accepted is not None:
             if watcher := self._runtime.watchers.get(item.session_id):
                 await watcher.mark(item.id, accepted=accepted)

@@ -103,7 +103,7 @@ class RunDesk:
     async def refused_unattended(self) -> list[PermissionRequested | PermissionAsk]:
         """Tool calls refused because nobody could be asked: this process's runs' (a headless front end), and
         those of the pane children it followed, which their workers recorded in the store."""
-        elsewhere = await self._store.unattended_refusals(self._spawner.elsewhere.ever_followed)
+        elsewhere = await self._store.permission_asks.unattended_refusals(self._spawner.elsewhere.ever_followed)
         return [*self._runtime.refused, *elsewhere]
 
     def children_running(self, session_id: str) -> list[str]:

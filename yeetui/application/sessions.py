@@ -85,7 +85,7 @@ class SessionDesk:
             spent = _spent_below(sessions, await store.usage_by_session(s.id for s in sessions))
             for session in sessions:
                 runs = await store.list_runs(session_id=session.id, limit=1)
-                unread = await store.count_inbox(session.id, statuses=["unread"])
+                unread = await store.inbox.count(session.id, statuses=["unread"])
                 label = runs[0].label if runs and runs[0].label else session.profile
                 status = runs[0].status.value if runs else "new"
                 if (row := rows.get(session.id)) is not None:

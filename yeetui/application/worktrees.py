@@ -46,11 +46,11 @@ class WorktreeDesk:
                                             kind="clone" if clone else "worktree")
 
     async def get(self, worktree_id: str) -> WorktreeRecord | None:
-        return await self.store.get_worktree(worktree_id)
+        return await self.store.worktree_records.get(worktree_id)
 
     async def resolve(self, ident: str) -> WorktreeRecord:
         """The worktree with this id or unique id prefix (a clear error otherwise)."""
-        return await self.store.resolve_worktree(ident)
+        return await self.store.worktree_records.resolve(ident)
 
     async def find(self, name: str, *, within_session: str | None = None) -> WorktreeRecord:
         """An active worktree by its agent's label, branch or id prefix; with `within_session`, only among the
@@ -59,7 +59,7 @@ class WorktreeDesk:
         return await self._worktrees.find(name, sessions=tree)
 
     async def listed(self, *, include_ended: bool = False) -> list[WorktreeRecord]:
-        return await self.store.list_worktrees(statuses=None if include_ended else ("active",))
+        return await self.store.worktree_records.list(statuses=None if include_ended else ("active",))
 
     async def state(self, wt: WorktreeRecord) -> WorktreeState:
         """Its work now (commits on its branch, uncommitted changes); an ended worktree has none."""

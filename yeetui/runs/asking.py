@@ -40,7 +40,7 @@ class AskThroughStore:
 
     async def _ask(self, request: PermissionRequested) -> None:
         try:
-            ask_id = await self.store.post_permission_ask(
+            ask_id = await self.store.permission_asks.post(
                 self.pane_run_id, run_id=request.run_id, session_id=request.session_id,
                 agent_label=request.agent_label, tool=request.tool, subject=request.subject,
                 arguments=request.arguments)
@@ -52,7 +52,7 @@ class AskThroughStore:
         answer: str | None = None
         try:
             while not request.reply.done():
-                answer = await self.store.permission_answer(ask_id)
+                answer = await self.store.permission_asks.read_answer(ask_id)
                 if answer is not None:
                     if not request.reply.done():
                         request.reply.set_result(cast(PermissionAnswer, "deny" if answer == "withdrawn" else answer))
@@ -61,7 +61,7 @@ class AskThroughStore:
         finally:
             if answer is None:  # the call stopped waiting (or this worker is closing): nobody needs to answer
                 try:
-                    await self.store.answer_permission_ask(ask_id, "withdrawn")
+                    await self.store.permission_asks.answer(ask_id, "withdrawn")
                 except YeetuiError:
                     log.exception("could not withdraw permission question %s", ask_id)
 
@@ -90,7 +90,7 @@ class RefuseThroughStore:
 
     async def _refuse(self, request: PermissionRequested) -> None:
         try:
-            await self.store.post_permission_ask(
+            await self.store.permission_asks.post(
                 self.pane_run_id, run_id=request.run_id, session_id=request.session_id,
                 agent_label=request.agent_label, tool=request.tool, subject=request.subject,
                 arguments=request.arguments, unattended=True)

@@ -276,7 +276,7 @@ class RunLauncher:
             session_id=session.id, profile=profile.name, label=label or profile.name, model=model,
             system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth),
             tool_context=ToolContext(binding=binding, session_id=session.id, run_id=run_id, settings=tool_settings,
-                                     agents=agents, processes=self.store.process_log(run_id)),
+                                     agents=agents, processes=self.store.tool_processes.run_log(run_id)),
             permissions=permissions,
             prompt=prompt, attachments=attachments,
             thinking=thinking or profile.thinking or self.settings.thinking or "off",
@@ -347,7 +347,7 @@ class RunLauncher:
             return added + await self.mailroom.flush(session_id)
 
         if spec.workflow is not None:
-            await self.store.save_workflow_state(run_id, spec.workflow.workflow.name, spec.workflow.state())
+            await self.store.workflow_states.save(run_id, spec.workflow.workflow.name, spec.workflow.state())
         await self.store.update_run(run_id, pid=os.getpid())
         await self.mailroom.begin_run(session_id)
         try:

@@ -137,8 +137,8 @@ class Runner:
             parts = await self._run_tools(reply, tool_state)
             await self._commit(spec, result, history, Message(role="tool", parts=tuple(parts)))
             if spec.workflow is not None:
-                await self.store.save_workflow_state(result.run_id, spec.workflow.workflow.name,
-                                                     spec.workflow.state())
+                await self.store.workflow_states.save(result.run_id, spec.workflow.workflow.name,
+                                                      spec.workflow.state())
             for call, part in zip(reply.tool_calls, parts, strict=True):
                 if not part.is_error and _ends_run(spec, call.name):
                     raise _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)

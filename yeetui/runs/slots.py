@@ -38,13 +38,13 @@ class RunSlots:
         delay = POLL_FIRST
         try:
             # Inside the try: a cancel landing while the queue write commits must still leave the queue.
-            await self.store.queue_for_slot(run_id)
+            await self.store.slots.queue(run_id)
             while True:
                 # Registered before looking, so a release between the look and the wait is not missed.
                 freed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                 self._waiters.add(freed)
                 try:
-                    if await self.store.take_slot(run_id, self.limit):
+                    if await self.store.slots.take(run_id, self.limit):
                         break
                     await asyncio.wait_for(freed, delay)
                     delay = POLL_FIRST
@@ -53,7 +53,7 @@ class RunSlots:
                 finally:
                     self._waiters.discard(freed)
         except BaseException:
-            await asyncio.shield(self.store.release_slot(run_id))
+            await asyncio.shield(self.store.slots.release(run_id))
             self._wake()  # it may have taken a slot in the moment it was cancelled
             raise
         self._held.add(run_id)
@@ -65,10 +65,10 @@ class RunSlots:
 
     async def lend(self, run_id: str) -> None:
         self._held.discard(run_id)
-        await self.store.lend_slot(run_id)
+        await self.store.slots.lend(run_id)
         self._wake()
 
     async def release(self, run_id: str) -> None:
         self._held.discard(run_id)
-        await self.store.release_slot(run_id)
+        await self.store.slots.release(run_id)
         self._wake()

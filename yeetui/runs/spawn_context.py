@@ -289,7 +289,7 @@ def render_transcript(stored: Sequence[StoredMessage]) -> str:
 async def _summary(store: Store, session_id: str) -> str:
     """Title, latest breadcrumbs and last assistant reply; empty when there are neither of the latter."""
     session = await store.get_session(session_id)
-    crumbs = (await store.list_breadcrumbs(session_id))[-_BREADCRUMBS_SHOWN:]
+    crumbs = (await store.breadcrumbs.list(session_id))[-_BREADCRUMBS_SHOWN:]
     last_reply = ""
     for stored in reversed(await store.messages(session_id, limit=TRANSCRIPT_MAX)):
         if stored.message.role == "assistant" and stored.message.text.strip():

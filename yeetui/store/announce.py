@@ -1,4 +1,6 @@
-"""Exactly-once announcements: the message insert and the inbox item's mark share one transaction."""
+"""Exactly-once announcements: an inbox item told in its session's conversation. The message insert and the
+item's mark share one transaction (they span messages, inbox_items and agent_runs), so an item is announced
+once whatever crashes or races. `Store.announcements` is the instance callers use."""
 
 from __future__ import annotations
 
@@ -9,7 +11,12 @@ from yeetui.store.db import Database
 from yeetui.store.records import InboxItem, utcnow
 
 
-class AnnounceMixin(Database):
+class Announcements:
+    """Inbox items that go into their session's conversation as a message (`data["announce"]`), once."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
     async def announce(self, item_id: int, message: Message, *, run_id: str | None = None,
                        only_if_idle: bool = False) -> int | None:
         """Append `message` to the item's recipient session and mark the item announced — unless it already
@@ -19,7 +26,7 @@ class AnnounceMixin(Database):
         it. A message appended mid-run could land between a tool call and its result; that run announces
         the item itself between turns. Decided in the same transaction as the insert, so a run that starts
         meanwhile either finds the announcement in its history or keeps the item for its next turn."""
-        body = self.clean(message.model_dump_json())
+        body = self._db.clean(message.model_dump_json())
 
         def announce(conn: sqlite3.Connection) -> int | None:
             row = conn.execute("SELECT session_id, announced_at FROM inbox_items WHERE id = ?", (item_id,)).fetchone()
@@ -41,7 +48,7 @@ class AnnounceMixin(Database):
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
             return cursor.lastrowid
 
-        return await self._transaction(f"announce inbox item {item_id}", announce)
+        return await self._db.transaction(f"announce inbox item {item_id}", announce)
 
     async def mark_announced(self, item_id: int) -> bool:
         """Mark an item announced without a message (its content went out another way, e.g. as the result
@@ -53,19 +60,19 @@ class AnnounceMixin(Database):
                 (now, now, item_id))
             return cursor.rowcount == 1
 
-        return await self._transaction(f"mark inbox item {item_id} announced", mark)
+        return await self._db.transaction(f"mark inbox item {item_id} announced", mark)
 
-    async def pending_announcements(self, session_id: str) -> list[InboxItem]:
+    async def pending(self, session_id: str) -> list[InboxItem]:
         """Items for `session_id` that should be announced and were not yet, oldest first."""
-        rows = await self._all(
+        rows = await self._db.fetch_all(
             f"list pending announcements of session {session_id}",
             "SELECT * FROM inbox_items WHERE session_id = ? AND announced_at IS NULL"
             " AND json_extract(data, '$.announce') = 1 ORDER BY id", (session_id,))
         return [InboxItem.from_row(row) for row in rows]
 
-    async def pending_announcement_sessions(self) -> list[str]:
+    async def pending_sessions(self) -> list[str]:
         """Sessions with at least one announcement still to make (after a crash between record and announce)."""
-        rows = await self._all(
+        rows = await self._db.fetch_all(
             "list sessions with pending announcements",
             "SELECT DISTINCT session_id FROM inbox_items WHERE announced_at IS NULL"
             " AND json_extract(data, '$.announce') = 1", ())

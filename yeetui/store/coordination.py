@@ -25,8 +25,14 @@ from yeetui.store.records import utcnow
 log = logging.getLogger(__name__)
 
 
-class SlotsMixin(Database):
-    async def queue_for_slot(self, run_id: str, *, pid: int | None = None) -> None:
+class SlotQueue:
+    """The `run_slots` table: which runs hold a slot, wait for one (in queue order) or have lent theirs.
+    `yeetui.runs.slots.RunSlots` is what a run waits on."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def queue(self, run_id: str, *, pid: int | None = None) -> None:
         """Join the queue (or re-join it, keeping its place, after lending the slot away)."""
         owner = os.getpid() if pid is None else pid
 
@@ -41,9 +47,9 @@ class SlotsMixin(Database):
             conn.execute("INSERT OR REPLACE INTO run_slots (run_id, pid, seq, state) VALUES (?, ?, ?, 'waiting')",
                          (run_id, owner, seq))
 
-        await self._transaction(f"queue run {run_id} for a slot", queue)
+        await self._db.transaction(f"queue run {run_id} for a slot", queue)
 
-    async def take_slot(self, run_id: str, limit: int, *, is_alive: Callable[[int], bool] = pid_alive) -> bool:
+    async def take(self, run_id: str, limit: int, *, is_alive: Callable[[int], bool] = pid_alive) -> bool:
         """Take a slot for a queued run if one is free and no run queued before it is still waiting for one
         that it could have; True when the run now holds a slot."""
 
@@ -64,39 +70,43 @@ class SlotsMixin(Database):
             conn.execute("UPDATE run_slots SET state = 'held' WHERE run_id = ?", (run_id,))
             return True
 
-        return await self._transaction(f"take a slot for run {run_id}", take)
+        return await self._db.transaction(f"take a slot for run {run_id}", take)
 
-    async def lend_slot(self, run_id: str) -> None:
+    async def lend(self, run_id: str) -> None:
         """The run waits for a child: its slot counts as free, its place in the queue is kept."""
-        await self._transaction(
+        await self._db.transaction(
             f"lend the slot of run {run_id}",
             lambda conn: conn.execute("UPDATE run_slots SET state = 'lent' WHERE run_id = ? AND state = 'held'",
                                       (run_id,)))
 
-    async def release_slot(self, run_id: str) -> None:
-        await self._transaction(
+    async def release(self, run_id: str) -> None:
+        await self._db.transaction(
             f"release the slot of run {run_id}",
             lambda conn: conn.execute("DELETE FROM run_slots WHERE run_id = ?", (run_id,)))
 
-    async def slot_counts(self) -> dict[str, int]:
+    async def counts(self) -> dict[str, int]:
         """How many runs hold, wait for, or have lent a slot (for status displays and tests)."""
-        rows = await self._all("count run slots",
-                               "SELECT state, count(*) AS n FROM run_slots GROUP BY state")
+        rows = await self._db.fetch_all("count run slots",
+                                        "SELECT state, count(*) AS n FROM run_slots GROUP BY state")
         return {row["state"]: row["n"] for row in rows}
 
 
-class CommandsMixin(Database):
-    """Commands to runs, from any process to the process that executes the run (see 0005_run_commands.sql)."""
+class RunCommandQueue:
+    """Commands to runs, from any process to the process that executes the run (see 0005_run_commands.sql).
+    `yeetui.subagents.run_commands.RunCommands` posts and acts on them."""
 
-    async def post_run_command(self, run_id: str, kind: str, body: str = "", *, sender: str = "user") -> int:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def post(self, run_id: str, kind: str, body: str = "", *, sender: str = "user") -> int:
         def post(conn: sqlite3.Connection) -> int:
             cursor = conn.execute("INSERT INTO run_commands (run_id, kind, body, sender, created_at) VALUES"
                                   " (?, ?, ?, ?, ?)", (run_id, kind, body, sender, utcnow()))
             return int(cursor.lastrowid or 0)
 
-        return await self._transaction(f"send {kind} to run {run_id}", post)
+        return await self._db.transaction(f"send {kind} to run {run_id}", post)
 
-    async def take_run_commands(self, run_ids: Iterable[str]) -> list[RunCommand]:
+    async def take(self, run_ids: Iterable[str]) -> list[RunCommand]:
         """The open commands for these runs, oldest first, marked taken in the same transaction (so two
         pollers never both act on one)."""
         wanted = list(run_ids)
@@ -105,9 +115,9 @@ class CommandsMixin(Database):
         marks = ", ".join("?" * len(wanted))
         # Polled every fraction of a second while runs stream: look on the reader connection first, and
         # take the writer's lock only when there is something to take.
-        waiting = await self._one("look for run commands",
-                                  f"SELECT 1 FROM run_commands WHERE taken_at IS NULL AND run_id IN ({marks}) LIMIT 1",
-                                  wanted)
+        waiting = await self._db.fetch_one(
+            "look for run commands",
+            f"SELECT 1 FROM run_commands WHERE taken_at IS NULL AND run_id IN ({marks}) LIMIT 1", wanted)
         if waiting is None:
             return []
 
@@ -119,22 +129,24 @@ class CommandsMixin(Database):
                              [utcnow(), *(r["id"] for r in rows)])
             return [RunCommand(r["id"], r["run_id"], r["kind"], r["body"], r["sender"]) for r in rows]
 
-        return await self._transaction("take run commands", take)
+        return await self._db.transaction("take run commands", take)
 
 
-class PermissionAsksMixin(Database):
+class PermissionAsks:
     """Permission questions from runs in other processes (see 0008_permission_asks.sql)."""
 
     ANSWERS = ("allow_once", "allow_always", "deny")
 
-    async def post_permission_ask(self, pane_run_id: str, *, run_id: str, session_id: str, agent_label: str,
-                                  tool: str, subject: str, arguments: Mapping[str, Any],
-                                  unattended: bool = False) -> int:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def post(self, pane_run_id: str, *, run_id: str, session_id: str, agent_label: str,
+                   tool: str, subject: str, arguments: Mapping[str, Any], unattended: bool = False) -> int:
         """Write a question for whoever follows `pane_run_id` (the run the pane was opened for; `run_id` may
         be one of its in-process children). Subject and arguments are stored redacted. `unattended`: nobody
         could be asked and the call was refused — recorded answered, for the summary of the run that started
         the pane (`unattended_refusals`)."""
-        clean = self.clean
+        clean = self._db.clean
         now = utcnow()
         row = (pane_run_id, run_id, session_id, agent_label, tool, clean(subject),
                clean(json.dumps(dict(arguments), default=str)), now, "unattended" if unattended else None,
@@ -146,15 +158,15 @@ class PermissionAsksMixin(Database):
                                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             return int(cursor.lastrowid or 0)
 
-        return await self._transaction(f"ask about {tool} for run {run_id}", post)
+        return await self._db.transaction(f"ask about {tool} for run {run_id}", post)
 
-    async def permission_answer(self, ask_id: int) -> str | None:
+    async def read_answer(self, ask_id: int) -> str | None:
         """The answer given (or 'withdrawn'), None while the question is open."""
-        row = await self._one("read a permission answer",
-                              "SELECT answer FROM permission_asks WHERE id = ?", (ask_id,))
+        row = await self._db.fetch_one("read a permission answer",
+                                       "SELECT answer FROM permission_asks WHERE id = ?", (ask_id,))
         return row["answer"] if row is not None else "withdrawn"
 
-    async def answer_permission_ask(self, ask_id: int, answer: str) -> bool:
+    async def answer(self, ask_id: int, answer: str) -> bool:
         """Record the answer unless one is there already (the first answer wins); whether this one counted."""
         if answer not in (*self.ANSWERS, "withdrawn"):
             raise StoreError(f"{answer!r} is not a permission answer (one of {', '.join(self.ANSWERS)}).")
@@ -164,9 +176,9 @@ class PermissionAsksMixin(Database):
                                   " AND answer IS NULL", (answer, utcnow(), ask_id))
             return cursor.rowcount == 1
 
-        return await self._transaction("answer a permission question", settle)
+        return await self._db.transaction("answer a permission question", settle)
 
-    async def open_permission_asks(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
+    async def unanswered(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
         """Unanswered questions from these panes, oldest first."""
         return await self._asks(pane_run_ids, "answer IS NULL")
 
@@ -178,9 +190,9 @@ class PermissionAsksMixin(Database):
         wanted = list(pane_run_ids)
         if not wanted:
             return []
-        rows = await self._all("look for permission questions",
-                               f"SELECT * FROM permission_asks WHERE {condition} AND pane_run_id IN"
-                               f" ({', '.join('?' * len(wanted))}) ORDER BY id", wanted)
+        rows = await self._db.fetch_all("look for permission questions",
+                                        f"SELECT * FROM permission_asks WHERE {condition} AND pane_run_id IN"
+                                        f" ({', '.join('?' * len(wanted))}) ORDER BY id", wanted)
         asks = []
         for r in rows:
             try:
@@ -222,26 +234,29 @@ class LeftoverProcess:
     run_id: str | None
 
 
-class ToolProcessesMixin(Database):
+class ToolProcesses:
     """The process groups of running commands (see 0006_tool_processes.sql)."""
 
-    async def note_tool_process(self, run_id: str, pgid: int, leader_start: int | None, *,
-                                owner_pid: int | None = None) -> None:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def note(self, run_id: str, pgid: int, leader_start: int | None, *,
+                   owner_pid: int | None = None) -> None:
         owner = os.getpid() if owner_pid is None else owner_pid
 
         def note(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT OR REPLACE INTO tool_processes (owner_pid, pgid, leader_start, run_id, created_at)"
                          " VALUES (?, ?, ?, ?, ?)", (owner, pgid, leader_start, run_id or None, utcnow()))
 
-        await self._transaction(f"note process group {pgid}", note)
+        await self._db.transaction(f"note process group {pgid}", note)
 
-    async def forget_tool_process(self, pgid: int) -> None:
+    async def forget(self, pgid: int) -> None:
         def forget(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM tool_processes WHERE owner_pid = ? AND pgid = ?", (os.getpid(), pgid))
 
-        await self._transaction(f"forget process group {pgid}", forget)
+        await self._db.transaction(f"forget process group {pgid}", forget)
 
-    async def take_leftover_processes(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[LeftoverProcess]:
+    async def take_leftovers(self, *, is_alive: Callable[[int], bool] = pid_alive) -> list[LeftoverProcess]:
         """The groups whose yeetui process is gone, removed in the same transaction: of several processes
         recovering at once, one ends each group."""
 
@@ -254,9 +269,10 @@ class ToolProcessesMixin(Database):
                              (row["owner_pid"], row["pgid"]))
             return [LeftoverProcess(r["pgid"], r["leader_start"], r["run_id"]) for r in rows]
 
-        return await self._transaction("take leftover process groups", take)
+        return await self._db.transaction("take leftover process groups", take)
 
-    def process_log(self, run_id: str) -> RunProcessLog:
+    def run_log(self, run_id: str) -> RunProcessLog:
+        """Where the commands of run `run_id` note their process groups (its tools' `ProcessLog`)."""
         return RunProcessLog(self, run_id)
 
 
@@ -264,18 +280,18 @@ class RunProcessLog:
     """One run's `yeetui.tools.base.ProcessLog`, kept in the store. Noting is best effort: a store error
     is logged and the command still runs (it is ended in-process as always; only crash recovery needs this)."""
 
-    def __init__(self, store: ToolProcessesMixin, run_id: str) -> None:
-        self.store = store
+    def __init__(self, processes: ToolProcesses, run_id: str) -> None:
+        self.processes = processes
         self.run_id = run_id
 
     async def started(self, pgid: int, leader_start: int | None) -> None:
         try:
-            await self.store.note_tool_process(self.run_id, pgid, leader_start)
+            await self.processes.note(self.run_id, pgid, leader_start)
         except StoreError as exc:
             log.warning("could not note process group %s of run %s: %s", pgid, self.run_id, exc)
 
     async def ended(self, pgid: int) -> None:
         try:
-            await self.store.forget_tool_process(pgid)
+            await self.processes.forget(pgid)
         except StoreError as exc:
             log.warning("could not forget process group %s of run %s: %s", pgid, self.run_id, exc)

@@ -3,12 +3,18 @@
 Two aiosqlite connections per Store, both in autocommit mode, each with its own thread:
 
 - the writer runs every write as one `BEGIN IMMEDIATE` transaction (so a second process waits on
-  `busy_timeout` instead of failing half-way). `_transaction` hands the whole transaction — a plain
+  `busy_timeout` instead of failing half-way). `transaction` hands the whole transaction — a plain
   function over the sqlite3 connection — to the writer's thread in one trip: one wake-up of the event loop
   per transaction instead of one per statement, and the transaction is atomic even if its caller is
   cancelled. An asyncio lock keeps transactions from interleaving.
-- the reader (`PRAGMA query_only`) answers `_all` / `_one`. With WAL it reads the last committed state and
-  never waits for the writer, so the UI's reads do not queue behind a burst of checkpoints.
+- the reader (`PRAGMA query_only`) answers `fetch_all` / `fetch_one`. With WAL it reads the last committed
+  state and never waits for the writer, so the UI's reads do not queue behind a burst of checkpoints.
+
+`Database` is what the store's parts are built on: `Store` (store/sqlite.py) is a Database with the core tables
+(sessions, messages, runs) and hands itself to each of its parts (the inbox, worktree records, run slots, …).
+They write and read through the small public interface below and never touch the connections: `transaction`,
+`fetch_all` / `fetch_one`, `require` and `first_row` inside a transaction, `resolve_row`, `clean`, and
+`placeholders` for `IN (…)`.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import asyncio
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -110,8 +116,20 @@ async def _in_thread(conn: aiosqlite.Connection, fn: Callable[[sqlite3.Connectio
     return result
 
 
+def placeholders(values: Iterable[Any]) -> tuple[str, list[Any]]:
+    """`?, ?, …` for the values, and the values as a list: for `… IN (?, ?, …)`."""
+    items = list(values)
+    return ", ".join("?" * len(items)), items
+
+
+def first_row(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+    """One row, inside a `Database.transaction` body (errors are wrapped by `transaction`)."""
+    row: sqlite3.Row | None = conn.execute(sql, params).fetchone()
+    return row
+
+
 class Database:
-    """Owns the connection. `Store` adds the table-level API on top."""
+    """Owns the two connections. `Store` adds the core tables on top; its parts get the Database itself."""
 
     def __init__(self, path: Path, conn: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         self.path = path
@@ -174,7 +192,7 @@ class Database:
     def _fail(self, what: str, err: sqlite3.Error) -> StoreError:
         return StoreError(f"Could not {what} in the store at {self.path}: {err}.")
 
-    async def _transaction(self, what: str, body: Callable[[sqlite3.Connection], T]) -> T:
+    async def transaction(self, what: str, body: Callable[[sqlite3.Connection], T]) -> T:
         """Run `body` as one write transaction on the writer's thread, in a single trip; return its result.
 
         `body` gets the plain sqlite3 connection and must not touch the event loop. It commits as a whole
@@ -199,7 +217,7 @@ class Database:
             except sqlite3.Error as err:
                 raise self._fail(what, err) from err
 
-    async def _all(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    async def fetch_all(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Rows of a read, from the reader connection: committed data only, one trip, no lock."""
         reader = self._reader
         if reader is None:
@@ -209,33 +227,29 @@ class Database:
         except sqlite3.Error as err:
             raise self._fail(what, err) from err
 
-    async def _one(self, what: str, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
-        rows = await self._all(what, sql, params)
+    async def fetch_one(self, what: str, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        """The first row of a read (see `fetch_all`), None when there is none."""
+        rows = await self.fetch_all(what, sql, params)
         return rows[0] if rows else None
 
-    @staticmethod
-    def _row(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
-        """One row, inside a `_transaction` body (errors are wrapped by `_transaction`)."""
-        row: sqlite3.Row | None = conn.execute(sql, params).fetchone()
-        return row
-
-    def _require(self, conn: sqlite3.Connection, table: str, row_id: str, what: str) -> None:
-        """Raise a StoreError naming `what` when `table` has no row `row_id` (clearer than an FK error)."""
-        if self._row(conn, f"SELECT 1 FROM {table} WHERE id = ?", (row_id,)) is None:
+    def require(self, conn: sqlite3.Connection, table: str, row_id: str, what: str) -> None:
+        """Inside a `transaction` body: raise a StoreError naming `what` when `table` has no row `row_id`
+        (clearer than a foreign key error)."""
+        if first_row(conn, f"SELECT 1 FROM {table} WHERE id = ?", (row_id,)) is None:
             raise StoreError(f"There is no {what} {row_id} in the store at {self.path}.")
 
-    async def _resolve(self, table: str, what: str, text: str, *, key_column: str | None = None
-                       ) -> sqlite3.Row:
+    async def resolve_row(self, table: str, what: str, text: str, *, key_column: str | None = None
+                          ) -> sqlite3.Row:
         """The row whose id is `text` or starts with it (or whose `key_column` equals it)."""
         text = text.strip()
         if not text:
             raise StoreError(f"Give a {what} id (or the first characters of one).")
         exact = f"SELECT * FROM {table} WHERE id = ?" + (f" OR {key_column} = ?" if key_column else "")
-        row = await self._one(f"look up {what} {text!r}", exact, (text, text) if key_column else (text,))
+        row = await self.fetch_one(f"look up {what} {text!r}", exact, (text, text) if key_column else (text,))
         if row is not None:
             return row
         prefix = text.lower()
-        rows = await self._all(
+        rows = await self.fetch_all(
             f"look up {what} {text!r}",
             f"SELECT * FROM {table} WHERE substr(id, 1, ?) = ? ORDER BY created_at DESC LIMIT 6",
             (len(prefix), prefix),

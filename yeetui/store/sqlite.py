@@ -5,7 +5,17 @@ instances, in one process or many, may share a file: the database runs in WAL mo
 to `busy_timeout`. Every call commits before it returns, so a `kill -9` loses nothing already stored.
 Writes run as whole transactions on the store's writer thread; reads use a second, read-only connection
 (see `yeetui.store.db`).
-Inbox items, breadcrumbs, worktrees and workflow states come from `SideTablesMixin` (store/side_tables.py).
+
+`Store` is a `Database` with the core tables — sessions (and their remembered permissions), messages and agent
+runs — and holds the other tables as typed parts, each given the Database and nothing else:
+
+- `inbox` (`InboxItems`, store/inbox.py) and `announcements` (`Announcements`, store/announce.py: an inbox item
+  told in its session once, the message and the mark in one transaction);
+- `breadcrumbs`, `worktree_records`, `workflow_states` (store/side_tables.py);
+- `slots`, `run_commands`, `permission_asks`, `tool_processes` (store/coordination.py: what processes sharing a
+  data dir coordinate through).
+
+So `store.inbox.list(session_id)`, `store.slots.take(run_id, limit)`, `store.permission_asks.post(…)`.
 """
 
 from __future__ import annotations
@@ -18,14 +28,18 @@ from pathlib import Path
 from types import EllipsisType
 from typing import Any
 
+import aiosqlite
+
 from yeetui.errors import ChildLimitReached, StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
-from yeetui.store.announce import AnnounceMixin
-from yeetui.store.coordination import CommandsMixin, PermissionAsksMixin, SlotsMixin, ToolProcessesMixin
+from yeetui.store.announce import Announcements
+from yeetui.store.coordination import PermissionAsks, RunCommandQueue, SlotQueue, ToolProcesses
+from yeetui.store.db import Database, first_row
+from yeetui.store.inbox import InboxItems
 from yeetui.store.liveness import pid_alive, process_gone, process_start
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
-from yeetui.store.side_tables import SideTablesMixin
+from yeetui.store.side_tables import Breadcrumbs, WorkflowStates, WorktreeRecords
 
 INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
 """The `error` of a run `mark_interrupted` ends."""
@@ -40,8 +54,30 @@ def session_key(profile: str, session_id: str, *, subagent: bool, origin: str = 
     return f"agent:{profile}:{'subagent' if subagent else origin}:{session_id}"
 
 
-class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, PermissionAsksMixin, ToolProcessesMixin):
-    """The async store. All methods commit before returning and raise `StoreError` with context."""
+class Store(Database):
+    """The async store. All methods (its parts' too) commit before returning and raise `StoreError` with context."""
+
+    inbox: InboxItems
+    announcements: Announcements
+    breadcrumbs: Breadcrumbs
+    worktree_records: WorktreeRecords
+    workflow_states: WorkflowStates
+    slots: SlotQueue
+    run_commands: RunCommandQueue
+    permission_asks: PermissionAsks
+    tool_processes: ToolProcesses
+
+    def __init__(self, path: Path, conn: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+        super().__init__(path, conn, reader)
+        self.inbox = InboxItems(self)
+        self.announcements = Announcements(self)
+        self.breadcrumbs = Breadcrumbs(self)
+        self.worktree_records = WorktreeRecords(self)
+        self.workflow_states = WorkflowStates(self)
+        self.slots = SlotQueue(self)
+        self.run_commands = RunCommandQueue(self)
+        self.permission_asks = PermissionAsks(self)
+        self.tool_processes = ToolProcesses(self)
 
     # ----- sessions ----------------------------------------------------------------------------------
 
@@ -58,11 +94,11 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
         def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:
             level = depth
             if parent_id is not None:
-                parent = self._row(conn, "SELECT depth FROM sessions WHERE id = ?", (parent_id,))
+                parent = first_row(conn, "SELECT depth FROM sessions WHERE id = ?", (parent_id,))
                 if parent is None:
                     raise StoreError(f"There is no parent session {parent_id} in the store at {self.path}.")
                 level = parent["depth"] + 1 if level is None else level
-            if self._row(conn, "SELECT 1 FROM sessions WHERE key = ?", (key,)) is not None:
+            if first_row(conn, "SELECT 1 FROM sessions WHERE key = ?", (key,)) is not None:
                 raise StoreError(f"A session with key {key!r} already exists in the store at {self.path}.")
             now = utcnow()
             conn.execute(
@@ -71,21 +107,21 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
                 (session_id, key, parent_id, level or 0, profile, self.clean(title), model, dump_json(workspace),
                  None if cwd is None else str(cwd), status, now, now),
             )
-            return self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
+            return first_row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
 
-        row = await self._transaction(f"create a {profile!r} session", insert)
+        row = await self.transaction(f"create a {profile!r} session", insert)
         assert row is not None
         return SessionRecord.from_row(row)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        row = await self._one(f"read session {session_id}", "SELECT * FROM sessions WHERE id = ?",
-                              (session_id,))
+        row = await self.fetch_one(f"read session {session_id}", "SELECT * FROM sessions WHERE id = ?",
+                                   (session_id,))
         return None if row is None else SessionRecord.from_row(row)
 
     async def resolve_session(self, id_or_prefix: str) -> SessionRecord:
         """The session whose id (or key) is `id_or_prefix`, or whose id uniquely starts with it."""
-        return SessionRecord.from_row(await self._resolve("sessions", "session", id_or_prefix,
-                                                          key_column="key"))
+        return SessionRecord.from_row(await self.resolve_row("sessions", "session", id_or_prefix,
+                                                             key_column="key"))
 
     async def list_sessions(self, *, parent_id: str | EllipsisType | None = ...,
                             limit: int = 50) -> list[SessionRecord]:
@@ -95,8 +131,8 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             where = " WHERE parent_id IS NULL"
         elif parent_id is not ...:
             where, params = " WHERE parent_id = ?", [parent_id]
-        rows = await self._all("list sessions", f"SELECT * FROM sessions{where}"
-                               " ORDER BY updated_at DESC, rowid DESC LIMIT ?", [*params, limit])
+        rows = await self.fetch_all("list sessions", f"SELECT * FROM sessions{where}"
+                                    " ORDER BY updated_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [SessionRecord.from_row(r) for r in rows]
 
     async def latest_session(self, *, parent_id: str | EllipsisType | None = None,
@@ -106,21 +142,21 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
         if origin is None:
             found = await self.list_sessions(parent_id=parent_id, limit=1)
             return found[0] if found else None
-        rows = await self._all("find the latest session", "SELECT * FROM sessions WHERE parent_id IS NULL AND key"
-                               " LIKE ? ESCAPE '\\' ORDER BY updated_at DESC, rowid DESC LIMIT 1",
-                               (f"agent:%:{origin}:%",))
+        rows = await self.fetch_all("find the latest session", "SELECT * FROM sessions WHERE parent_id IS NULL AND key"
+                                    " LIKE ? ESCAPE '\\' ORDER BY updated_at DESC, rowid DESC LIMIT 1",
+                                    (f"agent:%:{origin}:%",))
         return SessionRecord.from_row(rows[0]) if rows else None
 
     async def children(self, session_id: str) -> list[SessionRecord]:
         """Direct children, oldest first."""
-        rows = await self._all(f"list the children of session {session_id}",
-                               "SELECT * FROM sessions WHERE parent_id = ? ORDER BY created_at, rowid",
-                               (session_id,))
+        rows = await self.fetch_all(f"list the children of session {session_id}",
+                                    "SELECT * FROM sessions WHERE parent_id = ? ORDER BY created_at, rowid",
+                                    (session_id,))
         return [SessionRecord.from_row(r) for r in rows]
 
     async def descendants(self, session_id: str) -> list[SessionRecord]:
         """Every session below `session_id` (not itself), by depth then age."""
-        rows = await self._all(
+        rows = await self.fetch_all(
             f"list the descendants of session {session_id}",
             "WITH RECURSIVE tree(id) AS (SELECT id FROM sessions WHERE parent_id = ?"
             " UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id)"
@@ -147,9 +183,9 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             cursor = conn.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", [*values.values(), session_id])
             if cursor.rowcount == 0:
                 raise StoreError(f"There is no session {session_id} in the store at {self.path}.")
-            return self._row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
+            return first_row(conn, "SELECT * FROM sessions WHERE id = ?", (session_id,))
 
-        row = await self._transaction(f"update session {session_id}", update)
+        row = await self.transaction(f"update session {session_id}", update)
         assert row is not None
         return SessionRecord.from_row(row)
 
@@ -159,14 +195,14 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
                 raise StoreError(f"There is no session {session_id} in the store at {self.path}.")
 
-        await self._transaction(f"delete session {session_id}", delete)
+        await self.transaction(f"delete session {session_id}", delete)
 
     async def remember_permission(self, session_id: str, tool: str, subject: str) -> None:
         """Keep an "Always" answer for the session: `tool` on exactly `subject` is allowed in its later runs.
         A subject holding a key is not written down (the store keeps no keys): it holds for the current run only."""
         if self.clean(subject) != subject:
             return
-        await self._transaction(
+        await self.transaction(
             f"remember {tool} on {subject[:40]!r} for session {session_id}",
             lambda conn: conn.execute(
                 "INSERT OR IGNORE INTO session_permissions (session_id, tool, subject, created_at)"
@@ -174,9 +210,9 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
 
     async def remembered_permissions(self, session_id: str) -> list[tuple[str, str]]:
         """The session's "Always" answers as (tool, subject), oldest first."""
-        rows = await self._all(f"read the remembered permissions of session {session_id}",
-                               "SELECT tool, subject FROM session_permissions WHERE session_id = ?"
-                               " ORDER BY created_at, rowid", (session_id,))
+        rows = await self.fetch_all(f"read the remembered permissions of session {session_id}",
+                                    "SELECT tool, subject FROM session_permissions WHERE session_id = ?"
+                                    " ORDER BY created_at, rowid", (session_id,))
         return [(row["tool"], row["subject"]) for row in rows]
 
     # ----- messages ----------------------------------------------------------------------------------
@@ -187,9 +223,9 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
         body = self.clean(message.model_dump_json())  # serialised (and redacted) here: the writer only runs SQL
 
         def insert(conn: sqlite3.Connection) -> int | None:
-            self._require(conn, "sessions", session_id, "session")
+            self.require(conn, "sessions", session_id, "session")
             if run_id is not None:
-                self._require(conn, "agent_runs", run_id, "run")
+                self.require(conn, "agent_runs", run_id, "run")
             now = utcnow()
             cursor = conn.execute(
                 "INSERT INTO messages (session_id, run_id, seq, role, body, partial, created_at, updated_at)"
@@ -200,7 +236,7 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
             return cursor.lastrowid
 
-        message_id = await self._transaction(f"append a message to session {session_id}", insert)
+        message_id = await self.transaction(f"append a message to session {session_id}", insert)
         assert message_id is not None
         return message_id
 
@@ -218,18 +254,18 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id ="
                          " (SELECT session_id FROM messages WHERE id = ?)", (now, message_id))
 
-        await self._transaction(f"update message {message_id}", update)
+        await self.transaction(f"update message {message_id}", update)
 
     async def delete_message(self, message_id: int) -> None:
         def delete(conn: sqlite3.Connection) -> None:
             if conn.execute("DELETE FROM messages WHERE id = ?", (message_id,)).rowcount == 0:
                 raise StoreError(f"There is no message {message_id} in the store at {self.path}.")
 
-        await self._transaction(f"delete message {message_id}", delete)
+        await self.transaction(f"delete message {message_id}", delete)
 
     async def get_message(self, message_id: int) -> StoredMessage | None:
-        row = await self._one(f"read message {message_id}", "SELECT * FROM messages WHERE id = ?",
-                              (message_id,))
+        row = await self.fetch_one(f"read message {message_id}", "SELECT * FROM messages WHERE id = ?",
+                                   (message_id,))
         return None if row is None else StoredMessage.from_row(row)
 
     async def messages(self, session_id: str, *, include_partial: bool = True, limit: int | None = None,
@@ -258,18 +294,18 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             sql = (f"SELECT * FROM (SELECT * FROM messages WHERE {where} ORDER BY seq DESC LIMIT ?)"
                    " ORDER BY seq")
             params.append(max(limit, 0))
-        rows = await self._all(f"read the messages of session {session_id}", sql, params)
+        rows = await self.fetch_all(f"read the messages of session {session_id}", sql, params)
         return [StoredMessage.from_row(r) for r in rows]
 
     async def run_has_messages(self, run_id: str) -> bool:
         """Whether run `run_id` committed anything to its transcript (its task first of all)."""
-        return await self._one(f"look for the messages of run {run_id}",
-                               "SELECT 1 FROM messages WHERE run_id = ? LIMIT 1", (run_id,)) is not None
+        return await self.fetch_one(f"look for the messages of run {run_id}",
+                                    "SELECT 1 FROM messages WHERE run_id = ? LIMIT 1", (run_id,)) is not None
 
     async def count_messages(self, session_id: str, *, include_partial: bool = True) -> int:
         extra = "" if include_partial else " AND partial = 0"
-        row = await self._one(f"count the messages of session {session_id}",
-                              f"SELECT count(*) FROM messages WHERE session_id = ?{extra}", (session_id,))
+        row = await self.fetch_one(f"count the messages of session {session_id}",
+                                   f"SELECT count(*) FROM messages WHERE session_id = ?{extra}", (session_id,))
         return int(row[0]) if row else 0
 
     # ----- runs --------------------------------------------------------------------------------------
@@ -294,9 +330,9 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
         pid_start = process_start(pid)
 
         def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            self._require(conn, "sessions", session_id, "session")
+            self.require(conn, "sessions", session_id, "session")
             if parent_run_id is not None:
-                self._require(conn, "agent_runs", parent_run_id, "parent run")
+                self.require(conn, "agent_runs", parent_run_id, "parent run")
             if max_children is not None and parent_session:
                 live = self._live_children(conn, parent_session)
                 if live >= max_children:
@@ -313,9 +349,9 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
                  now, now if status is RunStatus.RUNNING else None, now if status.is_final else None,
                  pid, pid_start, dump_json(options or {})),
             )
-            return self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+            return first_row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
 
-        row = await self._transaction(f"create a {profile!r} run in session {session_id}", insert)
+        row = await self.transaction(f"create a {profile!r} run in session {session_id}", insert)
         assert row is not None
         return RunRecord.from_row(row)
 
@@ -334,19 +370,19 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
                                   [*values.values(), run_id, RunStatus(status).value, pid])
             if cursor.rowcount == 0:
                 return None
-            return self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+            return first_row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
 
-        row = await self._transaction(f"claim run {run_id}", claim)
+        row = await self.transaction(f"claim run {run_id}", claim)
         return None if row is None else RunRecord.from_row(row)
 
     async def allocate_label(self, profile: str) -> str:
         """The next `profile#N` of this data dir, taken for good (atomically, across processes)."""
-        return await self._transaction(f"number a {profile!r} run", lambda conn: self._next_label(conn, profile))
+        return await self.transaction(f"number a {profile!r} run", lambda conn: self._next_label(conn, profile))
 
     def _next_label(self, conn: sqlite3.Connection, profile: str) -> str:
-        row = self._row(conn, "SELECT last FROM run_labels WHERE profile = ?", (profile,))
+        row = first_row(conn, "SELECT last FROM run_labels WHERE profile = ?", (profile,))
         if row is None:  # a data dir from before labels were counted here: continue after its runs
-            row = self._row(conn, "SELECT count(*) AS last FROM agent_runs WHERE profile = ?", (profile,))
+            row = first_row(conn, "SELECT count(*) AS last FROM agent_runs WHERE profile = ?", (profile,))
         number = (int(row["last"]) if row is not None else 0) + 1
         conn.execute("INSERT INTO run_labels (profile, last) VALUES (?, ?) ON CONFLICT (profile) DO UPDATE SET"
                      " last = excluded.last", (profile, number))
@@ -356,7 +392,7 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
         """Live (queued, running, waiting for a permission) subagent runs reporting to a session; a pair
         watcher's runs are not its children."""
         marks = ", ".join("?" * len(_LIVE_STATUSES))
-        row = self._row(conn, f"SELECT count(*) AS n FROM agent_runs WHERE status IN ({marks}) AND"
+        row = first_row(conn, f"SELECT count(*) AS n FROM agent_runs WHERE status IN ({marks}) AND"
                         " json_extract(options, '$.parent_session_id') = ? AND"
                         " coalesce(json_extract(options, '$.watcher'), 0) = 0",
                         (*[s.value for s in _LIVE_STATUSES], parent_session_id))
@@ -396,7 +432,7 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
         if options is not None:
             values["options"] = dump_json(options)
         def update(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            row = self._row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?", (run_id,))
+            row = first_row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?", (run_id,))
             if row is None:
                 raise StoreError(f"There is no run {run_id} in the store at {self.path}.")
             if status is RunStatus.RUNNING and row["started_at"] is None:
@@ -406,20 +442,20 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             if values:
                 assignments = ", ".join(f"{name} = ?" for name in values)
                 conn.execute(f"UPDATE agent_runs SET {assignments} WHERE id = ?", [*values.values(), run_id])
-            return self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+            return first_row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
 
-        row = await self._transaction(f"update run {run_id}", update)
+        row = await self.transaction(f"update run {run_id}", update)
         assert row is not None
         return RunRecord.from_row(row)
 
     async def get_run(self, run_id: str) -> RunRecord | None:
-        row = await self._one(f"read run {run_id}", "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
+        row = await self.fetch_one(f"read run {run_id}", "SELECT * FROM agent_runs WHERE id = ?", (run_id,))
         return None if row is None else RunRecord.from_row(row)
 
     async def resolve_run(self, id_or_prefix: str) -> RunRecord:
         """The run whose id or label (`oracle#2`, what `agents list` prints) is `id_or_prefix`, or whose id
         uniquely starts with it."""
-        return RunRecord.from_row(await self._resolve("agent_runs", "run", id_or_prefix, key_column="label"))
+        return RunRecord.from_row(await self.resolve_row("agent_runs", "run", id_or_prefix, key_column="label"))
 
     async def list_runs(self, *, session_id: str | None = None, statuses: Iterable[RunStatus] | None = None,
                         parent_run_id: str | None = None, limit: int = 100) -> list[RunRecord]:
@@ -437,36 +473,37 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             clauses.append(f"status IN ({', '.join('?' * len(wanted))})")
             params.extend(wanted)
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
-        rows = await self._all("list runs", f"SELECT * FROM agent_runs{where}"
-                               " ORDER BY created_at DESC, rowid DESC LIMIT ?", [*params, limit])
+        rows = await self.fetch_all("list runs", f"SELECT * FROM agent_runs{where}"
+                                    " ORDER BY created_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [RunRecord.from_row(r) for r in rows]
 
     async def root_session_id(self, session_id: str) -> str:
         """The top-level session above `session_id` (itself when it has no parent)."""
-        row = await self._one(f"find the root of session {session_id}",
-                              "WITH RECURSIVE up(id, parent_id) AS (SELECT id, parent_id FROM sessions WHERE id = ?"
-                              " UNION SELECT s.id, s.parent_id FROM sessions s JOIN up ON s.id = up.parent_id)"
-                              " SELECT id FROM up WHERE parent_id IS NULL", (session_id,))
+        row = await self.fetch_one(
+            f"find the root of session {session_id}",
+            "WITH RECURSIVE up(id, parent_id) AS (SELECT id, parent_id FROM sessions WHERE id = ?"
+            " UNION SELECT s.id, s.parent_id FROM sessions s JOIN up ON s.id = up.parent_id)"
+            " SELECT id FROM up WHERE parent_id IS NULL", (session_id,))
         return row["id"] if row is not None else session_id
 
     async def session_tree_ids(self, session_id: str) -> list[str]:
         """`session_id` and every session below it."""
-        rows = await self._all(f"list the sessions below {session_id}",
-                               "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t"
-                               " ON s.parent_id = t.id) SELECT id FROM tree", (session_id,))
+        rows = await self.fetch_all(f"list the sessions below {session_id}",
+                                    "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t"
+                                    " ON s.parent_id = t.id) SELECT id FROM tree", (session_id,))
         return [row["id"] for row in rows]
 
     async def has_child_sessions(self, session_id: str) -> bool:
-        return await self._one(f"look for subagent sessions of {session_id}",
-                               "SELECT 1 FROM sessions WHERE parent_id = ? LIMIT 1", (session_id,)) is not None
+        return await self.fetch_one(f"look for subagent sessions of {session_id}",
+                                    "SELECT 1 FROM sessions WHERE parent_id = ? LIMIT 1", (session_id,)) is not None
 
     async def tree_usage(self, session_id: str) -> tuple[Usage, float | None]:
         """Tokens and cost of every run in `session_id` and the sessions below it (its subagents, theirs…).
         The cost is None when a run's cost is unknown (a model without a price)."""
-        rows = await self._all(f"sum the usage below session {session_id}",
-                               "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t"
-                               " ON s.parent_id = t.id) SELECT usage, cost FROM agent_runs WHERE session_id IN tree",
-                               (session_id,))
+        rows = await self.fetch_all(
+            f"sum the usage below session {session_id}",
+            "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t"
+            " ON s.parent_id = t.id) SELECT usage, cost FROM agent_runs WHERE session_id IN tree", (session_id,))
         total = Usage()
         cost_known: float | None = 0.0
         for row in rows:
@@ -483,8 +520,9 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
         if not ids:
             return {}
         marks = ", ".join("?" * len(ids))
-        rows = await self._all("sum the usage of sessions",
-                               f"SELECT session_id, usage, cost FROM agent_runs WHERE session_id IN ({marks})", ids)
+        rows = await self.fetch_all("sum the usage of sessions",
+                                    f"SELECT session_id, usage, cost FROM agent_runs WHERE session_id IN ({marks})",
+                                    ids)
         sums: dict[str, tuple[Usage, float | None]] = {}
         for row in rows:
             total, cost = sums.get(row["session_id"], (Usage(), 0.0))
@@ -509,7 +547,7 @@ class Store(SideTablesMixin, AnnounceMixin, SlotsMixin, CommandsMixin, Permissio
             for run_id in orphaned:
                 conn.execute("UPDATE agent_runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
                              (RunStatus.INTERRUPTED.value, INTERRUPTED_ERROR, now, run_id))
-            return [self._row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,)) for run_id in orphaned]
+            return [first_row(conn, "SELECT * FROM agent_runs WHERE id = ?", (run_id,)) for run_id in orphaned]
 
-        rows = await self._transaction("mark orphaned runs interrupted", mark)
+        rows = await self.transaction("mark orphaned runs interrupted", mark)
         return [RunRecord.from_row(r) for r in rows if r is not None]

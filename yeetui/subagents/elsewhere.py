@@ -143,13 +143,13 @@ class RunsElsewhere:
 
     async def _show_delivered(self, run_id: str, parent: str) -> None:
         """The worker published its inbox item on its own bus: say it here too, for the inbox on screen."""
-        for item in await self.store.list_inbox(parent):
+        for item in await self.store.inbox.list(parent):
             if item.run_id == run_id:
                 self.bus.publish(InboxItemAdded(item.id, parent, run_id, item.kind, item.title, item.body,
                                                 item.data or {}))
 
     async def _forward_asks(self) -> None:
-        open_asks = await self.store.open_permission_asks(self._followed)
+        open_asks = await self.store.permission_asks.unanswered(self._followed)
         still_open = {ask.id for ask in open_asks}
         self._withdraw({i: f for i, f in self._asked.items() if i not in still_open})  # answered or withdrawn
         for ask in open_asks:
@@ -176,7 +176,7 @@ class RunsElsewhere:
 
     async def _record(self, ask_id: int, answer: PermissionAnswer) -> None:
         try:
-            await self.store.answer_permission_ask(ask_id, answer)
+            await self.store.permission_asks.answer(ask_id, answer)
         except YeetuiError:
             log.exception("could not record the answer to permission question %s", ask_id)
 

@@ -87,7 +87,7 @@ class AgentHost:
         if run.status.is_final:
             output = (run.result or {}).get("output", "")
             data["result"] = announcement_text(run.label or run.profile, RunStatus(run.status), output, run.error)
-            for item in await self.store.list_inbox(self.session_id):
+            for item in await self.store.inbox.list(self.session_id):
                 if item.run_id == run.id:
                     await self.delivery.consumed(item.id)
         return data

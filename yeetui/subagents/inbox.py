@@ -165,15 +165,15 @@ class Delivery:
                 "announce": announce, "announcement": text, "result": result or {}}
         if worktree:
             data["worktree"] = worktree
-        item, created = await self.store.put_inbox_item(
+        item, created = await self.store.inbox.put(
             session_id=recipient_session_id, run_id=run_id, kind=_kind(result), title=f"{label} — {status.value}",
             body=output[:ANNOUNCE_CAP] if output else (error or ""), data=data,
             dedupe_key=f"completion:{run_id}" + (f":{attempt}" if attempt else ""))
         if created:
             lines = (output or error or "").strip().splitlines()
             summary = lines[0][:200] if lines else status.value
-            await self.store.add_breadcrumb(session_id=recipient_session_id, summary=f"{label}: {summary}",
-                                            child_session_id=child_session_id, run_id=run_id)
+            await self.store.breadcrumbs.add(session_id=recipient_session_id, summary=f"{label}: {summary}",
+                                             child_session_id=child_session_id, run_id=run_id)
             self.bus.publish(InboxItemAdded(item.id, recipient_session_id, run_id, item.kind, item.title, item.body,
                                             data))
         if announce and not self.is_active(recipient_session_id) and recipient_session_id not in self.hold_for:
@@ -186,12 +186,12 @@ class Delivery:
         deliveries from outside the recipient's run; its own run flushes between turns without it."""
         appended: list[Message] = []
         async with self._locks[session_id]:
-            for item in await self.store.pending_announcements(session_id):
+            for item in await self.store.announcements.pending(session_id):
                 data = item.data or {}
                 message = Message.user(data.get("announcement") or item.title, announcement=True,
                                        run_id=item.run_id, label=data.get("label"),
                                        child_session_id=data.get("child_session_id"), status=data.get("status"))
-                message_id = await self.store.announce(item.id, message, only_if_idle=only_if_idle)
+                message_id = await self.store.announcements.announce(item.id, message, only_if_idle=only_if_idle)
                 if message_id is not None:
                     appended.append(message)
                     self.bus.publish(MessageCommitted(item.run_id or "", session_id, message_id, message))
@@ -203,7 +203,7 @@ class Delivery:
         finds such runs comes through here, so the parent hears of each exactly once, whichever runs first.
         The ending is announced even for a blocking spawn: the parent's waiting tool call died with it.
         Commands the dead process had running are ended first, so nothing of a killed run keeps going."""
-        for leftover in await self.store.take_leftover_processes():
+        for leftover in await self.store.tool_processes.take_leftovers():
             if kill_leftover_group(leftover.pgid, leftover.leader_start):
                 log.info("ended process group %s left running by run %s", leftover.pgid, leftover.run_id)
         for run in await self.store.mark_interrupted():
@@ -214,12 +214,12 @@ class Delivery:
                     label=run.label or run.profile, status=RunStatus.INTERRUPTED,
                     output=(run.result or {}).get("output", ""), error=run.error, result=run.result,
                     announce=True, attempt=options.attempt)
-        for session_id in await self.store.pending_announcement_sessions():
+        for session_id in await self.store.announcements.pending_sessions():
             await self.flush(session_id, only_if_idle=True)
 
     async def consumed(self, item_id: int) -> bool:
         """The item's content reached the requester another way (a blocking spawn's tool result)."""
-        return await self.store.mark_announced(item_id)
+        return await self.store.announcements.mark_announced(item_id)
 
 
 def _kind(result: dict[str, Any] | None) -> str:

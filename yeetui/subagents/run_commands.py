@@ -36,7 +36,7 @@ class RunCommands:
             raise SpawnRefused(f"Run {run_id} is not running (it may have finished).")
         if not run.options:  # a conversation's own run, executed outside any spawner: nobody would pick it up
             raise SpawnRefused(f"Run {run_id} is a conversation's own run, not a subagent; interrupt it there.")
-        await self.store.post_run_command(run.id, kind, body, sender=sender)
+        await self.store.run_commands.post(run.id, kind, body, sender=sender)
 
     def keep_taking(self, live: Callable[[], Collection[str]], act: ActOn) -> None:
         """While `live()` names runs, take the commands left for them and `act` on each; one poller at a
@@ -54,7 +54,7 @@ class RunCommands:
 
     async def take(self, run_ids: Collection[str], act: ActOn) -> None:
         """Take the open commands for these runs (each taken once, whichever process looks) and act on them."""
-        for command in await self.store.take_run_commands(run_ids):
+        for command in await self.store.run_commands.take(run_ids):
             await act(command)
 
     async def close(self) -> None:

@@ -95,9 +95,9 @@ class Worktrees:
             await self.git_checked(repo, "worktree", "add", "--quiet", "-b", name, str(path), base_commit,
                             what=f"add a worktree for {name}")
         try:
-            return await self.store.add_worktree(path=path, branch=name, repo=repo, base_branch=base,
-                                                 owner_session_id=owner_session_id, kind=kind,
-                                                 base_commit=base_commit, label=label or task[:80])
+            return await self.store.worktree_records.add(path=path, branch=name, repo=repo, base_branch=base,
+                                                         owner_session_id=owner_session_id, kind=kind,
+                                                         base_commit=base_commit, label=label or task[:80])
         except StoreError:
             await self._remove_tree(repo, path, name, kind=kind, force=True)
             raise
@@ -121,7 +121,7 @@ class Worktrees:
         return out.strip()
 
     async def _unique_branch(self, repo: Path, prefix: str, name: str) -> str:
-        taken = {w.branch for w in await self.store.list_worktrees(repo=repo)}
+        taken = {w.branch for w in await self.store.worktree_records.list(repo=repo)}
         for n in range(1, 1000):
             branch = f"{prefix}{name}" + (f"-{n}" if n > 1 else "")
             rc, _, _ = await self.git_result(repo, "show-ref", "--verify", "--quiet", f"refs/heads/{branch}")
@@ -133,20 +133,20 @@ class Worktrees:
 
     async def claim(self, worktree_id: str, session_id: str, *, from_session_id: str | None = None) -> WorktreeRecord:
         try:
-            return await self.store.claim_worktree(worktree_id, session_id, from_session_id=from_session_id)
+            return await self.store.worktree_records.claim(worktree_id, session_id, from_session_id=from_session_id)
         except StoreError as exc:
             raise WorktreeError(str(exc)) from None
 
     async def release(self, worktree_id: str) -> WorktreeRecord:
         try:
-            return await self.store.claim_worktree(worktree_id, None)
+            return await self.store.worktree_records.claim(worktree_id, None)
         except StoreError as exc:
             raise WorktreeError(str(exc)) from None
 
     async def find(self, name: str, *, sessions: list[str] | None = None) -> WorktreeRecord:
         """The active worktree `name` names — a run label (`builder#3`), a branch, or an id prefix — or, with
         no name, the newest active one owned by any of `sessions`. WorktreeError says what exists instead."""
-        active = await self.store.list_worktrees(statuses=("active",))
+        active = await self.store.worktree_records.list(statuses=("active",))
         if name:
             found = [w for w in active if name in (w.label, w.branch)] or [w for w in active if w.id.startswith(name)]
         else:
@@ -160,14 +160,14 @@ class Worktrees:
         raise WorktreeError(f"There is no active worktree {where}. Active worktrees: {known}.")
 
     async def of_session(self, session_id: str) -> WorktreeRecord | None:
-        owned = await self.store.list_worktrees(owner_session_id=session_id, statuses=("active",))
+        owned = await self.store.worktree_records.list(owner_session_id=session_id, statuses=("active",))
         return owned[0] if owned else None
 
     # -- reading -------------------------------------------------------------------------------------
 
     async def fresh(self, wt: WorktreeRecord) -> WorktreeRecord:
         """`wt` as the store has it now (another process may have merged or claimed it meanwhile)."""
-        current = await self.store.get_worktree(wt.id)
+        current = await self.store.worktree_records.get(wt.id)
         if current is None:
             raise WorktreeError(f"Worktree {wt.id[:12]} is not in the registry any more.")
         return current
@@ -283,8 +283,8 @@ class Worktrees:
                 raise WorktreeError(f"Branch {wt.branch} of worktree {wt.id[:12]} has {state.commits} commit(s) "
                                     "that are not merged; merge them, or delete with --force to lose them.")
         await self._remove_tree(wt.repo, wt.path, wt.branch, kind=wt.kind, force=True)
-        return await self.store.update_worktree(wt.id, status=status if wt.status == "active" else wt.status,
-                                                owner_session_id=None)
+        return await self.store.worktree_records.update(wt.id, status=status if wt.status == "active" else wt.status,
+                                                        owner_session_id=None)
 
     async def _remove_tree(self, repo: Path, path: Path, branch: str, *, kind: str, force: bool) -> None:
         if kind == "clone":
@@ -308,7 +308,7 @@ class Worktrees:
         for it unless the user resumes it), and those whose folder is gone."""
         now = now or datetime.now(UTC)
         found = []
-        for wt in await self.store.list_worktrees(statuses=("active",)):
+        for wt in await self.store.worktree_records.list(statuses=("active",)):
             if not exists(wt.path):
                 found.append(wt)
             elif (now - wt.updated_at >= older_than or await self._owner_gave_up(wt)) and \
@@ -333,7 +333,7 @@ class Worktrees:
         disk, stale ones with nothing to lose, and registry rows whose folder is gone. Stale worktrees with
         uncommitted or unmerged work are listed as kept."""
         plan: list[CleanupEntry] = []
-        for wt in await self.store.list_worktrees(statuses=("merged", "discarded")):
+        for wt in await self.store.worktree_records.list(statuses=("merged", "discarded")):
             if exists(wt.path):
                 plan.append(CleanupEntry(wt, "remove", f"{wt.status}; its folder is still on disk"))
         for wt in await self.stale(older_than=older_than, now=now):

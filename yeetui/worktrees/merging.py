@@ -132,7 +132,7 @@ async def sync_worktree(worktrees: Worktrees, wt: WorktreeRecord, *, how: SyncHo
             return MergeOutcome(False, wt.path, wt.branch, f"Bringing {wt.branch} up to date with {target} "
                                 f"conflicts in {', '.join(conflicts)}; it was left as it was.", conflicts=conflicts)
         raise WorktreeError(f"git could not {how} {wt.branch} onto {target}: {_said(err)}")
-    await worktrees.store.update_worktree(wt.id, base_commit=head)
+    await worktrees.store.worktree_records.update(wt.id, base_commit=head)
     done = "rebased onto" if how == "rebase" else "merged with"
     return MergeOutcome(True, wt.path, wt.branch, f"{wt.branch} {done} {target} ({head[:10]}).", commit=head)
 

@@ -15,7 +15,7 @@ from yeetui.runtime import Runtime
 
 async def test_marking_an_item_sets_its_status(runtime: Runtime) -> None:
     session = await SessionDesk(runtime).new()
-    item = await runtime.store.add_inbox_item(session_id=session.id, kind="completion", title="oracle#1 done")
+    item = await runtime.store.inbox.add(session_id=session.id, kind="completion", title="oracle#1 done")
     inbox = InboxDesk(runtime)
     await inbox.mark(item, "dismissed")
     marked = await inbox.get(item.id)
@@ -37,11 +37,11 @@ async def test_an_interjection_verdict_is_counted_by_its_watcher(runtime: Runtim
     await pair.toggle(session.id)
     watcher = runtime.watchers.get(session.id)
     assert watcher is not None
-    item = await runtime.store.add_inbox_item(session_id=session.id, kind="interjection", title="careful",
-                                              data={"watcher_session_id": watcher.session_id})
+    item = await runtime.store.inbox.add(session_id=session.id, kind="interjection", title="careful",
+                                         data={"watcher_session_id": watcher.session_id})
     await InboxDesk(runtime).mark(item, "dismissed", accepted=False)
     assert (watcher.counts.interjections, watcher.counts.dismissed) == (1, 1)
-    marked = await runtime.store.get_inbox_item(item.id)
+    marked = await runtime.store.inbox.get(item.id)
     assert marked is not None and marked.status == "dismissed"
 
 

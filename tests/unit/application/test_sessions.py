@@ -67,7 +67,7 @@ async def test_tree_lists_each_top_session_then_those_below_it(runtime: Runtime)
                                  label="oracle#1", status=RunStatus.COMPLETED)
     waiting = await store.create_run(session_id=primary.id, profile="generic", model=None, prompt="hi",
                                      status=RunStatus.WAITING_USER)
-    await store.add_inbox_item(session_id=child.id, kind="completion", title="oracle#1 done", run_id=run.id)
+    await store.inbox.add(session_id=child.id, kind="completion", title="oracle#1 done", run_id=run.id)
     detached = await store.create_session(profile="builder", title="build it", origin="detached")
     tree = await desk.tree()
     assert [n.id for n in tree] == [detached.id, primary.id, child.id]

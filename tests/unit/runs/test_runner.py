@@ -176,7 +176,7 @@ async def test_workflow_transition_does_not_end_the_run(scripted, tmp_path: Path
     rt = await Runtime.open(cwd=project, provider_factory=scripted.provider_factory)
     try:
         result = await rt.launcher.run_prompt("go", profile_name="stepper")
-        state = await rt.store.load_workflow_state(result.run_id)
+        state = await rt.store.workflow_states.load(result.run_id)
     finally:
         await rt.close()
     assert result.status == RunStatus.COMPLETED and result.output == "built"

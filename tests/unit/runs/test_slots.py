@@ -31,7 +31,7 @@ async def main(db, run_id, limit):
     try:
         await slots.acquire(run_id)
         start = time.time()
-        held = (await store.slot_counts()).get("held", 0)
+        held = (await store.slots.counts()).get("held", 0)
         await asyncio.sleep(0.3)  # keep the slot a while, so the others pile up behind the cap
         end = time.time()
         await slots.release(run_id)
@@ -72,16 +72,16 @@ async def test_cap_holds_across_processes(store: Store) -> None:
         running += change
         peak = max(peak, running)
     assert peak <= 3
-    assert await store.slot_counts() == {}
+    assert await store.slots.counts() == {}
 
 
 async def test_slots_of_a_dead_process_are_taken_back(store: Store) -> None:
-    await store.queue_for_slot("ghost", pid=_dead_pid())
-    assert await store.take_slot("ghost", 1, is_alive=lambda pid: True)  # held while its process "lives"
+    await store.slots.queue("ghost", pid=_dead_pid())
+    assert await store.slots.take("ghost", 1, is_alive=lambda pid: True)  # held while its process "lives"
     slots = RunSlots(store, limit=1)
     async with asyncio.timeout(10):
         await slots.acquire("mine")  # the ghost's process is gone: its slot is reclaimed
-    assert slots.holds("mine") and await store.slot_counts() == {"held": 1}
+    assert slots.holds("mine") and await store.slots.counts() == {"held": 1}
 
 
 async def test_waiting_runs_get_slots_in_queue_order(store: Store) -> None:
@@ -95,12 +95,12 @@ async def test_waiting_runs_get_slots_in_queue_order(store: Store) -> None:
 
     second = asyncio.create_task(queued("second"))
     for _ in range(500):  # "second" is in the queue before "third" joins it
-        if (await store.slot_counts()).get("waiting"):
+        if (await store.slots.counts()).get("waiting"):
             break
         await asyncio.sleep(0.01)
     third = asyncio.create_task(queued("third"))
     for _ in range(500):
-        if (await store.slot_counts()).get("waiting") == 2:
+        if (await store.slots.counts()).get("waiting") == 2:
             break
         await asyncio.sleep(0.01)
     await slots.release("first")
@@ -116,13 +116,13 @@ async def test_a_cancelled_wait_leaves_the_queue(store: Store) -> None:
     await slots.acquire("holder")
     waiter = asyncio.create_task(slots.acquire("impatient"))
     for _ in range(500):
-        if (await store.slot_counts()).get("waiting"):
+        if (await store.slots.counts()).get("waiting"):
             break
         await asyncio.sleep(0.01)
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiter
-    assert await store.slot_counts() == {"held": 1}
+    assert await store.slots.counts() == {"held": 1}
 
 
 async def test_headless_primary_waits_for_a_slot_held_elsewhere(scripted, tmp_path: Path) -> None:
@@ -135,16 +135,16 @@ async def test_headless_primary_waits_for_a_slot_held_elsewhere(scripted, tmp_pa
         runtime = await Runtime.open(cwd=project, provider_factory=scripted.provider_factory,
                                      spawner_limits={"max_concurrent": 1})
         try:
-            await runtime.store.queue_for_slot("elsewhere", pid=other.pid)
-            assert await runtime.store.take_slot("elsewhere", 1)
+            await runtime.store.slots.queue("elsewhere", pid=other.pid)
+            assert await runtime.store.slots.take("elsewhere", 1)
             task = asyncio.create_task(runtime.launcher.run_prompt("PRIMARY"))
             for _ in range(500):
-                if (await runtime.store.slot_counts()).get("waiting"):
+                if (await runtime.store.slots.counts()).get("waiting"):
                     break
                 await asyncio.sleep(0.01)
             (run,) = await runtime.store.list_runs()
             assert run.status == RunStatus.QUEUED and not scripted.requests
-            await runtime.store.release_slot("elsewhere")
+            await runtime.store.slots.release("elsewhere")
             result = await asyncio.wait_for(task, 30)
             assert result.status == RunStatus.COMPLETED
         finally:
@@ -156,30 +156,30 @@ async def test_headless_primary_waits_for_a_slot_held_elsewhere(scripted, tmp_pa
 
 async def test_a_run_resumed_by_another_process_replaces_its_stale_slot(store: Store) -> None:
     """A worker killed while holding its run's slot; the resuming process queues the same run afresh."""
-    await store.queue_for_slot("resumed", pid=_dead_pid())
-    assert await store.take_slot("resumed", 1, is_alive=lambda pid: True)
+    await store.slots.queue("resumed", pid=_dead_pid())
+    assert await store.slots.take("resumed", 1, is_alive=lambda pid: True)
     slots = RunSlots(store, limit=1)
     async with asyncio.timeout(10):
         await slots.acquire("resumed")
-    assert slots.holds("resumed") and await store.slot_counts() == {"held": 1}
+    assert slots.holds("resumed") and await store.slots.counts() == {"held": 1}
 
 
 async def test_a_cancel_right_after_queueing_leaves_the_queue(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """The queue row is committed, the cancel lands before `acquire` goes on: the row must still go."""
     queued = asyncio.Event()
-    original = store.queue_for_slot
+    original = store.slots.queue
 
     async def queue_then_stall(run_id: str, **kw) -> None:
         await original(run_id, **kw)
         queued.set()
         await asyncio.Event().wait()  # the cancel arrives here, after the commit
 
-    monkeypatch.setattr(store, "queue_for_slot", queue_then_stall)
+    monkeypatch.setattr(store.slots, "queue", queue_then_stall)
     slots = RunSlots(store, limit=1)
     waiter = asyncio.create_task(slots.acquire("early"))
     await queued.wait()
-    assert await store.slot_counts() == {"waiting": 1}
+    assert await store.slots.counts() == {"waiting": 1}
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiter
-    assert await store.slot_counts() == {}
+    assert await store.slots.counts() == {}

@@ -93,8 +93,8 @@ async def test_summary_markdown(store: Store, project: Path) -> None:
     parent = await _parent(store)
     child = (await store.create_session(profile="fixer", parent_id=parent)).id
     for index in range(12):
-        await store.add_breadcrumb(session_id=parent, summary=f"crumb-{index:02d} done",
-                                   child_session_id=child if index == 11 else None)
+        await store.breadcrumbs.add(session_id=parent, summary=f"crumb-{index:02d} done",
+                                    child_session_id=child if index == 11 else None)
     await _conversation(store, parent)
     await store.append_message(parent, Message.assistant("Final word. " + "long " * 600))
     context = _context_of(await _resolve("summary_markdown", store, project, parent))

@@ -45,7 +45,7 @@ class HeldTransaction:
         return cursor.lastrowid
 
     def start(self) -> asyncio.Task[int]:
-        return asyncio.create_task(self.store._transaction("hold a transaction", self.body))
+        return asyncio.create_task(self.store.transaction("hold a transaction", self.body))
 
     async def wait_inside(self) -> None:
         assert await asyncio.to_thread(self.inside.wait, GUARD), "the transaction never started"
@@ -95,7 +95,7 @@ async def test_a_failing_transaction_writes_nothing_and_the_store_goes_on(store:
         raise StoreError("refused half-way")
 
     with pytest.raises(StoreError, match="refused half-way"):
-        await store._transaction("fail half-way", half_then_fail)
+        await store.transaction("fail half-way", half_then_fail)
     assert (await store.get_session(session.id)).title == ""
     assert not store._connection().in_transaction
 
@@ -104,7 +104,7 @@ async def test_a_failing_transaction_writes_nothing_and_the_store_goes_on(store:
         conn.execute("INSERT INTO no_such_table VALUES (1)")
 
     with pytest.raises(StoreError, match=r"Could not break things in the store at .*no such table"):
-        await store._transaction("break things", bad_sql)
+        await store.transaction("break things", bad_sql)
     assert (await store.get_session(session.id)).title == ""
     updated = await store.update_session(session.id, title="fine")
     assert updated.title == "fine"
@@ -130,7 +130,7 @@ async def test_a_cancelled_caller_leaves_the_transaction_whole_and_closed(store:
 async def test_the_read_connection_cannot_write(store: Store) -> None:
     session = await store.create_session(profile="generic")
     with pytest.raises(StoreError, match=r"readonly|read-only"):
-        await store._all("sneak a write in", "UPDATE sessions SET title = 'x' WHERE id = ?", (session.id,))
+        await store.fetch_all("sneak a write in", "UPDATE sessions SET title = 'x' WHERE id = ?", (session.id,))
     assert (await store.get_session(session.id)).title == ""
 
 

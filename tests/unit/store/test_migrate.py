@@ -33,9 +33,9 @@ async def test_open_creates_parent_dir_and_migrates_from_empty(tmp_path: Path) -
     path = tmp_path / "deep" / "er" / "yeetui.db"
     async with await Store.open(path) as store:
         assert store.path == path
-        busy = await store._one("read busy_timeout", "PRAGMA busy_timeout")
-        fks = await store._one("read foreign_keys", "PRAGMA foreign_keys")
-        sync = await store._one("read synchronous", "PRAGMA synchronous")
+        busy = await store.fetch_one("read busy_timeout", "PRAGMA busy_timeout")
+        fks = await store.fetch_one("read foreign_keys", "PRAGMA foreign_keys")
+        sync = await store.fetch_one("read synchronous", "PRAGMA synchronous")
         assert (busy[0], fks[0], sync[0]) == (5000, 1, 1)  # synchronous 1 == NORMAL
     latest = load_migrations()[-1].version
     assert latest >= 1
@@ -141,7 +141,7 @@ async def test_later_migration_applies_on_top_and_failure_rolls_back(tmp_path: P
 
     good = [*base, Migration(len(base) + 1, "extra", "CREATE TABLE extra (x INTEGER);")]
     async with await Store.open(path, migrations=good) as store:
-        assert await store._one("probe", "SELECT count(*) FROM extra") is not None
+        assert await store.fetch_one("probe", "SELECT count(*) FROM extra") is not None
     assert _user_version(path) == len(base) + 1
 
 

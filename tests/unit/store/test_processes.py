@@ -25,7 +25,7 @@ async def main(path, session_id, count, tag):
         sys.stdin.readline()  # start together with the test process
         for i in range(count):
             await store.append_message(session_id, Message.user(f"{tag}{i}"))
-        await store.add_inbox_item(session_id=session_id, kind="note", title=tag, dedupe_key="shared")
+        await store.inbox.add(session_id=session_id, kind="note", title=tag, dedupe_key="shared")
 
 asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]))
 """
@@ -102,13 +102,13 @@ async def test_two_processes_write_one_file_concurrently(tmp_path: Path) -> None
         await proc.stdin.drain()
         for i in range(150):
             await store.append_message(session.id, Message.user(f"parent{i}"))
-        await store.add_inbox_item(session_id=session.id, kind="note", title="parent", dedupe_key="shared")
+        await store.inbox.add(session_id=session.id, kind="note", title="parent", dedupe_key="shared")
         _, stderr = await asyncio.wait_for(proc.communicate(), timeout=60)
         assert proc.returncode == 0, stderr.decode()
         stored = await store.messages(session.id)
         assert [m.seq for m in stored] == list(range(1, 301))
         assert sum(m.message.text.startswith("child") for m in stored) == 150
-        assert len(await store.list_inbox(session.id)) == 1  # dedupe held across processes
+        assert len(await store.inbox.list(session.id)) == 1  # dedupe held across processes
 
 
 async def test_kill_9_loses_nothing_already_committed(tmp_path: Path) -> None:

@@ -149,7 +149,7 @@ async def test_mark_interrupted_only_ends_runs_whose_process_is_gone(
     earlier_ours = await run_with(RunStatus.RUNNING, os.getpid())  # an earlier process that had our pid
     reused = await run_with(RunStatus.RUNNING, live_pid)  # its process ended; an unrelated one got the pid
     for run_id in (earlier_ours, reused):
-        await store._transaction("record another start", lambda conn, run_id=run_id: conn.execute(
+        await store.transaction("record another start", lambda conn, run_id=run_id: conn.execute(
             "UPDATE agent_runs SET pid_start = 1 WHERE id = ?", (run_id,)))
     dead_running = await run_with(RunStatus.RUNNING, dead_pid)
     dead_queued = await run_with(RunStatus.QUEUED, dead_pid)
@@ -159,7 +159,7 @@ async def test_mark_interrupted_only_ends_runs_whose_process_is_gone(
     completed = await run_with(RunStatus.COMPLETED, dead_pid)
     waiting_user = await run_with(RunStatus.WAITING_USER, dead_pid)
     no_pid = (await store.create_run(session_id=session.id, profile="g", model=None, prompt="")).id
-    await store._transaction("clear a pid", lambda conn: conn.execute(  # a row whose process was never recorded
+    await store.transaction("clear a pid", lambda conn: conn.execute(  # a row whose process was never recorded
         "UPDATE agent_runs SET pid = NULL, status = 'running' WHERE id = ?", (no_pid,)))
 
     before = {r.id: r for r in await store.list_runs()}
@@ -197,15 +197,15 @@ def test_pid_alive(live_pid: int, dead_pid: int) -> None:
 
 async def test_workflow_state_save_load_replace(store: Store, session: SessionRecord) -> None:
     run = await store.create_run(session_id=session.id, profile="orchestrator", model=None, prompt="goal")
-    assert await store.load_workflow_state(run.id) is None
-    first = await store.save_workflow_state(run.id, "orchestrate", {"step": "plan", "done": []})
+    assert await store.workflow_states.load(run.id) is None
+    first = await store.workflow_states.save(run.id, "orchestrate", {"step": "plan", "done": []})
     assert (first.workflow, first.state) == ("orchestrate", {"step": "plan", "done": []})
-    await store.save_workflow_state(run.id, "orchestrate", {"step": "review", "done": ["plan", "build"]})
-    loaded = await store.load_workflow_state(run.id)
+    await store.workflow_states.save(run.id, "orchestrate", {"step": "review", "done": ["plan", "build"]})
+    loaded = await store.workflow_states.load(run.id)
     assert loaded is not None and loaded.state == {"step": "review", "done": ["plan", "build"]}
     assert loaded.updated_at >= first.updated_at
     json.dumps(loaded.to_json())
     with pytest.raises(StoreError, match="no run missing"):
-        await store.save_workflow_state("missing", "w", {})
+        await store.workflow_states.save("missing", "w", {})
     await store.delete_session(session.id)
-    assert await store.load_workflow_state(run.id) is None
+    assert await store.workflow_states.load(run.id) is None

@@ -29,38 +29,38 @@ async def session(store: Store) -> SessionRecord:
 
 async def test_inbox_item_fields_and_defaults(store: Store, session: SessionRecord) -> None:
     run = await store.create_run(session_id=session.id, profile="oracle", model=None, prompt="q")
-    item = await store.add_inbox_item(session_id=session.id, kind="completion", title="oracle#4 complete",
-                                      body="the answer", run_id=run.id, data={"status": "success"},
-                                      dedupe_key=f"completion:{run.id}")
+    item = await store.inbox.add(session_id=session.id, kind="completion", title="oracle#4 complete",
+                                 body="the answer", run_id=run.id, data={"status": "success"},
+                                 dedupe_key=f"completion:{run.id}")
     assert (item.session_id, item.run_id, item.kind, item.title, item.body) == (
         session.id, run.id, "completion", "oracle#4 complete", "the answer")
     assert (item.status, item.data, item.dedupe_key) == ("unread", {"status": "success"},
                                                          f"completion:{run.id}")
-    assert await store.get_inbox_item(item.id) == item
-    assert await store.get_inbox_item(99_999) is None
+    assert await store.inbox.get(item.id) == item
+    assert await store.inbox.get(99_999) is None
     assert json.loads(json.dumps(item.to_json()))["data"] == {"status": "success"}
 
 
 async def test_inbox_dedupe_key_makes_delivery_idempotent(store: Store, session: SessionRecord) -> None:
-    first, created = await store.put_inbox_item(session_id=session.id, kind="completion", title="t",
-                                                dedupe_key="run-1:done")
-    again, created_again = await store.put_inbox_item(session_id=session.id, kind="completion",
-                                                      title="different title", dedupe_key="run-1:done")
+    first, created = await store.inbox.put(session_id=session.id, kind="completion", title="t",
+                                           dedupe_key="run-1:done")
+    again, created_again = await store.inbox.put(session_id=session.id, kind="completion",
+                                                 title="different title", dedupe_key="run-1:done")
     assert created and not created_again and again == first
-    same = await store.add_inbox_item(session_id=session.id, kind="completion", title="x",
-                                      dedupe_key="run-1:done")
+    same = await store.inbox.add(session_id=session.id, kind="completion", title="x",
+                                 dedupe_key="run-1:done")
     assert same.id == first.id and same.title == "t"
-    await store.add_inbox_item(session_id=session.id, kind="completion", title="t", dedupe_key="run-2:done")
-    await store.add_inbox_item(session_id=session.id, kind="note", title="no key")
-    await store.add_inbox_item(session_id=session.id, kind="note", title="no key")
-    assert len(await store.list_inbox(session.id)) == 4
+    await store.inbox.add(session_id=session.id, kind="completion", title="t", dedupe_key="run-2:done")
+    await store.inbox.add(session_id=session.id, kind="note", title="no key")
+    await store.inbox.add(session_id=session.id, kind="note", title="no key")
+    assert len(await store.inbox.list(session.id)) == 4
 
 
 async def test_concurrent_deliveries_with_one_key_create_one_item(tmp_path: Path, store: Store,
                                                                   session: SessionRecord) -> None:
     async with await Store.open(store.path) as second:
         results = await asyncio.gather(*(
-            s.put_inbox_item(session_id=session.id, kind="completion", title="t", dedupe_key="once")
+            s.inbox.put(session_id=session.id, kind="completion", title="t", dedupe_key="once")
             for s in (store, second) * 5
         ))
     assert sum(created for _, created in results) == 1
@@ -69,36 +69,36 @@ async def test_concurrent_deliveries_with_one_key_create_one_item(tmp_path: Path
 
 async def test_inbox_listing_filters_and_status(store: Store, session: SessionRecord) -> None:
     other = await store.create_session(profile="generic")
-    a = await store.add_inbox_item(session_id=session.id, kind="completion", title="a")
-    b = await store.add_inbox_item(session_id=session.id, kind="interjection", title="b",
-                                   data={"severity": "concern"})
-    c = await store.add_inbox_item(session_id=other.id, kind="completion", title="c")
-    assert [i.id for i in await store.list_inbox(session.id)] == [b.id, a.id]  # newest first
-    assert [i.id for i in await store.list_inbox(None)] == [c.id, b.id, a.id]
-    assert await store.count_inbox(session.id) == 2
+    a = await store.inbox.add(session_id=session.id, kind="completion", title="a")
+    b = await store.inbox.add(session_id=session.id, kind="interjection", title="b",
+                              data={"severity": "concern"})
+    c = await store.inbox.add(session_id=other.id, kind="completion", title="c")
+    assert [i.id for i in await store.inbox.list(session.id)] == [b.id, a.id]  # newest first
+    assert [i.id for i in await store.inbox.list(None)] == [c.id, b.id, a.id]
+    assert await store.inbox.count(session.id) == 2
 
-    read = await store.set_inbox_status(a.id, "read")
+    read = await store.inbox.set_status(a.id, "read")
     assert read.status == "read" and read.updated_at >= a.updated_at
-    await store.set_inbox_status(b.id, "dismissed")
-    assert [i.id for i in await store.list_inbox(session.id, ["unread"])] == []
-    assert [i.id for i in await store.list_inbox(session.id, ["read", "dismissed"])] == [b.id, a.id]
-    assert await store.count_inbox(session.id) == 0
-    assert await store.count_inbox(session.id, None) == 2
-    assert await store.get_inbox_item(a.id) == read  # reading never erases
+    await store.inbox.set_status(b.id, "dismissed")
+    assert [i.id for i in await store.inbox.list(session.id, ["unread"])] == []
+    assert [i.id for i in await store.inbox.list(session.id, ["read", "dismissed"])] == [b.id, a.id]
+    assert await store.inbox.count(session.id) == 0
+    assert await store.inbox.count(session.id, None) == 2
+    assert await store.inbox.get(a.id) == read  # reading never erases
 
 
 async def test_inbox_errors(store: Store, session: SessionRecord) -> None:
-    item = await store.add_inbox_item(session_id=session.id, kind="note", title="x")
+    item = await store.inbox.add(session_id=session.id, kind="note", title="x")
     with pytest.raises(StoreError, match="Unknown inbox status 'archived'; use one of unread, read"):
-        await store.set_inbox_status(item.id, "archived")  # type: ignore[arg-type]
+        await store.inbox.set_status(item.id, "archived")  # type: ignore[arg-type]
     with pytest.raises(StoreError, match="Unknown inbox status 'gone'"):
-        await store.list_inbox(session.id, ["gone"])  # type: ignore[list-item]
+        await store.inbox.list(session.id, ["gone"])  # type: ignore[list-item]
     with pytest.raises(StoreError, match="no inbox item 4242"):
-        await store.set_inbox_status(4242, "read")
+        await store.inbox.set_status(4242, "read")
     with pytest.raises(StoreError, match="no session ghost"):
-        await store.add_inbox_item(session_id="ghost", kind="note", title="x")
+        await store.inbox.add(session_id="ghost", kind="note", title="x")
     with pytest.raises(StoreError, match="no run ghost"):
-        await store.add_inbox_item(session_id=session.id, kind="note", title="x", run_id="ghost")
+        await store.inbox.add(session_id=session.id, kind="note", title="x", run_id="ghost")
 
 
 # ----- breadcrumbs ---------------------------------------------------------------------------------------
@@ -107,18 +107,18 @@ async def test_inbox_errors(store: Store, session: SessionRecord) -> None:
 async def test_breadcrumbs(store: Store, session: SessionRecord) -> None:
     child = await store.create_session(profile="oracle", parent_id=session.id)
     run = await store.create_run(session_id=child.id, profile="oracle", model=None, prompt="q")
-    first = await store.add_breadcrumb(session_id=session.id, summary="asked the oracle",
-                                       child_session_id=child.id, run_id=run.id)
-    second = await store.add_breadcrumb(session_id=session.id, summary="plain note")
+    first = await store.breadcrumbs.add(session_id=session.id, summary="asked the oracle",
+                                        child_session_id=child.id, run_id=run.id)
+    second = await store.breadcrumbs.add(session_id=session.id, summary="plain note")
     assert (first.child_session_id, first.run_id, first.summary) == (child.id, run.id, "asked the oracle")
     assert (second.child_session_id, second.run_id) == (None, None)
-    assert await store.list_breadcrumbs(session.id) == [first, second]  # oldest first
-    assert await store.list_breadcrumbs(child.id) == []
+    assert await store.breadcrumbs.list(session.id) == [first, second]  # oldest first
+    assert await store.breadcrumbs.list(child.id) == []
     json.dumps(first.to_json())
     with pytest.raises(StoreError, match="no child session ghost"):
-        await store.add_breadcrumb(session_id=session.id, summary="x", child_session_id="ghost")
+        await store.breadcrumbs.add(session_id=session.id, summary="x", child_session_id="ghost")
     await store.delete_session(child.id)  # the link goes, the breadcrumb stays
-    kept = await store.list_breadcrumbs(session.id)
+    kept = await store.breadcrumbs.list(session.id)
     assert [(b.id, b.child_session_id, b.run_id) for b in kept] == [(first.id, None, None), (second.id, None, None)]
 
 
@@ -127,50 +127,50 @@ async def test_breadcrumbs(store: Store, session: SessionRecord) -> None:
 
 async def test_worktree_registry(store: Store, session: SessionRecord, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    wt = await store.add_worktree(path=tmp_path / "wt1", branch="yeet/health", repo=repo,
-                                  base_branch="main", owner_session_id=session.id)
+    wt = await store.worktree_records.add(path=tmp_path / "wt1", branch="yeet/health", repo=repo,
+                                          base_branch="main", owner_session_id=session.id)
     assert (wt.path, wt.branch, wt.base_branch, wt.repo, wt.owner_session_id, wt.status) == (
         tmp_path / "wt1", "yeet/health", "main", repo, session.id, "active")
-    assert await store.get_worktree(wt.id) == wt and await store.get_worktree("nope") is None
-    assert await store.resolve_worktree(wt.id[:8]) == wt
+    assert await store.worktree_records.get(wt.id) == wt and await store.worktree_records.get("nope") is None
+    assert await store.worktree_records.resolve(wt.id[:8]) == wt
     assert json.loads(json.dumps(wt.to_json()))["path"] == str(tmp_path / "wt1")
 
-    other = await store.add_worktree(path=tmp_path / "wt2", branch="b2", repo=tmp_path / "other")
-    assert [w.id for w in await store.list_worktrees()] == [other.id, wt.id]
-    assert [w.id for w in await store.list_worktrees(repo=repo)] == [wt.id]
-    assert [w.id for w in await store.list_worktrees(owner_session_id=None)] == [other.id]
-    assert [w.id for w in await store.list_worktrees(owner_session_id=session.id)] == [wt.id]
-    assert [w.id for w in await store.list_worktrees(path=tmp_path / "wt2")] == [other.id]
+    other = await store.worktree_records.add(path=tmp_path / "wt2", branch="b2", repo=tmp_path / "other")
+    assert [w.id for w in await store.worktree_records.list()] == [other.id, wt.id]
+    assert [w.id for w in await store.worktree_records.list(repo=repo)] == [wt.id]
+    assert [w.id for w in await store.worktree_records.list(owner_session_id=None)] == [other.id]
+    assert [w.id for w in await store.worktree_records.list(owner_session_id=session.id)] == [wt.id]
+    assert [w.id for w in await store.worktree_records.list(path=tmp_path / "wt2")] == [other.id]
 
-    released = await store.update_worktree(wt.id, owner_session_id=None, status="merged")
+    released = await store.worktree_records.update(wt.id, owner_session_id=None, status="merged")
     assert (released.owner_session_id, released.status) == (None, "merged")
-    assert [w.id for w in await store.list_worktrees(statuses=["merged"])] == [wt.id]
-    claimed = await store.update_worktree(other.id, owner_session_id=session.id)
+    assert [w.id for w in await store.worktree_records.list(statuses=["merged"])] == [wt.id]
+    claimed = await store.worktree_records.update(other.id, owner_session_id=session.id)
     assert claimed.owner_session_id == session.id
     await store.delete_session(session.id)
-    assert (await store.get_worktree(other.id)).owner_session_id is None  # type: ignore[union-attr]
+    assert (await store.worktree_records.get(other.id)).owner_session_id is None  # type: ignore[union-attr]
 
 
 async def test_worktree_path_is_unique_among_live_entries(store: Store, tmp_path: Path) -> None:
-    wt = await store.add_worktree(path=tmp_path / "wt", branch="b", repo=tmp_path)
+    wt = await store.worktree_records.add(path=tmp_path / "wt", branch="b", repo=tmp_path)
     with pytest.raises(StoreError, match=f"worktree at {tmp_path / 'wt'} is already registered .id {wt.id}"):
-        await store.add_worktree(path=tmp_path / "wt", branch="b2", repo=tmp_path)
-    await store.update_worktree(wt.id, status="deleted")
-    again = await store.add_worktree(path=tmp_path / "wt", branch="b2", repo=tmp_path)
+        await store.worktree_records.add(path=tmp_path / "wt", branch="b2", repo=tmp_path)
+    await store.worktree_records.update(wt.id, status="deleted")
+    again = await store.worktree_records.add(path=tmp_path / "wt", branch="b2", repo=tmp_path)
     assert again.id != wt.id
     with pytest.raises(StoreError, match=f"Could not update worktree {wt.id} in the store at .*"
                                          "UNIQUE constraint failed"):
-        await store.update_worktree(wt.id, status="active")  # two live entries for one path
-    assert (await store.get_worktree(wt.id)).status == "deleted"  # type: ignore[union-attr]
+        await store.worktree_records.update(wt.id, status="active")  # two live entries for one path
+    assert (await store.worktree_records.get(wt.id)).status == "deleted"  # type: ignore[union-attr]
 
 
 async def test_worktree_errors(store: Store, tmp_path: Path) -> None:
-    wt = await store.add_worktree(path=tmp_path / "wt", branch="b", repo=tmp_path)
+    wt = await store.worktree_records.add(path=tmp_path / "wt", branch="b", repo=tmp_path)
     with pytest.raises(TypeError, match="cannot change repo"):
-        await store.update_worktree(wt.id, repo="elsewhere")
+        await store.worktree_records.update(wt.id, repo="elsewhere")
     with pytest.raises(StoreError, match="no worktree missing"):
-        await store.update_worktree("missing", status="stale")
+        await store.worktree_records.update("missing", status="stale")
     with pytest.raises(StoreError, match="no owner session ghost"):
-        await store.update_worktree(wt.id, owner_session_id="ghost")
+        await store.worktree_records.update(wt.id, owner_session_id="ghost")
     with pytest.raises(StoreError, match="no owner session ghost"):
-        await store.add_worktree(path=tmp_path / "x", branch="b", repo=tmp_path, owner_session_id="ghost")
+        await store.worktree_records.add(path=tmp_path / "x", branch="b", repo=tmp_path, owner_session_id="ghost")

@@ -272,7 +272,7 @@ async def test_cancelled_writes_leave_no_open_transaction(store: Store) -> None:
 async def test_corrupt_message_json_is_reported_not_swallowed(store: Store) -> None:
     session = await store.create_session(profile="generic")
     mid = await store.append_message(session.id, Message.user("x"))
-    await store._transaction("corrupt a row", lambda conn: conn.execute(
+    await store.transaction("corrupt a row", lambda conn: conn.execute(
         "UPDATE messages SET body = '{\"role\": \"robot\"}' WHERE id = ?", (mid,)))
     with pytest.raises(StoreError, match=f"Message {mid} of session {session.id} is not a valid"):
         await store.messages(session.id)

@@ -88,26 +88,26 @@ async def pair(stores: tuple[Store, Store]) -> AsyncIterator[Pair]:
 
 async def test_the_first_answer_wins_and_only_real_answers_are_accepted(stores: tuple[Store, Store]) -> None:
     worker, front = stores
-    ask = await worker.post_permission_ask("run-1", run_id="run-1", session_id="s", agent_label="oracle#1",
-                                           tool="bash", subject="ls", arguments={"command": "ls"})
-    assert await worker.permission_answer(ask) is None
-    assert [a.subject for a in await front.open_permission_asks(["run-1"])] == ["ls"]
-    assert await front.answer_permission_ask(ask, "deny")
-    assert not await worker.answer_permission_ask(ask, "allow_always")  # too late: the first answer stands
-    assert await worker.permission_answer(ask) == "deny"
-    assert await front.open_permission_asks(["run-1"]) == []
+    ask = await worker.permission_asks.post("run-1", run_id="run-1", session_id="s", agent_label="oracle#1",
+                                            tool="bash", subject="ls", arguments={"command": "ls"})
+    assert await worker.permission_asks.read_answer(ask) is None
+    assert [a.subject for a in await front.permission_asks.unanswered(["run-1"])] == ["ls"]
+    assert await front.permission_asks.answer(ask, "deny")
+    assert not await worker.permission_asks.answer(ask, "allow_always")  # too late: the first answer stands
+    assert await worker.permission_asks.read_answer(ask) == "deny"
+    assert await front.permission_asks.unanswered(["run-1"]) == []
     with pytest.raises(StoreError, match="not a permission answer"):
-        await front.answer_permission_ask(ask, "yes please")
+        await front.permission_asks.answer(ask, "yes please")
 
 
 async def test_a_question_is_stored_without_the_key_in_it(stores: tuple[Store, Store]) -> None:
     worker, front = stores
     key = "sk-ant-api03-" + "Q" * 40
     worker.secrets = (key,)
-    await worker.post_permission_ask("run-1", run_id="run-1", session_id="s", agent_label="builder#1",
-                                     tool="bash", subject=f"curl -H 'x-api-key: {key}' x",
-                                     arguments={"command": f"echo {key}"})
-    [ask] = await front.open_permission_asks(["run-1"])
+    await worker.permission_asks.post("run-1", run_id="run-1", session_id="s", agent_label="builder#1",
+                                      tool="bash", subject=f"curl -H 'x-api-key: {key}' x",
+                                      arguments={"command": f"echo {key}"})
+    [ask] = await front.permission_asks.unanswered(["run-1"])
     assert key not in ask.subject and key not in str(ask.arguments)
 
 
@@ -131,7 +131,7 @@ async def test_a_question_the_run_stopped_waiting_for_is_withdrawn_and_its_dialo
     await until(lambda: pair.shown, "the question to be shown")
     request.reply.cancel()  # the tool call was cancelled (the run was stopped, or timed out)
     await until(lambda: pair.shown[0].reply.cancelled(), "the shown dialog's question to be withdrawn")
-    assert await pair.front_store.open_permission_asks([pair.run_id]) == []
+    assert await pair.front_store.permission_asks.unanswered([pair.run_id]) == []
 
 
 async def test_a_process_that_shows_no_dialogs_leaves_questions_alone(stores: tuple[Store, Store]) -> None:
@@ -139,8 +139,8 @@ async def test_a_process_that_shows_no_dialogs_leaves_questions_alone(stores: tu
     there (RunOptions.ask_here is off), and questions stay for a front end that asks."""
     worker_store, front_store = stores
     run_id = await _pane_run(worker_store)
-    ask = await worker_store.post_permission_ask(run_id, run_id=run_id, session_id="s", agent_label="b#1",
-                                                 tool="bash", subject="ls", arguments={})
+    ask = await worker_store.permission_asks.post(run_id, run_id=run_id, session_id="s", agent_label="b#1",
+                                                  tool="bash", subject="ls", arguments={})
     front_bus = Bus()
     shown: list[object] = []
     front_bus.add_listener(shown.append)
@@ -150,6 +150,6 @@ async def test_a_process_that_shows_no_dialogs_leaves_questions_alone(stores: tu
         start = elsewhere.rounds
         await until(lambda: elsewhere.rounds >= start + 3, "a few looks")
         assert not [e for e in shown if isinstance(e, PermissionRequested)]
-        assert await front_store.permission_answer(ask) is None
+        assert await front_store.permission_asks.read_answer(ask) is None
     finally:
         await elsewhere.close()

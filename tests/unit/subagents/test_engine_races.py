@@ -152,7 +152,7 @@ async def test_resumed_blocking_child_reaches_its_parent(scripted, tmp_path: Pat
         assert handle.result is not None and handle.result.status == RunStatus.COMPLETED
         told = await _announcements(runtime, parent)
         assert len(told) == 2 and "RESUMED-ANSWER" in told[1]
-        assert len(await runtime.store.list_inbox(parent)) == 2
+        assert len(await runtime.store.inbox.list(parent)) == 2
     finally:
         await runtime.close()
 

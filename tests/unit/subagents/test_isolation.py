@@ -54,13 +54,13 @@ async def test_a_builder_works_in_its_own_worktree_and_the_checkout_stays_untouc
 
     assert not (project_dir / "mul.py").exists()
     assert git(project_dir, "rev-parse", "HEAD") == head and git(project_dir, "status", "--porcelain") == ""
-    [wt] = await runtime.store.list_worktrees(statuses=("active",))
+    [wt] = await runtime.store.worktree_records.list(statuses=("active",))
     assert wt.branch.startswith("yeetui/build/builder-1") and wt.label == "builder#1"
     assert git(project_dir, "show", f"{wt.branch}:mul.py").startswith("def mul")  # committed on its branch
     child = await runtime.store.get_session(wt.owner_session_id or "")
     assert child is not None and child.cwd == wt.path and (child.workspace or {})["worktree_id"] == wt.id
 
-    [item] = await runtime.store.list_inbox(result.session_id)
+    [item] = await runtime.store.inbox.list(result.session_id)
     assert item.data["worktree"]["branch"] == wt.branch and item.data["worktree"]["commits"] == 1
     told = scripted.requests[-1].text
     assert f"on branch {wt.branch}" in told and "/merge builder#1" in told and "untouched" in told
@@ -81,7 +81,7 @@ async def test_two_builders_get_two_worktrees(runtime: Runtime, scripted, projec
     )
     result = await runtime.launcher.run_prompt("PARENT: two builders")
     assert result.status == RunStatus.COMPLETED, result.error
-    trees = await runtime.store.list_worktrees(statuses=("active",))
+    trees = await runtime.store.worktree_records.list(statuses=("active",))
     assert len({w.path for w in trees}) == 2 and len({w.branch for w in trees}) == 2
     contents = sorted(git(project_dir, "show", f"{w.branch}:shared.py") for w in trees)
     assert contents == ["who = 'A'\n", "who = 'B'\n"]  # the same file, written apart
@@ -100,7 +100,7 @@ async def test_a_builder_cannot_write_outside_its_worktree(runtime: Runtime, scr
     result = await runtime.launcher.run_prompt("PARENT: escape")
     assert result.status == RunStatus.COMPLETED, result.error
     assert not (project_dir / "evil.py").exists()
-    [wt] = await runtime.store.list_worktrees()
+    [wt] = await runtime.store.worktree_records.list()
     assert not (wt.path.parent / "evil.py").exists()
     child_requests = [r for r in scripted.requests if "BUILD: escape" in r.text and "PARENT" not in r.text]
     assert child_requests[-1].text.count("outside the workspace") == 3
@@ -163,7 +163,7 @@ async def test_a_builders_bash_writes_only_its_worktree(runtime: Runtime, script
               for m in r.body["messages"] if "tool_result" in str(m["content"])]
     # bubblewrap mounts the checkout read-only; Landlock denies the write
     assert ("Read-only file system" in told or "Permission denied" in told) and "COMMITTED" in told
-    [wt] = await runtime.store.list_worktrees()
+    [wt] = await runtime.store.worktree_records.list()
     assert git(project_dir, "show", f"{wt.branch}:inside.txt") == "y\n"
     assert git(project_dir, "log", "-1", "--format=%s", wt.branch).strip() == "inside"
     assert git(project_dir, "status", "--porcelain") == "" and git(project_dir, "branch", "--show-current") == "main\n"

@@ -412,7 +412,7 @@ async def test_a_cancelled_child_shows_cancelled_then_leaves(runtime: Runtime, s
         assert ledger.get(handle.run_id).status == RunStatus.QUEUED
     if when == "queued":
         async def waiting() -> bool:
-            return (await runtime.store.slot_counts()).get("waiting") == 1
+            return (await runtime.store.slots.counts()).get("waiting") == 1
         await _until(waiting)
 
     def collect(event: ev.Event) -> None:

@@ -73,7 +73,7 @@ async def test_three_oracles_run_concurrently_and_report_once(runtime: Runtime, 
         assert last.count(f"ANSWER-{q}") == 1
     assert last.count("[Subagent: oracle#") == 3
     assert "missing.txt" not in last  # none of the children's tool calls
-    inbox = await runtime.store.list_inbox(result.session_id)
+    inbox = await runtime.store.inbox.list(result.session_id)
     assert sorted(i.body for i in inbox) == ["ANSWER-A", "ANSWER-B", "ANSWER-C"]
     messages = await runtime.store.messages(result.session_id)
     assert not any(m.message.meta.get("announcement") for m in messages)  # blocking: the tool result delivered
@@ -105,14 +105,14 @@ async def test_non_blocking_children_are_announced_at_next_turn(runtime: Runtime
     assert len(announcements) == 2
     assert all("trust=\"untrusted\"" in a.text for a in announcements)
     # Delivered exactly once, even when asked again (a restart re-running recovery).
-    for item in await runtime.store.list_inbox(result.session_id):
+    for item in await runtime.store.inbox.list(result.session_id):
         run = await runtime.store.get_run(item.run_id)
         _, created = await runtime.delivery.completion(
             recipient_session_id=result.session_id, run_id=run.id, child_session_id=run.session_id,
             label=run.label, status=run.status, output="again", error=None, result=None)
         assert created is False
     assert await runtime.delivery.flush(result.session_id) == []
-    assert len(await runtime.store.list_inbox(result.session_id)) == 2
+    assert len(await runtime.store.inbox.list(result.session_id)) == 2
 
 
 async def test_child_cannot_spawn(runtime: Runtime, scripted) -> None:
@@ -168,7 +168,7 @@ async def test_child_timeout_still_delivers(runtime: Runtime, scripted) -> None:
     )
     result = await runtime.launcher.run_prompt("TIMEOUT-PARENT")
     assert result.status == RunStatus.COMPLETED
-    (item,) = await runtime.store.list_inbox(result.session_id)
+    (item,) = await runtime.store.inbox.list(result.session_id)
     assert item.data["status"] == "timeout"
     child = await runtime.store.get_run(item.run_id)
     assert child.status == RunStatus.TIMEOUT
@@ -262,7 +262,7 @@ async def test_reviewer_gets_the_diff_and_cannot_write(runtime: Runtime, scripte
     assert "```diff" in first.text
     assert not {"write_file", "edit_file"} & {t["name"] for t in first.body["tools"]}
     assert "return 2  # CHANGED-LINE" in (project / "util.py").read_text()
-    (item,) = await runtime.store.list_inbox(result.session_id)
+    (item,) = await runtime.store.inbox.list(result.session_id)
     assert item.kind == "review" and item.data["result"]["artifacts"]["verdict"] == "request_changes"
     assert "request_changes" in scripted.requests[-1].text
 
@@ -298,7 +298,7 @@ async def test_a_finished_child_followed_up_answers_with_its_context_and_is_deli
     assert result.status == RunStatus.COMPLETED and result.output == "SECOND-ANSWER: and the lock"
     followed = scripted.requests[-1].text  # the oracle was asked with its whole conversation
     assert "FIRST-TASK" in followed and "FIRST-ANSWER" in followed and "AND-THEN" in followed
-    items = await runtime.store.list_inbox(primary.id)
+    items = await runtime.store.inbox.list(primary.id)
     assert sorted(i.body for i in items) == ["FIRST-ANSWER: the cache", "SECOND-ANSWER: and the lock"]
     announced = [m.message.text for m in await runtime.store.messages(primary.id)
                  if m.message.meta.get("announcement")]

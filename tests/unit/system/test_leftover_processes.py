@@ -36,7 +36,7 @@ async def main(db, cwd, marker, mode="off"):
     # Unconfined (`off`): under bubblewrap the command dies with its owner anyway (--die-with-parent); this is
     # the case where nothing but the recovery ends it (no sandbox on the machine, or Landlock).
     ctx = ToolContext(binding=WorkspaceBinding(cwd=Path(cwd), bash_sandbox=mode), run_id="run-1",
-                      processes=store.process_log("run-1"))
+                      processes=store.tool_processes.run_log("run-1"))
     await BashTool().run(BashArgs(command=f"echo $$ > {marker}.pid; sleep 300 & sleep 301; wait"), ctx)
 
 asyncio.run(main(*sys.argv[1:]))
@@ -54,7 +54,7 @@ def _wait(predicate, timeout: float = 20.0) -> None:
 async def _recover(db: Path) -> list:
     async with await Store.open(db) as store:
         await Delivery(store, Bus()).recover()
-        return await store.take_leftover_processes()
+        return await store.tool_processes.take_leftovers()
 
 
 async def _migrate(db: Path) -> None:
@@ -103,16 +103,16 @@ async def test_a_command_that_ended_normally_leaves_no_record(tmp_path: Path) ->
 
     async with await Store.open(tmp_path / "yeetui.db") as store:
         ctx = ToolContext(binding=WorkspaceBinding(cwd=tmp_path), run_id="r",
-                          processes=store.process_log("r"))
+                          processes=store.tool_processes.run_log("r"))
         out = await BashTool().run(BashArgs(command="echo hi"), ctx)
         assert "hi" in out.content
-        assert await store.take_leftover_processes(is_alive=lambda pid: False) == []
+        assert await store.tool_processes.take_leftovers(is_alive=lambda pid: False) == []
 
 
 async def _note_and_take(db: Path, pgid: int, leader_start: int) -> list:
     async with await Store.open(db) as store:
-        await store.note_tool_process("r", pgid, leader_start, owner_pid=999_999_999)  # an owner that is gone
-        return await store.take_leftover_processes()
+        await store.tool_processes.note("r", pgid, leader_start, owner_pid=999_999_999)  # an owner that is gone
+        return await store.tool_processes.take_leftovers()
 
 
 def test_a_group_whose_leader_pid_was_reused_is_left_alone(tmp_path: Path) -> None:

@@ -137,7 +137,7 @@ async def test_stale_detection_and_cleanup_dry_run(worktrees: Worktrees, store: 
     assert idle.path.exists()  # a dry run removes nothing
     await worktrees.cleanup(dry_run=False, now=later)
     assert not idle.path.exists() and worked.path.exists() and busy.path.exists()
-    assert (await store.get_worktree(idle.id)).status == "deleted"  # type: ignore[union-attr]
+    assert (await store.worktree_records.get(idle.id)).status == "deleted"  # type: ignore[union-attr]
     runs = await store.list_runs(session_id=session.id)
     await store.update_run(runs[0].id, status=RunStatus.COMPLETED)
     assert busy.id in {w.id for w in await worktrees.stale(now=later)}
@@ -152,7 +152,7 @@ async def test_merge_brings_the_work_into_the_users_branch_and_removes_the_workt
     assert outcome.merged and outcome.target == "main", outcome.message
     assert (repo / "mul.py").is_file() and not wt.path.exists()
     assert "Merge builder#1" in cli(repo, "log", "-1", "--format=%s")
-    assert (await store.get_worktree(wt.id)).status == "merged"  # type: ignore[union-attr]
+    assert (await store.worktree_records.get(wt.id)).status == "merged"  # type: ignore[union-attr]
     with pytest.raises(WorktreeError, match="merged"):
         await merge_work(worktrees, wt)
 
@@ -179,7 +179,7 @@ async def test_a_conflicting_merge_is_undone_and_names_the_files(worktrees: Work
     assert not outcome.merged and outcome.conflicts == ["calc.py"]
     assert "conflicts in calc.py" in outcome.message
     assert cli(repo, "rev-parse", "HEAD") == head and cli(repo, "status", "--porcelain") == ""
-    assert (await store.get_worktree(wt.id)).status == "active"  # type: ignore[union-attr]
+    assert (await store.worktree_records.get(wt.id)).status == "active"  # type: ignore[union-attr]
     # Rebasing it onto the user's branch conflicts the same way, and is undone too.
     synced = await sync_worktree(worktrees, wt)
     assert not synced.merged and synced.conflicts == ["calc.py"]
@@ -194,7 +194,7 @@ async def test_sync_rebases_onto_the_users_new_commits(worktrees: Worktrees, sto
     assert outcome.merged, outcome.message
     assert (wt.path / "theirs.py").is_file()
     new_base = cli(repo, "rev-parse", "HEAD").strip()
-    assert (await store.get_worktree(wt.id)).base_commit == new_base  # type: ignore[union-attr]
+    assert (await store.worktree_records.get(wt.id)).base_commit == new_base  # type: ignore[union-attr]
     (wt.path / "dirty.py").write_text("")
     with pytest.raises(WorktreeError, match="uncommitted"):
         await sync_worktree(worktrees, wt)

@@ -177,7 +177,7 @@ class Orchestrator:
     async def _load(self) -> None:
         session = await self.store.get_session(self.spec.session_id)
         self.parent = self.parent or (session.parent_id if session else None)
-        record = await self.store.load_workflow_state(self.run_id)
+        record = await self.store.workflow_states.load(self.run_id)
         if record is not None and record.workflow == STATE_NAME and record.state.get("steps"):
             self.state = dict(record.state)
             if not isinstance(self.state.get("goal"), str):
@@ -245,7 +245,7 @@ class Orchestrator:
 
     async def _save(self) -> None:
         state = {**self.state, "steps": [s.to_json() for s in self.steps]}
-        await self.store.save_workflow_state(self.run_id, STATE_NAME, state)
+        await self.store.workflow_states.save(self.run_id, STATE_NAME, state)
 
     def _allowed_profiles(self) -> set[str]:
         return allowed_profiles(self.profile, self.profiles)
@@ -434,7 +434,7 @@ class Orchestrator:
 
     async def _inbox(self, key: str, title: str, body: str, data: dict[str, Any]) -> None:
         recipient = self.parent or self.spec.session_id
-        item, created = await self.store.put_inbox_item(
+        item, created = await self.store.inbox.put(
             session_id=recipient, run_id=self.run_id, kind="orchestrator", title=title, body=body,
             data={"progress": body, **data}, dedupe_key=f"orchestrator:{self.run_id}:{key}")
         if created:
@@ -466,10 +466,10 @@ class Orchestrator:
             await self._save()
             line = progress_line(self.steps)
             crumb = f"{self.spec.label}: {result.status.value} — {line}"
-            await self.store.add_breadcrumb(session_id=self.spec.session_id, summary=crumb, run_id=self.run_id)
+            await self.store.breadcrumbs.add(session_id=self.spec.session_id, summary=crumb, run_id=self.run_id)
             if self.parent and not await self._delivered_to_parent():
-                await self.store.add_breadcrumb(session_id=self.parent, summary=crumb,
-                                                child_session_id=self.spec.session_id, run_id=self.run_id)
+                await self.store.breadcrumbs.add(session_id=self.parent, summary=crumb,
+                                                 child_session_id=self.spec.session_id, run_id=self.run_id)
             if not (self.parent and await self._delivered_to_parent()):  # else the parent's completion item tells it
                 await self._inbox(f"end:{self.state.get('starts', 1)}",
                                   f"{self.spec.label} — {result.status.value}", line,
@@ -484,7 +484,7 @@ class Orchestrator:
         """Before the report: whether each worktree a superseded child left still exists and holds work."""
         worktrees = self.worktrees
         for entry in (e for s in self.steps for e in s.earlier if e.get("worktree")):
-            wt = await self.store.get_worktree(str(entry["worktree"].get("id", "")))
+            wt = await self.store.worktree_records.get(str(entry["worktree"].get("id", "")))
             if wt is None or wt.status != "active" or worktrees is None:
                 entry["worktree"]["state"] = "gone"
                 continue
@@ -505,7 +505,7 @@ class Orchestrator:
             if step.status != "done" or not step.worktree or "merged" in step.worktree or \
                     not approved(step, self.steps):
                 continue
-            wt = await self.store.get_worktree(str(step.worktree.get("id", "")))
+            wt = await self.store.worktree_records.get(str(step.worktree.get("id", "")))
             if wt is None or wt.status != "active":
                 continue
             try:

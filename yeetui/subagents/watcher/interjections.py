@@ -28,13 +28,13 @@ async def mark_interjection(store: Store, item_id: int, *, accepted: bool) -> In
 
     The store cannot yet change an item's data, so "accepted" is recorded on the pair run that made the
     interjection (`result.interjection_verdict`); `data.accepted` is honoured too once the store writes it."""
-    item = await store.get_inbox_item(item_id)
+    item = await store.inbox.get(item_id)
     if item is None:
         raise WatcherError(f"There is no inbox item {item_id} in the store at {store.path}.")
     if item.kind != INTERJECTION:
         raise WatcherError(f"Inbox item {item_id} is a {item.kind!r} item, not an interjection; only "
                            "interjections are accepted or dismissed.")
-    item = await store.set_inbox_status(item_id, "read" if accepted else "dismissed")
+    item = await store.inbox.set_status(item_id, "read" if accepted else "dismissed")
     run = await store.get_run(item.run_id) if item.run_id else None
     if run is not None:
         verdict = "accepted" if accepted else "dismissed"
@@ -45,7 +45,7 @@ async def mark_interjection(store: Store, item_id: int, *, accepted: bool) -> In
 async def interjection_stats(store: Store, watched_session_id: str,
                              watcher_session_id: str | None = None) -> WatcherStats:
     """Interjections made for `watched_session_id` (by one watcher session, or all), accepted and dismissed."""
-    items = [i for i in await store.list_inbox(watched_session_id) if i.kind == INTERJECTION
+    items = [i for i in await store.inbox.list(watched_session_id) if i.kind == INTERJECTION
              and (watcher_session_id is None or (i.data or {}).get("watcher_session_id") == watcher_session_id)]
     accepted = 0
     for item in items:

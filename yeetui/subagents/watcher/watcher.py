@@ -314,7 +314,7 @@ class PairWatcher:
                                 "label": self.label, "child_session_id": self.session_id}
         if severity == "blocker":
             data.update(announce=True, announcement=blocker_announcement(self.label, text))
-        item, created = await self.store.put_inbox_item(
+        item, created = await self.store.inbox.put(
             session_id=self.watched_session_id, run_id=run_id, kind=INTERJECTION, title=f"{self.label}: {severity}",
             body=text, data=data, dedupe_key=f"interjection:{run_id}")
         if created:
@@ -328,7 +328,7 @@ class PairWatcher:
 
     async def mark(self, item_id: int, accepted: bool) -> InboxItem:
         """The user accepted (→ read) or dismissed an interjection of this watcher."""
-        item = await self.store.get_inbox_item(item_id)
+        item = await self.store.inbox.get(item_id)
         if item is None or item.session_id != self.watched_session_id:
             raise WatcherError(f"Inbox item {item_id} is not an interjection for session {self.watched_session_id}.")
         item = await mark_interjection(self.store, item_id, accepted=accepted)

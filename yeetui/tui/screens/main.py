@@ -312,7 +312,7 @@ class MainScreen(Screen[None]):
             self.root = root.id
             self.session_ids = {root.id, *(s.id for s in await store.descendants(root.id))}
             inbox = self.query_one(InboxPanel)
-            inbox.set_items([i for sid in self.session_ids for i in await store.list_inbox(sid)
+            inbox.set_items([i for sid in self.session_ids for i in await store.inbox.list(sid)
                              if self._for_user(i.session_id, i.kind)])
         await self.refresh_header()
         self.show_busy()

@@ -62,7 +62,7 @@ async def _orchestrate(runtime: Runtime, goal: str):
 
 
 async def _state(runtime: Runtime, run_id: str) -> dict:
-    record = await runtime.store.load_workflow_state(run_id)
+    record = await runtime.store.workflow_states.load(run_id)
     assert record is not None and record.workflow == "orchestrator"
     return record.state
 
@@ -81,7 +81,7 @@ async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, scrip
     assert result.status == RunStatus.COMPLETED, result.error
     # The builder worked in a worktree of its own: the user's checkout is untouched, its branch has the work.
     assert (runtime.project_dir / "util.py").read_text() == "def f():\n    return 1\n"
-    [wt] = await runtime.store.list_worktrees(statuses=("active",))
+    [wt] = await runtime.store.worktree_records.list(statuses=("active",))
     assert _show(runtime.project_dir, f"{wt.branch}:util.py") == NEW_UTIL
     assert _first(scripted, PLANNER) < _first(scripted, BUILDER) < _first(scripted, REVIEWER)
 
@@ -107,12 +107,12 @@ async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, scrip
     lines = [e.text for e in seen if isinstance(e, RunProgress) and e.run_id == handle.run_id]
     assert lines[0] == "plan …" and "plan ✓ → build … → review" in lines
     assert lines[-1] == "plan ✓ → build ✓ → review ✓"
-    [end] = [i for i in await runtime.store.list_inbox(handle.session_id) if i.kind == "orchestrator"]
+    [end] = [i for i in await runtime.store.inbox.list(handle.session_id) if i.kind == "orchestrator"]
     assert end.body == "plan ✓ → build ✓ → review ✓" and end.data["event"] == "end"
     assert sum(isinstance(e, InboxItemAdded) and e.item_kind == "orchestrator" for e in seen) == 1
     assert any(isinstance(e, Notice) and "build (builder#1) started" in e.text for e in seen)
 
-    crumbs = [b.summary for b in await runtime.store.list_breadcrumbs(handle.session_id)]
+    crumbs = [b.summary for b in await runtime.store.breadcrumbs.list(handle.session_id)]
     assert crumbs[-1] == "orchestrator#1: completed — plan ✓ → build ✓ → review ✓"
     transcript = [m.message for m in await runtime.store.messages(handle.session_id)]
     assert [m.role for m in transcript] == ["user", "assistant"] and transcript[0].text == "GOAL-1: make f return 2"
@@ -176,7 +176,7 @@ async def test_review_loop_is_bounded_then_waits_for_the_user_and_resume_goes_on
     )
     handle, result = await _orchestrate(runtime, "GOAL-4")
     assert result.status == RunStatus.WAITING_USER, result.error
-    items = [i for i in await runtime.store.list_inbox(handle.session_id) if i.kind == "orchestrator"]
+    items = [i for i in await runtime.store.inbox.list(handle.session_id) if i.kind == "orchestrator"]
     assert [i.data["event"] for i in items] == ["end", "blocked"], "what needs the user is in the inbox"
     assert "your decision is needed" in items[1].title
     assert _count(scripted, BUILDER) == 3 and _count(scripted, REVIEWER) == 3  # 1 + max_review_loops (2)
@@ -280,7 +280,7 @@ async def _stopped_in_build(runtime: Runtime, goal: str, *, review: bool, **chil
               "run_id": child.id, "session_id": child_session.id, "label": "builder#1"}]
     if review:
         steps.append({"id": "review", "profile": "reviewer", "task": "review it", "depends_on": ["build"]})
-    await store.save_workflow_state(run.id, "orchestrator", {"goal": goal, "steps": steps, "events": []})
+    await store.workflow_states.save(run.id, "orchestrator", {"goal": goal, "steps": steps, "events": []})
     return run.id, child.id
 
 
@@ -315,12 +315,12 @@ async def test_progress_goes_to_the_parent_session(runtime: Runtime, scripted) -
     handle = await runtime.spawner.spawn(SpawnRequest("orchestrator", "GOAL-9", parent_session_id=primary.id,
                                                       requested_by="agent", blocking=True))
     assert handle.result.status == RunStatus.COMPLETED, handle.result.error
-    [item] = await runtime.store.list_inbox(primary.id)  # one item: the end, no progress, no second report
+    [item] = await runtime.store.inbox.list(primary.id)  # one item: the end, no progress, no second report
     assert item.kind == "completion" and item.data["label"] == "orchestrator#1"
-    assert not [i for i in await runtime.store.list_inbox(handle.session_id) if i.kind == "orchestrator"]
-    crumbs = [b.summary for b in await runtime.store.list_breadcrumbs(primary.id)]
+    assert not [i for i in await runtime.store.inbox.list(handle.session_id) if i.kind == "orchestrator"]
+    crumbs = [b.summary for b in await runtime.store.breadcrumbs.list(primary.id)]
     assert crumbs == ["orchestrator#1: Orchestrator finished: plan ✓ → build ✓ → review ✓"]  # one, not two
-    own = [b.summary for b in await runtime.store.list_breadcrumbs(handle.session_id)]
+    own = [b.summary for b in await runtime.store.breadcrumbs.list(handle.session_id)]
     assert own[-1] == "orchestrator#1: completed — plan ✓ → build ✓ → review ✓"
 
 

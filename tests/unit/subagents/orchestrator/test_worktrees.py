@@ -72,7 +72,7 @@ async def test_independent_builders_run_in_parallel_worktrees_and_merge_when_the
 
     firsts = [scripted.requests[_first(scripted, f"BUILD-{x}")] for x in "AB"]
     assert firsts[0].started < firsts[1].finished and firsts[1].started < firsts[0].finished, "not concurrent"
-    trees = {w.label: w for w in await runtime.store.list_worktrees(statuses=("active",))}
+    trees = {w.label: w for w in await runtime.store.worktree_records.list(statuses=("active",))}
     assert sorted(trees) == ["builder#1", "builder#2"] and len({w.path for w in trees.values()}) == 2
 
     # Until the user merges, their checkout and branch are as they were.
@@ -82,7 +82,7 @@ async def test_independent_builders_run_in_parallel_worktrees_and_merge_when_the
         assert f"on {wt.branch}" in review and f"...{wt.branch}" in review
     assert "WHO = 'A'" in review and "WHO = 'B'" in review  # committed files, reviewed from the branches
     assert "Work to merge" in result.output and "/merge builder#1" in result.output
-    [end] = [i for i in await runtime.store.list_inbox(handle.session_id) if (i.data or {}).get("event") == "end"]
+    [end] = [i for i in await runtime.store.inbox.list(handle.session_id) if (i.data or {}).get("event") == "end"]
     assert {w["branch"] for w in end.data["worktrees"]} == {w.branch for w in trees.values()}
 
     for wt in trees.values():
@@ -105,9 +105,9 @@ async def test_a_rework_continues_in_the_builders_worktree(runtime: Runtime, scr
     )
     handle, result = await _orchestrate(runtime, "GOAL: a.py")
     assert result.status == RunStatus.COMPLETED, result.error
-    [wt] = await runtime.store.list_worktrees()
+    [wt] = await runtime.store.worktree_records.list()
     assert wt.status == "active" and wt.label == "builder#1"  # the rework (builder#2) took over builder#1's tree
-    state = (await runtime.store.load_workflow_state(handle.run_id)).state  # type: ignore[union-attr]
+    state = (await runtime.store.workflow_states.load(handle.run_id)).state  # type: ignore[union-attr]
     build = next(s for s in state["steps"] if s["id"] == "build")
     assert build["attempts"] == 2 and build["worktree"]["id"] == wt.id
     assert wt.owner_session_id == build["session_id"]
@@ -139,9 +139,9 @@ async def test_auto_merge_merges_only_what_a_review_approved(runtime: Runtime, s
     assert not (project_dir / "b.py").exists()  # never reviewed: waits for the user's word
     assert "Merged into your branch" in result.output and "builder#1" in result.output.split("Work to merge")[0]
     assert "/merge builder#2" in result.output
-    active = await runtime.store.list_worktrees(statuses=("active",))
+    active = await runtime.store.worktree_records.list(statuses=("active",))
     assert [w.label for w in active] == ["builder#2"]
-    [end] = [i for i in await runtime.store.list_inbox(handle.session_id) if (i.data or {}).get("event") == "end"]
+    [end] = [i for i in await runtime.store.inbox.list(handle.session_id) if (i.data or {}).get("event") == "end"]
     assert [w["branch"] for w in end.data["worktrees"]] == [active[0].branch]  # `m` merges only what is left
 
 
@@ -165,7 +165,7 @@ async def test_a_builder_interrupted_by_a_crash_is_in_the_report_and_its_worktre
     steps = [{"id": "plan", "profile": "planner", "task": "plan it", "status": "done", "attempts": 1},
              {"id": "build", "profile": "builder", "task": "BUILD-AGAIN it", "status": "running", "attempts": 1,
               "run_id": child.id, "session_id": child_session.id, "label": "builder#1"}]
-    await store.save_workflow_state(run.id, "orchestrator", {"goal": "GOAL-CRASH", "steps": steps, "events": []})
+    await store.workflow_states.save(run.id, "orchestrator", {"goal": "GOAL-CRASH", "steps": steps, "events": []})
     scripted.script(Reply(tool_calls=[_complete("BUILT-AGAIN")], when_contains="BUILD-AGAIN"))
 
     resumed = await runtime.spawner.start_existing(run.id, resume=True)

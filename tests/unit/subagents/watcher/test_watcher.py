@@ -117,7 +117,7 @@ async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, wat
     assert any(f"$ {command}" in r.text for r in pair)
     for request in pair:
         assert {t["name"] for t in request.body["tools"]} <= READ_ONLY_TOOLS
-    (item,) = [i for i in await runtime.store.list_inbox(watched.id) if i.kind == "interjection"]
+    (item,) = [i for i in await runtime.store.inbox.list(watched.id) if i.kind == "interjection"]
     assert item.title == "pair#1: blocker" and "deletes the build" in item.body
     assert item.data["severity"] == "blocker" and item.data["watcher_session_id"] == watcher.session_id
     assert item.dedupe_key == f"interjection:{item.run_id}"
@@ -153,7 +153,7 @@ async def test_benign_delta_stays_silent_and_other_sessions_are_ignored(runtime,
     assert any("benign-output" in r.text and "### Result of `bash`" in r.text for r in pair)
     assert not any("OTHER-SESSION" in r.text or "other-output" in r.text for r in pair)
     assert DELTA_HEADING in pair[0].text
-    assert await runtime.store.list_inbox(watched.id) == []
+    assert await runtime.store.inbox.list(watched.id) == []
     assert not any(m.message.meta.get("announcement") for m in await runtime.store.messages(watched.id))
     runs = await runtime.store.list_runs(session_id=watcher.session_id)
     assert runs and all(r.label == "pair#1" and r.status == RunStatus.COMPLETED for r in runs)
@@ -246,7 +246,7 @@ async def test_accepted_and_dismissed_counts(runtime, watched, scripted, events)
     for marker in ("WATCHED-ONE", "WATCHED-TWO"):
         await runtime.launcher.run_prompt(marker, session_id=watched.id)
         await watcher.wait_idle(timeout=10)
-    items = {i.data["severity"]: i for i in await runtime.store.list_inbox(watched.id)}
+    items = {i.data["severity"]: i for i in await runtime.store.inbox.list(watched.id)}
     assert set(items) == {"concern", "aside"}
     assert not any(m.message.meta.get("announcement") for m in await runtime.store.messages(watched.id))
 
@@ -255,12 +255,12 @@ async def test_accepted_and_dismissed_counts(runtime, watched, scripted, events)
     expected = WatcherStats(interjections=2, accepted=1, dismissed=1)
     assert watcher.counts == expected and await watcher.stats() == expected
     assert await interjection_stats(runtime.store, watched.id) == expected
-    statuses = {i.data["severity"]: i.status for i in await runtime.store.list_inbox(watched.id)}
+    statuses = {i.data["severity"]: i.status for i in await runtime.store.inbox.list(watched.id)}
     assert statuses == {"concern": "read", "aside": "dismissed"}
     last = [e for e in events if isinstance(e, WatcherChanged)][-1]
     assert (last.interjections, last.accepted, last.dismissed) == (2, 1, 1)
 
-    other = await runtime.store.add_inbox_item(session_id=watched.id, kind="completion", title="x")
+    other = await runtime.store.inbox.add(session_id=watched.id, kind="completion", title="x")
     with pytest.raises(WatcherError, match="not an interjection"):
         await watcher.mark(other.id, accepted=True)
     await watcher.stop()  # the counts live in the store: a new watcher of the session reads them back
@@ -282,7 +282,7 @@ async def test_malformed_verdict_and_failed_run_keep_the_watcher_going(runtime, 
             await runtime.launcher.run_prompt(marker, session_id=watched.id)
             await watcher.wait_idle(timeout=15)
     assert "without a valid `complete`" in caplog.text
-    (item,) = await runtime.store.list_inbox(watched.id)
+    (item,) = await runtime.store.inbox.list(watched.id)
     assert item.data["severity"] == "concern" and watcher.active
 
 
