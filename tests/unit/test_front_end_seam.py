@@ -27,7 +27,7 @@ RUNTIME_PARTS = frozenset({"launcher", "watchers", "spawner", "mailroom", "deliv
 STORE_READS = frozenset({
     "children", "count_messages", "descendants", "get_message", "get_run", "get_session", "has_child_sessions",
     "latest_session", "list_runs", "list_sessions", "messages", "remembered_permissions", "resolve_run",
-    "resolve_session", "root_session_id", "run_has_messages", "session_tree_ids", "tree_usage",
+    "resolve_session", "root_session_id", "run_has_messages", "session_tree_ids", "tree_usage", "usage_by_session",
     "announcements.pending", "announcements.pending_sessions", "breadcrumbs.list", "inbox.count", "inbox.get",
     "inbox.list", "permission_asks.read_answer", "permission_asks.unanswered", "permission_asks.unattended_refusals",
     "slots.counts", "tool_processes.run_log", "workflow_states.load", "worktree_records.get",
