@@ -1,4 +1,4 @@
-"""`yeetui worktrees …`: the worktree registry from the shell — create, list, show, claim, release, sync,
+"""`yeetui worktrees …`: the worktrees agents work in, from the shell — create, list, show, claim, release, sync,
 merge, discard, delete, stale, cleanup."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A child's own checkout: a new child session is bound to the worktree (or clone) its profile asks for, and
 when the child ends, what it left uncommitted is committed on its branch and where its work is is described
-for delivery. Without a worktree registry (or when none can be made) a child works in its parent's checkout."""
+for delivery. Without `Worktrees` (or when none can be made) a child works in its parent's checkout."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from yeetui.worktrees.manager import WorktreeError, Worktrees
 class WorktreeIsolation:
     def __init__(self, worktrees: Worktrees | None, *, store: Store, bus: Bus, project_dir: Path) -> None:
         self.worktrees = worktrees
-        """The registry children with `isolation: worktree|clone` get their checkout from; None: every child
+        """The `Worktrees` children with `isolation: worktree|clone` get their checkout from; None: every child
         works in the parent's checkout."""
         self.store = store
         self.bus = bus

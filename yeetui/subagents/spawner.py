@@ -106,7 +106,7 @@ class AgentSpawner:
 
     @property
     def worktrees(self) -> Worktrees | None:
-        """The registry children get their own checkout from; None: every child works in the parent's."""
+        """The `Worktrees` children get their own checkout from; None: every child works in the parent's."""
         return self.isolation.worktrees
 
     @property

@@ -1,1 +1,2 @@
-"""Git worktrees and clones that agents work in: the registry (`manager`) and getting work back (`merging`)."""
+"""Git worktrees and clones that agents work in: `Worktrees` (`manager`: made, recorded,
+claimed, cleaned up) and getting work back (`merging`)."""

@@ -1,11 +1,11 @@
-"""The worktree registry: git worktrees (and local clones) that agents work in, recorded in SQLite.
+"""`Worktrees`: the git worktrees (and local clones) that agents work in, each recorded in SQLite.
 
 A worktree is made for a session (`create`), belongs to one session at a time (`claim`/`release`, atomic
 in the store), and ends merged, discarded or deleted — the row stays as history. Every git call goes
 through `yeetui.system.git` (no hooks, no fsmonitor, no drivers or editors from the repository's config).
 
 Worktrees live under the data dir (`<data>/worktrees/<repo>-<hash>/<branch-slug>`), one folder per
-repository; the registry never reuses a path or a branch that exists.
+repository; `Worktrees` never reuses a path or a branch that exists.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class Worktrees:
         """`wt` as the store has it now (another process may have merged or claimed it meanwhile)."""
         current = await self.store.worktree_records.get(wt.id)
         if current is None:
-            raise WorktreeError(f"Worktree {wt.id[:12]} is not in the registry any more.")
+            raise WorktreeError(f"Worktree {wt.id[:12]} is not recorded any more.")
         return current
 
     async def state(self, wt: WorktreeRecord) -> WorktreeState:
@@ -330,7 +330,7 @@ class Worktrees:
     async def cleanup(self, *, dry_run: bool = True, older_than: timedelta = STALE_AFTER,
                       now: datetime | None = None) -> list[CleanupEntry]:
         """What cleanup removes (and, unless `dry_run`, removes it): merged or discarded worktrees still on
-        disk, stale ones with nothing to lose, and registry rows whose folder is gone. Stale worktrees with
+        disk, stale ones with nothing to lose, and records whose folder is gone. Stale worktrees with
         uncommitted or unmerged work are listed as kept."""
         plan: list[CleanupEntry] = []
         for wt in await self.store.worktree_records.list(statuses=("merged", "discarded")):

@@ -1,4 +1,4 @@
-"""Names for what the worktree registry creates: branch slugs and directories.
+"""Names for what `Worktrees` creates: branch slugs and directories.
 
 A slug comes from text a model or a user wrote (a task, a label), so it is reduced to `[a-z0-9-]` and
 never starts with `-` — git could otherwise read a branch name as an option, and a path could climb out of
