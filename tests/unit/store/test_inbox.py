@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from yeetui.errors import StoreError
 from yeetui.store import SessionRecord, Store
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with await Store.open(tmp_path / "yeetui.db") as opened:
-        yield opened
-
-
-@pytest.fixture
-async def session(store: Store) -> SessionRecord:
-    return await store.create_session(profile="generic")
 
 
 async def test_inbox_item_fields_and_defaults(store: Store, session: SessionRecord) -> None:

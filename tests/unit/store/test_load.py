@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,6 @@ from yeetui.store import Store
 
 GUARD = 10.0
 """Seconds before a wait counts as a deadlock (a guard against hanging, not a timing assertion)."""
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with await Store.open(tmp_path / "yeetui.db") as opened:
-        yield opened
 
 
 class HeldTransaction:

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,12 +17,6 @@ from yeetui.events import RunStatus
 from yeetui.messages import Usage
 from yeetui.store import SessionRecord, Store
 from yeetui.store.sqlite import INTERRUPTED_ERROR, pid_alive
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with await Store.open(tmp_path / "yeetui.db") as opened:
-        yield opened
 
 
 @pytest.fixture
