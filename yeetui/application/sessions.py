@@ -106,7 +106,7 @@ def _spent_below(sessions: list[SessionRecord], own: Mapping[str, tuple[Usage, f
     """Tokens and cost of each session together with every session below it, from each one's own. A cost
     is None (unknown) as soon as one session below has an unknown cost."""
     spent: dict[str, tuple[int, float | None]] = {}
-    for session in sorted(sessions, key=lambda s: s.depth, reverse=True):  # the deepest first
+    for session in sessions:
         usage, cost = own.get(session.id, (Usage(), 0.0))
         spent[session.id] = (usage.total_tokens, cost)
     for session in sorted(sessions, key=lambda s: s.depth, reverse=True):  # each adds up into its parent
