@@ -274,6 +274,20 @@ async def test_busy_hint_shows_work_and_queue() -> None:
         assert not hint.display
 
 
+async def test_a_removed_composer_still_takes_the_busy_hint_and_gives_its_draft() -> None:
+    """As the app quits, its children go before the workers stop: the session-start worker may still set the
+    busy hint (a CI run failed with NoMatches '#composer-hint' so)."""
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.query_one(Composer)
+        await type_text(pilot, "draft")
+        await composer.remove_children()
+        assert not composer.query("#composer-hint")  # what the worker met
+        composer.set_busy(True, 1)
+        assert composer.draft().text == "draft"
+        assert not composer.check_action("complete", ())
+
+
 async def test_broken_file_source_does_not_break_the_composer() -> None:
     app = Host()
 

@@ -129,19 +129,24 @@ class Composer(Widget):
         self._history_index: int | None = None
         self._draft = ""
         self._suppressed: str | None = None
+        # Held rather than queried: a worker that outlives the screen (the session start, as the app quits)
+        # may still set the hint or read the draft after the children are gone.
+        self._popup = CompletionPopup(id="composer-completion")
+        self._hint = Static(id="composer-hint")
+        self._input = ComposerInput(placeholder=PLACEHOLDER, id="composer-input", soft_wrap=True)
 
     def compose(self) -> ComposeResult:
-        yield CompletionPopup(id="composer-completion")
-        yield Static(id="composer-hint")
-        yield ComposerInput(placeholder=PLACEHOLDER, id="composer-input", soft_wrap=True)
+        yield self._popup
+        yield self._hint
+        yield self._input
 
     @property
     def input(self) -> ComposerInput:
-        return self.query_one(ComposerInput)
+        return self._input
 
     @property
     def popup(self) -> CompletionPopup:
-        return self.query_one(CompletionPopup)
+        return self._popup
 
     @property
     def text(self) -> str:
@@ -184,7 +189,7 @@ class Composer(Widget):
             parts.append(f"{queued} queued")
         if busy:
             parts.append("esc to interrupt")
-        hint = self.query_one("#composer-hint", Static)
+        hint = self._hint
         hint.update(" · ".join(parts))
         hint.set_class(bool(parts), "-visible")
 
@@ -192,8 +197,7 @@ class Composer(Widget):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("complete", "close_completion"):
-            popups = self.query(CompletionPopup)  # bindings are checked before compose, too
-            return bool(popups) and popups.first().is_open
+            return self._popup.is_open
         return True
 
     def action_submit(self) -> None:
