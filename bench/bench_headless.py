@@ -30,10 +30,10 @@ REPLY = {"text": "Hello there, this is a short answer of a few words.", "repeat"
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="two rounds (smoke test)")
+    parser.add_argument("--quick", action="store_true", help="one round (smoke test)")
     parser.add_argument("--rounds", type=int, default=None)
     args = parser.parse_args()
-    args.rounds = args.rounds or (2 if args.quick else 9)
+    args.rounds = args.rounds or (1 if args.quick else 9)
     with tempfile.TemporaryDirectory() as tmp, fake_llm([REPLY]) as url:
         home = Path(tmp)
         env = isolated_env(url, home)

@@ -179,10 +179,10 @@ def main() -> None:
     if args.case:
         run_one_case(args)
         return
-    rounds = args.rounds or (3 if args.quick else 15)
+    rounds = args.rounds or (2 if args.quick else 15)
     fanout_rounds = args.fanout_rounds or (1 if args.quick else 3)
-    agents = args.agents or (6 if args.quick else 50)
-    default_slots = 8 if not args.quick else 3  # the spawner's default is 8; --quick scales it with the agents
+    agents = args.agents or (4 if args.quick else 50)
+    default_slots = 8 if not args.quick else 2  # the spawner's default is 8; --quick scales it with the agents
     me = str(Path(__file__).resolve())
 
     with tempfile.TemporaryDirectory() as tmp, fake_llm(script()) as url:

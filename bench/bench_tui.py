@@ -469,14 +469,14 @@ def main() -> None:
         run_one_case(args)
         return
     rounds = args.rounds or (1 if args.quick else 7)
-    keys = args.keys or (15 if args.quick else 100)
-    subagents = args.subagents if args.subagents is not None else (3 if args.quick else 20)
+    keys = args.keys or (10 if args.quick else 100)
+    subagents = args.subagents if args.subagents is not None else (2 if args.quick else 20)
     load_rounds = args.load_rounds or 1
     budget = args.key_budget or (40.0 if args.quick else 120.0)
-    sizes = json.loads(args.sizes) if args.sizes else [10, 40, 120] if args.quick else [10, 100, 10_000]
+    sizes = json.loads(args.sizes) if args.sizes else [5, 20, 60] if args.quick else [10, 100, 10_000]
     only = set(args.only or ("frame", "load", "open", "jump"))
-    scroll_steps = args.scroll_steps if args.scroll_steps is not None else (12 if args.quick else 150)
-    primary_chars, sub_chars = (4_000, 2_000) if args.quick else (24_000, 8_000)
+    scroll_steps = args.scroll_steps if args.scroll_steps is not None else (6 if args.quick else 150)
+    primary_chars, sub_chars = (2_500, 1_200) if args.quick else (24_000, 8_000)
     me = str(Path(__file__).resolve())
 
     with tempfile.TemporaryDirectory() as tmp, fake_llm(script(primary_chars=primary_chars,
