@@ -104,6 +104,9 @@ class Settings(_Model):
     yeetui's tmux server (`tmux`; `terminal` also opens a terminal window on it), or a background worker."""
     context_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md"])
     """Workspace files read into the primary system prompt."""
+    mcp_servers: dict[str, Any] = Field(default_factory=dict)
+    """MCP servers of yeetui's own config, beside those Claude Code's, OpenCode's, Cursor's, Codex's and Gemini's
+    files define; read and checked by `yeetui.mcp.sources` (a project's need the user's approval)."""
 
 
 @dataclass

@@ -46,10 +46,13 @@ def private_dir(path: Path) -> Path:
 
 
 def replace_private(path: Path, text: str) -> None:
-    """Write `text` to `path` in a private dir at once: readers see the old file or the new, never half of it."""
+    """Write `text` to `path` (readable by this user only) in a private dir at once: readers see the old file or
+    the new, never half of it."""
     private_dir(path.parent)
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
     os.replace(temporary, path)
 
 

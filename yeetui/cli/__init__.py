@@ -1,4 +1,4 @@
-"""Command line: `yeetui run`, `sessions`, `profiles`, `agents`, `worktrees`, `trust`, `doctor`, `--version`.
+"""Command line: `yeetui run`, `sessions`, `profiles`, `agents`, `worktrees`, `trust`, `doctor`, `mcp`, `--version`.
 
 Only argparse is imported at module level, so `yeetui --version` and `--help` stay fast; each command
 imports what it needs.
@@ -77,6 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("--json", action="store_true")
     doctor = sub.add_parser("doctor", help="what this machine gives yeetui: the bash sandbox, tmux, keys, trust")
     doctor.add_argument("--json", action="store_true")
+    mcp = sub.add_parser("mcp", help="the MCP servers your config files define (Claude Code, OpenCode, Cursor, "
+                         "Codex, Gemini, yeetui), and approving a project's")
+    msub = mcp.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
+    mlist = msub.add_parser("list", help="every server: where it is defined, what it runs, whether it may start")
+    mlist.add_argument("--json", action="store_true")
+    mapprove = msub.add_parser("approve", help="let a server a project file defines start, exactly as it is now")
+    mapprove.add_argument("names", nargs="+", metavar="NAME")
+    mapprove.add_argument("--json", action="store_true")
+    mrevoke = msub.add_parser("revoke", help="withdraw the approval of a project's server")
+    mrevoke.add_argument("names", nargs="+", metavar="NAME")
+    mrevoke.add_argument("--json", action="store_true")
     _add_agents(sub)
     _add_worktrees(sub)
     return parser
@@ -188,6 +199,7 @@ COMMANDS = {
     "profiles": ("yeetui.cli.profiles", "cmd_profiles"),
     "agents": ("yeetui.cli.agents", "cmd_agents"),
     "trust": ("yeetui.cli.trust", "cmd_trust"),
+    "mcp": ("yeetui.cli.mcp", "cmd_mcp"),
     "doctor": ("yeetui.cli.doctor", "cmd_doctor"),
     "agent": ("yeetui.cli.agents", "cmd_agent"),
     "worktrees": ("yeetui.cli.worktrees", "cmd_worktrees"),

@@ -1,0 +1,60 @@
+"""`yeetui mcp list|approve|revoke` in the real binary: what the user's files define, consent to a project's
+server, and a hostile file that cannot drive the terminal."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.integration.helpers import run_yeetui
+
+
+def _project(tmp_path: Path) -> tuple[Path, Path]:
+    project, home = tmp_path / "project", tmp_path / "userhome"
+    project.mkdir()
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    return project, home
+
+
+def test_list_approve_and_revoke(tmp_path: Path) -> None:
+    project, home = _project(tmp_path)
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", "${PWD_HERE:-.}"],
+                "env": {"GITHUB_TOKEN": "${GH}"}}}}))
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"time": {"command": "mcp-server-time"}}}))
+    env = {"HOME": str(home), "GH": "ghp_supersecretvalue123"}
+
+    listed = run_yeetui("mcp", "list", cwd=project, **env)
+    assert listed.returncode == 0, listed.stderr
+    assert "git  [project] needs your approval: yeetui mcp approve git" in listed.stdout
+    assert "runs: uvx mcp-server-git --repository ." in listed.stdout
+    assert "env: GITHUB_TOKEN" in listed.stdout and "ghp_supersecretvalue123" not in listed.stdout
+    assert "time  [user] starts as configured (your own config)" in listed.stdout
+
+    approved = run_yeetui("mcp", "approve", "git", cwd=project, **env)
+    assert approved.returncode == 0, approved.stderr
+    assert "Approved git from" in approved.stdout and "uvx mcp-server-git --repository ." in approved.stdout
+    rows = {s["name"]: s for s in json.loads(run_yeetui("mcp", "list", "--json", cwd=project, **env).stdout)["servers"]}
+    assert rows["git"]["state"] == "approved" and rows["time"]["state"] == "user"
+    assert rows["git"]["env"] == ["GITHUB_TOKEN"]
+
+    revoked = run_yeetui("mcp", "revoke", "git", cwd=project, **env)
+    assert "git: approval withdrawn" in revoked.stdout
+    missing = run_yeetui("mcp", "approve", "nothere", cwd=project, **env)
+    assert missing.returncode == 1 and "No MCP server called 'nothere'" in missing.stderr
+
+
+def test_a_hostile_file_is_reported_and_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    project, home = _project(tmp_path)
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "evil": {"command": "sh", "args": ["-c", "\x1b]0;pwned\x07\x1b[2J rm -rf ~"]},
+        "broken": {"command": 42}}}))
+    (project / "opencode.json").write_text("{this is not json")
+    listed = run_yeetui("mcp", "list", cwd=project, HOME=str(home))
+    assert listed.returncode == 0, listed.stderr
+    assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout
+    assert "evil  [project] needs your approval" in listed.stdout
+    assert f"problem: {project.resolve()}/.mcp.json: server 'broken': command must be text, not int" in listed.stdout
+    assert f"problem: {project.resolve()}/opencode.json: not valid JSON" in listed.stdout

@@ -1,0 +1,109 @@
+"""A server a project's file defines starts only once the user approved exactly that server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from yeetui.application.mcp import McpServers
+from yeetui.errors import YeetuiError
+from yeetui.trust import set_trusted
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "userhome"
+    folder.mkdir()
+    return folder
+
+
+def servers(project: Path, home: Path, **env: str) -> McpServers:
+    import os
+
+    return McpServers(project, env={**os.environ, "HOME": str(home), **env}, home=home)
+
+
+def write_mcp(project: Path, servers_: dict) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers_}))
+
+
+async def states(desk: McpServers) -> dict[str, str]:
+    return {row.spec.name: row.state for row in (await desk.listing()).rows}
+
+
+async def test_approval_is_of_the_exact_server_and_an_edit_asks_again(project: Path, home: Path) -> None:
+    write_mcp(project, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${TOKEN}"}}})
+    desk = servers(project, home, TOKEN="one")
+    assert await states(desk) == {"git": "needs approval"}
+    approved = await desk.approve("git")
+    assert approved.target == "uvx mcp-server-git"
+    assert await states(desk) == {"git": "approved"}
+
+    assert await states(servers(project, home, TOKEN="rotated")) == {"git": "approved"}  # the value is not keyed on
+
+    write_mcp(project, {"git": {"command": "uvx", "args": ["mcp-server-git", "--evil"], "env": {"T": "${TOKEN}"}}})
+    assert await states(desk) == {"git": "needs approval"}  # an edited command
+    write_mcp(project, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${TOKEN}",
+                                                                                       "NODE_OPTIONS": "-r x"}}})
+    assert await states(desk) == {"git": "needs approval"}  # a new env entry
+    write_mcp(project, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "literal"}}})
+    assert await states(desk) == {"git": "needs approval"}  # an env entry edited as written
+
+
+async def test_a_same_named_server_in_another_project_asks_again(project: Path, home: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    for folder in (project, other):
+        write_mcp(folder, {"git": {"command": "uvx", "args": ["mcp-server-git"]}})
+    await servers(project, home).approve("git")
+    assert await states(servers(other, home)) == {"git": "needs approval"}
+
+
+async def test_enable_all_settings_and_trust_are_not_consent(project: Path, home: Path) -> None:
+    write_mcp(project, {"git": {"command": "uvx"}})
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True,
+                                                                    "enabledMcpjsonServers": ["git"]}))
+    real = str(project.resolve())  # noqa: ASYNC240  (a test's own setup)
+    (home / ".claude.json").write_text(json.dumps({"projects": {real: {
+        "enableAllProjectMcpServers": True, "enabledMcpjsonServers": ["git"]}}}))
+    set_trusted(project)
+    assert await states(servers(project, home)) == {"git": "needs approval"}
+
+
+async def test_user_servers_need_no_approval_and_revoke_withdraws_it(project: Path, home: Path) -> None:
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"time": {"command": "mcp-server-time"}}}))
+    write_mcp(project, {"git": {"command": "uvx"}})
+    desk = servers(project, home)
+    assert await states(desk) == {"git": "needs approval", "time": "user"}
+    with pytest.raises(YeetuiError, match="needs no approval"):
+        await desk.approve("time")
+    with pytest.raises(YeetuiError, match=r"No MCP server called 'nope'.*known: git, time"):
+        await desk.approve("nope")
+    await desk.approve("git")
+    assert await desk.revoke("git") == 1
+    assert await states(desk) == {"git": "needs approval", "time": "user"}
+    assert await desk.revoke("git") == 0
+
+
+async def test_an_unreadable_approvals_file_approves_nothing(project: Path, home: Path, isolated_env: Path) -> None:
+    write_mcp(project, {"git": {"command": "uvx"}})
+    desk = servers(project, home)
+    await desk.approve("git")
+    approvals = isolated_env / "data" / "mcp-approvals.json"
+    assert approvals.stat().st_mode & 0o077 == 0  # private to the user
+    approvals.write_text("{garbage")
+    assert await states(desk) == {"git": "needs approval"}
+    approvals.write_text(json.dumps({"approved": ["not", "a", "mapping"]}))
+    assert await states(desk) == {"git": "needs approval"}
+    await desk.approve("git")  # and approving again repairs it
+    assert await states(desk) == {"git": "approved"}

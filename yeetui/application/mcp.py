@@ -1,0 +1,86 @@
+"""The user's MCP servers, as the front ends show and approve them (`yeetui mcp list|approve|revoke`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from yeetui import paths
+from yeetui.errors import YeetuiError
+from yeetui.mcp import consent
+from yeetui.mcp.servers import ServerSpec
+from yeetui.mcp.sources import Discovered, default_home, discover
+
+State = Literal["user", "approved", "needs approval", "disabled"]
+
+
+@dataclass(frozen=True)
+class ServerRow:
+    spec: ServerSpec
+    state: State
+
+    @property
+    def state_text(self) -> str:
+        return {"user": "starts as configured (your own config)", "approved": "approved",
+                "needs approval": f"needs your approval: yeetui mcp approve {self.spec.name}",
+                "disabled": f"disabled in {self.spec.path}"}[self.state]
+
+
+@dataclass(frozen=True)
+class ServerListing:
+    rows: list[ServerRow]
+    shadowed: list[tuple[ServerSpec, ServerSpec]]
+    problems: list[str]
+
+
+class McpServers:
+    """The servers configured for one project, read afresh on each call (the files may change any time)."""
+
+    def __init__(self, project_dir: Path, *, env: Mapping[str, str] | None = None, home: Path | None = None) -> None:
+        import os
+
+        self.project_dir = Path(project_dir).resolve()
+        self.env: Mapping[str, str] = dict(os.environ if env is None else env)
+        self.home = home or default_home(self.env)
+
+    def discover(self) -> Discovered:
+        return discover(self.project_dir, home=self.home, env=self.env, config_dir=paths.config_dir(self.env))
+
+    def state(self, spec: ServerSpec) -> State:
+        if not spec.enabled:
+            return "disabled"
+        if not spec.needs_consent:
+            return "user"
+        return "approved" if consent.is_approved(spec, self.project_dir, self.env) else "needs approval"
+
+    async def listing(self) -> ServerListing:
+        return await asyncio.to_thread(self._listing)
+
+    def _listing(self) -> ServerListing:
+        found = self.discover()
+        return ServerListing([ServerRow(s, self.state(s)) for s in found.servers], found.shadowed, found.problems)
+
+    async def approve(self, name: str) -> ServerSpec:
+        """Approve the project's server `name` exactly as it is configured now."""
+        return await asyncio.to_thread(self._approve, name)
+
+    def _approve(self, name: str) -> ServerSpec:
+        spec = self._named(name)
+        if not spec.needs_consent:
+            raise YeetuiError(f"{name} is in your own config ({spec.path}); it needs no approval.")
+        consent.approve(spec, self.project_dir, self.env)
+        return spec
+
+    async def revoke(self, name: str) -> int:
+        return await asyncio.to_thread(consent.revoke, name, self.project_dir, self.env)
+
+    def _named(self, name: str) -> ServerSpec:
+        found = self.discover()
+        spec = found.get(name)
+        if spec is None:
+            known = ", ".join(s.name for s in found.servers) or "none"
+            raise YeetuiError(f"No MCP server called {name!r} is configured for {self.project_dir} (known: {known}).")
+        return spec

@@ -1,0 +1,91 @@
+"""`yeetui mcp list|approve|revoke`: the MCP servers the user's files define, and consent to a project's.
+
+`list` shows every server found in Claude Code's, OpenCode's, Cursor's, Codex's, Gemini's and yeetui's files:
+its name, where it is defined, what it runs (the resolved command or URL; env and header *names* only, their
+values may be secrets), and whether it may start. `approve NAME` lets a server a project file defines start,
+exactly as configured now (an edit asks again); the command prints what it approved. What the files say is
+printed terminal-safe: a cloned repository's file must not drive the user's terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from yeetui import paths
+from yeetui.application.mcp import McpServers, ServerRow
+from yeetui.cli.common import EXIT_FAILED, EXIT_OK, error
+from yeetui.errors import YeetuiError
+from yeetui.text import terminal_safe
+
+
+async def cmd_mcp(args: argparse.Namespace) -> int:
+    servers = McpServers(paths.find_project_root(Path.cwd()))
+    if args.action == "list":
+        return await _list(servers, args)
+    if args.action == "approve":
+        return await _approve(servers, args)
+    return await _revoke(servers, args)
+
+
+def _row_json(row: ServerRow) -> dict[str, object]:
+    spec = row.spec
+    return {"name": spec.name, "state": row.state, "scope": spec.scope, "source": spec.source,
+            "path": str(spec.path), "transport": spec.transport, "command": list(spec.command), "url": spec.url,
+            "cwd": spec.cwd, "env": sorted(spec.env), "headers": sorted(spec.headers), "read_only": spec.read_only}
+
+
+async def _list(servers: McpServers, args: argparse.Namespace) -> int:
+    listing = await servers.listing()
+    if args.json:
+        print(json.dumps({"servers": [_row_json(r) for r in listing.rows],
+                          "shadowed": [{"name": hidden.name, "path": str(hidden.path), "by": str(winner.path)}
+                                       for hidden, winner in listing.shadowed],
+                          "problems": listing.problems}))
+        return EXIT_OK
+    if not listing.rows and not listing.problems:
+        print("No MCP servers are configured (looked in Claude Code's, OpenCode's, Cursor's, Codex's, Gemini's and "
+              "yeetui's config files).")
+    for row in listing.rows:
+        spec = row.spec
+        print(terminal_safe(f"{spec.name}  [{spec.scope}] {row.state_text}"))
+        print(terminal_safe(f"    {spec.source}: {spec.path}"))
+        print(terminal_safe(f"    runs: {spec.target}" if spec.transport == "stdio" else f"    url: {spec.target}"))
+        if spec.env:
+            print(terminal_safe(f"    env: {', '.join(sorted(spec.env))}"))
+        if spec.headers:
+            print(terminal_safe(f"    headers: {', '.join(sorted(spec.headers))}"))
+    for hidden, winner in listing.shadowed:
+        print(terminal_safe(f"{hidden.name} in {hidden.path} is shadowed by the one in {winner.path}"))
+    for problem in listing.problems:
+        print(terminal_safe(f"problem: {problem}"))
+    return EXIT_OK
+
+
+async def _approve(servers: McpServers, args: argparse.Namespace) -> int:
+    approved = []
+    for name in args.names:
+        try:
+            spec = await servers.approve(name)
+        except YeetuiError as exc:
+            error(args, str(exc))
+            return EXIT_FAILED
+        approved.append(spec)
+        if not args.json:
+            env = f" with env {', '.join(sorted(spec.env_as_written))}" if spec.env_as_written else ""
+            print(terminal_safe(f"Approved {spec.name} from {spec.path}: {spec.target}{env}. "
+                                "An edit of it will ask again."))
+    if args.json:
+        print(json.dumps({"approved": [{"name": s.name, "target": s.target, "path": str(s.path)} for s in approved]}))
+    return EXIT_OK
+
+
+async def _revoke(servers: McpServers, args: argparse.Namespace) -> int:
+    counts = {name: await servers.revoke(name) for name in args.names}
+    if args.json:
+        print(json.dumps({"revoked": counts}))
+    else:
+        for name, count in counts.items():
+            print(f"{name}: {'approval withdrawn' if count else 'was not approved'}")
+    return EXIT_OK
