@@ -11,6 +11,7 @@ from typing import Literal
 from yeetui import paths
 from yeetui.errors import YeetuiError
 from yeetui.mcp import consent
+from yeetui.mcp.client import START_TIMEOUT, McpConnections, ServerStatus
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import Discovered, default_home, discover
 
@@ -62,6 +63,18 @@ class McpServers:
     def _listing(self) -> ServerListing:
         found = self.discover()
         return ServerListing([ServerRow(s, self.state(s)) for s in found.servers], found.shadowed, found.problems)
+
+    async def check(self, *, start_timeout: float = START_TIMEOUT) -> list[tuple[ServerRow, ServerStatus | None]]:
+        """Start every server that may start (enabled; yours, or approved), list its tools, stop it again: each
+        row with what happened (None: not started, as its state says)."""
+        listing = await self.listing()
+        startable = [row.spec for row in listing.rows if row.state in ("user", "approved")]
+        connections = McpConnections(startable, start_timeout=start_timeout)
+        try:
+            statuses = {status.name: status for status in await connections.start_all()}
+        finally:
+            await connections.close()
+        return [(row, statuses.get(row.spec.name)) for row in listing.rows]
 
     async def approve(self, name: str) -> ServerSpec:
         """Approve the project's server `name` exactly as it is configured now."""

@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     msub = mcp.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
     mlist = msub.add_parser("list", help="every server: where it is defined, what it runs, whether it may start")
     mlist.add_argument("--json", action="store_true")
+    mlist.add_argument("--check", action="store_true",
+                       help="start each server that may start, list its tools, and stop it again")
+    mlist.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                       help="with --check: how long a server has to start (default 30)")
     mapprove = msub.add_parser("approve", help="let a server a project file defines start, exactly as it is now")
     mapprove.add_argument("names", nargs="+", metavar="NAME")
     mapprove.add_argument("--json", action="store_true")

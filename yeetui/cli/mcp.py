@@ -15,7 +15,7 @@ from pathlib import Path
 
 from yeetui import paths
 from yeetui.application.mcp import McpServers, ServerRow
-from yeetui.cli.common import EXIT_FAILED, EXIT_OK, error
+from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error
 from yeetui.errors import YeetuiError
 from yeetui.text import terminal_safe
 
@@ -37,6 +37,8 @@ def _row_json(row: ServerRow) -> dict[str, object]:
 
 
 async def _list(servers: McpServers, args: argparse.Namespace) -> int:
+    if args.check:
+        return await _check(servers, args)
     listing = await servers.listing()
     if args.json:
         print(json.dumps({"servers": [_row_json(r) for r in listing.rows],
@@ -61,6 +63,39 @@ async def _list(servers: McpServers, args: argparse.Namespace) -> int:
     for problem in listing.problems:
         print(terminal_safe(f"problem: {problem}"))
     return EXIT_OK
+
+
+async def _check(servers: McpServers, args: argparse.Namespace) -> int:
+    """Exit 1 when a server that should start did not."""
+    if args.timeout <= 0:
+        error(args, f"--timeout must be more than 0 seconds (it is {args.timeout:g}).")
+        return EXIT_USAGE
+    checked = await servers.check(start_timeout=args.timeout)
+    failed = False
+    rows = []
+    for row, status in checked:
+        entry = _row_json(row)
+        if status is not None:
+            entry.update(started=status.state == "started", error=status.error,
+                         tools=[t.qualified for t in status.tools], skipped=status.skipped)
+            failed |= status.state != "started"
+        rows.append(entry)
+        if args.json:
+            continue
+        if status is None:
+            print(terminal_safe(f"{row.spec.name}: not started — {row.state_text}"))
+        elif status.state == "started":
+            names = ", ".join(t.name for t in status.tools) or "none"
+            print(terminal_safe(f"{row.spec.name}: started, {len(status.tools)} tools: {names}"))
+            for skipped in status.skipped:
+                print(terminal_safe(f"    skipped {skipped}"))
+        else:
+            print(terminal_safe(f"{row.spec.name}: failed — {status.error}"))
+    if args.json:
+        print(json.dumps({"servers": rows}))
+    elif not checked:
+        print("No MCP servers are configured.")
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 async def _approve(servers: McpServers, args: argparse.Namespace) -> int:

@@ -1,0 +1,141 @@
+"""Real MCP servers through the SDK: the PyPI `mcp-server-time`, and servers that crash, hang, write garbage or
+are not there. Each failure is reported with its reason and stderr tail, and nothing is left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.helpers import run_yeetui
+from yeetui.mcp.client import RESTART_AFTER, McpConnection, McpConnections
+from yeetui.mcp.servers import ServerSpec
+
+PY = sys.executable
+
+
+def spec(name: str, *command: str, env: dict[str, str] | None = None) -> ServerSpec:
+    return ServerSpec(name=name, transport="stdio", scope="user", source="test", path=Path("/test"),
+                      command=command, env=env or {})
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead too
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def wait_dead(pid: int, within: float = 15.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def test_the_time_server_from_pypi_answers_a_call_and_is_stopped_with_its_connection() -> None:
+    connection = McpConnection(spec("time", PY, "-m", "mcp_server_time", "--local-timezone", "UTC"))
+    status = await connection.ensure_started()
+    assert status.state == "started", status.error
+    assert [t.qualified for t in status.tools] == ["mcp__time__get_current_time", "mcp__time__convert_time"]
+    assert status.tools[0].input_schema["required"] == ["timezone"]
+    result = await connection.call("get_current_time", {"timezone": "UTC"})
+    assert not result.is_error and json.loads(result.text)["timezone"] == "UTC"
+    bad = await connection.call("get_current_time", {"timezone": "Mars/Olympus_Mons"})
+    assert bad.is_error and "Mars/Olympus_Mons" in bad.text
+    assert await connection.ensure_started() is status  # one start, shared
+    await connection.close()
+    assert connection.status.state == "stopped" and status.state == "started"
+
+
+async def test_a_server_gets_no_provider_keys_and_its_process_tree_is_stopped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-never-for-servers-0000000000")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-never-for-servers-000000000000")
+    seen = tmp_path / "seen.json"
+    grandchild = tmp_path / "grandchild.pid"
+    code = (f"import json, os, subprocess, sys, runpy\n"
+            f"json.dump(dict(os.environ), open({str(seen)!r}, 'w'))\n"
+            f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+            f"open({str(grandchild)!r}, 'w').write(str(p.pid))\n"
+            f"sys.argv = ['mcp_server_time', '--local-timezone', 'UTC']\n"
+            f"runpy.run_module('mcp_server_time', run_name='__main__')\n")
+    connection = McpConnection(spec("time", PY, "-c", code, env={"GIVEN": "by-config"}))
+    assert (await connection.ensure_started()).state == "started", connection.status.error
+    env = json.loads(seen.read_text())
+    assert env["GIVEN"] == "by-config"
+    assert not {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} & set(env), sorted(env)
+    pid = int(grandchild.read_text())
+    assert alive(pid)
+    await connection.close()
+    assert wait_dead(pid), "the server's child outlived the connection"
+
+
+async def test_crash_hang_garbage_and_missing_are_reported_and_leave_nothing_running(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    note = f"import os; open({str(pids)!r} + '/' + str(os.getpid()), 'w').close()\n"
+    servers = McpConnections([
+        spec("crash", PY, "-c", "import sys; sys.stderr.write('boom: token s3cr3t-t0ken-value and \\x1b[2J'); "
+                                "sys.exit(3)", env={"TOKEN": "s3cr3t-t0ken-value"}),
+        spec("hang", PY, "-c", note + "import time; time.sleep(120)"),
+        spec("garbage", PY, "-c", note + "import time; print('not json at all', flush=True); time.sleep(120)"),
+        spec("missing", "/nonexistent/mcp-server"),
+    ], start_timeout=3)
+    crash, hang, garbage, missing = await servers.start_all()
+    assert crash.state == "failed" and "boom: token [REDACTED] and" in (crash.error or "")
+    assert "s3cr3t" not in (crash.error or "") and "\x1b" not in (crash.error or "")
+    assert hang.state == "failed" and "did not answer within 3 s" in (hang.error or "")
+    assert garbage.state == "failed" and "did not answer within 3 s" in (garbage.error or "")
+    assert missing.state == "failed" and "the command was not found" in (missing.error or "")
+    await servers.close()
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) == 2
+    assert all(wait_dead(pid) for pid in started)
+
+
+async def test_a_failed_server_is_tried_again_only_after_a_pause(tmp_path: Path) -> None:
+    flag = tmp_path / "fail-once"
+    flag.touch()
+    code = (f"import os, sys, runpy\n"
+            f"if os.path.exists({str(flag)!r}):\n"
+            f"    os.remove({str(flag)!r}); sys.exit('first start fails')\n"
+            f"sys.argv = ['mcp_server_time']\n"
+            f"runpy.run_module('mcp_server_time', run_name='__main__')\n")
+    now = [1000.0]
+    connection = McpConnection(spec("flaky", PY, "-c", code), clock=lambda: now[0])
+    assert (await connection.ensure_started()).state == "failed"
+    call = await connection.call("get_current_time", {"timezone": "UTC"})
+    assert call.is_error and "not available" in call.text and "first start fails" in call.text  # not restarted yet
+    now[0] += RESTART_AFTER
+    assert (await connection.ensure_started()).state == "started"
+    await connection.close()
+
+
+def test_mcp_list_check_in_the_binary(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "userhome"
+    project.mkdir()
+    home.mkdir()
+    (project / ".git").mkdir()
+    config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
+    config.write_text(f"mcp_servers:\n  time: {{command: [{PY}, -m, mcp_server_time]}}\n"
+                      f"  broken: {{command: [{PY}, -c, 'import sys; sys.exit(\"no such database\")']}}\n")
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"theirs": {"command": "touch", "args": ["/tmp/x"]}}}))
+    checked = run_yeetui("mcp", "list", "--check", "--timeout", "20", cwd=project, HOME=str(home))
+    assert checked.returncode == 1, checked.stderr
+    lines = checked.stdout.splitlines()
+    assert "time: started, 2 tools: get_current_time, convert_time" in lines
+    assert any(line.startswith("broken: failed — ") and "no such database" in line for line in lines), lines
+    assert "theirs: not started — needs your approval: yeetui mcp approve theirs" in lines
+    usage = run_yeetui("mcp", "list", "--check", "--timeout", "0", cwd=project, HOME=str(home))
+    assert usage.returncode == 2 and "--timeout must be more than 0 seconds" in usage.stderr

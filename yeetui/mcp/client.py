@@ -1,0 +1,420 @@
+"""Connections to MCP servers through the MCP SDK: one per server for the whole yeetui process, started on
+first use, shared by every agent that may use it, stopped with yeetui.
+
+A stdio server runs as a child in its own session and process group (the SDK starts it so and kills its tree
+when the connection closes), with an environment of the SDK's safe defaults (`HOME`, `PATH`, …) and what its
+config gives it — never yeetui's provider keys. What a server sends is hostile input: tool names that do not
+fit a model's tool-name rules are mapped or skipped, oversized schemas and descriptions are refused or cut,
+results are turned into capped text. A server that cannot start, hangs at `initialize`, writes garbage or
+dies later is reported with the reason and the tail of what it wrote to stderr (redacted of its own env and
+header values); the caller keeps going. A failed server is started again on a later use, at most once per
+`RESTART_AFTER` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from yeetui.mcp.servers import ServerSpec
+from yeetui.redact import redact
+from yeetui.text import cap, terminal_safe
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT = 30.0
+"""Seconds a server has to start and answer `initialize` and `tools/list`."""
+CALL_TIMEOUT = 120.0
+"""Seconds one tool call may take."""
+SHUTDOWN_TIMEOUT = 10.0
+"""Seconds the SDK's shutdown of a server (close stdin, wait, terminate the tree) may take."""
+RESTART_AFTER = 10.0
+"""A failed server is not started again for this long (a crash loop must not cost a start per call)."""
+STDERR_TAIL = 2_000
+"""Characters of a failed server's stderr shown with the reason."""
+MAX_TOOLS = 500
+MAX_SCHEMA_BYTES = 64 * 1024
+MAX_DESCRIPTION = 2_000
+RESULT_CAP = 100_000
+
+_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+MAX_QUALIFIED = 128
+"""Anthropic's and OpenAI's limit for a tool name."""
+
+State = Literal["stopped", "starting", "started", "failed"]
+
+
+class McpServerError(Exception):
+    """A server could not be reached, or a call to it failed; the message says why, for the user or model."""
+
+
+def qualified_name(server: str, tool: str) -> str:
+    """`mcp__{server}__{tool}`, as Claude Code names them, with characters a model's tool names may not hold
+    replaced by `_`."""
+    return _TOOL_NAME.sub("_", f"mcp__{server}__{tool}")
+
+
+@dataclass(frozen=True)
+class McpTool:
+    server: str
+    name: str
+    """As the server names it (what a call sends)."""
+    qualified: str
+    """As the model sees it: `mcp__git__git_status`."""
+    description: str
+    input_schema: dict[str, Any]
+    read_only_hint: bool = False
+
+
+@dataclass(frozen=True)
+class CallResult:
+    text: str
+    is_error: bool
+
+
+@dataclass
+class ServerStatus:
+    name: str
+    state: State = "stopped"
+    error: str | None = None
+    tools: list[McpTool] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Tools the server offered that were not taken, each with the reason."""
+
+
+class McpConnection:
+    """One server. Its SDK context managers live in one task (`_serve`) from start to close, as they must."""
+
+    def __init__(self, spec: ServerSpec, *, start_timeout: float = START_TIMEOUT,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.spec = spec
+        self.status = ServerStatus(spec.name)
+        self._start_timeout = start_timeout
+        self._clock = clock
+        self._session: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._failed_at: float | None = None
+        self._stderr: IO[str] | None = None
+        self._leader_file: Path | None = None
+
+    async def ensure_started(self) -> ServerStatus:
+        """Start the server unless it runs (or failed a moment ago); its status either way."""
+        async with self._lock:
+            if self.status.state == "started" and self._task is not None and not self._task.done():
+                return self.status
+            if self.status.state == "started":  # the task ended under us: the server went away
+                self._fail("the server stopped")
+            if self._failed_at is not None and self._clock() - self._failed_at < RESTART_AFTER:
+                return self.status
+            await self._start()
+            return self.status
+
+    async def _start(self) -> None:
+        self.status = ServerStatus(self.spec.name, "starting")
+        self._stop = asyncio.Event()
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._serve(ready), name=f"mcp server {self.spec.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self._start_timeout)
+        except TimeoutError:
+            ready.cancel()  # what `_serve` learns after this is nobody's to read
+            await self._shut()
+            self._fail(f"it did not answer within {self._start_timeout:g} s of starting")
+            return
+        except McpServerError as exc:
+            await self._shut()
+            self._fail(str(exc))
+            return
+        try:
+            self.status.tools, self.status.skipped = _take_tools(self.spec.name, await asyncio.wait_for(
+                self._list_tools(), self._start_timeout))
+        except Exception as exc:  # a server answering tools/list with garbage is a failed server
+            await self._shut()
+            self._fail(f"listing its tools failed: {_describe(exc)}")
+            return
+        self.status.state = "started"
+        self._failed_at = None
+
+    async def _serve(self, ready: asyncio.Future[None]) -> None:
+        from mcp import ClientSession  # on use: the SDK costs a second to import
+
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport())
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                self._session = session
+                if not ready.done():
+                    ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(McpServerError(_describe(exc)))
+            elif not self._stop.is_set():
+                log.warning("MCP server %s ended: %s", self.spec.name, _describe(exc))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._session = None
+
+    def _transport(self) -> Any:
+        spec = self.spec
+        if spec.transport == "stdio":
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            program = shutil.which(spec.command[0], path=spec.env.get("PATH", os.environ.get("PATH")))
+            if program is None:
+                raise McpServerError(f"the command was not found ({spec.command[0]})")
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            self._leader_file = Path(tempfile.mkdtemp(prefix="yeetui-mcp-")) / "pid"
+            # The SDK starts the server in a session of its own; `sh` notes the leader's pid (its group's id) and
+            # becomes the server, so what the server leaves running can be stopped with it (`_stop_group`).
+            return stdio_client(StdioServerParameters(
+                command="/bin/sh", args=["-c", 'printf %s "$$" > "$0" && exec "$@"', str(self._leader_file),
+                                         program, *spec.command[1:]],
+                env=dict(spec.env), cwd=spec.cwd, encoding_error_handler="replace"), errlog=self._stderr)
+        assert spec.url is not None
+        if spec.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(spec.url, headers=dict(spec.headers))
+        import httpx2  # the MCP SDK's HTTP client; headers go on the client it is given
+        from mcp.client.streamable_http import streamable_http_client
+
+        client = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+        return _ClosingClient(streamable_http_client(spec.url, http_client=client), client)
+
+    async def _list_tools(self) -> list[Any]:
+        tools: list[Any] = []
+        cursor: str | None = None
+        from mcp_types import PaginatedRequestParams
+
+        while True:
+            page = await self._session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+            tools += page.tools
+            cursor = getattr(page, "next_cursor", None)
+            if not cursor or len(tools) >= MAX_TOOLS:
+                return tools[:MAX_TOOLS]
+
+    async def call(self, tool: str, arguments: Mapping[str, Any], *, timeout: float = CALL_TIMEOUT) -> CallResult:
+        """Call `tool` on the server (started if need be); a failure is a CallResult with `is_error`."""
+        status = await self.ensure_started()
+        if status.state != "started" or self._session is None:
+            return CallResult(f"The MCP server {self.spec.name} is not available: {status.error}", True)
+        try:
+            result = await asyncio.wait_for(self._session.call_tool(tool, dict(arguments)), timeout)
+        except TimeoutError:
+            return CallResult(f"{tool} on the MCP server {self.spec.name} did not answer within {timeout:g} s.", True)
+        except Exception as exc:  # the server died or answered garbage: said to the model, the run goes on
+            if self._task is None or self._task.done():
+                self._fail("the server stopped")
+            return CallResult(f"{tool} on the MCP server {self.spec.name} failed: {self._redact(_describe(exc))}",
+                              True)
+        return CallResult(self._redact(result_text(result)), bool(getattr(result, "is_error", False)))
+
+    def _fail(self, reason: str) -> None:
+        tail = self._stderr_tail()
+        self.status = ServerStatus(self.spec.name, "failed",
+                                   self._redact(reason + (f"; it wrote: {tail}" if tail else "")))
+        self._failed_at = self._clock()
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0)
+            text = self._stderr.read()
+        except (OSError, ValueError):
+            return ""
+        return terminal_safe(text[-STDERR_TAIL:].strip())
+
+    def _redact(self, text: str) -> str:
+        return redact(text, [v for v in (*self.spec.env.values(), *self.spec.headers.values()) if len(v) >= 6])
+
+    async def _shut(self) -> None:
+        """End the connection: the SDK's own shutdown (shielded from the cancel) closes the server's stdin, waits,
+        then terminates its process tree; then what the server left in its group is stopped."""
+        try:
+            await self._end_task()
+        finally:
+            await self._stop_group()
+
+    async def _end_task(self) -> None:
+        self._stop.set()
+        task, self._task = self._task, None
+        if task is None or task.done():
+            return
+        if self._session is None:  # still starting (a hang in `initialize`): the stop event is not awaited yet
+            task.cancel()
+        try:
+            await asyncio.wait_for(task, SHUTDOWN_TIMEOUT)
+        except (TimeoutError, asyncio.CancelledError):
+            pass
+        except Exception as exc:  # already reported as the failure, or the server ended badly
+            log.debug("MCP server %s ended: %s", self.spec.name, _describe(exc))
+
+    async def _stop_group(self) -> None:
+        """Stop what is left of the server's process group (its children, once the server itself is gone):
+        SIGTERM, then SIGKILL after a moment."""
+        leader_file, self._leader_file = self._leader_file, None
+        if leader_file is None:
+            return
+        try:
+            group = int(leader_file.read_text() or 0)
+        except (OSError, ValueError):
+            group = 0
+        finally:
+            shutil.rmtree(leader_file.parent, ignore_errors=True)
+        if group <= 1:
+            return
+        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+            try:
+                os.killpg(group, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+                try:
+                    os.killpg(group, 0)
+                except (ProcessLookupError, PermissionError):
+                    return
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._shut()
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
+            if self.status.state == "started":  # a new status: one handed out earlier keeps saying what it said
+                self.status = ServerStatus(self.spec.name, "stopped", tools=self.status.tools)
+
+
+class _ClosingClient:
+    """The streamable HTTP transport, and the HTTP client given to it closed after it."""
+
+    def __init__(self, transport: Any, client: Any) -> None:
+        self._transport, self._client = transport, client
+
+    async def __aenter__(self) -> Any:
+        return await self._transport.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            return await self._transport.__aexit__(*exc)
+        finally:
+            await self._client.aclose()
+
+
+class McpConnections:
+    """Every server of a yeetui process: started on first use, once, and shared."""
+
+    def __init__(self, specs: Iterable[ServerSpec], *, start_timeout: float = START_TIMEOUT) -> None:
+        self._connections = {s.name: McpConnection(s, start_timeout=start_timeout) for s in specs}
+
+    def names(self) -> list[str]:
+        return list(self._connections)
+
+    def get(self, name: str) -> McpConnection | None:
+        return self._connections.get(name)
+
+    async def start_all(self) -> list[ServerStatus]:
+        """Start every server at once (`yeetui mcp list --check`); their statuses in order."""
+        return list(await asyncio.gather(*(c.ensure_started() for c in self._connections.values())))
+
+    async def close(self) -> None:
+        await asyncio.gather(*(c.close() for c in self._connections.values()), return_exceptions=True)
+
+
+# -- what a server sends, made safe ---------------------------------------------------------------------------
+
+
+def _take_tools(server: str, offered: list[Any]) -> tuple[list[McpTool], list[str]]:
+    taken: dict[str, McpTool] = {}
+    skipped: list[str] = []
+    for tool in offered:
+        name = getattr(tool, "name", None)
+        if not isinstance(name, str) or not name.strip():
+            skipped.append("a tool without a name")
+            continue
+        shown = terminal_safe(name)[:80]
+        qualified = qualified_name(server, name)
+        if len(qualified) > MAX_QUALIFIED:
+            skipped.append(f"{shown}: its name is too long for a model's tool name")
+            continue
+        if qualified in taken:
+            skipped.append(f"{shown}: another tool's name maps to {qualified}")
+            continue
+        schema = getattr(tool, "input_schema", None)
+        if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+            skipped.append(f"{shown}: its input schema is not a JSON object schema")
+            continue
+        try:
+            size = len(json.dumps(schema))
+        except (TypeError, ValueError):
+            skipped.append(f"{shown}: its input schema is not JSON")
+            continue
+        if size > MAX_SCHEMA_BYTES:
+            skipped.append(f"{shown}: its input schema is {size:,} bytes (more than {MAX_SCHEMA_BYTES:,})")
+            continue
+        annotations = getattr(tool, "annotations", None)
+        description = terminal_safe(str(getattr(tool, "description", "") or ""))
+        taken[qualified] = McpTool(
+            server=server, name=name, qualified=qualified, description=cap(description, MAX_DESCRIPTION),
+            input_schema={"type": "object", **schema},
+            read_only_hint=bool(getattr(annotations, "read_only_hint", False)))
+    return list(taken.values()), skipped
+
+
+def result_text(result: Any) -> str:
+    """A tool result as text for the model: text parts as they are, other parts named, the structured
+    content as JSON when there is no text; capped."""
+    parts: list[str] = []
+    for item in getattr(result, "content", None) or []:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(str(getattr(item, "text", "")))
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind}: {getattr(item, 'mime_type', '?')}, {len(str(getattr(item, 'data', '')))} "
+                         "base64 characters, not shown]")
+        elif kind == "resource":
+            resource = getattr(item, "resource", None)
+            text = getattr(resource, "text", None)
+            parts.append(str(text) if text is not None else f"[resource {getattr(resource, 'uri', '?')}]")
+        elif kind == "resource_link":
+            parts.append(f"[resource link {getattr(item, 'uri', '?')}]")
+        else:
+            parts.append(f"[{kind or 'unknown'} content]")
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        try:
+            parts.append(json.dumps(structured, ensure_ascii=False))
+        except (TypeError, ValueError):
+            parts.append(str(structured))
+    return cap("\n".join(parts) if parts else "(no content)", RESULT_CAP)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception, looking inside the SDK's exception groups for the first real cause."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"the command was not found ({exc.filename or exc})"
+    text = str(exc) or type(exc).__name__
+    return terminal_safe(cap(text.replace("\n", " "), 500))
