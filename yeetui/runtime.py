@@ -23,6 +23,10 @@ from yeetui.config import LoadedSettings, Settings, load_settings, provider_cred
 from yeetui.errors import ConfigError
 from yeetui.events import PermissionRequested
 from yeetui.foreign.commands import CommandFile, load_commands
+from yeetui.mcp.client import McpConnections
+from yeetui.mcp.consent import is_approved
+from yeetui.mcp.servers import ServerSpec
+from yeetui.mcp.sources import default_home, discover
 from yeetui.profile_loader import load_profiles
 from yeetui.profiles import ProfileSet
 from yeetui.providers.base import Provider, split_model
@@ -30,6 +34,7 @@ from yeetui.providers.factory import create_provider
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
 from yeetui.runs.launcher import RunLauncher
+from yeetui.runs.mcp_tools import McpLoadTool
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.prompting import read_context_files
 from yeetui.runs.slots import RunSlots
@@ -191,7 +196,9 @@ class Runtime:
             warnings += sandbox_notices(await asyncio.to_thread(sandbox.probe_sandbox), settings.tools.bash_sandbox)
         store = await Store.open(paths.database_path(env))
         bus = Bus()
-        registry = ToolRegistry([*builtin_tools(), AskUserTool(), *agent_tools()])
+        registry = ToolRegistry([*builtin_tools(), AskUserTool(), McpLoadTool(), *agent_tools()])
+        mcp_servers, mcp_warnings = await asyncio.to_thread(_mcp_servers, project_dir, env)
+        warnings += mcp_warnings
         secrets = secret_values_from_env(env)
         secrets += [c.api_key.get_secret_value() for c in settings.providers.values() if c.api_key]
 
@@ -206,7 +213,8 @@ class Runtime:
         launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
-                               model_override=front_end.model)
+                               model_override=front_end.model,
+                               mcp=McpConnections(mcp_servers) if mcp_servers else None)
         panes = PaneHost(env=env, project_dir=project_dir)
         elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks)
         worktrees = Worktrees(store, env=env)
@@ -254,8 +262,28 @@ class Runtime:
             await self.relay.close()
         await self.watchers.stop_all()
         await self.spawner.shutdown()
+        if self.launcher.mcp is not None:
+            await self.launcher.mcp.close()
         await self.launcher.aclose()
         await self.store.close()
+
+
+def _mcp_servers(project_dir: Path, env: Mapping[str, str]) -> tuple[list[ServerSpec], list[str]]:
+    """The MCP servers this process may start — enabled, and the user's own or approved (`yeetui mcp approve`)
+    — and warnings: files that could not be read, and a project's servers left unstarted for want of approval."""
+    found = discover(project_dir, home=default_home(env), env=env, config_dir=paths.config_dir(env))
+    warnings = [f"MCP: {problem}" for problem in found.problems]
+    startable = []
+    for spec in found.servers:
+        if not spec.enabled:
+            continue
+        if is_approved(spec, project_dir, env):
+            startable.append(spec)
+        else:
+            warnings.append(f"The MCP server {spec.name} that {spec.path} defines is not started: it needs your "
+                            f"approval of exactly what it runs (`yeetui mcp list`, then `yeetui mcp approve "
+                            f"{spec.name}`).")
+    return startable, warnings
 
 
 async def _load_definitions(project_dir: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None,

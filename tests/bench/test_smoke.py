@@ -69,3 +69,9 @@ def test_panes_benchmark_runs() -> None:
 def test_embed_benchmark_runs() -> None:
     figures = _run("bench_embed.py")
     _has(figures, "key echo p50", "key echo p99", "event-loop stall p99")
+
+
+@pytest.mark.timeout(300)
+def test_mcp_benchmark_runs() -> None:
+    figures = _run("bench_mcp.py")
+    _has(figures, "lazy (index + mcp_load) vs eager", "mcp_load + first call", "cold start to its first answer")

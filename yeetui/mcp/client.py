@@ -110,6 +110,19 @@ class McpConnection:
         self._failed_at: float | None = None
         self._stderr: IO[str] | None = None
         self._leader_file: Path | None = None
+        self._settled = asyncio.Event()
+        """Set once a start has ended, either way."""
+        self._background: asyncio.Task[ServerStatus] | None = None
+
+    def start_soon(self) -> None:
+        """Start the server in the background unless it runs or is starting."""
+        if self.status.state in ("started", "starting") or (self._background and not self._background.done()):
+            return
+        self._background = asyncio.create_task(self.ensure_started(), name=f"start mcp server {self.spec.name}")
+
+    def started_event(self) -> asyncio.Event:
+        """Set when the server has started or failed to (see `status`)."""
+        return self._settled
 
     async def ensure_started(self) -> ServerStatus:
         """Start the server unless it runs (or failed a moment ago); its status either way."""
@@ -124,6 +137,13 @@ class McpConnection:
             return self.status
 
     async def _start(self) -> None:
+        try:
+            await self._attempt()
+        finally:
+            self._settled.set()
+
+    async def _attempt(self) -> None:
+        self._settled.clear()
         self.status = ServerStatus(self.spec.name, "starting")
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -297,6 +317,8 @@ class McpConnection:
                     return
 
     async def close(self) -> None:
+        if self._background is not None and not self._background.done():
+            self._background.cancel()
         async with self._lock:
             await self._shut()
             if self._stderr is not None:
@@ -333,6 +355,9 @@ class McpConnections:
 
     def get(self, name: str) -> McpConnection | None:
         return self._connections.get(name)
+
+    def spec(self, name: str) -> ServerSpec:
+        return self._connections[name].spec
 
     async def start_all(self) -> list[ServerStatus]:
         """Start every server at once (`yeetui mcp list --check`); their statuses in order."""

@@ -24,12 +24,14 @@ from yeetui.bus import Bus
 from yeetui.config import Settings
 from yeetui.errors import WorkflowError, YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
+from yeetui.mcp.client import McpConnections
 from yeetui.messages import Message
 from yeetui.profiles import Profile, ProfileSet
 from yeetui.providers.base import Provider, ThinkingLevel, split_model
 from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
+from yeetui.runs.mcp_tools import McpAccess, server_allowed
 from yeetui.runs.mentions import Attachment, read_mentions
 from yeetui.runs.permissions import Permissions
 from yeetui.runs.prompting import build_system_prompt, read_context_files
@@ -81,7 +83,7 @@ class RunLauncher:
                  workflows: Mapping[str, Workflow], registry: ToolRegistry, project_dir: Path,
                  env: Mapping[str, str], secrets: list[str], mailroom: Mailroom,
                  create_provider: Callable[[str], tuple[Provider, str]], slots: RunSlots | None = None,
-                 model_override: str | None = None) -> None:
+                 model_override: str | None = None, mcp: McpConnections | None = None) -> None:
         self.settings = settings
         self.store = store
         self.bus = bus
@@ -95,6 +97,8 @@ class RunLauncher:
         self.mailroom = mailroom
         self.slots = slots or RunSlots(store)
         """Run slots shared by every yeetui process on the data dir; headless runs and subagents take one."""
+        self.mcp: Final = mcp
+        """The process's MCP servers (one connection each, shared by its runs); None: none configured."""
         self.model_override: Final = model_override
         """`--model` given to this process: every run it starts uses it, subagents included."""
         self.engines: dict[str, RunEngine] = {}
@@ -180,9 +184,11 @@ class RunLauncher:
         return (self.agent_host is not None and profile.limits.can_spawn_children
                 and depth < profile.limits.max_depth)
 
-    def offered_tools(self, profile: Profile, binding: WorkspaceBinding, *, depth: int = 0) -> list[str]:
+    def offered_tools(self, profile: Profile, binding: WorkspaceBinding, *, depth: int = 0,
+                      mcp: bool = False) -> list[str]:
         """The tools the model is offered: the profile's choice, less what the binding or depth forbids, plus
-        the exit tools. Each tool says what it is (`writes`, `spawns`, `exit`); no name lists here."""
+        the exit tools (and `mcp_load` when the run may use MCP servers). Each tool says what it is (`writes`,
+        `spawns`, `exit`, `needs_mcp`); no name lists here."""
         exits = self.exit_tools(profile)
         offered, ending = [], []
         for tool in self.registry.tools():
@@ -191,12 +197,24 @@ class RunLauncher:
                     ending.append(tool.name)
             elif tool.name in profile.disallowed_tools:
                 continue
+            elif tool.needs_mcp:
+                if mcp:
+                    offered.append(tool.name)
             elif tool.spawns:
                 if self.may_spawn(profile, depth):
                     offered.append(tool.name)
             elif (profile.tools is None or tool.name in profile.tools) and (binding.allow_writes or not tool.writes):
                 offered.append(tool.name)
         return offered + ending
+
+    def mcp_access(self, profile: Profile, binding: WorkspaceBinding) -> McpAccess | None:
+        """Which of the process's MCP servers a run of `profile` may use (None: none): the profile's `mcp`,
+        and in a read-only workspace only the servers the user marked read-only."""
+        if self.mcp is None or profile.mcp == "none" or "mcp_load" in profile.disallowed_tools:
+            return None
+        servers = [name for name in self.mcp.names() if server_allowed(profile.mcp, name)
+                   and (binding.allow_writes or self.mcp.spec(name).read_only)]
+        return McpAccess(self.mcp, servers, profile.mcp, self.registry) if servers else None
 
     @staticmethod
     def exit_tools(profile: Profile) -> list[str]:
@@ -266,6 +284,9 @@ class RunLauncher:
                                         Permissions.from_config(profile.permissions))
         permissions.remember_all(await self.store.remembered_permissions(session.id))  # the dialog's "Always"
         limits = profile.limits
+        mcp = self.mcp_access(profile, binding)
+        if mcp is not None:
+            system += "\n\n" + await mcp.index()
         agents = None
         if self.agent_host is not None and self.may_spawn(profile, session.depth):
             agents = self.agent_host(session_id=session.id, run_id=run_id, label=label or profile.name)
@@ -274,9 +295,9 @@ class RunLauncher:
             timeout = max(deadline - asyncio.get_running_loop().time(), 0.001)
         return RunSpec(
             session_id=session.id, profile=profile.name, label=label or profile.name, model=model,
-            system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth),
+            system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth, mcp=mcp is not None),
             tool_context=ToolContext(binding=binding, session_id=session.id, run_id=run_id, settings=tool_settings,
-                                     agents=agents, processes=self.store.tool_processes.run_log(run_id)),
+                                     agents=agents, mcp=mcp, processes=self.store.tool_processes.run_log(run_id)),
             permissions=permissions,
             prompt=prompt, attachments=attachments,
             thinking=thinking or profile.thinking or self.settings.thinking or "off",

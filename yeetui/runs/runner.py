@@ -31,6 +31,7 @@ from yeetui.providers.pricing import cost_usd
 from yeetui.providers.retry import Restarted, stream_with_retry
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
+from yeetui.runs.mcp_tools import McpAccess
 from yeetui.runs.mentions import prompt_message
 from yeetui.runs.prompting import NUDGE
 from yeetui.runs.spec import RunResult, RunSpec, cancel_reason
@@ -164,6 +165,9 @@ class Runner:
     async def _model_turn(self, spec: RunSpec, result: RunResult, history: list[Message]) -> Message:
         provider, bare_model = self.providers(spec.model)
         offered = spec.tools
+        mcp = spec.tool_context.mcp
+        if isinstance(mcp, McpAccess):  # the MCP tools the run loaded so far (`mcp_load`)
+            offered = [*offered, *(name for name in mcp.loaded if name not in offered)]
         if spec.workflow is not None:  # the current step's blocked tools are not offered (they would be refused)
             offered = [name for name in offered if spec.workflow.check_tool(name) is None]
         tools = [self.executor.registry.get(name).spec() for name in offered]

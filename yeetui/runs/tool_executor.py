@@ -19,6 +19,7 @@ from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
 from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, DENIED_UNATTENDED, ToolCallPart, ToolResultPart
 from yeetui.redact import redact
+from yeetui.runs.mcp_tools import McpAccess
 from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext, ToolOutput
 from yeetui.tools.registry import ToolRegistry
@@ -84,7 +85,8 @@ class ToolExecutor:
         if call.raw_arguments is not None:
             return _error(f"{call.name}: the arguments were not valid JSON ({call.raw_arguments[:200]!r}). "
                           "Send the arguments as a JSON object.")
-        if call.name not in state.offered:
+        mcp = state.context.mcp
+        if call.name not in state.offered and not (isinstance(mcp, McpAccess) and mcp.is_loaded(call.name)):
             return _error(f"Tool {call.name!r} is not available to {state.agent_label}. "
                           f"Available tools: {', '.join(sorted(state.offered))}.")
         if state.workflow is not None and (reason := state.workflow.check_tool(call.name)):

@@ -49,6 +49,9 @@ class ToolContext:
     """The calling run's `yeetui.subagents.host.AgentHost` when it may use agent tools; None otherwise. Typed
     `object` here because the tools layer sits below the subagents: only the agent tools
     (yeetui.subagents.tools) use it, and they check its type."""
+    mcp: object | None = None
+    """The run's `yeetui.runs.mcp_tools.McpAccess` when its profile may use MCP servers; typed `object` for the
+    same reason as `agents`."""
     processes: ProcessLog | None = None
     hermetic_git: bool = False
     """Set for one call that a permission rule allowed without asking: its git reads no config from the
@@ -73,6 +76,8 @@ class Tool(ABC):
     """Several calls of it in one model turn may run at once (no writes, no ordering between them)."""
     spawns: ClassVar[bool] = False
     """An agent tool: offered only to runs whose profile and depth allow subagents."""
+    needs_mcp: ClassVar[bool] = False
+    """Offered only to runs that may use MCP servers (`mcp_load`)."""
     exit: ClassVar[bool] = False
     """Ends the run (`complete`, `ask_user`): offered as the profile's stop rule says."""
     _spec_cache: ClassVar[ToolSpec | None] = None

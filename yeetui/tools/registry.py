@@ -30,6 +30,12 @@ class ToolRegistry:
                 raise ValueError(f"Two tools are registered under the name {tool.name!r}.")
             self._tools[tool.name] = tool
 
+    def add(self, tool: Tool) -> None:
+        """Register a tool found while running (an MCP server's, once an agent loads it)."""
+        if tool.name in self._tools:
+            raise ValueError(f"Two tools are registered under the name {tool.name!r}.")
+        self._tools[tool.name] = tool
+
     def names(self) -> list[str]:
         return list(self._tools)
 

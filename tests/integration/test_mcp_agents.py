@@ -1,0 +1,91 @@
+"""An agent uses the user's MCP servers: the real `mcp-server-time` from PyPI, driven by the fake LLM through
+the real binary. The first request carries an index and `mcp_load`, not the schemas; loaded tools are offered
+from the next turn; permissions, read-only profiles and consent apply."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply
+from tests.integration.helpers import result_text, run_yeetui, tool_results
+
+TIME = f"[{sys.executable}, -m, mcp_server_time, --local-timezone, UTC]"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def config(text: str) -> None:
+    (Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml").write_text(text)
+
+
+def tool_names(body: dict) -> list[str]:
+    return [tool["name"] for tool in body.get("tools", [])]
+
+
+def test_an_agent_loads_a_servers_tools_and_calls_one(fake_env, project: Path, tmp_path: Path) -> None:
+    config(f"mcp_servers:\n  time: {{command: {TIME}}}\npermissions:\n  'mcp__time__*': allow\n")
+    fake_env.script(Reply.tool("mcp_load", server="time"),
+                    Reply.tool("mcp__time__get_current_time", timezone="UTC"),
+                    Reply.tool("complete", output="It is some time in UTC."))
+    done = run_yeetui("run", "--json", "what time is it in UTC?", cwd=project, HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.result["status"] == "completed", done.result
+    first, second, third = (r.body for r in fake_env.requests)
+    system = first["system"] if isinstance(first["system"], str) else " ".join(b["text"] for b in first["system"])
+    assert "# MCP servers" in system and "- time: get_current_time, convert_time" in system
+    assert "mcp_load" in tool_names(first) and not any(n.startswith("mcp__") for n in tool_names(first))
+    [loaded] = tool_results(second)
+    assert "mcp__time__get_current_time" in result_text(loaded)
+    offered = {t["name"]: t for t in second["tools"]}
+    assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= set(offered)
+    assert offered["mcp__time__get_current_time"]["input_schema"]["required"] == ["timezone"]
+    answer = tool_results(third)[-1]  # the history holds the load's result too
+    assert not answer.get("is_error") and json.loads(result_text(answer))["timezone"] == "UTC"
+
+
+def test_without_a_rule_a_headless_call_is_refused_and_read_only_profiles_get_only_read_only_servers(
+        fake_env, project: Path, tmp_path: Path) -> None:
+    config(f"mcp_servers:\n  time: {{command: {TIME}}}\n  clock: {{command: {TIME}, read_only: true}}\n")
+    fake_env.script(Reply.tool("mcp_load", server="time", tools=["get_current_time"]),
+                    Reply.tool("mcp__time__get_current_time", timezone="UTC"),
+                    Reply.tool("complete", output="refused"))
+    done = run_yeetui("run", "--json", "time?", cwd=project, HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "refused 1 tool call that need your permission: mcp__time__get_current_time" in done.stderr
+    refused = tool_results(fake_env.requests[2].body)[-1]
+    assert refused.get("is_error") and "needs permission" in result_text(refused)
+    assert "mcp__time__convert_time" not in tool_names(fake_env.requests[1].body)  # only what was loaded
+
+    before = len(fake_env.requests)
+    fake_env.script(Reply.tool("mcp_load", server="clock"), Reply.tool("mcp__clock__get_current_time", timezone="UTC"),
+                    Reply.tool("complete", output="It is now."))
+    oracle = run_yeetui("run", "--json", "--profile", "oracle", "time?", cwd=project, HOME=str(tmp_path))
+    assert oracle.returncode == 0, oracle.stderr
+    first = fake_env.requests[before].body
+    system = first["system"] if isinstance(first["system"], str) else " ".join(b["text"] for b in first["system"])
+    assert "- clock: get_current_time" in system and "- time:" not in system
+    answer = tool_results(fake_env.requests[before + 2].body)[-1]
+    assert not answer.get("is_error"), result_text(answer)  # a read-only server's tools need no rule
+
+
+def test_a_projects_server_is_not_started_until_approved(fake_env, project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"theirs": {
+        "command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w').close()"]}}}))
+    fake_env.script(Reply.tool("complete", output="ok"))
+    done = run_yeetui("run", "--json", "hi", cwd=project, HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    [warning] = [e["text"] for e in done.events if e["type"] == "notice" and "MCP server theirs" in e["text"]]
+    assert "needs your approval" in warning and "yeetui mcp approve theirs" in warning
+    assert "mcp_load" not in tool_names(fake_env.requests[0].body)
+    assert not marker.exists()

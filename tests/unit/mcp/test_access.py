@@ -1,0 +1,52 @@
+"""Which MCP servers and tools a run may use: the profile's `mcp`, and read-only workspaces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from yeetui.mcp.client import McpConnections
+from yeetui.mcp.servers import ServerSpec
+from yeetui.runs.mcp_tools import McpAccess, server_allowed, tool_allowed
+from yeetui.tools.registry import ToolRegistry
+
+
+def test_profile_policies() -> None:
+    assert server_allowed("inherit", "git") and not server_allowed("none", "git")
+    assert server_allowed(["git", "ti*"], "time") and not server_allowed(["git"], "time")
+    assert server_allowed(["git/git_status"], "git")
+    assert tool_allowed("inherit", "git", "git_commit") and not tool_allowed("none", "git", "git_status")
+    assert tool_allowed(["git"], "git", "git_commit")
+    assert tool_allowed(["git/git_s*"], "git", "git_status") and not tool_allowed(["git/git_s*"], "git", "git_commit")
+
+
+async def test_loading_a_server_the_run_may_not_use_is_refused() -> None:
+    spec = ServerSpec(name="git", transport="stdio", scope="user", source="t", path=Path("/t"), command=("x",))
+    access = McpAccess(McpConnections([spec]), ["git"], "inherit", ToolRegistry([]))
+    refused = await access.load("time", None)
+    assert refused.is_error and "No MCP server 'time' is available to this agent (available: git)" in refused.content
+    assert access.loaded == []
+
+
+async def test_a_read_only_workspace_gets_only_servers_the_user_marked_read_only(isolated_env, tmp_path: Path) -> None:
+    from yeetui.runtime import Runtime
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (isolated_env / "config" / "config.yaml").write_text(
+        "mcp_servers:\n  writer: {command: [w]}\n  reader: {command: [r], read_only: true}\n"
+        "  other: {command: [o], read_only: true}\n")
+    runtime = await Runtime.open(cwd=project, recover=False)
+    try:
+        launcher = runtime.launcher
+        oracle, generic = runtime.profiles.get("oracle"), runtime.profiles.get("generic")
+        read_only = launcher.binding_for(oracle)
+        writable = launcher.binding_for(generic)
+        assert launcher.mcp_access(oracle, read_only).servers == ["reader", "other"]
+        assert launcher.mcp_access(generic, writable).servers == ["writer", "reader", "other"]
+        scoped = generic.model_copy(update={"mcp": ["reader", "oth*/x"]})
+        assert launcher.mcp_access(scoped, writable).servers == ["reader", "other"]
+        assert launcher.mcp_access(generic.model_copy(update={"mcp": "none"}), writable) is None
+        assert "mcp_load" not in launcher.offered_tools(generic, writable)
+        assert "mcp_load" in launcher.offered_tools(generic, writable, mcp=True)
+    finally:
+        await runtime.close()
