@@ -89,3 +89,22 @@ def test_a_projects_server_is_not_started_until_approved(fake_env, project: Path
     assert "needs your approval" in warning and "yeetui mcp approve theirs" in warning
     assert "mcp_load" not in tool_names(fake_env.requests[0].body)
     assert not marker.exists()
+
+
+def test_the_git_server_from_pypi_answers_git_status(fake_env, tmp_path: Path) -> None:
+    import subprocess
+
+    project = tmp_path / "repo"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "untracked_file.txt").write_text("new\n")
+    config(f"mcp_servers:\n  git: {{command: [{sys.executable}, -m, mcp_server_git, --repository, {project}]}}\n"
+           "permissions:\n  mcp__git__git_status: allow\n")
+    fake_env.script(Reply.tool("mcp_load", server="git", tools=["git_status"]),
+                    Reply.tool("mcp__git__git_status", repo_path=str(project)),
+                    Reply.tool("complete", output="one untracked file"))
+    done = run_yeetui("run", "--json", "what is untracked?", cwd=project, HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    status = tool_results(fake_env.requests[2].body)[-1]
+    assert not status.get("is_error") and "untracked_file.txt" in result_text(status)
+    assert done.result["status"] == "completed"
