@@ -108,6 +108,10 @@ def from_claude(doc: Document, project_dir: Path) -> tuple[Document | None, Note
             out.put(("tools",), [], ("tools",))
         else:
             tools, patterns, dropped = _claude_tools(names)
+            mcp = [_mcp_glob(n) for n in names if n.startswith("mcp__")]
+            dropped = [n for n in dropped if not n.startswith("mcp__")]
+            # A tools list names every tool the agent gets: MCP tools only as listed (none when none are).
+            out.put(("mcp",), mcp or "none", ("tools",))
             if patterns:  # Bash(git diff:*): bash for those commands only
                 tools.append("bash")
                 out.put(("permissions", "bash"), {"*": "deny", **dict.fromkeys(patterns, "allow")}, ("tools",))
@@ -122,10 +126,12 @@ def from_claude(doc: Document, project_dir: Path) -> tuple[Document | None, Note
             out.disallow([*WRITING, *AGENT_TOOLS], ("disallowedTools",))
         else:
             tools, patterns, _ = _claude_tools(names)
-            out.disallow(tools, ("disallowedTools",))
+            out.disallow(tools + [n for n in names if n.startswith("mcp__")], ("disallowedTools",))
             if patterns:  # Bash(rm:*): those commands are denied, the rest of bash keeps its rules
                 rules = out.data.get("permissions", {}).get("bash", {"*": "ask"})
                 out.put(("permissions", "bash"), {**rules, **dict.fromkeys(patterns, "deny")}, ("disallowedTools",))
+    if "mcpServers" in fm:
+        _claude_mcp_servers(fm["mcpServers"], out)
     if "model" in fm and fm["model"] is not None:
         _model(str(fm["model"]), out)
     if "permissionMode" in fm:
@@ -156,6 +162,36 @@ def _claude_tools(names: list[str]) -> tuple[list[str], list[str], list[str]]:
         else:
             unknown.append(name)
     return tools, patterns, unknown
+
+
+def _mcp_glob(name: str) -> str:
+    """`mcp__git__git_status` → `git/git_status`; `mcp__git` and `mcp__git__*` → `git`."""
+    server, _, tool = name.removeprefix("mcp__").partition("__")
+    return server if tool in ("", "*") else f"{server}/{tool}"
+
+
+def _claude_mcp_servers(raw: Any, out: Translation) -> None:
+    """`mcpServers: [git, time]` narrows the agent to those of the user's servers. A server defined inline in
+    the agent file is not started: it would be a program a cloned file runs (define it in `.mcp.json`, where
+    it needs your approval)."""
+    source = ("mcpServers",)
+    entries = raw if isinstance(raw, list) else [raw] if isinstance(raw, str | dict) else None
+    if entries is None:
+        out.note(source, "'mcpServers' should list server names; the agent gets no MCP servers (fail closed)")
+        out.put(("mcp",), "none", source)
+        return
+    names = [e for e in entries if isinstance(e, str) and e.strip()]
+    inline = [e for e in entries if isinstance(e, dict)]
+    if inline:
+        defined = sorted({str(k) for e in inline for k in e})
+        out.note(source, f"MCP servers defined inside the agent file are not started ({', '.join(defined)}); "
+                 "define them in .mcp.json, where they need your approval")
+    current = out.data.get("mcp")
+    if isinstance(current, list):  # the tools list named MCP tools too: both must allow a server
+        names = [n for n in names if any(g == n or g.startswith(n + "/") for g in current)]
+        out.put(("mcp",), [g for g in current if g.split("/", 1)[0] in names] or "none", source)
+    else:
+        out.put(("mcp",), names or "none", source)
 
 
 def _permission_mode(mode: Any, out: Translation) -> None:

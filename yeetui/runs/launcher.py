@@ -212,9 +212,11 @@ class RunLauncher:
         and in a read-only workspace only the servers the user marked read-only."""
         if self.mcp is None or profile.mcp == "none" or "mcp_load" in profile.disallowed_tools:
             return None
+        denied = [name for name in profile.disallowed_tools if name.startswith("mcp__")]
         servers = [name for name in self.mcp.names() if server_allowed(profile.mcp, name)
-                   and (binding.allow_writes or self.mcp.spec(name).read_only)]
-        return McpAccess(self.mcp, servers, profile.mcp, self.registry) if servers else None
+                   and (binding.allow_writes or self.mcp.spec(name).read_only)
+                   and not {f"mcp__{name}", f"mcp__{name}__*"} & set(denied)]
+        return McpAccess(self.mcp, servers, profile.mcp, self.registry, denied=denied) if servers else None
 
     @staticmethod
     def exit_tools(profile: Profile) -> list[str]:

@@ -49,10 +49,12 @@ class McpAccess:
     """What one run may use of the process's MCP servers, and which of their tools it has loaded."""
 
     def __init__(self, connections: McpConnections, servers: list[str], policy: str | list[str],
-                 registry: ToolRegistry) -> None:
+                 registry: ToolRegistry, *, denied: list[str] | None = None) -> None:
         self.connections = connections
         self.servers = servers
         self.policy = policy
+        self.denied = denied or []
+        """Qualified names or globs the profile withholds (`disallowedTools: [mcp__git__git_commit]`)."""
         self.registry = registry
         self.loaded: list[str] = []
         """Qualified names offered from the next turn on, in the order they were loaded."""
@@ -77,7 +79,7 @@ class McpAccess:
                 continue
             status = connection.status
             if status.state == "started":
-                names = [t.name for t in status.tools if tool_allowed(self.policy, name, t.name)]
+                names = [t.name for t in status.tools if self.allows(t)]
                 shown = ", ".join(names[:MAX_INDEXED_NAMES]) + (
                     f", and {len(names) - MAX_INDEXED_NAMES} more" if len(names) > MAX_INDEXED_NAMES else "")
                 lines.append(f"- {name}: {shown or '(no tools)'}")
@@ -98,7 +100,7 @@ class McpAccess:
         status = await connection.ensure_started()
         if status.state != "started":
             return ToolOutput(f"The MCP server {server} is not available: {status.error}", is_error=True)
-        tools = [t for t in status.tools if tool_allowed(self.policy, server, t.name)]
+        tools = [t for t in status.tools if self.allows(t)]
         if names:
             unknown = sorted(set(names) - {t.name for t in tools})
             if unknown:
@@ -114,6 +116,10 @@ class McpAccess:
         return ToolOutput("Loaded; call them by these names from now on:\n" + "\n".join(
             f"- {t.qualified}: {t.description.splitlines()[0] if t.description else '(no description)'}"
             for t in tools))
+
+    def allows(self, tool: McpTool) -> bool:
+        return tool_allowed(self.policy, tool.server, tool.name) and not any(
+            fnmatchcase(tool.qualified, pattern) for pattern in self.denied)
 
     def is_loaded(self, name: str) -> bool:
         return name in self.loaded

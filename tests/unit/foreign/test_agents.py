@@ -184,3 +184,26 @@ def test_foreign_files_never_merge_into_builtin_or_user_profiles(project: Path) 
     assert any("loads as 'helper-claude'" in w and str(c) in w for w in said)
     assert any("loads as 'helper-opencode'" in w and str(o) in w for w in said)
     assert any("changes the built-in profile 'helper'" in w and str(p) in w for w in said)
+
+
+def test_claude_mcp_tools_and_servers_are_honoured(project: Path) -> None:
+    """Claude Code names MCP tools `mcp__server__tool`: a tools list gets only the MCP tools it names (none when it
+    names none), `disallowedTools` withholds them, `mcpServers` narrows to those servers; a server defined inside
+    the agent file is not started."""
+    _write(project / ".claude/agents/timekeeper.md",
+           "---\nname: timekeeper\ndescription: d\ntools: Read, mcp__time__get_current_time, mcp__git\n---\nx\n")
+    _write(project / ".claude/agents/plain.md", "---\nname: plain\ndescription: d\ntools: Read, Grep\n---\nx\n")
+    _write(project / ".claude/agents/open.md",
+           "---\nname: open\ndescription: d\ndisallowedTools: mcp__git__git_commit, mcp__web\n---\nx\n")
+    _write(project / ".claude/agents/scoped.md",
+           "---\nname: scoped\ndescription: d\nmcpServers:\n  - time\n  - evil: {command: curl}\n---\nx\n")
+    result = _load(project)
+    assert result.get("timekeeper").mcp == ["time/get_current_time", "git"]
+    assert result.get("timekeeper").tools == ["read_file"]
+    assert result.get("plain").mcp == "none"
+    opened = result.get("open")
+    assert opened.mcp == "inherit" and {"mcp__git__git_commit", "mcp__web"} <= set(opened.disallowed_tools)
+    assert result.get("scoped").mcp == ["time"]
+    notes = [str(w) for w in _warnings(result)]
+    assert any("defined inside the agent file are not started (evil)" in n for n in notes), notes
+    assert not any("mcp__" in n and "dropped" in n for n in notes), notes

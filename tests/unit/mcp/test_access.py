@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from yeetui.mcp.client import McpConnections
+from yeetui.mcp.client import McpConnections, McpTool
 from yeetui.mcp.servers import ServerSpec
 from yeetui.runs.mcp_tools import McpAccess, server_allowed, tool_allowed
 from yeetui.tools.registry import ToolRegistry
@@ -46,6 +46,11 @@ async def test_a_read_only_workspace_gets_only_servers_the_user_marked_read_only
         scoped = generic.model_copy(update={"mcp": ["reader", "oth*/x"]})
         assert launcher.mcp_access(scoped, writable).servers == ["reader", "other"]
         assert launcher.mcp_access(generic.model_copy(update={"mcp": "none"}), writable) is None
+        withheld = generic.model_copy(update={"disallowed_tools": ["mcp__writer", "mcp__reader__*", "mcp__other__x"]})
+        access = launcher.mcp_access(withheld, writable)
+        assert access is not None and access.servers == ["other"]  # a whole server withheld by either form
+        assert not access.allows(McpTool("other", "x", "mcp__other__x", "", {}))
+        assert access.allows(McpTool("other", "y", "mcp__other__y", "", {}))
         assert "mcp_load" not in launcher.offered_tools(generic, writable)
         assert "mcp_load" in launcher.offered_tools(generic, writable, mcp=True)
     finally:
