@@ -139,3 +139,29 @@ def test_mcp_list_check_in_the_binary(tmp_path: Path) -> None:
     assert "theirs: not started — needs your approval: yeetui mcp approve theirs" in lines
     usage = run_yeetui("mcp", "list", "--check", "--timeout", "0", cwd=project, HOME=str(home))
     assert usage.returncode == 2 and "--timeout must be more than 0 seconds" in usage.stderr
+
+
+EVERYTHING = Path(__file__).resolve().parents[2] / ".ci" / "cache" / "npm" / "node_modules" / ".bin" / \
+    "mcp-server-everything"
+
+
+@pytest.mark.skipif(not EVERYTHING.exists(), reason="npm's @modelcontextprotocol/server-everything is installed by "
+                    ".ci/run (npm install --prefix .ci/cache/npm)")
+async def test_the_everything_server_from_npm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference server of the MCP project: text, numbers, an image, and its own environment (which must
+    not hold yeetui's provider keys)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-not-for-mcp-servers-00000000")
+    connection = McpConnection(spec("everything", str(EVERYTHING), "stdio"))
+    try:
+        status = await connection.ensure_started()
+        assert status.state == "started", status.error
+        names = {t.name for t in status.tools}
+        assert {"echo", "get-sum", "get-tiny-image", "get-env"} <= names
+        assert (await connection.call("echo", {"message": "hi there"})).text == "Echo: hi there"
+        assert "5" in (await connection.call("get-sum", {"a": 2, "b": 3})).text
+        image = await connection.call("get-tiny-image", {})
+        assert "[image: image/png," in image.text and "not shown]" in image.text
+        environment = (await connection.call("get-env", {})).text
+        assert "PATH" in environment and "ANTHROPIC_API_KEY" not in environment and "sk-ant" not in environment
+    finally:
+        await connection.close()
