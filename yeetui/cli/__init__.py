@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     mapprove = msub.add_parser("approve", help="let a server a project file defines start, exactly as it is now")
     mapprove.add_argument("names", nargs="+", metavar="NAME")
     mapprove.add_argument("--json", action="store_true")
+    msub.add_parser("serve", help="serve yeetui's subagents as MCP tools on stdio (spawn, wait, result, …)")
     mrevoke = msub.add_parser("revoke", help="withdraw the approval of a project's server")
     mrevoke.add_argument("names", nargs="+", metavar="NAME")
     mrevoke.add_argument("--json", action="store_true")

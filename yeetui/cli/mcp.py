@@ -15,18 +15,32 @@ from pathlib import Path
 
 from yeetui import paths
 from yeetui.application.mcp import McpServers, ServerRow
-from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error
+from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, open_runtime
 from yeetui.errors import YeetuiError
 from yeetui.text import terminal_safe
 
 
 async def cmd_mcp(args: argparse.Namespace) -> int:
+    if args.action == "serve":
+        return await _serve(args)
     servers = McpServers(paths.find_project_root(Path.cwd()))
     if args.action == "list":
         return await _list(servers, args)
     if args.action == "approve":
         return await _approve(servers, args)
     return await _revoke(servers, args)
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    """stdout is the protocol's: everything else (warnings) goes to stderr."""
+    from yeetui.application.mcp_serve import AgentService, build_server
+
+    runtime = await open_runtime(args)
+    try:
+        await build_server(AgentService(runtime)).run_stdio_async()
+    finally:
+        await runtime.close()
+    return EXIT_OK
 
 
 def _row_json(row: ServerRow) -> dict[str, object]:

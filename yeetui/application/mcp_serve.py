@@ -1,0 +1,143 @@
+"""`yeetui mcp serve`: yeetui's subagents as MCP tools, for any MCP client (an editor, another agent).
+
+Tools: `list_profiles`, `spawn(profile, prompt, context?)` → a run id at once, `status(run_id)`,
+`wait(run_id, timeout_s ≤ 50)` → the state and the output so far, `result(run_id)`, `send(run_id, text)`,
+`cancel(run_id)`. No call blocks for more than 50 s (clients cut tool calls at about 60 s): a long run is
+followed with repeated `wait`s. A spawned run is an ordinary detached run of the project's store — in the TUI's
+ledger and `yeetui agents list`, under the same caps, permissions and sandbox; what would ask is asked in a TUI
+on the same store, or refused with a message saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from yeetui.application.agents import cancel_run, run_json, start_detached, steer_run
+from yeetui.errors import YeetuiError
+from yeetui.events import RunStatus
+from yeetui.runtime import Runtime
+from yeetui.text import cap
+
+MAX_WAIT = 50.0
+"""Seconds one `wait` may block, under the ~60 s most MCP clients allow a tool call."""
+POLL = 0.2
+OUTPUT_CAP = 50_000
+
+
+class AgentService:
+    """The use cases behind the tools, over one runtime (one project and data dir)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    def list_profiles(self) -> list[dict[str, Any]]:
+        profiles = self._runtime.profiles
+        return [{"name": p.name, "description": p.description, "read_only": not p.workspace.allow_writes}
+                for p in (profiles.get(n) for n in profiles.names()) if "subtask" in p.capabilities]
+
+    async def spawn(self, profile: str, prompt: str, context: str = "") -> dict[str, Any]:
+        if not prompt.strip():
+            raise YeetuiError("spawn needs a prompt: what the agent should do.")
+        self._runtime.profiles.get(profile)  # an unknown profile is refused here, with the known ones named
+        if context.strip():
+            prompt = f"{prompt}\n\n# Context from the caller\n{context.strip()}"
+        run, pid = await start_detached(self._runtime, profile=profile, prompt=prompt, model=None, context="none",
+                                        timeout=None, label=None, approve=False)
+        return {"run_id": run.id, "label": run.label, "status": run.status.value, "worker_pid": pid}
+
+    async def status(self, run_id: str) -> dict[str, Any]:
+        store = self._runtime.store
+        run = await store.resolve_run(run_id)
+        data = await run_json(store, run)
+        return {key: data.get(key) for key in ("id", "label", "profile", "status", "error", "output", "model",
+                                               "cost", "created_at", "finished_at")} | {"tree": data["tree"]}
+
+    async def wait(self, run_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
+        """Block until the run ends or `timeout_s` (at most 50) pass: its state and its output so far."""
+        store = self._runtime.store
+        run = await store.resolve_run(run_id)
+        deadline = asyncio.get_running_loop().time() + max(0.0, min(float(timeout_s), MAX_WAIT))
+        while not run.status.is_final and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(POLL)
+            run = await store.resolve_run(run.id)
+        return {"run_id": run.id, "status": run.status.value, "done": run.status.is_final,
+                "output": await self._output(run.id, run.session_id, run.result), "error": run.error}
+
+    async def result(self, run_id: str) -> dict[str, Any]:
+        run = await self._runtime.store.resolve_run(run_id)
+        if not run.status.is_final:
+            return {"run_id": run.id, "status": run.status.value, "done": False,
+                    "note": "still running: call wait, or result again later"}
+        return {"run_id": run.id, "status": run.status.value, "done": True,
+                "output": await self._output(run.id, run.session_id, run.result), "error": run.error}
+
+    async def send(self, run_id: str, text: str) -> dict[str, Any]:
+        run = await self._runtime.store.resolve_run(run_id)
+        await steer_run(self._runtime.store, run, text)
+        return {"run_id": run.id, "sent": True, "note": "the agent reads it at its next turn"}
+
+    async def cancel(self, run_id: str) -> dict[str, Any]:
+        store = self._runtime.store
+        run = await cancel_run(store, await store.resolve_run(run_id))
+        return {"run_id": run.id, "status": run.status.value, "cancelled": run.status == RunStatus.CANCELLED}
+
+    async def _output(self, run_id: str, session_id: str, result: dict[str, Any] | None) -> str:
+        """The final output when there is one, else the text the agent has written so far."""
+        if result and result.get("output"):
+            return cap(str(result["output"]), OUTPUT_CAP)
+        messages = await self._runtime.store.messages(session_id)
+        texts = [m.message.text for m in messages if m.message.role == "assistant" and m.message.text]
+        return cap("\n\n".join(texts), OUTPUT_CAP, keep="tail")
+
+
+def build_server(service: AgentService) -> Any:
+    """The MCP server (the SDK's), its tools calling `service`; errors become tool errors with their message."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("yeetui", instructions=(
+        "yeetui runs coding subagents (oracle, reviewer, planner, builder, …) in the user's project. spawn returns "
+        "a run id at once; follow the run with wait (at most 50 s per call, repeat it) and collect it with result."))
+
+    async def list_profiles() -> list[dict[str, Any]]:
+        """The agent profiles a run can be spawned with: name, description, whether it only reads."""
+        return service.list_profiles()
+
+    async def spawn(profile: str, prompt: str, context: str = "") -> dict[str, Any]:
+        """Start a subagent of `profile` on `prompt` in the background; returns its run id at once. `context`:
+        extra text it is given (what you know that it needs)."""
+        return await _checked(service.spawn(profile, prompt, context))
+
+    async def status(run_id: str) -> dict[str, Any]:
+        """A run's state, output, cost and its subagents' usage."""
+        return await _checked(service.status(run_id))
+
+    async def wait(run_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
+        """Wait for a run to end, at most `timeout_s` seconds (50 at most): its state and its output so far."""
+        return await _checked(service.wait(run_id, timeout_s))
+
+    async def result(run_id: str) -> dict[str, Any]:
+        """A finished run's output (or error); says so when it is still running."""
+        return await _checked(service.result(run_id))
+
+    async def send(run_id: str, text: str) -> dict[str, Any]:
+        """Guidance for a running agent; it reads it at its next turn."""
+        return await _checked(service.send(run_id, text))
+
+    async def cancel(run_id: str) -> dict[str, Any]:
+        """Stop a run (and its own subagents)."""
+        return await _checked(service.cancel(run_id))
+
+    for tool in (list_profiles, spawn, status, wait, result, send, cancel):
+        server.add_tool(tool)
+    return server
+
+
+async def _checked(work: Any) -> dict[str, Any]:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        result: dict[str, Any] = await work
+    except YeetuiError as exc:
+        raise ToolError(str(exc)) from None  # an error result with this text (other exceptions' text is hidden)
+    return result
