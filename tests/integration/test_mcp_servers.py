@@ -165,3 +165,18 @@ async def test_the_everything_server_from_npm(monkeypatch: pytest.MonkeyPatch) -
         assert "PATH" in environment and "ANTHROPIC_API_KEY" not in environment and "sk-ant" not in environment
     finally:
         await connection.close()
+
+
+async def test_include_and_exclude_tools_of_a_servers_config() -> None:
+    """Gemini's `includeTools` / `excludeTools`: the tools not taken are never offered."""
+    from dataclasses import replace
+
+    base = spec("time", PY, "-m", "mcp_server_time", "--local-timezone", "UTC")
+    only = McpConnections([replace(base, include_tools=("convert_time",)),
+                           replace(base, name="time2", exclude_tools=("convert_time",))])
+    try:
+        included, excluded = await only.start_all()
+        assert [t.name for t in included.tools] == ["convert_time"]
+        assert [t.name for t in excluded.tools] == ["get_current_time"]
+    finally:
+        await only.close()

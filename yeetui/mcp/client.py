@@ -160,8 +160,9 @@ class McpConnection:
             self._fail(str(exc))
             return
         try:
-            self.status.tools, self.status.skipped = _take_tools(self.spec.name, await asyncio.wait_for(
-                self._list_tools(), self._start_timeout))
+            offered = await asyncio.wait_for(self._list_tools(), self._start_timeout)
+            offered = [t for t in offered if self._configured(getattr(t, "name", None))]
+            self.status.tools, self.status.skipped = _take_tools(self.spec.name, offered)
         except Exception as exc:  # a server answering tools/list with garbage is a failed server
             await self._shut()
             self._fail(f"listing its tools failed: {_describe(exc)}")
@@ -246,6 +247,11 @@ class McpConnection:
             return CallResult(f"{tool} on the MCP server {self.spec.name} failed: {self._redact(_describe(exc))}",
                               True)
         return CallResult(self._redact(result_text(result)), bool(getattr(result, "is_error", False)))
+
+    def _configured(self, tool: object) -> bool:
+        """Whether the server's config lets `tool` be taken (`includeTools` / `excludeTools`)."""
+        spec = self.spec
+        return tool not in spec.exclude_tools and (spec.include_tools is None or tool in spec.include_tools)
 
     def _fail(self, reason: str) -> None:
         tail = self._stderr_tail()

@@ -54,6 +54,10 @@ class ServerSpec:
     enabled: bool = True
     read_only: bool = False
     """The user marked it read-only: read-only profiles may use it."""
+    include_tools: tuple[str, ...] | None = None
+    """Only these of its tools are taken (Gemini's `includeTools`); None: all."""
+    exclude_tools: tuple[str, ...] = ()
+    """These of its tools are never taken (Gemini's `excludeTools`)."""
 
     @property
     def needs_consent(self) -> bool:

@@ -352,8 +352,15 @@ def _codex_server(env: Mapping[str, str]) -> Callable[[str, Any, _Source], Serve
 
 
 def _gemini_server(env: Mapping[str, str]) -> Callable[[str, Any, _Source], ServerSpec]:
-    """`command`, `args`, `env`, `cwd`; or `url` (SSE) / `httpUrl` (streamable HTTP) and `headers`."""
+    """`command`, `args`, `env`, `cwd`; or `url` (SSE) / `httpUrl` (streamable HTTP) and `headers`; and
+    `includeTools` / `excludeTools`."""
     def make(name: str, raw: Any, source: _Source) -> ServerSpec:
+        spec = _gemini_transport(name, raw, source)
+        include = raw.get("includeTools")
+        return replace(spec, include_tools=tuple(_texts(include, "includeTools")) if include is not None else None,
+                       exclude_tools=tuple(_texts(raw.get("excludeTools"), "excludeTools")))
+
+    def _gemini_transport(name: str, raw: Any, source: _Source) -> ServerSpec:
         if not isinstance(raw, dict):
             raise ValueError(f"must be a mapping, not {type(raw).__name__}")
         if raw.get("httpUrl") is not None:

@@ -115,8 +115,9 @@ url = "https://codex.example/mcp"
 bearer_token_env_var = "CODEX_TOKEN"
 """)
     write(project / ".gemini" / "settings.json", json.dumps({"mcpServers": {
-        "gem": {"command": "gem-mcp", "args": ["$LEVEL", "${LEVEL}", "$UNSET_G"]},
-        "gemhttp": {"httpUrl": "https://g.example/mcp"}, "gemsse": {"url": "https://g.example/sse"}}}))
+        "gem": {"command": "gem-mcp", "args": ["$LEVEL", "${LEVEL}", "$UNSET_G"], "excludeTools": ["drop_db"]},
+        "gemhttp": {"httpUrl": "https://g.example/mcp", "includeTools": ["search"]},
+        "gemsse": {"url": "https://g.example/sse"}}}))
     write(config / "config.yaml", "mcp_servers:\n  time:\n    command: [python3, -m, mcp_server_time]\n"
                                   "    read_only: true\n")
     result = found(places, LEVEL="3", PASS_ME="p", CODEX_TOKEN="ct")
@@ -128,6 +129,8 @@ bearer_token_env_var = "CODEX_TOKEN"
     assert by["codex-remote"].headers == {"Authorization": "Bearer ct"}
     assert by["gem"].command == ("gem-mcp", "3", "3", "$UNSET_G")  # Gemini leaves an unset one as written
     assert (by["gemhttp"].transport, by["gemsse"].transport) == ("http", "sse")
+    assert by["gem"].exclude_tools == ("drop_db",) and by["gem"].include_tools is None
+    assert by["gemhttp"].include_tools == ("search",)
     assert by["time"].command == ("python3", "-m", "mcp_server_time") and by["time"].read_only
     assert {by[n].scope for n in ("cur", "gem", "gemhttp")} == {"project"}
     assert {by[n].scope for n in ("codexy", "time")} == {"user"}
