@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fakellm import Reply, ToolCall
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
@@ -61,3 +63,83 @@ async def test_spawn_wait_and_collect_an_oracle(fake_env, tmp_path: Path) -> Non
         finished = await session.call_tool("send", {"run_id": run_id, "text": "more"})
         assert finished.is_error and "only a running" in finished.content[0].text
     errors.close()
+
+
+NPM_BIN = Path(__file__).resolve().parents[2] / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
+CONFORMANCE = NPM_BIN.parent / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+SCENARIOS = ("server-initialize", "ping", "tools-list", "tools-call-error", "dns-rebinding-protection")
+"""The suite's server scenarios that apply to yeetui's server: its tools are its own (the tool-content
+scenarios call the suite's reference tools), and it offers no logging, prompts, resources or completion."""
+
+
+def _serve_http(project: Path, *extra: str, env: dict[str, str] | None = None):
+    import re
+    import subprocess
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "yeetui", "mcp", "serve", "--http", *extra], cwd=project,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, **(env or {})})
+    deadline = time.monotonic() + 60
+    assert process.stderr is not None
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if match := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line):
+            return process, match.group(1)
+        if not line and process.poll() is not None:
+            break
+    process.kill()
+    raise AssertionError("yeetui mcp serve --http did not say where it listens")
+
+
+@pytest.mark.skipif(not CONFORMANCE.exists(), reason="the MCP conformance suite and Node 22 are installed by .ci/run")
+@pytest.mark.timeout(300)
+def test_the_official_conformance_suite_passes_the_scenarios_that_apply(tmp_path: Path) -> None:
+    import subprocess
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    process, url = _serve_http(project, "--no-token")
+    try:
+        for scenario in SCENARIOS:
+            ran = subprocess.run([str(NPM_BIN / "node"), str(CONFORMANCE), "server", "--url", url, "--scenario",
+                                  scenario], capture_output=True, text=True, timeout=120)
+            assert ran.returncode == 0 and ", 0 failed" in ran.stdout, f"{scenario}:\n{ran.stdout[-2000:]}"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def test_over_http_a_token_is_needed(tmp_path: Path) -> None:
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    process, url = _serve_http(project, env={"YEETUI_MCP_TOKEN": "tok-" + "x" * 30})
+    try:
+        async with httpx2.AsyncClient() as plain:
+            refused = await plain.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert refused.status_code == 401
+        client = httpx2.AsyncClient(headers={"Authorization": "Bearer tok-" + "x" * 30})
+        async with client, streamable_http_client(url, http_client=client) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            assert "spawn" in {t.name for t in (await session.list_tools()).tools}
+        refused_bad = await _post_with(url, "Bearer wrong")
+        assert refused_bad == 401
+        assert await _post_with(url.replace("/mcp", "/other"), "Bearer wrong") == 401
+        assert process.poll() is None
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def _post_with(url: str, authorization: str) -> int:
+    import httpx2
+
+    async with httpx2.AsyncClient() as client:
+        response = await client.post(url, headers={"Authorization": authorization},
+                                     json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        return response.status_code

@@ -133,6 +133,48 @@ def build_server(service: AgentService) -> Any:
     return server
 
 
+async def serve_http(server: Any, *, host: str, port: int, token: str | None,
+                     on_ready: Any = None) -> None:
+    """Streamable HTTP at `http://host:port/mcp`. With `token`, every request must carry
+    `Authorization: Bearer <token>` (compared in constant time); the SDK's own checks (the Host and Origin
+    headers, against DNS rebinding) apply either way."""
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    guarded = app if token is None else _BearerGuard(app, token)
+    config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
+    http = uvicorn.Server(config)
+    if on_ready is not None:
+        original = http.startup
+
+        async def startup(sockets: Any = None) -> None:
+            await original(sockets)
+            bound = [s.getsockname()[1] for srv in http.servers for s in srv.sockets]
+            on_ready(bound[0] if bound else port)
+        http.startup = startup  # type: ignore[method-assign]
+    await http.serve()
+
+
+class _BearerGuard:
+    """An ASGI wrapper refusing HTTP requests without the token (401), before the MCP app sees them."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self._app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            import hmac
+
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": b"yeetui mcp serve: a bearer token is needed\n"})
+                return
+        await self._app(scope, receive, send)
+
+
 async def _checked(work: Any) -> dict[str, Any]:
     from mcp.server.mcpserver.exceptions import ToolError
 

@@ -89,7 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     mapprove = msub.add_parser("approve", help="let a server a project file defines start, exactly as it is now")
     mapprove.add_argument("names", nargs="+", metavar="NAME")
     mapprove.add_argument("--json", action="store_true")
-    msub.add_parser("serve", help="serve yeetui's subagents as MCP tools on stdio (spawn, wait, result, …)")
+    mserve = msub.add_parser("serve", help="serve yeetui's subagents as MCP tools (spawn, wait, result, …) on stdio, "
+                             "or with --http on loopback")
+    mserve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    mserve.add_argument("--host", default="127.0.0.1", help="with --http: the address (default 127.0.0.1)")
+    mserve.add_argument("--port", type=int, default=0, help="with --http: the port (default: any free one)")
+    mserve.add_argument("--no-token", action="store_true",
+                        help="with --http on loopback: no bearer token (for clients that cannot send one)")
     mrevoke = msub.add_parser("revoke", help="withdraw the approval of a project's server")
     mrevoke.add_argument("names", nargs="+", metavar="NAME")
     mrevoke.add_argument("--json", action="store_true")

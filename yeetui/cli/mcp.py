@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from yeetui import paths
@@ -32,12 +33,32 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    """stdout is the protocol's: everything else (warnings) goes to stderr."""
-    from yeetui.application.mcp_serve import AgentService, build_server
+    """On stdio, stdout is the protocol's: everything else (warnings) goes to stderr. Over HTTP the address and
+    the token are printed to stderr; the token is `YEETUI_MCP_TOKEN` when set, else a new random one."""
+    import os
+    import secrets
 
+    from yeetui.application.mcp_serve import AgentService, build_server, serve_http
+
+    loopback = args.host in ("127.0.0.1", "::1", "localhost")
+    if args.http and args.no_token and not loopback:
+        error(args, f"--no-token is only allowed on loopback, not on {args.host}.")
+        return EXIT_USAGE
     runtime = await open_runtime(args)
     try:
-        await build_server(AgentService(runtime)).run_stdio_async()
+        server = build_server(AgentService(runtime))
+        if not args.http:
+            await server.run_stdio_async()
+            return EXIT_OK
+        token = None if args.no_token else (os.environ.get("YEETUI_MCP_TOKEN") or secrets.token_urlsafe(32))
+
+        def ready(port: int) -> None:
+            print(f"yeetui mcp serve: http://{args.host}:{port}/mcp", file=sys.stderr, flush=True)
+            if token is not None and not os.environ.get("YEETUI_MCP_TOKEN"):
+                print(f"yeetui mcp serve: send the header  Authorization: Bearer {token}", file=sys.stderr,
+                      flush=True)
+
+        await serve_http(server, host=args.host, port=args.port, token=token, on_ready=ready)
     finally:
         await runtime.close()
     return EXIT_OK
