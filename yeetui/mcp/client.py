@@ -30,7 +30,7 @@ from typing import IO, Any, Literal
 
 from yeetui.mcp.servers import ServerSpec
 from yeetui.redact import redact
-from yeetui.text import cap, terminal_safe
+from yeetui.text import cap, one_line, terminal_safe
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,7 @@ MAX_DESCRIPTION = 2_000
 RESULT_CAP = 100_000
 
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,64}$")
 MAX_QUALIFIED = 128
 """Anthropic's and OpenAI's limit for a tool name."""
 
@@ -384,7 +385,10 @@ def _take_tools(server: str, offered: list[Any]) -> tuple[list[McpTool], list[st
         if not isinstance(name, str) or not name.strip():
             skipped.append("a tool without a name")
             continue
-        shown = terminal_safe(name)[:80]
+        shown = one_line(terminal_safe(name))[:80]
+        if not _PLAIN_NAME.match(name):  # the index lists names in the system prompt: no sentences, no newlines
+            skipped.append(f"{shown}: not a plain tool name (letters, digits, '_', '-', '.', '/', at most 64)")
+            continue
         qualified = qualified_name(server, name)
         if len(qualified) > MAX_QUALIFIED:
             skipped.append(f"{shown}: its name is too long for a model's tool name")

@@ -126,9 +126,17 @@ def _read_capped(source: _Source) -> str:
 # -- parsing -------------------------------------------------------------------------------------------------
 
 
-def _json(text: str, path: Path) -> Any:
+def _json(text: str, path: Path, *, comments: bool = False) -> Any:
+    """Strict JSON, or (`comments`) JSON with comments and trailing commas, as OpenCode, Cursor and Gemini
+    accept."""
+    if comments:
+        import json5  # on use: only when such a file exists
+
+        loads: Callable[[str], Any] = json5.loads
+    else:
+        loads = json.loads
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError as exc:
         raise ValueError(f"not valid JSON ({exc})") from None
     except RecursionError:
@@ -136,15 +144,7 @@ def _json(text: str, path: Path) -> Any:
 
 
 def _jsonc(text: str, path: Path) -> Any:
-    """JSON with comments and trailing commas, as OpenCode, Cursor and Gemini accept."""
-    import json5  # on use: only when such a file exists
-
-    try:
-        return json5.loads(text)
-    except ValueError as exc:
-        raise ValueError(f"not valid JSON ({exc})") from None
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+    return _json(text, path, comments=True)
 
 
 def _toml(text: str, path: Path) -> Any:

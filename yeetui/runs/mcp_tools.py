@@ -71,7 +71,10 @@ class McpAccess:
         self.start()
         pending = [c.started_event() for n in self.servers if (c := self.connections.get(n)) is not None]
         if pending:
-            await asyncio.wait([asyncio.ensure_future(e.wait()) for e in pending], timeout=INDEX_WAIT)
+            waiters = [asyncio.ensure_future(e.wait()) for e in pending]
+            await asyncio.wait(waiters, timeout=INDEX_WAIT)
+            for waiter in waiters:
+                waiter.cancel()
         lines = []
         for name in self.servers:
             connection = self.connections.get(name)
@@ -84,7 +87,8 @@ class McpAccess:
                     f", and {len(names) - MAX_INDEXED_NAMES} more" if len(names) > MAX_INDEXED_NAMES else "")
                 lines.append(f"- {name}: {shown or '(no tools)'}")
             elif status.state == "failed":
-                lines.append(f"- {name}: not available ({status.error})")
+                # what the server wrote (its stderr) is not for the system prompt: `mcp_load` says it as data
+                lines.append(f"- {name}: not available (it failed to start)")
             else:
                 lines.append(f"- {name}: still starting (mcp_load waits for it)")
         return ("# MCP servers\nTools of these MCP servers can be used. Load the ones you need with `mcp_load` "
