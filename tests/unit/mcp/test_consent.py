@@ -13,77 +13,70 @@ from yeetui.trust import set_trusted
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def home(tmp_path: Path) -> Path:
     folder = tmp_path / "userhome"
     folder.mkdir()
     return folder
 
 
-def servers(project: Path, home: Path, **env: str) -> McpServers:
+def servers(project_dir: Path, home: Path, **env: str) -> McpServers:
     import os
 
-    return McpServers(project, env={**os.environ, "HOME": str(home), **env}, home=home)
+    return McpServers(project_dir, env={**os.environ, "HOME": str(home), **env}, home=home)
 
 
-def write_mcp(project: Path, servers_: dict) -> None:
-    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers_}))
+def write_mcp(project_dir: Path, servers_: dict) -> None:
+    (project_dir / ".mcp.json").write_text(json.dumps({"mcpServers": servers_}))
 
 
 async def states(desk: McpServers) -> dict[str, str]:
     return {row.spec.name: row.state for row in (await desk.listing()).rows}
 
 
-async def test_approval_is_of_the_exact_server_and_an_edit_asks_again(project: Path, home: Path) -> None:
-    write_mcp(project, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${TOKEN}"}}})
-    desk = servers(project, home, TOKEN="one")
+async def test_approval_is_of_the_exact_server_and_an_edit_asks_again(project_dir: Path, home: Path) -> None:
+    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${TOKEN}"}}})
+    desk = servers(project_dir, home, TOKEN="one")
     assert await states(desk) == {"git": "needs approval"}
     approved = await desk.approve("git")
     assert approved.target == "uvx mcp-server-git"
     assert await states(desk) == {"git": "approved"}
 
-    assert await states(servers(project, home, TOKEN="rotated")) == {"git": "approved"}  # the value is not keyed on
+    assert await states(servers(project_dir, home, TOKEN="rotated")) == {"git": "approved"}  # the value is not keyed on
 
-    write_mcp(project, {"git": {"command": "uvx", "args": ["mcp-server-git", "--evil"], "env": {"T": "${TOKEN}"}}})
+    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git", "--evil"], "env": {"T": "${TOKEN}"}}})
     assert await states(desk) == {"git": "needs approval"}  # an edited command
-    write_mcp(project, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${TOKEN}",
+    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${TOKEN}",
                                                                                        "NODE_OPTIONS": "-r x"}}})
     assert await states(desk) == {"git": "needs approval"}  # a new env entry
-    write_mcp(project, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "literal"}}})
+    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "literal"}}})
     assert await states(desk) == {"git": "needs approval"}  # an env entry edited as written
 
 
-async def test_a_same_named_server_in_another_project_asks_again(project: Path, home: Path, tmp_path: Path) -> None:
+async def test_a_same_named_server_in_another_project_asks_again(project_dir: Path, home: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    for folder in (project, other):
+    for folder in (project_dir, other):
         write_mcp(folder, {"git": {"command": "uvx", "args": ["mcp-server-git"]}})
-    await servers(project, home).approve("git")
+    await servers(project_dir, home).approve("git")
     assert await states(servers(other, home)) == {"git": "needs approval"}
 
 
-async def test_enable_all_settings_and_trust_are_not_consent(project: Path, home: Path) -> None:
-    write_mcp(project, {"git": {"command": "uvx"}})
-    (project / ".claude").mkdir()
-    (project / ".claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True,
+async def test_enable_all_settings_and_trust_are_not_consent(project_dir: Path, home: Path) -> None:
+    write_mcp(project_dir, {"git": {"command": "uvx"}})
+    (project_dir / ".claude").mkdir()
+    (project_dir / ".claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True,
                                                                     "enabledMcpjsonServers": ["git"]}))
-    real = str(project.resolve())  # noqa: ASYNC240  (a test's own setup)
+    real = str(project_dir.resolve())  # noqa: ASYNC240  (a test's own setup)
     (home / ".claude.json").write_text(json.dumps({"projects": {real: {
         "enableAllProjectMcpServers": True, "enabledMcpjsonServers": ["git"]}}}))
-    set_trusted(project)
-    assert await states(servers(project, home)) == {"git": "needs approval"}
+    set_trusted(project_dir)
+    assert await states(servers(project_dir, home)) == {"git": "needs approval"}
 
 
-async def test_user_servers_need_no_approval_and_revoke_withdraws_it(project: Path, home: Path) -> None:
+async def test_user_servers_need_no_approval_and_revoke_withdraws_it(project_dir: Path, home: Path) -> None:
     (home / ".claude.json").write_text(json.dumps({"mcpServers": {"time": {"command": "mcp-server-time"}}}))
-    write_mcp(project, {"git": {"command": "uvx"}})
-    desk = servers(project, home)
+    write_mcp(project_dir, {"git": {"command": "uvx"}})
+    desk = servers(project_dir, home)
     assert await states(desk) == {"git": "needs approval", "time": "user"}
     with pytest.raises(YeetuiError, match="needs no approval"):
         await desk.approve("time")
@@ -95,9 +88,9 @@ async def test_user_servers_need_no_approval_and_revoke_withdraws_it(project: Pa
     assert await desk.revoke("git") == 0
 
 
-async def test_an_unreadable_approvals_file_approves_nothing(project: Path, home: Path, isolated_env: Path) -> None:
-    write_mcp(project, {"git": {"command": "uvx"}})
-    desk = servers(project, home)
+async def test_an_unreadable_approvals_file_approves_nothing(project_dir: Path, home: Path, isolated_env: Path) -> None:
+    write_mcp(project_dir, {"git": {"command": "uvx"}})
+    desk = servers(project_dir, home)
     await desk.approve("git")
     approvals = isolated_env / "data" / "mcp-approvals.json"
     assert approvals.stat().st_mode & 0o077 == 0  # private to the user
