@@ -143,3 +143,145 @@ async def _post_with(url: str, authorization: str) -> int:
         response = await client.post(url, headers={"Authorization": authorization},
                                      json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         return response.status_code
+
+
+# -- the MCP Tasks extension: a client that speaks it gets spawn as a task -----------------------------------------
+
+def _tasks_client():
+    """A real SDK client with the Tasks extension: a `spawn` answered with a task is followed with `tasks/get`
+    until it ends (what an editor speaking the extension does)."""
+    from typing import Any, Literal
+
+    from mcp.client.extension import ClientExtension, ResultClaim
+    from mcp_types import CallToolResult, Request, RequestParams, Result
+
+    class TaskId(RequestParams):
+        task_id: str
+
+    class GetTask(Request[TaskId, Literal["tasks/get"]]):
+        method: Literal["tasks/get"] = "tasks/get"
+        params: TaskId
+        name_param = "taskId"
+
+    class CancelTask(Request[TaskId, Literal["tasks/cancel"]]):
+        method: Literal["tasks/cancel"] = "tasks/cancel"
+        params: TaskId
+        name_param = "taskId"
+
+    class TaskState(Result):
+        task_id: str
+        status: str
+        status_message: str | None = None
+        created_at: str
+        last_updated_at: str
+        ttl_ms: int | None = None
+        poll_interval_ms: int | None = None
+        result: dict[str, Any] | None = None
+
+    class CreatedTask(TaskState):
+        result_type: Literal["task"] = "task"
+
+    class Tasks(ClientExtension):
+        identifier = "io.modelcontextprotocol/tasks"
+
+        def __init__(self) -> None:
+            self.created: list[CreatedTask] = []
+            self.polls: list[TaskState] = []
+            self.cancel_after_first_poll = False
+
+        def claims(self):
+            return (ResultClaim(result_type="task", model=CreatedTask, resolve=self.resolve),)
+
+        async def resolve(self, created: CreatedTask, ctx) -> CallToolResult:
+            import anyio
+
+            self.created.append(created)
+            while True:
+                state = await ctx.session.send_request(GetTask(params=TaskId(task_id=created.task_id)), TaskState)
+                self.polls.append(state)
+                if state.status in ("completed", "failed", "cancelled"):
+                    break
+                if self.cancel_after_first_poll:
+                    self.cancel_after_first_poll = False
+                    await ctx.session.send_request(CancelTask(params=TaskId(task_id=created.task_id)), Result)
+                await anyio.sleep(0.2)  # the server asks for 2 s; a test has no time to spare
+            if state.status == "cancelled":
+                return CallToolResult(content=[], is_error=True, structured_content={"cancelled": True})
+            return CallToolResult.model_validate(state.result)
+
+    return Tasks()
+
+
+def _stdio_params(project: Path):
+    from mcp import StdioServerParameters
+
+    env = {k: os.environ[k] for k in _PASSED if k in os.environ}
+    env["YEETUI_MODEL"] = "anthropic/claude-sonnet-4-5"
+    return StdioServerParameters(command=sys.executable, args=["-m", "yeetui", "mcp", "serve"], env=env,
+                                 cwd=str(project))
+
+
+async def test_a_client_speaking_the_tasks_extension_gets_spawn_as_a_task(fake_env, tmp_path: Path) -> None:
+    from mcp import Client
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Tasked: 42."})], when_contains="TASK-Q"))
+    tasks = _tasks_client()
+    async with Client(_stdio_params(project), extensions=[tasks]) as client:
+        result = await client.call_tool("spawn", {"profile": "oracle", "prompt": "TASK-Q what is 6*7?"})
+        assert not result.is_error, result
+        assert result.structured_content["output"] == "Tasked: 42." and result.content[0].text == "Tasked: 42."
+        created = tasks.created[0]
+        assert created.status == "working" and created.ttl_ms is None and created.poll_interval_ms == 2000
+        assert created.created_at.endswith("Z")
+        assert tasks.polls[-1].status == "completed" and tasks.polls[-1].task_id == created.task_id
+        # the task is the run: the ordinary tools see it
+        status = _json(await client.call_tool("status", {"run_id": created.task_id}))
+        assert status["status"] == "completed" and status["label"].startswith("oracle#")
+
+        bad = await client.call_tool("spawn", {"profile": "wizard", "prompt": "x"})
+        assert bad.is_error and "wizard" in bad.content[0].text and len(tasks.created) == 1
+        wrong = await client.call_tool("spawn", {"profile": "oracle", "prompt": 7})
+        assert wrong.is_error
+
+
+async def test_a_task_is_cancelled_with_tasks_cancel_and_unknown_tasks_are_errors(fake_env, tmp_path: Path) -> None:
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import Request, RequestParams, Result
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    fake_env.script(Reply(text="slow " * 400, chunk_delay=0.05, when_contains="SLOW-Q"))
+    tasks = _tasks_client()
+    tasks.cancel_after_first_poll = True
+    async with Client(_stdio_params(project), extensions=[tasks]) as client:
+        result = await client.call_tool("spawn", {"profile": "oracle", "prompt": "SLOW-Q take your time"})
+        assert result.is_error and result.structured_content == {"cancelled": True}
+        assert tasks.polls[0].status == "working" and tasks.polls[-1].status == "cancelled"
+        status = _json(await client.call_tool("status", {"run_id": tasks.created[0].task_id}))
+        assert status["status"] == "cancelled"
+
+        class TaskId(RequestParams):
+            task_id: str
+
+        class Get(Request[TaskId, str]):
+            method: str = "tasks/get"
+            params: TaskId
+            name_param = "taskId"
+
+        with pytest.raises(MCPError) as unknown:
+            await client.session.send_request(Get(params=TaskId(task_id="ffffffffffff")), Result)
+        assert "ffffffffffff" in unknown.value.message
+
+
+async def test_a_client_without_the_extension_gets_a_run_id_as_before(fake_env, tmp_path: Path) -> None:
+    from mcp import Client
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "plain"})], when_contains="PLAIN-Q"))
+    async with Client(_stdio_params(project)) as client:
+        spawned = _json(await client.call_tool("spawn", {"profile": "oracle", "prompt": "PLAIN-Q hi"}))
+        assert spawned["run_id"] and spawned["status"] in ("queued", "running")

@@ -3,7 +3,8 @@
 Tools: `list_profiles`, `spawn(profile, prompt, context?)` → a run id at once, `status(run_id)`,
 `wait(run_id, timeout_s ≤ 50)` → the state and the output so far, `result(run_id)`, `send(run_id, text)`,
 `cancel(run_id)`. No call blocks for more than 50 s (clients cut tool calls at about 60 s): a long run is
-followed with repeated `wait`s. A spawned run is an ordinary detached run of the project's store — in the TUI's
+followed with repeated `wait`s, or, by a client that speaks the MCP Tasks extension, as the task `spawn`
+returns it as (`mcp_tasks`). A spawned run is an ordinary detached run of the project's store — in the TUI's
 ledger and `yeetui agents list`, under the same caps, permissions and sandbox; what would ask is asked in a TUI
 on the same store, or refused with a message saying so.
 """
@@ -17,6 +18,7 @@ from yeetui.application.agents import cancel_run, run_json, start_detached, stee
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
+from yeetui.store.records import RunRecord
 from yeetui.text import cap
 
 MAX_WAIT = 50.0
@@ -45,6 +47,10 @@ class AgentService:
         run, pid = await start_detached(self._runtime, profile=profile, prompt=prompt, model=None, context="none",
                                         timeout=None, label=None, approve=False)
         return {"run_id": run.id, "label": run.label, "status": run.status.value, "worker_pid": pid}
+
+    async def run(self, run_id: str) -> RunRecord:
+        """The run `run_id` names (an id or a prefix of one)."""
+        return await self._runtime.store.resolve_run(run_id)
 
     async def status(self, run_id: str) -> dict[str, Any]:
         store = self._runtime.store
@@ -95,7 +101,9 @@ def build_server(service: AgentService) -> Any:
     """The MCP server (the SDK's), its tools calling `service`; errors become tool errors with their message."""
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer("yeetui", instructions=(
+    from yeetui.application.mcp_tasks import SpawnTasks
+
+    server = MCPServer("yeetui", extensions=[SpawnTasks(service)], instructions=(
         "yeetui runs coding subagents (oracle, reviewer, planner, builder, …) in the user's project. spawn returns "
         "a run id at once; follow the run with wait (at most 50 s per call, repeat it) and collect it with result."))
 
