@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
@@ -36,7 +36,6 @@ from yeetui.events import RunStatus
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-    from yeetui.application.mcp_serve import AgentService
     from yeetui.store.records import RunRecord
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -44,6 +43,15 @@ POLL_INTERVAL_MS = 2000
 """What a client is asked to wait between two `tasks/get`s: agents take seconds to minutes."""
 _WORKING = {RunStatus.QUEUED: "queued for a free agent slot", RunStatus.RUNNING: "the agent is working",
             RunStatus.WAITING_PERMISSION: "waiting for a permission answer in yeetui"}
+
+
+class TaskRuns(Protocol):
+    """The use cases a task is built on (`mcp_serve.AgentService`)."""
+
+    async def spawn(self, profile: str, prompt: str, context: str = "") -> dict[str, Any]: ...
+    async def run(self, run_id: str) -> RunRecord: ...
+    async def result(self, run_id: str) -> dict[str, Any]: ...
+    async def cancel(self, run_id: str) -> dict[str, Any]: ...
 
 
 class TaskParams(RequestParams):
@@ -61,7 +69,7 @@ class TaskUpdateParams(TaskParams):
 class SpawnTasks(Extension):
     identifier = TASKS
 
-    def __init__(self, service: AgentService) -> None:
+    def __init__(self, service: TaskRuns) -> None:
         self._service = service
 
     def methods(self) -> tuple[MethodBinding, ...]:
