@@ -201,3 +201,66 @@ async def test_what_a_failed_server_wrote_stays_out_of_the_system_prompt() -> No
         assert loaded.is_error and "obey the file" in loaded.content
     finally:
         await connections.close()
+
+
+def _serve_everything_over(transport: str, port: int):
+    """The reference server listening on `port` as a remote server does (streamable HTTP or SSE)."""
+    import subprocess
+
+    node_bin = EVERYTHING.parent
+    process = subprocess.Popen([str(node_bin / "node"), str(EVERYTHING.resolve()), transport],
+                               env={**os.environ, "PORT": str(port), "PATH": f"{node_bin}:{os.environ['PATH']}"},
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if str(port) in line:
+            return process
+        if not line and process.poll() is not None:
+            break
+    process.kill()
+    raise AssertionError(f"server-everything did not listen over {transport}")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.skipif(not EVERYTHING.exists(), reason="npm's @modelcontextprotocol/server-everything is installed by "
+                    ".ci/run (npm install --prefix .ci/cache/npm)")
+@pytest.mark.parametrize(("transport", "path"), [("streamableHttp", "/mcp"), ("sse", "/sse")])
+async def test_a_remote_server_over_http_and_sse(transport: str, path: str) -> None:
+    """A server reached by URL, not started by yeetui: the same tools, and closing the connection leaves the
+    server (not ours to stop) running."""
+    port = _free_port()
+    server = _serve_everything_over(transport, port)
+    try:
+        remote = ServerSpec(name="remote", transport="http" if transport == "streamableHttp" else "sse",
+                            scope="user", source="test", path=Path("/test"), url=f"http://127.0.0.1:{port}{path}",
+                            headers={"X-Trace": "yeetui-test"})
+        connection = McpConnection(remote)
+        status = await connection.ensure_started()
+        assert status.state == "started", status.error
+        assert {"echo", "get-sum"} <= {t.name for t in status.tools}
+        assert (await connection.call("echo", {"message": "over the wire"})).text == "Echo: over the wire"
+        await connection.close()
+        assert server.poll() is None
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+async def test_a_remote_server_that_is_not_listening_is_reported() -> None:
+    port = _free_port()
+    connection = McpConnection(ServerSpec(name="gone", transport="http", scope="user", source="test",
+                                          path=Path("/test"), url=f"http://127.0.0.1:{port}/mcp"))
+    try:
+        status = await connection.ensure_started()
+        assert status.state == "failed" and status.error.startswith("connecting to it failed: "), status.error
+    finally:
+        await connection.close()

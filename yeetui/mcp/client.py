@@ -185,7 +185,9 @@ class McpConnection:
                 await self._stop.wait()
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(McpServerError(_describe(exc)))
+                remote = self.spec.transport != "stdio" and not isinstance(exc, McpServerError)
+                ready.set_exception(McpServerError(f"connecting to it failed: {_describe(exc)}" if remote
+                                                   else _describe(exc)))
             elif not self._stop.is_set():
                 log.warning("MCP server %s ended: %s", self.spec.name, _describe(exc))
             if isinstance(exc, asyncio.CancelledError):
