@@ -285,3 +285,66 @@ async def test_a_client_without_the_extension_gets_a_run_id_as_before(fake_env, 
     async with Client(_stdio_params(project)) as client:
         spawned = _json(await client.call_tool("spawn", {"profile": "oracle", "prompt": "PLAIN-Q hi"}))
         assert spawned["run_id"] and spawned["status"] in ("queued", "running")
+
+
+# -- what a spawned run would ask: in a yeetui with dialogs on this data dir, else refused, saying why ------------
+
+async def _wait_done(session, run_id: str) -> dict:
+    waited = _json(await session.call_tool("wait", {"run_id": run_id, "timeout_s": 45}))
+    while not waited["done"]:
+        waited = _json(await session.call_tool("wait", {"run_id": run_id, "timeout_s": 45}))
+    return waited
+
+
+async def test_a_spawned_runs_question_is_asked_in_the_open_yeetui(fake_env, tmp_path: Path) -> None:
+    import asyncio
+
+    from mcp import Client
+
+    from yeetui.events import PermissionRequested
+    from yeetui.runtime import FrontEnd, Runtime
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo MCP-ALLOWED-RAN"})], when_contains="MCP-ASK"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "ran it"})], when_contains="MCP-ALLOWED-RAN"))
+    tui = await Runtime.open(cwd=project, front_end=FrontEnd(answers_asks=True))  # the TUI's runtime, headless
+    asked: list[PermissionRequested] = []
+    tui.bus.add_listener(lambda e: isinstance(e, PermissionRequested) and asked.append(e))
+    try:
+        async with Client(_stdio_params(project)) as client:
+            run_id = _json(await client.call_tool("spawn", {"profile": "generic", "prompt": "MCP-ASK run echo"}))[
+                "run_id"]
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 60
+            while not asked:
+                assert loop.time() < deadline, "the question never reached the open yeetui"
+                await asyncio.sleep(0.05)
+            assert (asked[0].tool, asked[0].subject, asked[0].run_id) == ("bash", "echo MCP-ALLOWED-RAN", run_id)
+            waiting = _json(await client.call_tool("status", {"run_id": run_id}))
+            assert waiting["status"] == "waiting_permission" and "yeetui" in waiting["note"]
+            asked[0].reply.set_result("allow_once")
+            done = await _wait_done(client, run_id)
+            assert done["status"] == "completed" and done["output"] == "ran it", done
+    finally:
+        await tui.close()
+    assert any("MCP-ALLOWED-RAN" in r.text for r in fake_env.requests if "ran it" not in r.text)
+
+
+async def test_with_no_yeetui_open_a_spawned_runs_question_is_refused_saying_so(fake_env, tmp_path: Path) -> None:
+    from mcp import Client
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch refused.txt"})], when_contains="MCP-NOBODY"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "was refused"})], when_contains="nobody to ask"))
+    async with Client(_stdio_params(project)) as client:
+        run_id = _json(await client.call_tool("spawn", {"profile": "generic", "prompt": "MCP-NOBODY touch it"}))[
+            "run_id"]
+        done = await _wait_done(client, run_id)
+        assert done["status"] == "completed" and done["output"] == "was refused", done
+    [said] = [r.text for r in fake_env.requests if "was refused" not in r.text and "nobody to ask" in r.text]
+    assert "Refused without asking: bash" in said and "no yeetui was open to answer" in said
+    assert not (project / "refused.txt").exists()

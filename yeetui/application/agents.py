@@ -74,10 +74,12 @@ async def ensure_final(store: Store, run_id: str) -> RunRecord:
 # -- detached workers ---------------------------------------------------------------------------------
 
 async def start_detached(runtime: Runtime, *, profile: str, prompt: str, model: str | None, context: str,
-                         timeout: float | None, label: str | None, approve: bool) -> tuple[RunRecord, int]:
-    """A new top-level session and its queued run, handed to a detached worker: (the run, the worker's pid)."""
+                         timeout: float | None, label: str | None, approve: bool,
+                         ask_any_yeetui: bool = False) -> tuple[RunRecord, int]:
+    """A new top-level session and its queued run, handed to a detached worker: (the run, the worker's pid).
+    `ask_any_yeetui`: its permission questions are asked in any yeetui showing dialogs (refused when none)."""
     run = await runtime.detached.create(profile_name=profile, prompt=prompt, model=model, context=context,
-                                        timeout=timeout, title=label, approve=approve)
+                                        timeout=timeout, title=label, approve=approve, ask_any_yeetui=ask_any_yeetui)
     return run, await runtime.detached.launch(run.id)
 
 
@@ -199,8 +201,8 @@ class Worker:
 
     def start(self) -> None:
         runtime, options = self.runtime, self.options
-        if options.ask_here and not options.approve:
-            self._asking = AskThroughStore(runtime.store, self.run.id)
+        if (options.ask_here or options.ask_any_yeetui) and not options.approve:
+            self._asking = AskThroughStore(runtime.store, self.run.id, open_to_all=options.ask_any_yeetui)
             runtime.bus.add_listener(self._asking.listen)
         elif options.approve:
             answer_permissions_headless(runtime.bus, approve=True)

@@ -45,7 +45,8 @@ class AgentService:
         if context.strip():
             prompt = f"{prompt}\n\n# Context from the caller\n{context.strip()}"
         run, pid = await start_detached(self._runtime, profile=profile, prompt=prompt, model=None, context="none",
-                                        timeout=None, label=None, approve=False)
+                                        timeout=None, label=None, approve=False,
+                                        ask_any_yeetui=True)
         return {"run_id": run.id, "label": run.label, "status": run.status.value, "worker_pid": pid}
 
     async def run(self, run_id: str) -> RunRecord:
@@ -57,7 +58,8 @@ class AgentService:
         run = await store.resolve_run(run_id)
         data = await run_json(store, run)
         return {key: data.get(key) for key in ("id", "label", "profile", "status", "error", "output", "model",
-                                               "cost", "created_at", "finished_at")} | {"tree": data["tree"]}
+                                               "cost", "created_at", "finished_at")} | {"tree": data["tree"],
+                                                                                        **_note(run.status)}
 
     async def wait(self, run_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
         """Block until the run ends or `timeout_s` (at most 50) pass: its state and its output so far."""
@@ -68,7 +70,8 @@ class AgentService:
             await asyncio.sleep(POLL)
             run = await store.resolve_run(run.id)
         return {"run_id": run.id, "status": run.status.value, "done": run.status.is_final,
-                "output": await self._output(run.id, run.session_id, run.result), "error": run.error}
+                "output": await self._output(run.id, run.session_id, run.result), "error": run.error,
+                **_note(run.status)}
 
     async def result(self, run_id: str) -> dict[str, Any]:
         run = await self._runtime.store.resolve_run(run_id)
@@ -95,6 +98,12 @@ class AgentService:
         messages = await self._runtime.store.messages(session_id)
         texts = [m.message.text for m in messages if m.message.role == "assistant" and m.message.text]
         return cap("\n\n".join(texts), OUTPUT_CAP, keep="tail")
+
+
+def _note(status: RunStatus) -> dict[str, str]:
+    if status == RunStatus.WAITING_PERMISSION:
+        return {"note": "waiting for the user's answer to a permission question in the yeetui open on this machine"}
+    return {}
 
 
 def build_server(service: AgentService) -> Any:

@@ -5,7 +5,8 @@ user (`RunOptions.ask_here`), every `PermissionRequested` on the worker's bus �
 children's — is written to the store as a question for whoever follows the pane; the worker then waits for the
 answer there. The question is withdrawn when the tool call stops waiting (the run was cancelled or timed out),
 so a dialog opened later answers nothing. Until someone answers, the run shows `waiting_permission`, and its
-own timeout still ends it.
+own timeout still ends it. A run nobody follows (an MCP client's `spawn`) asks every yeetui that shows dialogs
+instead (`open_to_all`), or, with none running, refuses as unattended.
 """
 
 from __future__ import annotations
@@ -22,13 +23,20 @@ log = logging.getLogger(__name__)
 
 POLL = 0.2
 """Seconds between looks for the answer."""
+PRESENCE_EVERY = 10
+"""Looks for the answer between two looks for a yeetui that could give it (an open-to-all question)."""
 
 
 class AskThroughStore:
-    def __init__(self, store: Store, pane_run_id: str, *, poll: float = POLL) -> None:
+    """`open_to_all`: the run has no yeetui following it (an MCP client started it); its questions are asked in
+    every yeetui showing dialogs, and refused as unattended when none runs — at the question, or later, when the
+    last one quits before anybody answered."""
+
+    def __init__(self, store: Store, pane_run_id: str, *, poll: float = POLL, open_to_all: bool = False) -> None:
         self.store = store
         self.pane_run_id = pane_run_id
         self.poll = poll
+        self.open_to_all = open_to_all
         self._waiting: set[asyncio.Task[None]] = set()
 
     def listen(self, event: object) -> None:
@@ -40,23 +48,34 @@ class AskThroughStore:
 
     async def _ask(self, request: PermissionRequested) -> None:
         try:
+            unattended = self.open_to_all and not await self.store.front_ends.any_present()
             ask_id = await self.store.permission_asks.post(
                 self.pane_run_id, run_id=request.run_id, session_id=request.session_id,
                 agent_label=request.agent_label, tool=request.tool, subject=request.subject,
-                arguments=request.arguments)
+                arguments=request.arguments, unattended=unattended, open_to_all=self.open_to_all)
         except YeetuiError as exc:
             log.error("could not pass a permission question on (%s); it is refused", exc)
             if not request.reply.done():
                 request.reply.set_result("deny")
             return
+        if unattended:
+            if not request.reply.done():
+                request.reply.set_result("unattended")
+            return
         answer: str | None = None
+        looks = 0
         try:
             while not request.reply.done():
                 answer = await self.store.permission_asks.read_answer(ask_id)
+                if answer is None and self.open_to_all and looks % PRESENCE_EVERY == PRESENCE_EVERY - 1 \
+                        and not await self.store.front_ends.any_present():
+                    answer = "unattended" if await self.store.permission_asks.answer(ask_id, "unattended") \
+                        else await self.store.permission_asks.read_answer(ask_id)  # answered meanwhile
                 if answer is not None:
                     if not request.reply.done():
                         request.reply.set_result(cast(PermissionAnswer, "deny" if answer == "withdrawn" else answer))
                     return
+                looks += 1
                 await asyncio.sleep(self.poll)
         finally:
             if answer is None:  # the call stopped waiting (or this worker is closing): nobody needs to answer

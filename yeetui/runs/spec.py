@@ -51,6 +51,9 @@ class RunOptions:
     ask_here: bool = False
     """A pane's worker posts its `ask` questions in the store for the yeetui that follows the pane (the TUI that
     started it) instead of refusing them; `approve` still wins."""
+    ask_any_yeetui: bool = False
+    """Nobody follows this detached run (an MCP client started it): its `ask` questions are asked in every
+    yeetui that shows dialogs, and refused as unattended when none runs; `approve` still wins."""
     attempt: int = 0
     """Bumped by every resume: each attempt's ending is delivered once."""
     pane: dict[str, str] | None = None

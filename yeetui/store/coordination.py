@@ -1,7 +1,8 @@
 """What yeetui processes sharing one data dir coordinate through: run slots (how many runs execute at once,
 in queue order), run commands (cancel, abort, steer a run that another process executes), permission asks (a
-pane's tool call waiting for the user's answer in the yeetui that follows it) and the process groups of
-running commands (ended by the next process to recover when their yeetui process was killed).
+pane's tool call waiting for the user's answer in the yeetui that follows it, or in any yeetui showing
+dialogs: the front ends) and the process groups of running commands (ended by the next process to recover when
+their yeetui process was killed).
 
 Each step is one write transaction (BEGIN IMMEDIATE), so processes racing for the last slot cannot both
 take it. Rows of processes that are gone are reclaimed by whichever process takes a slot next.
@@ -19,7 +20,7 @@ from typing import Any
 
 from yeetui.errors import StoreError
 from yeetui.store.db import Database
-from yeetui.store.liveness import pid_alive
+from yeetui.store.liveness import pid_alive, process_gone, process_start
 from yeetui.store.records import utcnow
 
 log = logging.getLogger(__name__)
@@ -141,21 +142,22 @@ class PermissionAsks:
         self._db = db
 
     async def post(self, pane_run_id: str, *, run_id: str, session_id: str, agent_label: str,
-                   tool: str, subject: str, arguments: Mapping[str, Any], unattended: bool = False) -> int:
+                   tool: str, subject: str, arguments: Mapping[str, Any], unattended: bool = False,
+                   open_to_all: bool = False) -> int:
         """Write a question for whoever follows `pane_run_id` (the run the pane was opened for; `run_id` may
-        be one of its in-process children). Subject and arguments are stored redacted. `unattended`: nobody
-        could be asked and the call was refused — recorded answered, for the summary of the run that started
-        the pane (`unattended_refusals`)."""
+        be one of its in-process children) — or, `open_to_all`, for every yeetui that shows dialogs. Subject
+        and arguments are stored redacted. `unattended`: nobody could be asked and the call was refused —
+        recorded answered, for the summary of the run that started the pane (`unattended_refusals`)."""
         clean = self._db.clean
         now = utcnow()
         row = (pane_run_id, run_id, session_id, agent_label, tool, clean(subject),
                clean(json.dumps(dict(arguments), default=str)), now, "unattended" if unattended else None,
-               now if unattended else None)
+               now if unattended else None, int(open_to_all))
 
         def post(conn: sqlite3.Connection) -> int:
             cursor = conn.execute("INSERT INTO permission_asks (pane_run_id, run_id, session_id, agent_label, tool,"
-                                  " subject, arguments, created_at, answer, answered_at)"
-                                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                                  " subject, arguments, created_at, answer, answered_at, open_to_all)"
+                                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             return int(cursor.lastrowid or 0)
 
         return await self._db.transaction(f"ask about {tool} for run {run_id}", post)
@@ -168,7 +170,7 @@ class PermissionAsks:
 
     async def answer(self, ask_id: int, answer: str) -> bool:
         """Record the answer unless one is there already (the first answer wins); whether this one counted."""
-        if answer not in (*self.ANSWERS, "withdrawn"):
+        if answer not in (*self.ANSWERS, "withdrawn", "unattended"):
             raise StoreError(f"{answer!r} is not a permission answer (one of {', '.join(self.ANSWERS)}).")
 
         def settle(conn: sqlite3.Connection) -> bool:
@@ -182,17 +184,23 @@ class PermissionAsks:
         """Unanswered questions from these panes, oldest first."""
         return await self._asks(pane_run_ids, "answer IS NULL")
 
+    async def unanswered_open_to_all(self) -> list[PermissionAsk]:
+        """Unanswered questions any yeetui with dialogs may answer, oldest first."""
+        return await self._asks(None, "answer IS NULL AND open_to_all = 1")
+
     async def unattended_refusals(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
         """Tool calls these panes refused because nobody could be asked, oldest first."""
         return await self._asks(pane_run_ids, "answer = 'unattended'")
 
-    async def _asks(self, pane_run_ids: Iterable[str], condition: str) -> list[PermissionAsk]:
-        wanted = list(pane_run_ids)
-        if not wanted:
+    async def _asks(self, pane_run_ids: Iterable[str] | None, condition: str) -> list[PermissionAsk]:
+        """The questions meeting `condition`, of these panes (of any, when None)."""
+        wanted = list(pane_run_ids) if pane_run_ids is not None else []
+        if pane_run_ids is not None and not wanted:
             return []
+        of_panes = f" AND pane_run_id IN ({', '.join('?' * len(wanted))})" if pane_run_ids is not None else ""
         rows = await self._db.fetch_all("look for permission questions",
-                                        f"SELECT * FROM permission_asks WHERE {condition} AND pane_run_id IN"
-                                        f" ({', '.join('?' * len(wanted))}) ORDER BY id", wanted)
+                                        f"SELECT * FROM permission_asks WHERE {condition}{of_panes} ORDER BY id",
+                                        wanted)
         asks = []
         for r in rows:
             try:
@@ -295,3 +303,29 @@ class RunProcessLog:
             await self.processes.forget(pgid)
         except StoreError as exc:
             log.warning("could not forget process group %s of run %s: %s", pgid, self.run_id, exc)
+
+
+class FrontEnds:
+    """The yeetui processes showing permission dialogs now (see 0012_front_ends.sql)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def enter(self, pid: int) -> None:
+        """`pid` shows dialogs from now on (a row left by an earlier process under the same pid is replaced)."""
+        row = (pid, process_start(pid), utcnow())
+        await self._db.transaction("note a front end", lambda conn: conn.execute(
+            "INSERT OR REPLACE INTO front_ends (pid, pid_start, started_at) VALUES (?, ?, ?)", row))
+
+    async def leave(self, pid: int) -> None:
+        await self._db.transaction("drop a front end", lambda conn: conn.execute(
+            "DELETE FROM front_ends WHERE pid = ?", (pid,)))
+
+    async def any_present(self) -> bool:
+        """Whether a process that shows dialogs runs now; the rows of processes gone are dropped."""
+        rows = await self._db.fetch_all("look for front ends", "SELECT pid, pid_start FROM front_ends")
+        gone = [r["pid"] for r in rows if process_gone(r["pid"], r["pid_start"])]
+        if gone:
+            await self._db.transaction("drop front ends gone", lambda conn: conn.execute(
+                f"DELETE FROM front_ends WHERE pid IN ({', '.join('?' * len(gone))})", gone))
+        return len(gone) < len(rows)

@@ -12,8 +12,8 @@ runs — and holds the other tables as typed parts, each given the Database and 
 - `inbox` (`InboxItems`, store/inbox.py) and `announcements` (`Announcements`, store/announce.py: an inbox item
   told in its session once, the message and the mark in one transaction);
 - `breadcrumbs`, `worktree_records`, `workflow_states` (store/side_tables.py);
-- `slots`, `run_commands`, `permission_asks`, `tool_processes` (store/coordination.py: what processes sharing a
-  data dir coordinate through).
+- `slots`, `run_commands`, `permission_asks`, `front_ends`, `tool_processes` (store/coordination.py: what
+  processes sharing a data dir coordinate through).
 
 So `store.inbox.list(session_id)`, `store.slots.take(run_id, limit)`, `store.permission_asks.post(…)`.
 """
@@ -34,7 +34,7 @@ from yeetui.errors import ChildLimitReached, StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
 from yeetui.store.announce import Announcements
-from yeetui.store.coordination import PermissionAsks, RunCommandQueue, SlotQueue, ToolProcesses
+from yeetui.store.coordination import FrontEnds, PermissionAsks, RunCommandQueue, SlotQueue, ToolProcesses
 from yeetui.store.db import Database, first_row
 from yeetui.store.inbox import InboxItems
 from yeetui.store.liveness import pid_alive, process_gone, process_start
@@ -65,6 +65,7 @@ class Store(Database):
     slots: SlotQueue
     run_commands: RunCommandQueue
     permission_asks: PermissionAsks
+    front_ends: FrontEnds
     tool_processes: ToolProcesses
 
     def __init__(self, path: Path, conn: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
@@ -77,6 +78,7 @@ class Store(Database):
         self.slots = SlotQueue(self)
         self.run_commands = RunCommandQueue(self)
         self.permission_asks = PermissionAsks(self)
+        self.front_ends = FrontEnds(self)
         self.tool_processes = ToolProcesses(self)
 
     # ----- sessions ----------------------------------------------------------------------------------

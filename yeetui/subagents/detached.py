@@ -42,8 +42,10 @@ class DetachedRuns:
         self.max_timeout = max_timeout
 
     async def create(self, *, profile_name: str, prompt: str, model: str | None = None, context: str = "none",
-                     timeout: float | None = None, title: str | None = None, approve: bool = False) -> RunRecord:
-        """A new top-level session and its queued run record, for a worker process to execute."""
+                     timeout: float | None = None, title: str | None = None, approve: bool = False,
+                     ask_any_yeetui: bool = False) -> RunRecord:
+        """A new top-level session and its queued run record, for a worker process to execute.
+        `ask_any_yeetui`: its permission questions go to any yeetui showing dialogs (`RunOptions`)."""
         try:
             profile = self.profiles.get(profile_name)
         except YeetuiError as exc:
@@ -56,7 +58,8 @@ class DetachedRuns:
         except ContextResolutionError as exc:
             raise SpawnRefused(str(exc)) from None
         session = await self.launcher.new_session(profile, title=title or prompt, model=chosen, origin="detached")
-        options = RunOptions(timeout=timeout, session_context=context, detached=True, approve=approve)
+        options = RunOptions(timeout=timeout, session_context=context, detached=True, approve=approve,
+                             ask_any_yeetui=ask_any_yeetui)
         return await self.launcher.create_run(session, profile, model=chosen, prompt=full_prompt, options=options)
 
     async def launch(self, run_id: str, *, resume: bool = False) -> int:

@@ -8,7 +8,8 @@ its time is killed and its run recovered like any run whose process died.
 The worker has nobody to ask in its own window, so a tool call under an `ask` rule reaches the user through
 the store (`permission_asks`): while this process shows dialogs (`answers_asks`, the TUI), each open question
 of a followed pane is published here as an ordinary `PermissionRequested`, and the answer is written back for
-the worker to read.
+the worker to read. Such a process also asks the questions open to every yeetui (`attend`): those of detached
+runs nobody follows, which an MCP client started.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class RunsElsewhere:
         self._asked: dict[int, asyncio.Future[PermissionAnswer]] = {}
         self._answers: set[asyncio.Task[None]] = set()
         self._watch: asyncio.Task[None] | None = None
+        self._attending: asyncio.Task[None] | None = None
         self.rounds = 0
         """Looks at the store so far (tests wait on it instead of sleeping)."""
 
@@ -84,6 +86,25 @@ class RunsElsewhere:
                 self.follow(run.id, options.parent_session_id)
         if self.panes is not None:  # windows of ended runs were kept for reading until this start
             await self.panes.server.close_dead_windows()
+        if self.answers_asks:
+            await self.attend()
+
+    async def attend(self) -> None:
+        """This process shows dialogs: it is entered among the store's front ends, and the questions of runs
+        nobody follows (an MCP client's `spawn`), open to every yeetui, are asked here too, until `close`."""
+        if self._attending is not None:
+            return
+        await self.store.front_ends.enter(os.getpid())
+        self._attending = asyncio.create_task(self._attend(), name="yeetui open questions")
+
+    async def _attend(self) -> None:
+        while True:
+            try:
+                await self._forward_asks()
+            except YeetuiError:
+                log.exception("could not look for permission questions open to every yeetui")
+            self.rounds += 1
+            await asyncio.sleep(POLL)
 
     async def ended(self, run_id: str, limit: float) -> RunResult:
         """The ending of a run another process executes, read from the store once it is final. Past `limit`
@@ -119,7 +140,7 @@ class RunsElsewhere:
         here (the worker recorded it and left the announcement to this process)."""
         while self._followed:
             try:
-                if self.answers_asks:
+                if self.answers_asks and self._attending is None:  # else `_attend` forwards them
                     await self._forward_asks()
                 for run_id, parent in list(self._followed.items()):
                     run = await self.store.get_run(run_id)
@@ -150,6 +171,10 @@ class RunsElsewhere:
 
     async def _forward_asks(self) -> None:
         open_asks = await self.store.permission_asks.unanswered(self._followed)
+        if self._attending is not None:
+            followed = {ask.id for ask in open_asks}
+            open_asks += [ask for ask in await self.store.permission_asks.unanswered_open_to_all()
+                          if ask.id not in followed]
         still_open = {ask.id for ask in open_asks}
         self._withdraw({i: f for i, f in self._asked.items() if i not in still_open})  # answered or withdrawn
         for ask in open_asks:
@@ -181,6 +206,13 @@ class RunsElsewhere:
             log.exception("could not record the answer to permission question %s", ask_id)
 
     async def close(self) -> None:
+        if self._attending is not None:
+            self._attending.cancel()
+            await asyncio.gather(self._attending, return_exceptions=True)
+            try:
+                await self.store.front_ends.leave(os.getpid())
+            except YeetuiError:
+                log.exception("could not leave the store's front ends")
         if self._watch is not None:
             self._watch.cancel()
             await asyncio.gather(self._watch, return_exceptions=True)

@@ -153,3 +153,93 @@ async def test_a_process_that_shows_no_dialogs_leaves_questions_alone(stores: tu
         assert await front_store.permission_asks.read_answer(ask) is None
     finally:
         await elsewhere.close()
+
+
+# -- questions open to every yeetui: a run nobody follows (an MCP client's spawn) ---------------------------------
+
+async def _asking_to_all(store: Store) -> tuple[str, Bus, AskThroughStore]:
+    run_id = await _pane_run(store)
+    bus = Bus()
+    asking = AskThroughStore(store, run_id, poll=0.01, open_to_all=True)
+    bus.add_listener(asking.listen)
+    return run_id, bus, asking
+
+
+def _front_end(store: Store) -> tuple[RunsElsewhere, list[PermissionRequested]]:
+    bus, shown = Bus(), []
+    bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
+    return RunsElsewhere(store, bus, Delivery(store, bus), None, answers_asks=True), shown
+
+
+async def test_with_no_yeetui_open_a_question_open_to_all_is_refused_at_once(stores: tuple[Store, Store]) -> None:
+    worker, front = stores
+    gone = await asyncio.create_subprocess_exec("true")
+    await gone.wait()
+    await front.front_ends.enter(gone.pid)  # a TUI that crashed left its row: it counts for nothing
+    run_id, bus, asking = await _asking_to_all(worker)
+    try:
+        request = _request(run_id)
+        bus.publish(request)
+        assert await asyncio.wait_for(request.reply, WAIT) == "unattended"
+        [refused] = await front.permission_asks.unattended_refusals([run_id])
+        assert refused.subject == "make build"
+        assert not await front.front_ends.any_present()
+    finally:
+        await asking.close()
+
+
+async def test_every_open_yeetui_asks_it_and_the_first_answer_wins(stores: tuple[Store, Store]) -> None:
+    worker, front = stores
+    first, shown_first = _front_end(front)
+    second, shown_second = _front_end(worker)
+    await first.attend()
+    await second.attend()
+    run_id, bus, asking = await _asking_to_all(worker)
+    try:
+        request = _request(run_id)
+        bus.publish(request)
+        await until(lambda: shown_first and shown_second, "the question in both yeetuis")
+        assert shown_first[0].agent_label == "builder#1" and shown_first[0].subject == "make build"
+        shown_second[0].reply.set_result("allow_once")
+        assert await asyncio.wait_for(request.reply, WAIT) == "allow_once"
+        await until(lambda: shown_first[0].reply.cancelled(), "the other yeetui's dialog to be withdrawn")
+        assert await front.permission_asks.unanswered_open_to_all() == []
+    finally:
+        await asking.close()
+        await first.close()
+        await second.close()
+    assert not await front.front_ends.any_present()  # both left when they closed
+
+
+async def test_when_the_last_yeetui_quits_before_answering_the_question_is_refused(stores: tuple[Store, Store]) -> None:
+    worker, front = stores
+    attending, shown = _front_end(front)
+    await attending.attend()
+    run_id, bus, asking = await _asking_to_all(worker)
+    try:
+        request = _request(run_id)
+        bus.publish(request)
+        await until(lambda: shown, "the question to be shown")
+        await attending.close()  # the user quit yeetui with the dialog open
+        assert await asyncio.wait_for(request.reply, WAIT) == "unattended"
+        assert [a.run_id for a in await front.permission_asks.unattended_refusals([run_id])] == [run_id]
+    finally:
+        await asking.close()
+        await attending.close()
+
+
+async def test_a_followed_panes_question_is_not_open_to_other_yeetuis(pair: Pair, stores: tuple[Store, Store]) -> None:
+    worker, _ = stores
+    other, shown_elsewhere = _front_end(worker)
+    await other.attend()
+    try:
+        request = _request(pair.run_id)
+        pair.worker_bus.publish(request)
+        await until(lambda: pair.shown, "the question in the following yeetui")
+        start = other.rounds
+        await until(lambda: other.rounds >= start + 3, "a few looks by the other yeetui")
+        assert shown_elsewhere == []
+        pair.shown[0].reply.set_result("deny")
+        assert await asyncio.wait_for(request.reply, WAIT) == "deny"
+    finally:
+        await other.close()
