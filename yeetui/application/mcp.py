@@ -87,6 +87,18 @@ class McpServers:
         consent.approve(spec, self.project_dir, self.env)
         return spec
 
+    async def waiting_for_approval(self) -> list[ServerSpec]:
+        """The project's enabled servers nobody approved yet (as configured now): what a front end asks about."""
+        listing = await self.listing()
+        return [row.spec for row in listing.rows if row.state == "needs approval"]
+
+    async def approve_shown(self, spec: ServerSpec) -> None:
+        """Approve `spec` exactly as it was shown to the user: if its file changed since, the approval is of
+        what was shown, so the server as it is now still asks."""
+        if not spec.needs_consent:
+            raise YeetuiError(f"{spec.name} is in your own config ({spec.path}); it needs no approval.")
+        await asyncio.to_thread(consent.approve, spec, self.project_dir, self.env)
+
     async def revoke(self, name: str) -> int:
         return await asyncio.to_thread(consent.revoke, name, self.project_dir, self.env)
 

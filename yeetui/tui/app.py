@@ -121,6 +121,7 @@ class YeetuiApp(App[None]):
 
             try:
                 await self._ask_trust()  # pane children's questions come to this app's dialog
+                await self._ask_mcp_approvals()
                 self.runtime = await Runtime.open(cwd=self.cwd, front_end=FrontEnd(answers_asks=True))
             except YeetuiError as exc:
                 self.boot_error = str(exc)
@@ -155,6 +156,25 @@ class YeetuiApp(App[None]):
         if trusting:
             await asyncio.to_thread(set_trusted, project, files=shown)
             self.notify(f"Trusted {project}: its files take effect as written.", title="trust")
+
+    async def _ask_mcp_approvals(self) -> None:
+        """Before the runtime starts the MCP servers: each one a project's file defines that nobody approved yet
+        is shown as it is configured, to start (remembered for exactly that) or not now."""
+        from yeetui.application.mcp import McpServers
+        from yeetui.errors import YeetuiError
+        from yeetui.paths import find_project_root
+        from yeetui.tui.screens.mcp_approval import McpApprovalScreen
+
+        servers = McpServers(find_project_root(self.cwd or Path.cwd()))
+        for spec in await servers.waiting_for_approval():  # files it cannot read: Runtime.open warns of them
+            if not await self.push_screen_wait(McpApprovalScreen(spec)):
+                continue
+            try:
+                await servers.approve_shown(spec)
+            except (YeetuiError, OSError) as exc:
+                self.notify(f"Could not remember the approval of {spec.name}: {exc}", title="MCP", severity="error")
+            else:
+                self.notify(f"Approved the MCP server {spec.name}; it starts with this session.", title="MCP")
 
     def _resumed(self) -> None:
         """The starting screen is on top again (a modal opened during start-up closed)."""

@@ -1,0 +1,90 @@
+"""The MCP approval dialog at start: a server a project's file defines starts only once the user has seen what
+it runs and chose to start it — remembered for exactly that command — and "Not now" starts nothing. Keys typed
+as yeetui starts never approve (the dialog is a `DeliberateScreen`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.fakellm import Reply, ToolCall
+from tests.tui.deliberate import SettleClock, shown
+from tests.tui.test_app import _main, _text, _type, _until
+from yeetui.application.mcp import McpServers
+from yeetui.tui.app import YeetuiApp
+from yeetui.tui.screens.mcp_approval import McpApprovalScreen
+from yeetui.tui.screens.permission import PermissionScreen
+
+
+def _project_server(project: Path, *, args: list[str] | None = None) -> Path:
+    config = project / ".mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"clock": {
+        "command": sys.executable, "args": args or ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+        "env": {"CLOCK_TOKEN": "s3cr3t-value-in-the-file", "TZ_HOME": "${HOME}"}}}}))
+    return config
+
+
+def _state(project: Path) -> str:
+    servers = McpServers(project)
+    [spec] = [s for s in servers.discover().servers if s.name == "clock"]
+    return servers.state(spec)
+
+
+async def test_starting_a_projects_server_from_the_dialog_approves_it_and_its_tools_work(
+        fake_env, project: Path, settle_clock: SettleClock) -> None:
+    config = _project_server(project)
+    fake_env.script(Reply.tool("mcp_load", server="clock"),
+                    Reply(tool_calls=[ToolCall("mcp__clock__get_current_time", {"timezone": "UTC"})]),
+                    Reply(text="It is now.", when_contains="timezone"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        screen = await shown(pilot, McpApprovalScreen)
+        target = str(screen.query_one("#mcp-target-text").render())
+        assert f"runs: {sys.executable} -m mcp_server_time --local-timezone UTC" in target
+        assert "environment variables set: CLOCK_TOKEN, TZ_HOME (values not shown)" in target
+        assert "s3cr3t" not in target
+        assert str(config) in str(screen.query_one("#mcp-source").render())
+        assert app.focused is screen.query_one("#mcp-not-now")
+        settle_clock.past_window()
+        await pilot.press("tab", "enter")  # to "Start it", then enter
+        main = await _main(pilot)
+        assert _state(project) == "approved"
+        assert "clock" in main.runtime.launcher.mcp.names()
+        await _type(pilot, "what time is it")
+        await _until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)  # MCP tools ask
+        assert "mcp__clock__get_current_time" in _text(app.screen)
+        await pilot.press("y")
+        await _until(pilot, lambda: len(fake_env.requests) >= 3, timeout=60)
+    assert "timezone" in fake_env.requests[2].text and '"UTC"' in fake_env.requests[2].text
+
+
+async def test_not_now_starts_nothing_and_asks_again_next_time(fake_env, project: Path,
+                                                               settle_clock: SettleClock) -> None:
+    marker = project / "started"
+    _project_server(project, args=["-c", f"open({str(marker)!r}, 'w').close()"])
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        screen = await shown(pilot, McpApprovalScreen)
+        await pilot.press("tab", "enter")  # typed ahead as the dialog appears: taken by nothing
+        await pilot.pause()
+        assert app.screen is screen and _state(project) == "needs approval"
+        settle_clock.past_window()
+        await pilot.press("escape")
+        main = await _main(pilot)
+        assert main.runtime.launcher.mcp is None  # no server may start
+        assert any("MCP server clock" in w and "needs your approval" in w for w in main.runtime.warnings)
+    assert _state(project) == "needs approval" and not marker.exists()
+    async with YeetuiApp(cwd=project).run_test(size=(110, 32)) as pilot:
+        await shown(pilot, McpApprovalScreen)  # asked again
+
+
+async def test_an_edited_command_asks_again(fake_env, project: Path, settle_clock: SettleClock) -> None:
+    _project_server(project)
+    approved = next(s for s in McpServers(project).discover().servers if s.name == "clock")
+    await McpServers(project).approve_shown(approved)
+    _project_server(project, args=["-m", "mcp_server_time", "--local-timezone", "Europe/Paris"])
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        screen = await shown(pilot, McpApprovalScreen)
+        assert "Europe/Paris" in str(screen.query_one("#mcp-target-text").render())
