@@ -88,3 +88,19 @@ async def test_an_edited_command_asks_again(fake_env, project: Path, settle_cloc
     async with app.run_test(size=(110, 32)) as pilot:
         screen = await shown(pilot, McpApprovalScreen)
         assert "Europe/Paris" in str(screen.query_one("#mcp-target-text").render())
+
+
+async def test_a_file_changed_while_the_dialog_is_open_is_not_approved_unseen(fake_env, project: Path,
+                                                                              settle_clock: SettleClock) -> None:
+    marker = project / "swapped-in"
+    _project_server(project)
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await shown(pilot, McpApprovalScreen)
+        _project_server(project, args=["-c", f"open({str(marker)!r}, 'w').close()"])  # swapped behind the dialog
+        settle_clock.past_window()
+        await pilot.press("tab", "enter")
+        main = await _main(pilot)
+        assert main.runtime.launcher.mcp is None
+        assert _state(project) == "needs approval"
+    assert not marker.exists()
