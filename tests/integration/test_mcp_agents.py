@@ -108,3 +108,26 @@ def test_the_git_server_from_pypi_answers_git_status(fake_env, tmp_path: Path) -
     status = tool_results(fake_env.requests[2].body)[-1]
     assert not status.get("is_error") and "untracked_file.txt" in result_text(status)
     assert done.result["status"] == "completed"
+
+
+def test_an_opencode_agent_file_keeps_its_mcp_tool_keys(fake_env, project: Path, tmp_path: Path) -> None:
+    """OpenCode's `tools: {time_convert_time: false}`: the agent from that file sees the real server without
+    that tool, and `"*": false` with `clock_*: true` leaves it only that server."""
+    config(f"mcp_servers:\n  time: {{command: {TIME}}}\n  clock: {{command: {TIME}}}\n")
+    agents = project / ".opencode" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "timer.md").write_text("---\ndescription: d\nmode: all\ntools:\n  time_convert_time: false\n---\nx\n")
+    (agents / "clocky.md").write_text(
+        "---\ndescription: d\nmode: all\ntools:\n  '*': false\n  read: true\n  clock_*: true\n---\nx\n")
+    for profile in ("timer", "clocky"):
+        fake_env.script(Reply.tool("complete", output="ok"))
+        before = len(fake_env.requests)
+        done = run_yeetui("run", "--json", "--profile", profile, "time?", cwd=project, HOME=str(tmp_path))
+        assert done.returncode == 0, done.stderr
+        first = fake_env.requests[before].body
+        system = first["system"] if isinstance(first["system"], str) else " ".join(b["text"] for b in first["system"])
+        lines = system.splitlines()
+        if profile == "timer":
+            assert "- time: get_current_time" in lines and "- clock: get_current_time, convert_time" in lines
+        else:
+            assert "- clock: get_current_time, convert_time" in lines and "- time:" not in system

@@ -269,8 +269,19 @@ def _matching(key: str, table: dict[str, list[str]]) -> list[str]:
     return found
 
 
+def _opencode_mcp(key: str) -> list[tuple[str, str]]:
+    """What an OpenCode `tools` key that is no built-in tool names among MCP tools, which OpenCode calls
+    `{server}_{tool}`: `github_*` → [(github, *)]. A server's name may hold `_` too, so `my_server_tool` is every
+    way of splitting it ([(my, server_tool), (my_server, tool)]): only a server of that name can match, and a
+    false key withholding one more name than meant errs on the safe side."""
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+_(?:[A-Za-z0-9_.\-]+|\*)", key):
+        return []
+    return [(key[:i], key[i + 1:]) for i, char in enumerate(key) if char == "_" and 0 < i < len(key) - 1]
+
+
 def _opencode_tools(tools: Any, out: Translation) -> None:
-    """`tools: {write: false}` withholds a tool; `{"*": false, read: true}` offers only what is named true."""
+    """`tools: {write: false}` withholds a tool; `{"*": false, read: true}` offers only what is named true;
+    `{"github_*": false}` withholds an MCP server's tools (OpenCode names them `{server}_{tool}`)."""
     if tools is None:
         return
     if not isinstance(tools, dict):
@@ -278,6 +289,8 @@ def _opencode_tools(tools: Any, out: Translation) -> None:
         out.put(("tools",), [], ("tools",))
         return
     enabled: dict[str, bool] = {}
+    mcp_on: list[str] = []
+    mcp_off: list[str] = []
     wildcard_off = False
     ignored = []
     for key, value in tools.items():
@@ -287,17 +300,24 @@ def _opencode_tools(tools: Any, out: Translation) -> None:
             value = False
         if key == "*" and value is False:
             wildcard_off = True
-        if not matched and key != "*":
+        mcp = [] if matched or key == "*" else _opencode_mcp(str(key))
+        if not matched and not mcp and key != "*":
             ignored.append(str(key))
         for tool in matched:
             enabled[tool] = value
+        for server, tool in mcp:
+            if value:
+                mcp_on.append(server if tool == "*" else f"{server}/{tool}")
+            else:
+                mcp_off.append(f"mcp__{server}__{tool}")
     if ignored:
         out.note(("tools",), f"OpenCode tools with no yeetui equivalent were ignored: {', '.join(ignored)}")
     off = [t for t, on in enabled.items() if not on]
     if wildcard_off:
         out.put(("tools",), [t for t, on in enabled.items() if on], ("tools",))
-    if off:
-        out.disallow(off, ("tools",))
+        out.put(("mcp",), mcp_on or "none", ("tools",))  # "*": false turns MCP tools off too, but those named
+    if off or mcp_off:
+        out.disallow(off + mcp_off, ("tools",))
 
 
 def _opencode_permission(permission: Any, out: Translation) -> None:

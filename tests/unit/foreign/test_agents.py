@@ -207,3 +207,25 @@ def test_claude_mcp_tools_and_servers_are_honoured(project: Path) -> None:
     notes = [str(w) for w in _warnings(result)]
     assert any("defined inside the agent file are not started (evil)" in n for n in notes), notes
     assert not any("mcp__" in n and "dropped" in n for n in notes), notes
+
+
+def test_opencode_mcp_tool_keys_are_honoured(project: Path) -> None:
+    """OpenCode names MCP tools `{server}_{tool}`: `github_*: false` withholds a server's tools, `"*": false`
+    withholds every MCP tool but those named true; a name holding `_` is withheld under each way of splitting it."""
+    _write(project / ".opencode/agents/nogit.md",
+           "---\ndescription: d\ntools:\n  git_*: false\n  my_server_do_it: false\n---\nx\n")
+    _write(project / ".opencode/agents/only.md",
+           "---\ndescription: d\ntools:\n  '*': false\n  read: true\n  time_*: true\n  git_git_status: true\n---\nx\n")
+    _write(project / ".opencode/agents/bare.md", "---\ndescription: d\ntools:\n  '*': false\n  read: true\n---\nx\n")
+    _write(project / ".opencode/agents/typo.md", "---\ndescription: d\ntools:\n  wirte: false\n---\nx\n")
+    result = _load(project)
+    nogit = result.get("nogit")
+    assert nogit.mcp == "inherit"
+    assert {"mcp__git__*", "mcp__my__server_do_it", "mcp__my_server__do_it",
+            "mcp__my_server_do__it"} <= set(nogit.disallowed_tools)
+    only = result.get("only")
+    assert only.tools == ["read_file"] and only.mcp == ["time", "git/git_status", "git_git/status"]
+    assert result.get("bare").mcp == "none"
+    notes = [str(w) for w in _warnings(result)]
+    assert any("ignored: wirte" in n for n in notes), notes
+    assert not any("git_*" in n and "ignored" in n for n in notes), notes
