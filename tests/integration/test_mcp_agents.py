@@ -131,3 +131,49 @@ def test_an_opencode_agent_file_keeps_its_mcp_tool_keys(fake_env, project: Path,
             assert "- time: get_current_time" in lines and "- clock: get_current_time, convert_time" in lines
         else:
             assert "- clock: get_current_time, convert_time" in lines and "- time:" not in system
+
+
+def test_a_detached_worker_starts_the_servers_its_agent_uses_and_stops_them(fake_env, project: Path,
+                                                                             tmp_path: Path) -> None:
+    """`yeetui agents start` runs in a worker process of its own: that process starts the server its agent loads
+    (its own connection, shared by its agents) and the server is gone when the worker is."""
+    import time
+
+    config(f"mcp_servers:\n  time: {{command: {TIME}}}\npermissions:\n  'mcp__time__*': allow\n")
+    fake_env.script(Reply.tool("mcp_load", server="time"),
+                    Reply.tool("mcp__time__get_current_time", timezone="UTC"),
+                    Reply.tool("complete", output="detached time"))
+    started = run_yeetui("agents", "start", "--json", "generic", "time, detached?", cwd=project, HOME=str(tmp_path))
+    assert started.returncode == 0, started.stderr
+    launched = json.loads(started.stdout)
+    run_id, worker = launched["run_id"], launched["pid"]
+    deadline = time.monotonic() + 90
+    while True:
+        status = run_yeetui("agents", "status", "--json", run_id, cwd=project, HOME=str(tmp_path))
+        record = json.loads(status.stdout)
+        if record["status"] not in ("queued", "running"):
+            break
+        assert time.monotonic() < deadline, record
+        time.sleep(0.2)
+    assert record["status"] == "completed" and record["output"] == "detached time", record
+    answer = tool_results(fake_env.requests[2].body)[-1]
+    assert not answer.get("is_error") and json.loads(result_text(answer))["timezone"] == "UTC"
+    while time.monotonic() < deadline and Path(f"/proc/{worker}").exists():  # the worker ends, its server with it
+        time.sleep(0.05)
+    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).count("mcp_server_time")
+                 and str(project) in _cwd(p)]
+    assert leftovers == []
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _cwd(proc: Path) -> str:
+    try:
+        return os.readlink(proc / "cwd")
+    except OSError:
+        return ""
