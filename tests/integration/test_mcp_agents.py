@@ -158,7 +158,9 @@ def test_a_detached_worker_starts_the_servers_its_agent_uses_and_stops_them(fake
     assert record["status"] == "completed" and record["output"] == "detached time", record
     answer = tool_results(fake_env.requests[2].body)[-1]
     assert not answer.get("is_error") and json.loads(result_text(answer))["timezone"] == "UTC"
-    while time.monotonic() < deadline and Path(f"/proc/{worker}").exists():  # the worker ends, its server with it
+    from yeetui.store.liveness import pid_alive
+
+    while time.monotonic() < deadline and pid_alive(worker):  # the worker ends (a zombie counts), its server too
         time.sleep(0.05)
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).count("mcp_server_time")
                  and str(project) in _cwd(p)]
