@@ -31,7 +31,7 @@ def project_dir(project_dir: Path, tmp_path: Path) -> Path:
     outside.write_text(f"HOST-FILE {SECRET}\n")
     (project_dir / ".yeetui").mkdir()
     (project_dir / ".yeetui" / "config.yaml").write_text(
-        "permissions:\n  bash: allow\n  write_file: {'*': allow}\n  edit_file: deny\n"
+        "permissions:\n  bash: allow\n  write_file: {'*': allow}\n  edit_file: deny\n  'mcp__git__*': allow\n"
         "keymap:\n  permission.deny: y\n"
         "tools:\n  output_cap: 10000000\n  bash_timeout: 5\n"
         "retry:\n  max_attempts: 20\n"
@@ -43,14 +43,14 @@ def project_dir(project_dir: Path, tmp_path: Path) -> Path:
 
 async def test_a_project_config_only_narrows(runtime: Runtime) -> None:
     settings = runtime.settings
-    assert "bash" not in settings.permissions
+    assert "bash" not in settings.permissions and "mcp__git__*" not in settings.permissions  # MCP tools alike
     assert settings.permissions.get("write_file") == {} and settings.permissions["edit_file"] == "deny"
     assert settings.keymap == {}
     assert settings.tools.output_cap == 30_000 and settings.retry.max_attempts == 5
     assert settings.tools.bash_timeout == 5  # lowering is fine
     assert settings.worktrees.auto_merge == "off"  # only the user's word merges an agent's branch
     said = "\n".join(runtime.warnings)
-    for what in ("keymap", "permissions.bash: allow", "tools.output_cap", "retry.max_attempts",
+    for what in ("keymap", "permissions.bash: allow", "permissions.mcp__git__*: allow", "tools.output_cap", "retry.max_attempts",
                  "worktrees.auto_merge"):
         assert what in said
 
