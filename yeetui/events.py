@@ -244,6 +244,8 @@ class PermissionRequested:
     """What is asked about: the command for bash, the path for file tools."""
     arguments: dict[str, Any]
     reply: asyncio.Future[PermissionAnswer] = field(compare=False, repr=False)
+    call_id: str = ""
+    """The tool call asked about (its `ToolCallStarted` came first); empty for a question from another process."""
     kind: Literal["permission_requested"] = "permission_requested"
 
 

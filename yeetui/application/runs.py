@@ -110,6 +110,10 @@ class RunDesk:
         """Labels of the subagents `session_id` started that still run here (`await_children` waits for them)."""
         return [self.label(run_id) for run_id in self._spawner.live_runs(session_id)]
 
+    async def wait(self, run_id: str) -> RunResult | None:
+        """The ending of a run this process executes, once it has ended (None: not one of this process's)."""
+        return await self._spawner.wait(run_id)
+
     async def await_children(self, session_id: str) -> None:
         """Until every subagent `session_id` started here has ended (however it ends)."""
         live = self._spawner.live_runs(session_id)

@@ -1,4 +1,5 @@
-"""Command line: `yeetui run`, `sessions`, `profiles`, `agents`, `worktrees`, `trust`, `doctor`, `mcp`, `--version`.
+"""Command line: `yeetui run`, `sessions`, `profiles`, `agents`, `worktrees`, `trust`, `doctor`, `mcp`, `acp`,
+`--version`.
 
 Only argparse is imported at module level, so `yeetui --version` and `--help` stay fast; each command
 imports what it needs.
@@ -96,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     mserve.add_argument("--port", type=int, default=0, help="with --http: the port (default: any free one)")
     mserve.add_argument("--no-token", action="store_true",
                         help="with --http on loopback: no bearer token (for clients that cannot send one)")
+    sub.add_parser("acp", help="serve yeetui as an Agent Client Protocol agent on stdio (for Zed, JetBrains, any "
+                   "ACP client): run it as the agent's command")
     mrevoke = msub.add_parser("revoke", help="withdraw the approval of a project's server")
     mrevoke.add_argument("names", nargs="+", metavar="NAME")
     mrevoke.add_argument("--json", action="store_true")
@@ -211,6 +214,7 @@ COMMANDS = {
     "agents": ("yeetui.cli.agents", "cmd_agents"),
     "trust": ("yeetui.cli.trust", "cmd_trust"),
     "mcp": ("yeetui.cli.mcp", "cmd_mcp"),
+    "acp": ("yeetui.cli.acp", "cmd_acp"),
     "doctor": ("yeetui.cli.doctor", "cmd_doctor"),
     "agent": ("yeetui.cli.agents", "cmd_agent"),
     "worktrees": ("yeetui.cli.worktrees", "cmd_worktrees"),

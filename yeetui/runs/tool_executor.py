@@ -133,7 +133,7 @@ class ToolExecutor:
         if state.on_status:
             await state.on_status("waiting_permission")
         self.bus.publish(PermissionRequested(state.run_id, state.session_id, state.agent_label, call.name,
-                                             subject, dict(call.arguments), reply))
+                                             subject, dict(call.arguments), reply, call_id=call.id))
         try:
             return await reply
         finally:

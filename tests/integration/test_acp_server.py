@@ -1,0 +1,181 @@
+"""`yeetui acp` driven by the ACP SDK's own client over stdio, as an editor drives it: a whole turn streamed as
+session updates, a permission asked in the client, a slash command's subagent, cancel, `session/load` and
+`session/list`; bad requests come back as errors naming what is wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, schema, text_block
+from acp.stdio import spawn_agent_process
+
+from tests.fakellm import Reply, ToolCall
+
+_PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
+           "YEETUI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "LITELLM_LOCAL_MODEL_COST_MAP", "YEETUI_NETGUARD",
+           "YEETUI_SANDBOX", "PYTHONPATH", "HOME", "PATH")
+WAIT = 60.0
+
+
+class EditorClient:
+    """What an editor does with the updates: keeps them, and answers permission requests as told."""
+
+    def __init__(self, answer: str | None = "allow_once") -> None:
+        self.updates: list[tuple[str, Any]] = []
+        self.asked: list[schema.RequestPermissionRequest] = []
+        self.answer = answer
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.updates.append((session_id, update))
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
+                                 **_: Any) -> schema.RequestPermissionResponse:
+        self.asked.append(schema.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options))
+        self.updates.append((session_id, schema.ToolCallProgress(session_update="tool_call_update",
+                                                                 tool_call_id="(asked)", title="permission")))
+        if self.answer is None:
+            return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+        return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(outcome="selected",
+                                                                              option_id=self.answer))
+
+    def of(self, kind: str, session_id: str | None = None) -> list[Any]:
+        return [u for s, u in self.updates if u.session_update == kind and (session_id is None or s == session_id)
+                and getattr(u, "tool_call_id", None) != "(asked)"]
+
+    def order(self, session_id: str) -> list[str]:
+        """What reached the editor, in order: update kinds, `asked` for a permission request."""
+        return ["asked" if getattr(u, "tool_call_id", None) == "(asked)" else u.session_update
+                for s, u in self.updates if s == session_id]
+
+    def text(self, session_id: str) -> str:
+        return "".join(u.content.text for u in self.of("agent_message_chunk", session_id))
+
+
+def _env() -> dict[str, str]:
+    env = {k: os.environ[k] for k in _PASSED if k in os.environ}
+    env["YEETUI_MODEL"] = "anthropic/claude-sonnet-4-5"
+    return env
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def _agent(client: EditorClient, project: Path):
+    return spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
+                               transport_kwargs={"stderr": subprocess.DEVNULL})
+
+
+async def test_a_turn_streams_text_tool_calls_and_asks_permission_in_the_client(fake_env, project: Path) -> None:
+    fake_env.script(
+        Reply(text="Let me look.", tool_calls=[ToolCall("bash", {"command": "echo ACP-RAN > out.txt"})],
+              when_contains="ACP-TURN"),
+        Reply(text="Done: wrote out.txt.", when_contains="exit"))
+    client = EditorClient("allow_once")
+    async with _agent(client, project) as (conn, _process):
+        init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), WAIT)
+        assert init.agent_capabilities.load_session and init.agent_info.name == "yeetui"
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        answer = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                    prompt=[text_block("ACP-TURN write a file")]), WAIT)
+        assert answer.stop_reason == "end_turn"
+        sid = session.session_id
+        assert client.text(sid) == "Let me look.Done: wrote out.txt."
+        [started] = client.of("tool_call", sid)
+        assert started.kind == "execute" and started.raw_input == {"command": "echo ACP-RAN > out.txt"}
+        [asked] = client.asked
+        assert asked.session_id == sid and asked.tool_call.tool_call_id == started.tool_call_id
+        assert {o.kind for o in asked.options} == {"allow_once", "allow_always", "reject_once"}
+        [finished] = client.of("tool_call_update", sid)
+        assert finished.tool_call_id == started.tool_call_id and finished.status == "completed"
+        commands = client.of("available_commands_update", sid)[0].available_commands
+        assert {"oracle", "review"} <= {c.name for c in commands}
+        # the order an editor relies on: the call, then the question about it, then its end
+        order = [k for k in client.order(sid) if k in ("tool_call", "asked", "tool_call_update")]
+        assert order == ["tool_call", "asked", "tool_call_update"], client.order(sid)
+    assert (project / "out.txt").read_text().strip() == "ACP-RAN"
+
+
+async def test_a_denied_call_does_not_run_and_the_model_hears_it(fake_env, project: Path) -> None:
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch denied.txt"})], when_contains="ACP-DENY"),
+        Reply(text="Understood, I will not.", when_contains="denied"))
+    client = EditorClient(None)  # the user closed the question: cancelled
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        answer = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                    prompt=[text_block("ACP-DENY touch it")]), WAIT)
+        assert answer.stop_reason == "end_turn" and len(client.asked) == 1
+        [finished] = client.of("tool_call_update", session.session_id)
+        assert finished.status == "failed"
+    assert not (project / "denied.txt").exists()
+
+
+async def test_a_slash_command_runs_its_subagent_as_a_tool_call_of_the_turn(fake_env, project: Path) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Oracle says 42."})],
+                          when_contains="ACP-ORACLE"))
+    client = EditorClient()
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        answer = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                    prompt=[text_block("/oracle ACP-ORACLE what is 6*7?")]), WAIT)
+        assert answer.stop_reason == "end_turn"
+        [started] = client.of("tool_call", session.session_id)
+        assert started.title.startswith("oracle#") and started.raw_input["profile"] == "oracle"
+        [ended] = client.of("tool_call_update", session.session_id)
+        assert ended.status == "completed" and ended.content[0].content.text == "Oracle says 42."
+
+
+async def test_cancel_ends_the_turn_as_cancelled(fake_env, project: Path) -> None:
+    fake_env.script(Reply(text="slow " * 400, chunk_delay=0.05, when_contains="ACP-SLOW"))
+    client = EditorClient()
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("ACP-SLOW go")]))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + WAIT
+        while not client.of("agent_message_chunk", session.session_id):
+            assert loop.time() < deadline, "no text streamed"
+            await asyncio.sleep(0.02)
+        await conn.cancel(session_id=session.session_id)
+        answer = await asyncio.wait_for(turn, WAIT)
+        assert answer.stop_reason == "cancelled"
+
+
+async def test_load_replays_a_conversation_and_list_finds_it(fake_env, project: Path) -> None:
+    fake_env.script(Reply(text="First answer.", when_contains="ACP-FIRST"))
+    client = EditorClient()
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("ACP-FIRST hi")]), WAIT)
+    again = EditorClient()
+    async with _agent(again, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        listed = await conn.list_sessions(cwd=str(project))
+        assert session.session_id in {s.session_id for s in listed.sessions}
+        await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        users = [u.content.text for u in again.of("user_message_chunk", session.session_id)]
+        assert users == ["ACP-FIRST hi"] and again.text(session.session_id) == "First answer."
+        with pytest.raises(RequestError) as unknown:
+            await conn.load_session(cwd=str(project), session_id="ffffffffffffffff", mcp_servers=[])
+        assert "ffffffffffffffff" in str(unknown.value.data)
+        with pytest.raises(RequestError) as not_open:
+            await conn.prompt(session_id="nope", prompt=[text_block("x")])
+        assert "nope" in str(not_open.value.data)
+        with pytest.raises(RequestError) as relative:
+            await conn.new_session(cwd="relative/dir", mcp_servers=[])
+        assert "absolute" in str(relative.value.data)

@@ -1,0 +1,1 @@
+"""yeetui over the Agent Client Protocol: `yeetui acp` serves yeetui as an agent to editors (`agent`)."""

@@ -1,0 +1,323 @@
+"""`yeetui acp`: yeetui as an Agent Client Protocol agent on stdio, for Zed, JetBrains and any ACP client.
+
+An ACP session is a yeetui conversation (the ids are the same, so `session/load` reopens what the TUI or an
+earlier client left, and the TUI's switcher shows what an editor started). A turn runs the primary agent through
+the same `SessionControl` the TUI drives and streams its events as session updates (`updates`): text and thinking
+chunks, tool calls with their endings, edits as diffs. A tool call under an `ask` rule becomes
+`session/request_permission`, answered by the user in the editor — nothing is approved because the client is a
+program. `/oracle question` (any profile's slash trigger) runs that subagent as the turn and streams it as a tool
+call of the session; `session/cancel` stops the turn and everything under it.
+
+Everything goes through the runtime's application surface; updates leave in the order the events came, through
+one sender, so a permission request never overtakes the tool call it is about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, schema
+
+from yeetui import __version__
+from yeetui.acp import updates
+from yeetui.application.runs import RunDesk
+from yeetui.application.sessions import SessionDesk
+from yeetui.errors import YeetuiError
+from yeetui.events import (
+    PermissionAnswer,
+    PermissionRequested,
+    RunRegistered,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from yeetui.runtime import FrontEnd, Runtime
+from yeetui.text import cap
+
+log = logging.getLogger(__name__)
+
+OPTIONS = [schema.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+           schema.PermissionOption(option_id="allow_always", name="Always allow (this session)", kind="allow_always"),
+           schema.PermissionOption(option_id="deny", name="Deny", kind="reject_once")]
+ANSWERS: dict[str, PermissionAnswer] = {"allow_once": "allow_once", "allow_always": "allow_always", "deny": "deny"}
+
+
+@dataclass
+class _Session:
+    """One ACP session: the conversation, the turn running in it, the subagent sessions of its tree."""
+
+    id: str
+    runtime: Runtime
+    control: Any
+    """`SessionControl` of the conversation."""
+    tree: set[str] = field(default_factory=set)
+    """Session ids below this one (subagents, theirs), whose events belong to this session's turn."""
+    cancelled: bool = False
+    child_calls: dict[str, str] = field(default_factory=dict)
+    """A subagent's session id → the tool call of this session it is shown as."""
+
+
+@dataclass
+class _Send:
+    session_id: str
+    update: Any
+
+
+@dataclass
+class _Ask:
+    session_id: str
+    request: PermissionRequested
+
+
+class YeetuiAgent:
+    """The ACP `Agent` (see `acp.interfaces.Agent`); `conn` is set by the SDK when the connection is made."""
+
+    def __init__(self, *, open_runtime: Callable[[Path], Any] | None = None) -> None:
+        self.conn: Any = None
+        self._open_runtime = open_runtime or (lambda cwd: Runtime.open(cwd=cwd, front_end=FrontEnd()))
+        self._runtimes: dict[Path, Runtime] = {}
+        self._sessions: dict[str, _Session] = {}
+        self._outbox: asyncio.Queue[_Send | _Ask | None] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+        self._asking: set[asyncio.Task[None]] = set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # -- the protocol's methods ---------------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **_: Any) -> schema.InitializeResponse:
+        return schema.InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
+                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities())),
+            agent_info=schema.Implementation(name="yeetui", title="yeetui", version=__version__))
+
+    async def authenticate(self, method_id: str, **_: Any) -> schema.AuthenticateResponse:
+        return schema.AuthenticateResponse()
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> schema.NewSessionResponse:
+        runtime = await self._runtime(cwd)
+        record = await SessionDesk(runtime).new()
+        self._open(record.id, runtime)
+        self._announce_commands(record.id, runtime)
+        return schema.NewSessionResponse(session_id=record.id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
+                           **_: Any) -> schema.LoadSessionResponse:
+        runtime = await self._runtime(cwd)
+        try:
+            record = await SessionDesk(runtime).resolve(session_id)
+        except YeetuiError as exc:
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
+        self._open(record.id, runtime)
+        for stored in await runtime.store.messages(record.id, include_partial=False):
+            for update in _replayed(stored.message):
+                self._outbox.put_nowait(_Send(record.id, update))
+        self._announce_commands(record.id, runtime)
+        await self._outbox.join()
+        return schema.LoadSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **_: Any) -> schema.ListSessionsResponse:
+        runtime = await self._runtime(cwd or str(Path.cwd()))
+        found = await runtime.store.list_sessions(parent_id=None, limit=100)
+        return schema.ListSessionsResponse(sessions=[
+            schema.SessionInfo(session_id=s.id, cwd=str(s.cwd or runtime.project_dir), title=s.title or None,
+                               updated_at=s.updated_at.isoformat()) for s in found])
+
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> schema.PromptResponse:
+        session = self._session(session_id)
+        text = updates.prompt_text(prompt).strip()
+        if not text:
+            raise RequestError.invalid_params({"prompt": "nothing to send: the prompt has no text"})
+        session.cancelled = False
+        command, _space, rest = text.partition(" ")
+        profile = session.runtime.profiles.by_slash(command) if command.startswith("/") else None
+        try:
+            if profile is not None:
+                await self._run_subagent(session, profile.name, rest.strip() or text)
+            else:
+                await session.control.submit(text)
+                await session.control.wait_idle()
+        finally:
+            await self._outbox.join()  # every update of the turn has left before the turn's answer
+        result = session.control.last_result
+        if session.cancelled:
+            return schema.PromptResponse(stop_reason="cancelled")
+        if profile is None and result is not None and result.error and "turn" in result.error.lower():
+            return schema.PromptResponse(stop_reason="max_turn_requests")
+        return schema.PromptResponse(stop_reason="end_turn")
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        session.cancelled = True
+        await session.control.interrupt()
+        await RunDesk(session.runtime).stop_children(session.id)
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
+        raise RequestError.method_not_found("session/set_mode")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    # -- sessions, runtimes ---------------------------------------------------------------------------------
+
+    async def _runtime(self, cwd: str) -> Runtime:
+        path = Path(cwd)
+        if not path.is_absolute() or not await asyncio.to_thread(path.is_dir):
+            raise RequestError.invalid_params({"cwd": f"{cwd!r} must be an absolute path to a folder"})
+        key = await asyncio.to_thread(path.resolve)
+        if key not in self._runtimes:
+            try:
+                runtime = await self._open_runtime(key)
+            except YeetuiError as exc:
+                raise RequestError.internal_error({"cwd": cwd, "reason": str(exc)}) from None
+            runtime.bus.add_listener(self._listen)
+            self._runtimes[key] = runtime
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send_all(), name="acp updates")
+        return self._runtimes[key]
+
+    def _open(self, session_id: str, runtime: Runtime) -> _Session:
+        if session_id not in self._sessions:
+            self._sessions[session_id] = _Session(session_id, runtime, runtime.session_control(session_id))
+        return self._sessions[session_id]
+
+    def _session(self, session_id: str) -> _Session:
+        try:
+            return self._sessions[session_id]
+        except KeyError:
+            raise RequestError.invalid_params({"sessionId": f"no session {session_id!r}: new or load it first"}) \
+                from None
+
+    def _announce_commands(self, session_id: str, runtime: Runtime) -> None:
+        commands = [schema.AvailableCommand(name=p.triggers.slash.lstrip("/"), description=p.description or p.name,
+                                            input=schema.UnstructuredCommandInput(hint="what to ask it"))
+                    for p in runtime.profiles if p.triggers.slash]
+        self._outbox.put_nowait(_Send(session_id, schema.AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=commands)))
+
+    async def _run_subagent(self, session: _Session, profile: str, prompt: str) -> None:
+        """A slash command: the profile's agent, as this session's tool call, streamed until it ends."""
+        handle = await session.control.spawn(profile, prompt)
+        session.tree.add(handle.session_id)
+        call_id = f"subagent-{handle.run_id}"
+        session.child_calls[handle.session_id] = call_id
+        self._outbox.put_nowait(_Send(session.id, schema.ToolCallStart(
+            session_update="tool_call", tool_call_id=call_id, title=f"{handle.label}: {cap(prompt, 120)}",
+            kind="think", status="in_progress", raw_input={"profile": profile, "prompt": prompt})))
+        ended = await RunDesk(session.runtime).wait(handle.run_id)
+        output = (ended.output or ended.error or ended.status.value) if ended is not None else "it ended"
+        self._outbox.put_nowait(_Send(session.id, schema.ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=call_id,
+            status="completed" if ended is not None and ended.status.value == "completed" else "failed",
+            content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(
+                type="text", text=cap(output, updates.TOOL_OUTPUT_CAP)))])))
+
+    # -- events → updates -----------------------------------------------------------------------------------
+
+    def _owner(self, session_id: str) -> _Session | None:
+        """The ACP session whose turn an event of `session_id` belongs to."""
+        if session_id in self._sessions:
+            return self._sessions[session_id]
+        return next((s for s in self._sessions.values() if session_id in s.tree), None)
+
+    def _listen(self, event: object) -> None:
+        """A bus listener (synchronous): events of our sessions become updates, queued in order."""
+        if isinstance(event, RunRegistered):
+            if event.parent_session_id and (owner := self._owner(event.parent_session_id)) is not None:
+                owner.tree.add(event.session_id)
+            return
+        session_id = getattr(event, "session_id", None)
+        if not isinstance(session_id, str) or (owner := self._owner(session_id)) is None:
+            return
+        if isinstance(event, PermissionRequested):
+            if not event.reply.done():
+                self._outbox.put_nowait(_Ask(owner.id, event))
+            return
+        if session_id != owner.id:  # a subagent's own stream: shown through its tool call, not interleaved
+            return
+        update: Any = None
+        if isinstance(event, TextDelta):
+            update = updates.text_chunk(event.text)
+        elif isinstance(event, ThinkingDelta):
+            update = updates.thought_chunk(event)
+        elif isinstance(event, ToolCallStarted):
+            update = updates.tool_started(event)
+        elif isinstance(event, ToolCallFinished):
+            update = updates.tool_finished(event)
+        if update is not None:
+            self._outbox.put_nowait(_Send(owner.id, update))
+
+    async def _send_all(self) -> None:
+        while (item := await self._outbox.get()) is not None:
+            try:
+                if isinstance(item, _Send):
+                    await self.conn.session_update(session_id=item.session_id, update=item.update)
+                else:  # sent now (after the updates before it), answered whenever the user answers
+                    task = asyncio.create_task(self._ask(item))
+                    self._asking.add(task)
+                    task.add_done_callback(self._asking.discard)
+            except Exception:  # a closed connection: the updates have nowhere to go
+                log.exception("could not send an ACP session update")
+            finally:
+                self._outbox.task_done()
+        self._outbox.task_done()
+
+    async def _ask(self, ask: _Ask) -> None:
+        request = ask.request
+        call = schema.ToolCallUpdate(tool_call_id=request.call_id or f"ask-{id(request)}", status="pending",
+                                     title=f"{request.agent_label} wants to run {request.tool}: "
+                                           f"{cap(request.subject, 300)}",
+                                     kind=updates.tool_kind(request.tool), raw_input=request.arguments)
+        answer: PermissionAnswer = "deny"
+        try:
+            response = await self.conn.request_permission(session_id=ask.session_id, tool_call=call, options=OPTIONS)
+            outcome = response.outcome
+            if getattr(outcome, "outcome", None) == "selected":
+                answer = ANSWERS.get(outcome.option_id, "deny")
+        except Exception:  # the client failed or went away: nobody allowed it
+            log.exception("an ACP permission request failed; the call is denied")
+        if not request.reply.done():
+            request.reply.set_result(answer)
+
+    async def close(self) -> None:
+        for task in list(self._asking):
+            task.cancel()
+        for session in self._sessions.values():
+            with contextlib.suppress(Exception):
+                await session.control.close()
+        for runtime in self._runtimes.values():
+            await runtime.close()
+        if self._sender is not None:
+            self._outbox.put_nowait(None)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._sender, 5)
+
+
+def _replayed(message: Any) -> list[Any]:
+    """A stored message as the updates that show it again (`session/load`)."""
+    shown: list[Any] = []
+    if message.role == "user" and message.text:
+        shown.append(schema.UserMessageChunk(session_update="user_message_chunk",
+                                             content=schema.TextContentBlock(type="text", text=message.text)))
+    elif message.role == "assistant" and message.text:
+        shown.append(updates.text_chunk(message.text))
+    return shown
+

@@ -1,0 +1,89 @@
+"""yeetui's typed events as ACP session updates: what an editor shows of a turn.
+
+Pure functions of one event each (no connection, no state): the agent's text and thinking as message and thought
+chunks, a tool call as `tool_call` (edits with diff content, so the editor can show them) and its ending as
+`tool_call_update`. Whatever a tool or the model produced is capped before it leaves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp import schema
+
+from yeetui.events import ThinkingDelta, ToolCallFinished, ToolCallStarted
+from yeetui.text import cap, terminal_safe
+
+TOOL_OUTPUT_CAP = 20_000
+"""Characters of a tool's output an update carries (the model saw at most what the tool's own cap let through)."""
+KINDS: dict[str, schema.ToolKind] = {
+    "read_file": "read", "list_dir": "search", "glob": "search", "grep": "search", "edit_file": "edit",
+    "write_file": "edit", "bash": "execute", "web_fetch": "fetch", "spawn_subagent": "think", "think": "think",
+}
+
+
+def tool_kind(name: str) -> schema.ToolKind:
+    return KINDS.get(name, "other")
+
+
+def text_chunk(text: str) -> schema.AgentMessageChunk:
+    return schema.AgentMessageChunk(session_update="agent_message_chunk",
+                                    content=schema.TextContentBlock(type="text", text=text))
+
+
+def thought_chunk(event: ThinkingDelta) -> schema.AgentThoughtChunk:
+    return schema.AgentThoughtChunk(session_update="agent_thought_chunk",
+                                    content=schema.TextContentBlock(type="text", text=event.text))
+
+
+def tool_title(name: str, arguments: dict[str, Any], activity: str = "") -> str:
+    """`bash: make test`, `edit_file app.py`: what the editor lists."""
+    if activity:
+        return cap(terminal_safe(activity), 200)
+    subject = arguments.get("command") or arguments.get("path") or arguments.get("pattern") or ""
+    return cap(terminal_safe(f"{name} {subject}".strip()), 200)
+
+
+def tool_started(event: ToolCallStarted) -> schema.ToolCallStart:
+    arguments = event.arguments
+    content: list[Any] | None = None
+    path = arguments.get("path")
+    if event.name == "edit_file" and isinstance(path, str):
+        content = [schema.FileEditToolCallContent(type="diff", path=path, old_text=str(arguments.get("old", "")),
+                                                  new_text=str(arguments.get("new", "")))]
+    elif event.name == "write_file" and isinstance(path, str):
+        content = [schema.FileEditToolCallContent(type="diff", path=path, old_text=None,
+                                                  new_text=str(arguments.get("content", "")))]
+    locations = [schema.ToolCallLocation(path=path)] if isinstance(path, str) else None
+    return schema.ToolCallStart(session_update="tool_call", tool_call_id=event.call_id,
+                                title=tool_title(event.name, arguments, event.activity), kind=tool_kind(event.name),
+                                status="in_progress", raw_input=arguments, content=content, locations=locations)
+
+
+def tool_finished(event: ToolCallFinished) -> schema.ToolCallProgress:
+    text = cap(terminal_safe(event.content), TOOL_OUTPUT_CAP)
+    return schema.ToolCallProgress(
+        session_update="tool_call_update", tool_call_id=event.call_id,
+        status="failed" if event.is_error else "completed",
+        content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))]
+        if text else None)
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    """An ACP prompt as yeetui's prompt text: text as written, an embedded file as a fenced block under its URI,
+    a link as a mention of it. Images and audio are not taken (the agent does not advertise them)."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link":
+            parts.append(f"[{block.name or block.uri}]({block.uri})")
+        elif kind == "resource":
+            resource = block.resource
+            body = getattr(resource, "text", None)
+            if body is not None:
+                parts.append(f"Contents of {resource.uri}:\n```\n{body}\n```")
+            else:
+                parts.append(f"(binary resource {resource.uri}, not shown)")
+    return "\n\n".join(p for p in parts if p)
