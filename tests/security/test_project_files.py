@@ -50,8 +50,8 @@ async def test_a_project_config_only_narrows(runtime: Runtime) -> None:
     assert settings.tools.bash_timeout == 5  # lowering is fine
     assert settings.worktrees.auto_merge == "off"  # only the user's word merges an agent's branch
     said = "\n".join(runtime.warnings)
-    for what in ("keymap", "permissions.bash: allow", "permissions.mcp__git__*: allow", "tools.output_cap", "retry.max_attempts",
-                 "worktrees.auto_merge"):
+    for what in ("keymap", "permissions.bash: allow", "permissions.mcp__git__*: allow", "tools.output_cap",
+                 "retry.max_attempts", "worktrees.auto_merge"):
         assert what in said
 
 
