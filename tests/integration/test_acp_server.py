@@ -89,6 +89,7 @@ async def test_a_turn_streams_text_tool_calls_and_asks_permission_in_the_client(
         answer = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
                                                     prompt=[text_block("ACP-TURN write a file")]), WAIT)
         assert answer.stop_reason == "end_turn"
+        assert answer.usage is not None and answer.usage.output_tokens > 0 and answer.usage.input_tokens > 0
         sid = session.session_id
         assert client.text(sid) == "Let me look.Done: wrote out.txt."
         [started] = client.of("tool_call", sid)
@@ -179,3 +180,23 @@ async def test_load_replays_a_conversation_and_list_finds_it(fake_env, project: 
         with pytest.raises(RequestError) as relative:
             await conn.new_session(cwd="relative/dir", mcp_servers=[])
         assert "absolute" in str(relative.value.data)
+
+
+async def test_the_model_is_a_config_option_of_the_session(fake_env, project: Path) -> None:
+    fake_env.script(Reply(text="from haiku", when_contains="ACP-MODEL"))
+    client = EditorClient()
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        [option] = session.config_options
+        assert option.id == "model" and option.current_value == "anthropic/claude-sonnet-4-5"
+        changed = await conn.set_config_option(config_id="model", session_id=session.session_id,
+                                               value="anthropic/claude-haiku-4-5")
+        assert changed.config_options[0].current_value == "anthropic/claude-haiku-4-5"
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("ACP-MODEL hi")]), WAIT)
+        assert fake_env.requests[-1].body["model"] == "claude-haiku-4-5"
+        with pytest.raises(RequestError) as bad:
+            await conn.set_config_option(config_id="model", session_id=session.session_id, value="no-provider")
+        assert "provider/model" in str(bad.value.data)
+        with pytest.raises(RequestError):
+            await conn.set_config_option(config_id="colour", session_id=session.session_id, value="red")

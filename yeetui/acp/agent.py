@@ -26,9 +26,10 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from yeetui import __version__
 from yeetui.acp import updates
+from yeetui.application.models import model_choices, model_problem
 from yeetui.application.runs import RunDesk
 from yeetui.application.sessions import SessionDesk
-from yeetui.errors import YeetuiError
+from yeetui.errors import ConfigError, YeetuiError
 from yeetui.events import (
     PermissionAnswer,
     PermissionRequested,
@@ -109,9 +110,9 @@ class YeetuiAgent:
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> schema.NewSessionResponse:
         runtime = await self._runtime(cwd)
         record = await SessionDesk(runtime).new()
-        self._open(record.id, runtime)
+        session = self._open(record.id, runtime)
         self._announce_commands(record.id, runtime)
-        return schema.NewSessionResponse(session_id=record.id)
+        return schema.NewSessionResponse(session_id=record.id, config_options=await self._config_options(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            **_: Any) -> schema.LoadSessionResponse:
@@ -120,13 +121,13 @@ class YeetuiAgent:
             record = await SessionDesk(runtime).resolve(session_id)
         except YeetuiError as exc:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
-        self._open(record.id, runtime)
+        session = self._open(record.id, runtime)
         for stored in await runtime.store.messages(record.id, include_partial=False):
             for update in _replayed(stored.message):
                 self._outbox.put_nowait(_Send(record.id, update))
         self._announce_commands(record.id, runtime)
         await self._outbox.join()
-        return schema.LoadSessionResponse()
+        return schema.LoadSessionResponse(config_options=await self._config_options(session))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **_: Any) -> schema.ListSessionsResponse:
@@ -152,12 +153,13 @@ class YeetuiAgent:
                 await session.control.wait_idle()
         finally:
             await self._outbox.join()  # every update of the turn has left before the turn's answer
-        result = session.control.last_result
+        result = session.control.last_result if profile is None else None
+        usage = _usage(result.usage) if result is not None else None
         if session.cancelled:
-            return schema.PromptResponse(stop_reason="cancelled")
-        if profile is None and result is not None and result.error and "turn" in result.error.lower():
-            return schema.PromptResponse(stop_reason="max_turn_requests")
-        return schema.PromptResponse(stop_reason="end_turn")
+            return schema.PromptResponse(stop_reason="cancelled", usage=usage)
+        if result is not None and result.error and "turn" in result.error.lower():
+            return schema.PromptResponse(stop_reason="max_turn_requests", usage=usage)
+        return schema.PromptResponse(stop_reason="end_turn", usage=usage)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self._sessions.get(session_id)
@@ -167,8 +169,29 @@ class YeetuiAgent:
         await session.control.interrupt()
         await RunDesk(session.runtime).stop_children(session.id)
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
-        raise RequestError.method_not_found("session/set_mode")
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **_: Any) -> schema.SetSessionConfigOptionResponse:
+        """`model`: the model of this session's next turns (and the subagents they start)."""
+        session = self._session(session_id)
+        if config_id != "model" or not isinstance(value, str):
+            raise RequestError.invalid_params({"configId": f"{config_id!r} is not an option here (model is)"})
+        try:
+            problem = model_problem(session.runtime, value)
+        except ConfigError as exc:
+            raise RequestError.invalid_params({"value": str(exc)}) from None
+        if problem is not None:
+            raise RequestError.invalid_params({"value": f"{value} cannot be used: {problem}"})
+        session.control.model = value
+        return schema.SetSessionConfigOptionResponse(config_options=await self._config_options(session))
+
+    async def _config_options(self, session: _Session) -> list[Any]:
+        record = await SessionDesk(session.runtime).get(session.id)
+        current = session.control.model or (record.model if record else None) or session.runtime.settings.model
+        return [schema.SessionConfigOptionSelect(
+            type="select", id="model", name="Model", description="The model of the next turns",
+            current_value=current,
+            options=[schema.SessionConfigSelectOption(value=model, name=model, description=note)
+                     for model, note in model_choices(session.runtime, current)])]
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
@@ -309,6 +332,15 @@ class YeetuiAgent:
             self._outbox.put_nowait(None)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._sender, 5)
+
+
+def _usage(usage: Any) -> schema.Usage:
+    """A turn's tokens (`PromptResponse.usage`): yeetui's input tokens exclude what was read from the cache."""
+    total = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    return schema.Usage(total_tokens=total, input_tokens=usage.input_tokens + usage.cache_read_tokens
+                        + usage.cache_write_tokens, output_tokens=usage.output_tokens,
+                        cached_read_tokens=usage.cache_read_tokens or None,
+                        cached_write_tokens=usage.cache_write_tokens or None)
 
 
 def _replayed(message: Any) -> list[Any]:
