@@ -200,3 +200,125 @@ async def test_the_model_is_a_config_option_of_the_session(fake_env, project: Pa
         assert "provider/model" in str(bad.value.data)
         with pytest.raises(RequestError):
             await conn.set_config_option(config_id="colour", session_id=session.session_id, value="red")
+
+
+# -- the subagent tree, for a client that opted in (clientCapabilities.subagents) ----------------------------------
+
+ORACLE = "You are the oracle"
+"""In the oracle's system prompt only."""
+
+
+class Wire:
+    """Every message the editor received, as it came (the SDK's models do not know the subagent messages)."""
+
+    def __init__(self) -> None:
+        self.incoming: list[dict[str, Any]] = []
+
+    def observe(self, event: Any) -> None:
+        if event.direction == "incoming":
+            self.incoming.append(event.message)
+
+    def updates(self, session_id: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+        return [m["params"]["update"] for m in self.incoming if m.get("method") == "session/update"
+                and (session_id is None or m["params"]["sessionId"] == session_id)
+                and (kind is None or m["params"]["update"].get("sessionUpdate") == kind)]
+
+    def first_index(self, predicate: Any) -> int:
+        return next(i for i, m in enumerate(self.incoming) if predicate(m))
+
+
+async def _opt_in(conn: Any) -> None:
+    """`initialize` as a client that knows subagents sends it (the SDK's own model would drop the field)."""
+    await conn._conn.send_request("initialize", {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": {
+        "fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False, "subagents": {}}})
+
+
+def _tree_script(fake_env) -> None:
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "TREE-CHILD look around",
+                                                      "blocking": True})], when_contains="TREE-PARENT"),
+        Reply(text="Child looked.", tool_calls=[ToolCall("complete", {"output": "CHILD-RESULT"})],
+              when_contains=ORACLE),
+        Reply(text="Parent done.", when_contains="CHILD-RESULT"))
+
+
+async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fake_env, project: Path) -> None:
+    _tree_script(fake_env)
+    client, wire = EditorClient(), Wire()
+    async with spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
+                                   transport_kwargs={"stderr": subprocess.DEVNULL},
+                                   observers=[wire.observe]) as (conn, _process):
+        await _opt_in(conn)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        root = session.session_id
+        answer = await asyncio.wait_for(conn.prompt(session_id=root, prompt=[text_block("TREE-PARENT ask it")]), WAIT)
+        assert answer.stop_reason == "end_turn"
+    announced = wire.updates(root, "subagent_update")
+    child = announced[0]["sessionId"]
+    assert announced[0]["title"].startswith("oracle#") and announced[0]["capabilities"] == {"cancel": {}}
+    where = str(await asyncio.to_thread(project.resolve))
+    assert announced[0]["state"] == {"state": "running"} and announced[0]["cwd"] == where
+    assert announced[-1]["state"] == {"state": "idle", "stopReason": "end_turn"}
+    first_about_child = wire.first_index(lambda m: m.get("method") == "session/update" and (
+        m["params"]["sessionId"] == child or m["params"]["update"].get("sessionId") == child))
+    assert wire.incoming[first_about_child]["params"]["update"]["sessionUpdate"] == "subagent_update"
+    texts = "".join(u["content"]["text"] for u in wire.updates(child, "agent_message_chunk"))
+    assert texts == "Child looked."  # the child's stream, under its own id
+    assert "Child looked." not in "".join(u["content"]["text"] for u in wire.updates(root, "agent_message_chunk"))
+    assert client.text(root) == "Parent done."
+    linked = [u for u in wire.updates(root, "tool_call_update") if {"type": "session", "sessionId": child}
+              in u.get("content", [])]
+    assert linked, "the spawning tool call links to the child's session"
+
+
+async def test_a_client_that_did_not_opt_in_sees_no_subagent_messages(fake_env, project: Path) -> None:
+    _tree_script(fake_env)
+    client, wire = EditorClient(), Wire()
+    async with spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
+                                   transport_kwargs={"stderr": subprocess.DEVNULL},
+                                   observers=[wire.observe]) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        answer = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                    prompt=[text_block("TREE-PARENT ask it")]), WAIT)
+        assert answer.stop_reason == "end_turn"
+    assert {m["params"]["sessionId"] for m in wire.incoming if m.get("method") == "session/update"} == {
+        session.session_id}
+    assert not wire.updates(kind="subagent_update")
+    assert not any(c.get("type") == "session" for u in wire.updates() for c in u.get("content") or []
+                   if isinstance(c, dict))
+    [spawn_done] = [u for u in client.of("tool_call_update", session.session_id) if u.status == "completed"]
+    assert "CHILD-RESULT" in spawn_done.content[0].content.text  # the child, flattened into its tool call
+
+
+async def test_a_childs_question_is_asked_on_its_session_and_a_child_is_cancelled_alone(fake_env,
+                                                                                       project: Path) -> None:
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "generic", "prompt": "KID-ASK run it",
+                                                      "blocking": True})], when_contains="TREE-ASK"),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo KID-RAN"})], when_contains="KID-ASK"),
+        Reply(text="slow " * 400, chunk_delay=0.05, when_contains="KID-RAN"),
+        Reply(text="Parent carries on.", when_contains="cancel"))
+    client, wire = EditorClient("allow_once"), Wire()
+    async with spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
+                                   transport_kwargs={"stderr": subprocess.DEVNULL},
+                                   observers=[wire.observe]) as (conn, _process):
+        await _opt_in(conn)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        root = session.session_id
+        turn = asyncio.ensure_future(conn.prompt(session_id=root, prompt=[text_block("TREE-ASK go")]))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + WAIT
+        while not (announced := wire.updates(root, "subagent_update")) or not wire.updates(
+                announced[0]["sessionId"], "agent_message_chunk"):
+            assert loop.time() < deadline and not turn.done(), wire.incoming[-3:]
+            await asyncio.sleep(0.02)
+        child = announced[0]["sessionId"]
+        [asked] = client.asked
+        assert asked.session_id == child  # the child's question, on the child's session
+        states = [u["state"]["state"] for u in wire.updates(root, "subagent_update") if "state" in u]
+        assert "requires_action" in states
+        await conn.cancel(session_id=child)  # only the child
+        answer = await asyncio.wait_for(turn, WAIT)
+        assert answer.stop_reason == "end_turn" and client.text(root) == "Parent carries on."
+    assert wire.updates(root, "subagent_update")[-1]["state"] == {"state": "idle", "stopReason": "cancelled"}

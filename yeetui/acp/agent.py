@@ -34,6 +34,8 @@ from yeetui.events import (
     PermissionAnswer,
     PermissionRequested,
     RunRegistered,
+    RunStatus,
+    RunStatusChanged,
     TextDelta,
     ThinkingDelta,
     ToolCallFinished,
@@ -61,8 +63,14 @@ class _Session:
     tree: set[str] = field(default_factory=set)
     """Session ids below this one (subagents, theirs), whose events belong to this session's turn."""
     cancelled: bool = False
-    child_calls: dict[str, str] = field(default_factory=dict)
-    """A subagent's session id → the tool call of this session it is shown as."""
+    parents: dict[str, str] = field(default_factory=dict)
+    """A subagent's session → the session that started it."""
+    runs: dict[str, str] = field(default_factory=dict)
+    """A subagent's session → its run."""
+    spawning: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """A session → its spawning tool calls not finished yet: (call id, profile), oldest first."""
+    links: dict[str, list[str]] = field(default_factory=dict)
+    """A spawning tool call → the subagent sessions it started (its `session` content)."""
 
 
 @dataclass
@@ -77,6 +85,18 @@ class _Ask:
     request: PermissionRequested
 
 
+@dataclass
+class _Raw:
+    """A `session/update` the SDK has no model for (the subagent messages): sent as written."""
+
+    session_id: str
+    update: dict[str, Any]
+
+
+SPAWNING = {"spawn_subagent", "request_review"}
+"""Tools whose call starts a subagent: its tool call links to the child's session."""
+
+
 class YeetuiAgent:
     """The ACP `Agent` (see `acp.interfaces.Agent`); `conn` is set by the SDK when the connection is made."""
 
@@ -85,12 +105,27 @@ class YeetuiAgent:
         self._open_runtime = open_runtime or (lambda cwd: Runtime.open(cwd=cwd, front_end=FrontEnd()))
         self._runtimes: dict[Path, Runtime] = {}
         self._sessions: dict[str, _Session] = {}
-        self._outbox: asyncio.Queue[_Send | _Ask | None] = asyncio.Queue()
+        self._outbox: asyncio.Queue[_Send | _Ask | _Raw | None] = asyncio.Queue()
+        self.subagents = False
+        """The client opted into subagent sessions (`clientCapabilities.subagents`): each subagent is announced
+        with `subagent_update` and streams under its own session id. Without it, a subagent shows only as the
+        tool call of its parent that started it (what Zed and older clients show)."""
         self._sender: asyncio.Task[None] | None = None
         self._asking: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
+
+    def observe(self, event: Any) -> None:
+        """A stream observer (`run_agent(observers=…)`): the SDK's models drop capabilities they do not know, so
+        the client's `subagents` opt-in is read from the `initialize` request as it arrived."""
+        message = getattr(event, "message", None)
+        if getattr(event, "direction", None) != "incoming" or not isinstance(message, dict):
+            return
+        if message.get("method") == "initialize":
+            params = message.get("params")
+            capabilities = params.get("clientCapabilities") if isinstance(params, dict) else None
+            self.subagents = isinstance(capabilities, dict) and isinstance(capabilities.get("subagents"), dict)
 
     # -- the protocol's methods ---------------------------------------------------------------------------
 
@@ -162,8 +197,14 @@ class YeetuiAgent:
         return schema.PromptResponse(stop_reason="end_turn", usage=usage)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
+        """The turn of a session — or, for a subagent's session (announced with `cancel`), that subagent and its
+        own children only."""
         session = self._sessions.get(session_id)
         if session is None:
+            owner = self._owner(session_id)
+            if owner is not None and session_id in owner.runs:
+                with contextlib.suppress(YeetuiError):
+                    await RunDesk(owner.runtime).cancel(owner.runs[session_id], graceful=False)
             return
         session.cancelled = True
         await session.control.interrupt()
@@ -241,17 +282,24 @@ class YeetuiAgent:
         handle = await session.control.spawn(profile, prompt)
         session.tree.add(handle.session_id)
         call_id = f"subagent-{handle.run_id}"
-        session.child_calls[handle.session_id] = call_id
-        self._outbox.put_nowait(_Send(session.id, schema.ToolCallStart(
-            session_update="tool_call", tool_call_id=call_id, title=f"{handle.label}: {cap(prompt, 120)}",
-            kind="think", status="in_progress", raw_input={"profile": profile, "prompt": prompt})))
+        start = schema.ToolCallStart(session_update="tool_call", tool_call_id=call_id,
+                                     title=f"{handle.label}: {cap(prompt, 120)}", kind="think", status="in_progress",
+                                     raw_input={"profile": profile, "prompt": prompt})
+        if self.subagents:  # announced when its run registered, just before: the call may point at it
+            self._outbox.put_nowait(_Raw(session.id, _with_sessions(start, [handle.session_id])))
+        else:
+            self._outbox.put_nowait(_Send(session.id, start))
         ended = await RunDesk(session.runtime).wait(handle.run_id)
         output = (ended.output or ended.error or ended.status.value) if ended is not None else "it ended"
-        self._outbox.put_nowait(_Send(session.id, schema.ToolCallProgress(
+        done = schema.ToolCallProgress(
             session_update="tool_call_update", tool_call_id=call_id,
             status="completed" if ended is not None and ended.status.value == "completed" else "failed",
             content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(
-                type="text", text=cap(output, updates.TOOL_OUTPUT_CAP)))])))
+                type="text", text=cap(output, updates.TOOL_OUTPUT_CAP)))])
+        if self.subagents:
+            self._outbox.put_nowait(_Raw(session.id, _with_sessions(done, [handle.session_id])))
+        else:
+            self._outbox.put_nowait(_Send(session.id, done))
 
     # -- events → updates -----------------------------------------------------------------------------------
 
@@ -264,17 +312,22 @@ class YeetuiAgent:
     def _listen(self, event: object) -> None:
         """A bus listener (synchronous): events of our sessions become updates, queued in order."""
         if isinstance(event, RunRegistered):
-            if event.parent_session_id and (owner := self._owner(event.parent_session_id)) is not None:
-                owner.tree.add(event.session_id)
+            self._registered(event)
             return
         session_id = getattr(event, "session_id", None)
         if not isinstance(session_id, str) or (owner := self._owner(session_id)) is None:
             return
+        child = session_id != owner.id
         if isinstance(event, PermissionRequested):
-            if not event.reply.done():
-                self._outbox.put_nowait(_Ask(owner.id, event))
+            if not event.reply.done():  # a subagent's question goes on its own session, when it has one there
+                self._outbox.put_nowait(_Ask(session_id if child and self.subagents else owner.id, event))
             return
-        if session_id != owner.id:  # a subagent's own stream: shown through its tool call, not interleaved
+        if child and not self.subagents:  # its stream shows only as its parent's tool call
+            return
+        if isinstance(event, RunStatusChanged):
+            if child and session_id in owner.parents:
+                self._outbox.put_nowait(_Raw(owner.parents[session_id], _subagent_update(
+                    session_id, state=_state(event.status, event.reason))))
             return
         update: Any = None
         if isinstance(event, TextDelta):
@@ -283,16 +336,54 @@ class YeetuiAgent:
             update = updates.thought_chunk(event)
         elif isinstance(event, ToolCallStarted):
             update = updates.tool_started(event)
+            if event.name in SPAWNING:
+                owner.spawning.setdefault(session_id, []).append((event.call_id, str(event.arguments.get(
+                    "profile") or ("reviewer" if event.name == "request_review" else ""))))
         elif isinstance(event, ToolCallFinished):
             update = updates.tool_finished(event)
+            open_calls = owner.spawning.get(session_id, [])
+            owner.spawning[session_id] = [c for c in open_calls if c[0] != event.call_id]
+            if linked := owner.links.pop(event.call_id, None):
+                self._outbox.put_nowait(_Raw(session_id, _with_sessions(update, linked)))
+                return
         if update is not None:
-            self._outbox.put_nowait(_Send(owner.id, update))
+            self._outbox.put_nowait(_Send(session_id, update))
+
+    def _registered(self, event: RunRegistered) -> None:
+        """A run exists. Below one of our sessions, it joins that session's tree; a client that opted in hears
+        of it (`subagent_update`, on its parent's session, before anything carries its id), and the tool call
+        that started it links to it."""
+        parent = event.parent_session_id
+        owner = self._owner(parent) if parent else None
+        if owner is None or parent is None:
+            return
+        owner.tree.add(event.session_id)
+        owner.parents[event.session_id] = parent
+        owner.runs[event.session_id] = event.run_id
+        if not self.subagents:
+            return
+        self._outbox.put_nowait(_Raw(parent, _subagent_update(
+            event.session_id, title=event.label, description=f"{event.profile} · {event.model}",
+            cwd=str(owner.runtime.project_dir), capabilities={"cancel": {}}, state={"state": "running"})))
+        open_calls = owner.spawning.get(parent, [])
+        call = next((c for c in open_calls if c[1] in (event.profile, "")), None)
+        if call is not None:  # one call, one child: the next child of the same profile is the next call's
+            linked = owner.links.setdefault(call[0], [])
+            linked.append(event.session_id)
+            owner.spawning[parent] = [c for c in open_calls if c is not call]
+            self._outbox.put_nowait(_Raw(parent, {"sessionUpdate": "tool_call_update", "toolCallId": call[0],
+                                                  "content": [{"type": "session", "sessionId": s}
+                                                              for s in linked]}))
 
     async def _send_all(self) -> None:
         while (item := await self._outbox.get()) is not None:
             try:
                 if isinstance(item, _Send):
                     await self.conn.session_update(session_id=item.session_id, update=item.update)
+                elif isinstance(item, _Raw):
+                    # The SDK's connection object is the one way to send a message its models do not know yet.
+                    await self.conn._conn.send_notification(
+                        "session/update", {"sessionId": item.session_id, "update": item.update})
                 else:  # sent now (after the updates before it), answered whenever the user answers
                     task = asyncio.create_task(self._ask(item))
                     self._asking.add(task)
@@ -332,6 +423,32 @@ class YeetuiAgent:
             self._outbox.put_nowait(None)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._sender, 5)
+
+
+def _subagent_update(session_id: str, **fields: Any) -> dict[str, Any]:
+    """`subagent_update` (ACP, stable 2026-11-20): a patch of what the client knows of a subagent session."""
+    return {"sessionUpdate": "subagent_update", "sessionId": session_id, **fields}
+
+
+def _state(status: RunStatus, reason: str = "") -> dict[str, Any]:
+    """A run's status as a subagent's state: working, waiting for an answer, or done (and how)."""
+    if status == RunStatus.WAITING_PERMISSION:
+        return {"state": "requires_action"}
+    if not status.is_final:
+        return {"state": "running"}
+    if status in (RunStatus.COMPLETED, RunStatus.WAITING_USER):
+        return {"state": "idle", "stopReason": "end_turn"}
+    if status == RunStatus.CANCELLED:
+        return {"state": "idle", "stopReason": "cancelled"}
+    return {"state": "idle", "stopReason": "error", "error": {"code": -32603, "message": cap(reason or status.value,
+                                                                                             500)}}
+
+
+def _with_sessions(update: Any, sessions: list[str]) -> dict[str, Any]:
+    """A tool call update as written, its content led by links to the subagent sessions it started."""
+    data: dict[str, Any] = update.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data["content"] = [{"type": "session", "sessionId": s} for s in sessions] + list(data.get("content") or [])
+    return data
 
 
 def _usage(usage: Any) -> schema.Usage:

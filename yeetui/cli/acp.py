@@ -21,7 +21,7 @@ async def cmd_acp(args: argparse.Namespace) -> int:
     try:
         # The SDK routes only the methods the agent has (the others are `method not found`): the protocol
         # class names them all.
-        await run_agent(cast(Any, agent))
+        await run_agent(cast(Any, agent), observers=[agent.observe])
     finally:
         await agent.close()
     return EXIT_OK

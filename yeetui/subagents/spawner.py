@@ -202,7 +202,7 @@ class AgentSpawner:
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
             handle.result = await self._wait_lending_slot(self.pane_runs.ended(run_id, timeout + 30.0),
-                                                          req.parent_run_id)
+                                                          req.parent_run_id, run_id, session.id)
             handle.worktree = await self.isolation.worktree_info(session.id)
         return handle
 
@@ -229,20 +229,41 @@ class AgentSpawner:
         live.task.add_done_callback(lambda task: self._never_began(live, req, task))
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
-            handle.result = await self._wait_lending_slot(live.task, req.parent_run_id)
+            handle.result = await self._wait_lending_slot(live.task, req.parent_run_id, run_id, session.id)
             handle.worktree = live.worktree
         return handle
 
-    async def _wait_lending_slot(self, task: asyncio.Future[RunResult], parent_run_id: str | None) -> RunResult:
+    async def _wait_lending_slot(self, task: asyncio.Future[RunResult], parent_run_id: str | None, run_id: str,
+                                 session_id: str) -> RunResult:
         """A parent blocked on its child gives its run slot to the child meanwhile, so nested spawns can
         never deadlock the concurrency limit (8 parents each waiting for a queued child)."""
         if parent_run_id is None or not self.slots.holds(parent_run_id):
-            return await task
+            return await self._outcome(task, run_id, session_id, stop_with_waiter=True)
         await self.slots.lend(parent_run_id)
         try:
-            return await task
+            return await self._outcome(task, run_id, session_id, stop_with_waiter=True)
         finally:
             await asyncio.shield(self.slots.acquire(parent_run_id))
+
+    async def _outcome(self, task: asyncio.Future[RunResult], run_id: str, session_id: str, *,
+                       stop_with_waiter: bool = False) -> RunResult:
+        """How the run of `task` ended — cancelled too: stopping a child the parent waits for ends the child,
+        not the parent's turn (the parent hears it was cancelled). Only the waiter's own cancellation stops
+        the waiter — and, `stop_with_waiter` (a parent blocked on its child), the run too, before the waiter
+        goes: a timed-out parent leaves no child running behind it."""
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            if stop_with_waiter and not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+            raise
+        if not task.cancelled():
+            return task.result()
+        run = await self.store.get_run(run_id)
+        status = run.status if run is not None and run.status.is_final else RunStatus.CANCELLED
+        return RunResult(run_id=run_id, session_id=session_id, status=status,
+                         error=(run.error if run is not None else None) or "cancelled")
 
     async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
         """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
@@ -440,12 +461,13 @@ class AgentSpawner:
         return live.label if live is not None else None
 
     async def wait(self, run_id: str, timeout: float | None = None) -> RunResult | None:
-        """Wait for a live run of this process to end; None when it is not live here."""
+        """Wait for a live run of this process to end, however it ends (cancelled: a result saying so); None
+        when it is not live here. Cancelling the waiter leaves the run alone."""
         live = self._live.get(run_id)
         if live is None or live.task is None:
             return None
         async with asyncio.timeout(timeout):
-            return await asyncio.shield(live.task)
+            return await self._outcome(live.task, run_id, live.session_id)
 
     async def steer(self, run_id: str, text: str, *, sender: str = "parent") -> None:
         """Inject guidance: the child reads it at the start of its next turn. A run another yeetui process

@@ -306,3 +306,29 @@ async def test_a_finished_child_followed_up_answers_with_its_context_and_is_deli
 
     with pytest.raises(SpawnRefused, match="top-level"):
         await runtime.spawner.follow_up(primary.id, "hello")
+
+
+async def test_stopping_a_child_its_parent_waits_for_ends_only_the_child(runtime: Runtime, scripted) -> None:
+    """The parent's blocking spawn hears its child was cancelled and goes on; its own turn is not cancelled
+    with the child (an ACP client's cancel of a child session, or the user stopping it in the ledger)."""
+    answer_permissions_headless(runtime.bus, approve=True)
+    flag = runtime.project_dir / "never.flag"
+    scripted.script(
+        Reply(tool_calls=[_spawn("generic", "CHILD-WAITS", blocking=True)], when_contains="PARENT-BLOCKS"),
+        Reply(tool_calls=[ToolCall("bash", {"command": _wait_for(flag)})], when_contains="CHILD-WAITS"),
+        Reply(tool_calls=[_complete("parent went on")], when_contains="cancel"),
+    )
+    from yeetui.events import RunRegistered, ToolCallStarted
+
+    registered: list[str] = []
+    waiting = asyncio.Event()
+    runtime.bus.add_listener(lambda e: isinstance(e, RunRegistered) and e.parent_session_id and
+                             registered.append(e.run_id))
+    runtime.bus.add_listener(lambda e: isinstance(e, ToolCallStarted) and e.name == "bash" and waiting.set())
+    parent = asyncio.create_task(runtime.launcher.run_prompt("PARENT-BLOCKS: ask a child and wait"))
+    await asyncio.wait_for(waiting.wait(), 20)  # the child runs its command; the parent waits on the child
+    await runtime.spawner.cancel(registered[0], graceful=False)
+    result = await asyncio.wait_for(parent, 20)
+    assert result.status == RunStatus.COMPLETED and result.output == "parent went on", result.error
+    child = await runtime.store.get_run(registered[0])
+    assert child is not None and child.status == RunStatus.CANCELLED
