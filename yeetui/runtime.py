@@ -214,7 +214,7 @@ class Runtime:
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
                                model_override=front_end.model,
-                               mcp=McpConnections(mcp_servers) if mcp_servers else None)
+                               mcp=McpConnections(mcp_servers))
         panes = PaneHost(env=env, project_dir=project_dir)
         elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks)
         worktrees = Worktrees(store, env=env)

@@ -322,3 +322,26 @@ async def test_a_childs_question_is_asked_on_its_session_and_a_child_is_cancelle
         answer = await asyncio.wait_for(turn, WAIT)
         assert answer.stop_reason == "end_turn" and client.text(root) == "Parent carries on."
     assert wire.updates(root, "subagent_update")[-1]["state"] == {"state": "idle", "stopReason": "cancelled"}
+
+
+async def test_mcp_servers_the_client_passes_reach_the_agent(fake_env, project: Path) -> None:
+    fake_env.script(Reply.tool("mcp_load", server="clock"),
+                    Reply(tool_calls=[ToolCall("mcp__clock__get_current_time", {"timezone": "UTC"})]),
+                    Reply(text="It is now.", when_contains="timezone"))
+    client = EditorClient("allow_once")
+    clock = schema.McpServerStdio(name="clock", command=sys.executable,
+                                  args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[])
+    bad = schema.HttpMcpServer(type="http", name="weird", url="file:///etc/passwd", headers=[])
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[clock, bad])
+        answer = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                    prompt=[text_block("ACP-MCP what time is it")]), WAIT)
+        assert answer.stop_reason == "end_turn"
+    first = fake_env.requests[0].body
+    system = first["system"] if isinstance(first["system"], str) else " ".join(b["text"] for b in first["system"])
+    assert "clock" in system and "weird" not in system
+    [asked] = client.asked
+    assert "mcp__clock__get_current_time" in asked.tool_call.title
+    answered = [u for u in client.of("tool_call_update", session.session_id) if u.status == "completed"]
+    assert any('"timezone": "UTC"' in u.content[0].content.text for u in answered)

@@ -72,7 +72,7 @@ async def test_not_now_starts_nothing_and_asks_again_next_time(fake_env, project
         settle_clock.past_window()
         await pilot.press("escape")
         main = await _main(pilot)
-        assert main.runtime.launcher.mcp is None  # no server may start
+        assert main.runtime.launcher.mcp.names() == []  # no server may start
         assert any("MCP server clock" in w and "needs your approval" in w for w in main.runtime.warnings)
     assert _state(project) == "needs approval" and not marker.exists()
     async with YeetuiApp(cwd=project).run_test(size=(110, 32)) as pilot:
@@ -101,6 +101,6 @@ async def test_a_file_changed_while_the_dialog_is_open_is_not_approved_unseen(fa
         settle_clock.past_window()
         await pilot.press("tab", "enter")
         main = await _main(pilot)
-        assert main.runtime.launcher.mcp is None
+        assert main.runtime.launcher.mcp.names() == []
         assert _state(project) == "needs approval"
     assert not marker.exists()

@@ -26,6 +26,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from yeetui import __version__
 from yeetui.acp import updates
+from yeetui.application.mcp import attach_client_servers, client_server
 from yeetui.application.models import model_choices, model_problem
 from yeetui.application.runs import RunDesk
 from yeetui.application.sessions import SessionDesk
@@ -144,6 +145,7 @@ class YeetuiAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> schema.NewSessionResponse:
         runtime = await self._runtime(cwd)
+        self._attach(runtime, mcp_servers)
         record = await SessionDesk(runtime).new()
         session = self._open(record.id, runtime)
         self._announce_commands(record.id, runtime)
@@ -152,6 +154,7 @@ class YeetuiAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            **_: Any) -> schema.LoadSessionResponse:
         runtime = await self._runtime(cwd)
+        self._attach(runtime, mcp_servers)
         try:
             record = await SessionDesk(runtime).resolve(session_id)
         except YeetuiError as exc:
@@ -257,6 +260,23 @@ class YeetuiAgent:
         if self._sender is None:
             self._sender = asyncio.create_task(self._send_all(), name="acp updates")
         return self._runtimes[key]
+
+    def _attach(self, runtime: Runtime, servers: Any) -> None:
+        """The MCP servers the client passed join the runtime's (as the user's own: they configured their
+        editor); one that cannot be taken is said in the log and skipped, never fatal to the session."""
+        specs = []
+        for server in servers or []:
+            try:
+                if getattr(server, "url", None) is not None:
+                    specs.append(client_server(server.name, url=server.url, sse=getattr(server, "type", "") == "sse",
+                                               headers={h.name: h.value for h in server.headers or []}))
+                else:
+                    specs.append(client_server(server.name, command=server.command, args=server.args or [],
+                                               env={e.name: e.value for e in server.env or []}))
+            except YeetuiError as exc:
+                log.warning("%s", exc)
+        for problem in attach_client_servers(runtime, specs):
+            log.warning("%s", problem)
 
     def _open(self, session_id: str, runtime: Runtime) -> _Session:
         if session_id not in self._sessions:

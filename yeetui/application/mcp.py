@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from yeetui import paths
 from yeetui.errors import YeetuiError
@@ -14,6 +14,9 @@ from yeetui.mcp import consent
 from yeetui.mcp.client import START_TIMEOUT, McpConnections, ServerStatus
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import Discovered, default_home, discover
+
+if TYPE_CHECKING:
+    from yeetui.runtime import Runtime
 
 State = Literal["user", "approved", "needs approval", "disabled"]
 
@@ -35,6 +38,36 @@ class ServerListing:
     rows: list[ServerRow]
     shadowed: list[tuple[ServerSpec, ServerSpec]]
     problems: list[str]
+
+
+CLIENT_SOURCE = "the ACP client"
+
+
+def client_server(name: str, *, command: str | None = None, args: Iterable[str] = (),
+                  env: Mapping[str, str] | None = None, url: str | None = None, sse: bool = False,
+                  headers: Mapping[str, str] | None = None) -> ServerSpec:
+    """A server as a front end's client describes it: a command to run, or a URL (streamable HTTP, or SSE)."""
+    if not name.strip() or not (command or url):
+        raise YeetuiError(f"An MCP server from the client needs a name and a command or URL (got {name!r}).")
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise YeetuiError(f"The MCP server {name} from the client has a URL that is not http(s): {url!r}.")
+    where = Path(f"<{CLIENT_SOURCE}>")
+    if command:
+        return ServerSpec(name=name, transport="stdio", scope="user", source=CLIENT_SOURCE, path=where,
+                          command=(command, *args), env=dict(env or {}), env_as_written=dict(env or {}))
+    return ServerSpec(name=name, transport="sse" if sse else "http", scope="user", source=CLIENT_SOURCE, path=where,
+                      url=url, headers=dict(headers or {}), headers_as_written=dict(headers or {}))
+
+
+def attach_client_servers(runtime: Runtime, specs: Iterable[ServerSpec]) -> list[str]:
+    """Servers a front end's client passed (an editor's, over ACP) join the runtime's for its next runs, as the
+    user's own (the user configured them in that client). Returns what was not taken, saying why."""
+    problems = []
+    connections = runtime.launcher.mcp
+    for spec in specs:
+        if connections is None or not connections.add(spec):
+            problems.append(f"the MCP server {spec.name} the client passed was not added: the name is taken")
+    return problems
 
 
 class McpServers:

@@ -357,10 +357,18 @@ class McpConnections:
     """Every server of a yeetui process: started on first use, once, and shared."""
 
     def __init__(self, specs: Iterable[ServerSpec], *, start_timeout: float = START_TIMEOUT) -> None:
+        self._start_timeout = start_timeout
         self._connections = {s.name: McpConnection(s, start_timeout=start_timeout) for s in specs}
 
     def names(self) -> list[str]:
         return list(self._connections)
+
+    def add(self, spec: ServerSpec) -> bool:
+        """One more server, from now on (a front end's client passed it); False when the name is taken."""
+        if spec.name in self._connections:
+            return False
+        self._connections[spec.name] = McpConnection(spec, start_timeout=self._start_timeout)
+        return True
 
     def get(self, name: str) -> McpConnection | None:
         return self._connections.get(name)
