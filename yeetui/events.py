@@ -138,6 +138,9 @@ class RunProgress:
     run_id: str
     session_id: str
     text: str
+    steps: tuple[tuple[str, str], ...] = ()
+    """The steps in order, each (what it does, its status: pending, running, done, failed, blocked, skipped):
+    the plan a front end may show (ACP's `plan`)."""
     kind: Literal["run_progress"] = "run_progress"
 
 

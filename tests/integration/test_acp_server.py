@@ -171,6 +171,17 @@ async def test_load_replays_a_conversation_and_list_finds_it(fake_env, project: 
         await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
         users = [u.content.text for u in again.of("user_message_chunk", session.session_id)]
         assert users == ["ACP-FIRST hi"] and again.text(session.session_id) == "First answer."
+    resumed = EditorClient()
+    fake_env.script(Reply(text="Second answer.", when_contains="First answer."))
+    async with _agent(resumed, project) as (conn, _process):
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        assert init.agent_capabilities.session_capabilities.resume is not None
+        await conn.resume_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        assert resumed.text(session.session_id) == ""  # nothing replayed
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("and then?")]), WAIT)
+        assert resumed.text(session.session_id) == "Second answer."  # the model saw the earlier turn
+    async with _agent(again, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
         with pytest.raises(RequestError) as unknown:
             await conn.load_session(cwd=str(project), session_id="ffffffffffffffff", mcp_servers=[])
         assert "ffffffffffffffff" in str(unknown.value.data)

@@ -34,6 +34,7 @@ from yeetui.errors import ConfigError, YeetuiError
 from yeetui.events import (
     PermissionAnswer,
     PermissionRequested,
+    RunProgress,
     RunRegistered,
     RunStatus,
     RunStatusChanged,
@@ -137,7 +138,9 @@ class YeetuiAgent:
             agent_capabilities=schema.AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
-                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities())),
+                mcp_capabilities=schema.McpCapabilities(http=True, sse=True),
+                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities(),
+                                                                resume=schema.SessionResumeCapabilities())),
             agent_info=schema.Implementation(name="yeetui", title="yeetui", version=__version__))
 
     async def authenticate(self, method_id: str, **_: Any) -> schema.AuthenticateResponse:
@@ -166,6 +169,19 @@ class YeetuiAgent:
         self._announce_commands(record.id, runtime)
         await self._outbox.join()
         return schema.LoadSessionResponse(config_options=await self._config_options(session))
+
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None,
+                             **_: Any) -> schema.ResumeSessionResponse:
+        """As `load_session`, without the conversation replayed (the client still shows it)."""
+        runtime = await self._runtime(cwd)
+        self._attach(runtime, mcp_servers)
+        try:
+            record = await SessionDesk(runtime).resolve(session_id)
+        except YeetuiError as exc:
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
+        session = self._open(record.id, runtime)
+        self._announce_commands(record.id, runtime)
+        return schema.ResumeSessionResponse(config_options=await self._config_options(session))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **_: Any) -> schema.ListSessionsResponse:
@@ -341,6 +357,11 @@ class YeetuiAgent:
         if isinstance(event, PermissionRequested):
             if not event.reply.done():  # a subagent's question goes on its own session, when it has one there
                 self._outbox.put_nowait(_Ask(session_id if child and self.subagents else owner.id, event))
+            return
+        if isinstance(event, RunProgress):
+            if event.steps:  # an orchestrator's steps: the plan of the session it shows in
+                target = session_id if self.subagents else owner.id
+                self._outbox.put_nowait(_Send(target, updates.plan(event.steps)))
             return
         if child and not self.subagents:  # its stream shows only as its parent's tool call
             return

@@ -69,6 +69,22 @@ def tool_finished(event: ToolCallFinished) -> schema.ToolCallProgress:
         if text else None)
 
 
+_PLAN_STATUS: dict[str, schema.PlanEntryStatus] = {"done": "completed", "running": "in_progress",
+                                                  "skipped": "completed", "failed": "completed"}
+
+
+def plan(steps: tuple[tuple[str, str], ...]) -> schema.AgentPlanUpdate:
+    """A multi-step run's steps as the agent's plan: done (or given up: failed, skipped) steps completed, the
+    running one in progress, the rest pending (a step blocked on the user stays pending, high priority)."""
+    entries = []
+    for what, status in steps:
+        note = f" [{status}]" if status in ("failed", "skipped", "blocked") else ""
+        entries.append(schema.PlanEntry(content=cap(terminal_safe(what + note), 500),
+                                        priority="high" if status == "blocked" else "medium",
+                                        status=_PLAN_STATUS.get(status, "pending")))
+    return schema.AgentPlanUpdate(session_update="plan", entries=entries)
+
+
 def prompt_text(blocks: list[Any]) -> str:
     """An ACP prompt as yeetui's prompt text: text as written, an embedded file as a fenced block under its URI,
     a link as a mention of it. Images and audio are not taken (the agent does not advertise them)."""

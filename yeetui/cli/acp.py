@@ -20,8 +20,8 @@ async def cmd_acp(args: argparse.Namespace) -> int:
     agent = YeetuiAgent()
     try:
         # The SDK routes only the methods the agent has (the others are `method not found`): the protocol
-        # class names them all.
-        await run_agent(cast(Any, agent), observers=[agent.observe])
+        # class names them all. `session/resume` is still marked unstable in the SDK.
+        await run_agent(cast(Any, agent), observers=[agent.observe], use_unstable_protocol=True)
     finally:
         await agent.close()
     return EXIT_OK

@@ -47,6 +47,7 @@ from yeetui.subagents.orchestrator.plan import (
     default_plan,
     parse_plan,
     plan_from_artifacts,
+    plan_steps,
     progress_line,
     ready_steps,
     review_loop_limit,
@@ -427,7 +428,7 @@ class Orchestrator:
         del events[:-EVENTS_KEPT]
         await self._save()
         self._notice(_LEVELS.get(event, "info"), f"{message} — {line}")
-        self.bus.publish(RunProgress(self.run_id, self.spec.session_id, line))
+        self.bus.publish(RunProgress(self.run_id, self.spec.session_id, line, steps=plan_steps(self.steps)))
         if event in NEEDS_USER:
             await self._inbox(f"{step.id}#{step.attempts}:{event}", f"{self.spec.label}: {message}", line,
                               {"step": step.id, "event": event, "status": step.status, "child_run_id": step.run_id})

@@ -280,6 +280,11 @@ def approved(step: Step, steps: list[Step]) -> bool:
     return any(step.id in s.depends_on and s.status == "done" and s.verdict == "approve" for s in steps)
 
 
+def plan_steps(steps: list[Step]) -> tuple[tuple[str, str], ...]:
+    """Each step in order as (`build (builder): the task`, its status), for `RunProgress.steps`."""
+    return tuple((f"{s.id} ({s.label or s.profile}): {s.task}", s.status) for s in topo_order(steps))
+
+
 def progress_line(steps: list[Step]) -> str:
     """`plan ✓ → build … → review`."""
     return " → ".join(f"{s.id}{_MARKS.get(s.status, '')}" for s in topo_order(steps))

@@ -107,6 +107,8 @@ async def test_default_plan_builds_then_reviews_the_diff(runtime: Runtime, scrip
     lines = [e.text for e in seen if isinstance(e, RunProgress) and e.run_id == handle.run_id]
     assert lines[0] == "plan …" and "plan ✓ → build … → review" in lines
     assert lines[-1] == "plan ✓ → build ✓ → review ✓"
+    last = [e.steps for e in seen if isinstance(e, RunProgress) and e.run_id == handle.run_id][-1]
+    assert [status for _, status in last] == ["done"] * 3 and last[1][0].startswith("build (builder#1): ")
     [end] = [i for i in await runtime.store.inbox.list(handle.session_id) if i.kind == "orchestrator"]
     assert end.body == "plan ✓ → build ✓ → review ✓" and end.data["event"] == "end"
     assert sum(isinstance(e, InboxItemAdded) and e.item_kind == "orchestrator" for e in seen) == 1
