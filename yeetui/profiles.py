@@ -136,10 +136,10 @@ class Profile(BaseModel):
     tools: list[str] | None = None
     """Allow-list of tool names; None means every built-in tool. Exit tools are always available."""
     disallowed_tools: list[str] = Field(default_factory=list)
+    """Tools removed after the allow-list is applied."""
     mcp: Literal["inherit", "none"] | list[str] = "inherit"
     """MCP servers the profile's runs may use: all the user has (`inherit`), `none`, or `server` / `server/tool`
     globs. A run in a read-only workspace gets only servers the user marked `read_only`."""
-    """Tools removed after the allow-list is applied."""
     permissions: dict[str, PermissionAction | dict[str, PermissionAction]] = Field(default_factory=dict)
     """Per tool: an action (`allow`, `ask`, `deny`), or a map from glob pattern (bash command or path)
     to action. Later patterns take precedence over earlier ones."""
