@@ -173,6 +173,10 @@ def _narrowed(doc: Document, below: list[Document]) -> list[ProfileFileError]:
         dropped.append((("workspace", "bash_sandbox"), f"workspace.bash_sandbox: {workspace.pop('bash_sandbox')}"))
     if isinstance(workspace, dict) and "branch_prefix" in workspace:  # which branches its builders' bash may move
         dropped.append((("workspace", "branch_prefix"), f"workspace.branch_prefix: {workspace.pop('branch_prefix')}"))
+    if doc.data.get("runner") == "acp" or "acp" in doc.data:  # it would run a program that came with the clone
+        for key in ("runner", "acp"):
+            if key in doc.data:
+                dropped.append(((key,), f"{key}: {doc.data.pop(key)!r}"))
     if isinstance(workspace, dict) and workspace.get("network", False) is not False:
         dropped.append((("workspace", "network"), f"workspace.network: {workspace.pop('network')}"))
     return [ProfileFileError(f"Profile file {doc.path}, line {doc.line_of(key)}: ignored {what} — {_UNTRUSTED}.",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from yeetui.errors import ProfileError
 
@@ -112,6 +112,24 @@ class Triggers(BaseModel):
         return value
 
 
+class ExternalAgentSpec(BaseModel):
+    """An agent program speaking the Agent Client Protocol, run as the profile's agent (`runner: acp`)."""
+
+    model_config = _STRICT
+
+    command: str = Field(min_length=1)
+    """The program, found on PATH: `claude-agent-acp`, `opencode`, `codex-acp`, `gemini`."""
+    args: list[str] = Field(default_factory=list)
+    """Its arguments: `[acp]` for OpenCode, `[--experimental-acp]` for Gemini CLI."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables set for it on top of yeetui's environment (its own key, a base URL)."""
+    mode: str | None = None
+    """The session mode to put it in, by the agent's own id. None: the one that asks before changes
+    (`default`, `manual`, `ask`), when it offers one — never a mode that skips its permission questions."""
+    start_timeout: float = Field(60.0, gt=0, le=600)
+    """Seconds it has to start and open a session (an npm package's first start can be slow)."""
+
+
 class Profile(BaseModel):
     """An agent profile. Every field is optional in a file; `name` defaults to the file's stem."""
 
@@ -160,6 +178,11 @@ class Profile(BaseModel):
     """Values for template variables when the spawner is not given them."""
     allowed_children: list[str] | None = None
     """Profiles this agent may spawn; None means any profile with the `subtask` capability."""
+    runner: Literal["yeetui", "acp"] = "yeetui"
+    """Who runs the agent: yeetui's own loop, or an external agent program over the Agent Client Protocol
+    (`acp`), whose permission questions, subagents and costs show in yeetui like its own."""
+    acp: ExternalAgentSpec | None = None
+    """With `runner: acp`: the program to run."""
 
     _sources: tuple[Path, ...] = PrivateAttr(default=())
     _note: str = PrivateAttr(default="")
@@ -177,6 +200,12 @@ class Profile(BaseModel):
     def _all_tools(cls, value: Any) -> Any:
         """`tools: "*"` or `["*"]` means every tool, as in Claude Code and OpenCode (not none)."""
         return None if value == "*" or value == ["*"] else value
+
+    @model_validator(mode="after")
+    def _runner(self) -> Profile:
+        if self.runner == "acp" and self.acp is None:
+            raise ValueError("runner: acp needs `acp: {command: …}`, the agent program to run")
+        return self
 
     @field_validator("model")
     @classmethod

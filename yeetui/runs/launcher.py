@@ -30,6 +30,7 @@ from yeetui.profiles import Profile, ProfileSet
 from yeetui.providers.base import Provider, ThinkingLevel, split_model
 from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.compaction import compaction_message, summarise
+from yeetui.runs.external_run import ExternalRun
 from yeetui.runs.history import repair_history
 from yeetui.runs.mcp_tools import McpAccess, server_allowed
 from yeetui.runs.mentions import Attachment, read_mentions
@@ -374,8 +375,11 @@ class RunLauncher:
         await self.store.update_run(run_id, pid=os.getpid())
         await self.mailroom.begin_run(session_id)
         try:
-            engine = next((self.engines[c] for c in self.profiles.get(spec.profile).capabilities
-                           if c in self.engines), None)
+            profile = self.profiles.get(spec.profile)
+            if profile.runner == "acp":
+                return await ExternalRun(spec, run_id, profile, store=self.store, bus=self.bus, env=self.env,
+                                         secrets=list(self.secrets)).run()
+            engine = next((self.engines[c] for c in profile.capabilities if c in self.engines), None)
             if engine is not None:
                 return await engine(spec, run_id)
             return await self.runner().run(spec, run_id, before_turn=before_turn)

@@ -1,0 +1,139 @@
+"""External agents as yeetui subagents (`runner: acp`): the real Claude Code ACP adapter from npm, and yeetui's
+own `yeetui acp`, driven through the real binary against the fake LLM. Each runs as a yeetui run — its text, its
+ending delivered, its costs — its own subagents become nodes of yeetui's tree, and its permission questions
+are yeetui's (refused headless without --yes, allowed with it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import run_yeetui
+
+NPM_BIN = Path(__file__).resolve().parents[2] / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
+CLAUDE_ACP = NPM_BIN / "claude-agent-acp"
+needs_claude = pytest.mark.skipif(not CLAUDE_ACP.exists(), reason="@agentclientprotocol/claude-agent-acp (with Node "
+                                  "22) is installed by .ci/run (npm install --prefix .ci/cache/npm)")
+TITLE = "naming a coding session"
+"""In Claude Code's side request that names the session (it carries the prompt too): answered apart."""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def _profile(name: str, text: str) -> None:
+    agents = Path(os.environ["YEETUI_CONFIG_DIR"]) / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / f"{name}.yaml").write_text(text)
+
+
+def _claude(tmp_path: Path) -> None:
+    home = tmp_path / "claude-home"  # Claude Code writes its settings under HOME: never the real one
+    home.mkdir()
+    _profile("claude", f"""description: Claude Code, through its ACP adapter
+capabilities: [primary, subtask]
+runner: acp
+acp:
+  command: {CLAUDE_ACP}
+  env: {{IS_SANDBOX: "1", HOME: {json.dumps(str(home))}, PATH: {json.dumps(f"{NPM_BIN}:{os.environ['PATH']}")}}}
+""")
+
+
+def _runs(project: Path) -> list[dict]:
+    listed = run_yeetui("agents", "list", "--json", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    return json.loads(listed.stdout)
+
+
+@needs_claude
+def test_claude_code_runs_as_a_yeetui_agent_and_its_subagent_is_a_node_of_the_tree(
+        fake_env, project: Path, tmp_path: Path) -> None:
+    _claude(tmp_path)
+    fake_env.script(
+        Reply(text="Spawn test", when_contains=TITLE, repeat=True),
+        Reply(tool_calls=[ToolCall("Agent", {"description": "look around", "prompt": "SUB-TASK look around the repo",
+                                             "subagent_type": "general-purpose"})], when_contains="SPAWN-IT"),
+        Reply(text="SUB-RESULT found nothing", when_contains="SUB-TASK"),
+        Reply(text="MAIN-DONE the child found nothing", when_contains="SUB-RESULT"),
+        Reply(text="(another request)", repeat=True))
+    done = run_yeetui("run", "--json", "--yes", "--profile", "claude", "SPAWN-IT please", cwd=project, timeout=240)
+    assert done.returncode == 0, done.stderr
+    result = done.result
+    assert result["status"] == "completed" and result["output"] == "MAIN-DONE the child found nothing", result
+    assert result["cost"] and result["cost"] > 0 and result["usage"]["input_tokens"] > 0  # what the agent reported
+    registered = [e for e in done.events if e["type"] == "run_registered"]
+    root, child = registered[0], registered[1]
+    assert child["parent_session_id"] == root["session_id"] and child["label"].startswith(root["label"] + "/")
+    runs = {r["id"]: r for r in _runs(project)}
+    assert runs[child["run_id"]]["status"] == "completed" and runs[child["run_id"]]["output"] == \
+        "SUB-RESULT found nothing"
+    # the agent really asked the model: the child's request carried its task
+    assert any("SUB-TASK look around the repo" in r.text for r in fake_env.requests)
+
+
+@needs_claude
+@pytest.mark.parametrize("allowed", [False, True])
+def test_claude_codes_permission_questions_are_yeetuis(fake_env, project: Path, tmp_path: Path,
+                                                        allowed: bool) -> None:
+    """Claude Code in the mode that asks: its Bash call comes to yeetui as a permission question — refused
+    unattended in a headless run without --yes (the file is never made), allowed with --yes."""
+    _claude(tmp_path)
+    target = project / "made-by-claude.txt"
+    fake_env.script(
+        Reply(text="Touch test", when_contains=TITLE, repeat=True),
+        Reply(tool_calls=[ToolCall("Bash", {"command": f"touch {target}", "description": "make the file"})],
+              when_contains="TOUCH-IT"),
+        Reply(text="FINISHED", when_contains="tool_result"),
+        Reply(text="(another request)", repeat=True))
+    args = ["run", "--json", *(["--yes"] if allowed else []), "--profile", "claude", "TOUCH-IT now"]
+    done = run_yeetui(*args, cwd=project, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.result["status"] == "completed", done.result
+    assert target.exists() is allowed
+    if not allowed:
+        assert "refused 1 tool call that need your permission: bash" in done.stderr, done.stderr
+
+
+def test_yeetui_acp_as_an_external_agent_with_its_subagent_tree(fake_env, project: Path) -> None:
+    """yeetui's own ACP agent, run as another yeetui's subagent: its oracle comes over as a subagent session
+    (`subagent_update`), a node of this yeetui's tree with its own transcript."""
+    _profile("inner", f"""description: another yeetui, over ACP
+runner: acp
+acp:
+  command: {sys.executable}
+  args: [-m, yeetui, acp]
+""")
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "INNER-CHILD look",
+                                                      "blocking": True})], when_contains="INNER-PARENT"),
+        Reply(text="Inner child looked.", tool_calls=[ToolCall("complete", {"output": "INNER-CHILD-RESULT"})],
+              when_contains="You are the oracle"),
+        Reply(text="INNER-DONE", when_contains="INNER-CHILD-RESULT"))
+    done = run_yeetui("run", "--json", "--profile", "inner", "INNER-PARENT go", cwd=project, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.result["status"] == "completed" and done.result["output"] == "INNER-DONE", done.result
+    registered = [e for e in done.events if e["type"] == "run_registered"]
+    assert len(registered) == 2 and registered[1]["parent_session_id"] == registered[0]["session_id"]
+    child = {r["id"]: r for r in _runs(project)}[registered[1]["run_id"]]
+    assert child["status"] == "completed" and "Inner child looked." in child["output"]
+
+
+def test_an_agent_program_that_is_not_there_or_not_acp_fails_the_run_saying_why(fake_env, project: Path) -> None:
+    _profile("ghost", "description: d\nrunner: acp\nacp: {command: no-such-agent-program}\n")
+    _profile("chatty", f"description: d\nrunner: acp\nacp: {{command: {sys.executable}, start_timeout: 3, args: [-c, "
+                       f"'import sys; print(\"hello, not json\"); sys.stderr.write(\"SECRET-ish trace\"); "
+                       f"sys.stderr.flush(); sys.stdin.read()']}}\n")
+    ghost = run_yeetui("run", "--json", "--profile", "ghost", "hi", cwd=project)
+    assert ghost.result["status"] == "failed" and "not found: no-such-agent-program" in ghost.result["error"]
+    chatty = run_yeetui("run", "--json", "--profile", "chatty", "hi", cwd=project, timeout=120)
+    assert chatty.result["status"] == "failed", chatty.result
+    assert "did not initialize within" in chatty.result["error"] and "SECRET-ish trace" in chatty.result["error"]

@@ -1,0 +1,390 @@
+"""A run whose agent is an external program speaking the Agent Client Protocol (`runner: acp`): Claude Code's
+adapter, `opencode acp`, Codex's, Gemini CLI's. yeetui is the client.
+
+The run goes as any other for the rest of yeetui: its status, its transcript (the task, then the agent's final
+message), its text, thinking and tool calls as the usual events (so the ledger and the conversation show
+them), its usage and cost (what the agent reports), its ending delivered once to whoever started it. The
+agent's permission requests go through the profile's permission rules, then to yeetui's dialog (or the
+headless rules) as any tool call's would; yeetui never picks a mode that skips them.
+
+The agent's own subagents become nodes of yeetui's tree: a child announced with `subagent_update` (ACP's
+subagent sessions, which yeetui asks for) or, from older Claude Code adapters, updates tagged with the spawning
+tool call (`_meta.claudeCode.parentToolUseId`) get a session and a run under this run's session — in the ledger,
+the switcher and `agents list` — with their own text, tool calls, state and usage.
+
+Whatever the program sends is hostile input: every field is checked before use and capped before it is shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from yeetui.bus import Bus
+from yeetui.events import (
+    PermissionAnswer,
+    PermissionRequested,
+    RunRegistered,
+    RunStatus,
+    RunStatusChanged,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageUpdated,
+)
+from yeetui.external.process import ExternalAgent, ExternalAgentError
+from yeetui.messages import Message, Usage
+from yeetui.profiles import Profile
+from yeetui.runs.spec import RunResult, RunSpec
+from yeetui.store import Store
+from yeetui.text import cap, seconds_text, terminal_safe
+
+log = logging.getLogger(__name__)
+
+TEXT_CAP = 200_000
+"""Characters of one node's text kept (what an agent says is capped like a tool's output)."""
+FIELD_CAP = 2000
+ASKING_MODES = ("default", "manual", "ask")
+"""Modes, by the ids agents use, in which the agent asks before it changes anything."""
+KIND_TOOLS = {"execute": "bash", "edit": "edit_file", "delete": "edit_file", "move": "edit_file",
+              "read": "read_file", "search": "grep", "fetch": "web_fetch"}
+"""An ACP tool kind → the yeetui tool whose permission rules decide it."""
+WRITING_KINDS = {"execute", "edit", "delete", "move"}
+
+
+@dataclass
+class _Node:
+    """The run itself (the root) or one of the agent's subagents."""
+
+    run_id: str
+    session_id: str
+    label: str
+    text: list[str] = field(default_factory=list)
+    message_id: object = None
+    """The id of the message its text comes from (a new one starts the final message afresh)."""
+    final: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    ended: bool = False
+
+    def add_text(self, text: str, message_id: object) -> None:
+        if message_id is not None and message_id != self.message_id:
+            self.message_id, self.final = message_id, []
+        self.text.append(text)
+        self.final.append(text)
+
+    @property
+    def output(self) -> str:
+        """The agent's last message (or all it said, when it did not number its messages)."""
+        return cap("".join(self.final if self.message_id is not None else self.text).strip(), TEXT_CAP)
+
+
+class ExternalRun:
+    def __init__(self, spec: RunSpec, run_id: str, profile: Profile, *, store: Store, bus: Bus,
+                 env: Mapping[str, str], secrets: list[str]) -> None:
+        assert profile.acp is not None
+        self.spec, self.run_id, self.profile = spec, run_id, profile
+        self.store, self.bus = store, bus
+        self.env = {**env, **profile.acp.env}
+        self.secrets = secrets
+        self.root = _Node(run_id, spec.session_id, spec.label)
+        self._nodes: dict[str, _Node] = {}
+        """The agent's session ids (and `tool:<id>` for legacy-tagged children) → nodes."""
+        self._work: asyncio.Queue[Any] = asyncio.Queue()
+        self._worker: asyncio.Task[None] | None = None
+        self._cost: float | None = None
+        self._agent_session: str | None = None
+
+    async def run(self) -> RunResult:
+        spec = self.spec
+        result = RunResult(run_id=self.run_id, session_id=spec.session_id, status=RunStatus.RUNNING)
+        await self._status(self.root, RunStatus.RUNNING)
+        if spec.prompt is not None:
+            await self._commit(self.root, Message.user(spec.prompt))
+        acp = self.profile.acp
+        assert acp is not None
+        agent = ExternalAgent(acp.command, acp.args, env=self.env, cwd=spec.tool_context.binding.cwd,
+                              on_update=self._taken, ask=self._ask, secrets=self.secrets)
+        self._worker = asyncio.create_task(self._work_through(), name=f"yeetui external {spec.label}")
+        try:
+            async with asyncio.timeout(spec.timeout):
+                await agent.start(timeout=acp.start_timeout)
+                opened = await agent.new_session(timeout=acp.start_timeout)
+                self._agent_session = opened["sessionId"]
+                self._nodes[opened["sessionId"]] = self.root
+                mode = _asking_mode(opened.get("modes"), acp.mode)
+                if mode is not None:
+                    await agent.set_mode(opened["sessionId"], mode)
+                answer = await agent.prompt(opened["sessionId"], spec.prompt or "Continue where you left off.")
+            await self._drain()
+            stop = answer.get("stopReason")
+            result.status = RunStatus.CANCELLED if stop == "cancelled" else (
+                RunStatus.FAILED if stop == "refusal" else RunStatus.COMPLETED)
+            if stop == "refusal":
+                result.error = "the agent refused the task"
+            elif stop in ("max_tokens", "max_turn_requests"):
+                result.error = f"the agent stopped early ({stop})"
+            self._usage(answer.get("usage"))
+        except TimeoutError:
+            result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
+        except ExternalAgentError as exc:
+            result.status, result.error = RunStatus.FAILED, f"{acp.command}: {exc}"
+        except asyncio.CancelledError:
+            result.status, result.error = RunStatus.CANCELLED, "cancelled"
+            if self._agent_session is not None:
+                await asyncio.shield(agent.cancel(self._agent_session))
+            await asyncio.shield(self._end(result, agent))
+            raise
+        await self._end(result, agent)
+        return result
+
+    async def _end(self, result: RunResult, agent: ExternalAgent) -> None:
+        await agent.close()
+        await self._drain()
+        if self._worker is not None:
+            self._worker.cancel()
+        for node in list(self._nodes.values()):
+            if node is not self.root and not node.ended:  # its parent ended first: so did it
+                await self._child_ended(node, RunStatus.CANCELLED if result.status != RunStatus.COMPLETED
+                                        else RunStatus.COMPLETED, None)
+        result.output = self.root.output
+        result.usage, result.cost = self.root.usage, self._cost
+        if result.output:
+            await self._commit(self.root, Message.assistant(result.output))
+        await self.store.update_run(self.run_id, status=result.status, usage=result.usage, cost=result.cost,
+                                    error=result.error, result={"output": result.output})
+        self.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, result.status, result.error or ""))
+
+    # -- what the agent sends ---------------------------------------------------------------------------------
+
+    def _taken(self, session_id: str, update: dict[str, Any]) -> None:
+        """Every `session/update`, in the order it came (synchronous: the work is queued)."""
+        self._work.put_nowait((session_id, update))
+
+    async def _work_through(self) -> None:
+        while True:
+            session_id, update = await self._work.get()
+            try:
+                await self._apply(session_id, update)
+            except Exception:
+                log.exception("an update of %s could not be applied", self.spec.label)
+            finally:
+                self._work.task_done()
+
+    async def _drain(self) -> None:
+        if self._worker is not None and not self._worker.done():
+            await self._work.join()
+
+    async def _apply(self, session_id: str, update: dict[str, Any]) -> None:
+        kind = update.get("sessionUpdate")
+        if kind == "subagent_update":
+            await self._subagent(update)
+            return
+        node = self._nodes.get(session_id)
+        if node is None:
+            return  # a session it never announced: not shown
+        parent_tool = _legacy_parent(update)
+        if node is self.root and parent_tool is not None:
+            node = await self._legacy_child(parent_tool)
+        if kind == "agent_message_chunk":
+            text = _text(update.get("content"))
+            if text:
+                node.add_text(text, update.get("messageId"))
+                self.bus.publish(TextDelta(node.run_id, node.session_id, text))
+        elif kind == "agent_thought_chunk":
+            if text := _text(update.get("content")):
+                self.bus.publish(ThinkingDelta(node.run_id, node.session_id, text))
+        elif kind == "tool_call":
+            call_id = _field(update.get("toolCallId"))
+            if call_id:
+                raw = update.get("rawInput")
+                self.bus.publish(ToolCallStarted(node.run_id, node.session_id, call_id,
+                                                 _field(update.get("kind")) or "tool",
+                                                 raw if isinstance(raw, dict) else {},
+                                                 activity=_field(update.get("title"))))
+        elif kind == "tool_call_update":
+            status = update.get("status")
+            call_id = _field(update.get("toolCallId"))
+            if call_id and status in ("completed", "failed"):
+                self.bus.publish(ToolCallFinished(node.run_id, node.session_id, call_id,
+                                                  _field(update.get("kind")) or "tool",
+                                                  _content_text(update.get("content")), status == "failed"))
+        elif kind == "usage_update":
+            cost = update.get("cost")
+            if isinstance(cost, dict) and isinstance(cost.get("amount"), int | float) and node is self.root \
+                    and cost.get("currency", "USD") == "USD" and cost["amount"] >= 0:
+                self._cost = float(cost["amount"])
+                self.bus.publish(UsageUpdated(node.run_id, node.session_id, node.usage, self._cost))
+
+    async def _subagent(self, update: dict[str, Any]) -> None:
+        child = _field(update.get("sessionId"))
+        if not child or child == self._agent_session:
+            return
+        node = self._nodes.get(child)
+        if node is None:
+            node = await self._new_child(child, _field(update.get("title")) or "subagent",
+                                         _field(update.get("description")))
+        state = update.get("state")
+        if isinstance(state, dict) and not node.ended:
+            name = state.get("state")
+            if name == "requires_action":
+                await self._status(node, RunStatus.WAITING_PERMISSION)
+            elif name == "running":
+                await self._status(node, RunStatus.RUNNING)
+            elif name == "idle":
+                node.usage = _usage(state.get("usage")) or node.usage
+                stop = state.get("stopReason")
+                error = state.get("error")
+                status = RunStatus.CANCELLED if stop == "cancelled" else (
+                    RunStatus.FAILED if stop in ("error", "refusal") else RunStatus.COMPLETED)
+                message = _field(error.get("message")) if isinstance(error, dict) else None
+                await self._child_ended(node, status, message or (stop if status == RunStatus.FAILED else None))
+
+    async def _legacy_child(self, tool_call_id: str) -> _Node:
+        key = f"tool:{tool_call_id}"
+        node = self._nodes.get(key)
+        if node is None:
+            node = await self._new_child(key, "subagent", None)
+        return node
+
+    async def _new_child(self, key: str, title: str, description: str | None) -> _Node:
+        """A node for one of the agent's subagents: a session and a run under this run's, shown running."""
+        profile = self.spec.profile
+        session = await self.store.create_session(profile=profile, title=cap(title, 80), parent_id=self.spec.session_id,
+                                                  cwd=self.spec.tool_context.binding.cwd)
+        label = f"{self.spec.label}/{await self.store.allocate_label(profile + '-sub')}"
+        run = await self.store.create_run(session_id=session.id, profile=profile, model=None,
+                                          prompt=cap(description or title, FIELD_CAP), status=RunStatus.RUNNING,
+                                          parent_run_id=self.run_id, label=label, pid=os.getpid(),
+                                          options={"parent_session_id": self.spec.session_id, "deliver": False,
+                                                   "external": True})
+        node = _Node(run.id, session.id, label)
+        self._nodes[key] = node
+        program = os.path.basename(self.profile.acp.command) if self.profile.acp else ""
+        self.bus.publish(RunRegistered(run.id, session.id, self.spec.session_id, profile, label, program,
+                                       RunStatus.RUNNING))
+        return node
+
+    async def _child_ended(self, node: _Node, status: RunStatus, error: str | None) -> None:
+        node.ended = True
+        if node.output:
+            await self._commit(node, Message.assistant(node.output))
+        await self.store.update_run(node.run_id, status=status, usage=node.usage, error=error,
+                                    result={"output": node.output})
+        self.bus.publish(RunStatusChanged(node.run_id, node.session_id, status, error or ""))
+
+    # -- permission requests ---------------------------------------------------------------------------------
+
+    async def _ask(self, session_id: str, call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
+        """The agent asks to run a tool call: the profile's rules decide, else the user (or the headless
+        rules), as for yeetui's own tools. The chosen option's id, or None (cancelled: refused)."""
+        await self._drain()  # the tool call it asks about has been shown
+        node = self._nodes.get(session_id, self.root)
+        kind = _field(call.get("kind")) or "other"
+        title = _field(call.get("title")) or kind
+        raw = call.get("rawInput")
+        arguments = raw if isinstance(raw, dict) else {}
+        subject = _field(arguments.get("command") or arguments.get("file_path") or arguments.get("path")) or title
+        tool = KIND_TOOLS.get(kind, f"{self.spec.profile}:{kind}")
+        binding = self.spec.tool_context.binding
+        action = self.spec.permissions.decide(tool, subject, writes=kind in WRITING_KINDS, cwd=binding.cwd,
+                                              roots=binding.roots)
+        answer: PermissionAnswer
+        if action == "allow":
+            answer = "allow_once"
+        elif action == "deny":
+            answer = "deny"
+        else:
+            reply: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
+            await self._status(node, RunStatus.WAITING_PERMISSION)
+            self.bus.publish(PermissionRequested(node.run_id, node.session_id, node.label, tool,
+                                                 cap(f"{title}" if subject == title else f"{subject} ({title})",
+                                                     FIELD_CAP), dict(arguments), reply,
+                                                 call_id=_field(call.get("toolCallId"))))
+            try:
+                answer = await reply
+            finally:
+                if not node.ended:
+                    await self._status(node, RunStatus.RUNNING)
+        return _option(options, answer)
+
+    # -- records ----------------------------------------------------------------------------------------------
+
+    async def _status(self, node: _Node, status: RunStatus) -> None:
+        await self.store.update_run(node.run_id, status=status)
+        self.bus.publish(RunStatusChanged(node.run_id, node.session_id, status, ""))
+
+    async def _commit(self, node: _Node, message: Message) -> None:
+        from yeetui.events import MessageCommitted
+
+        message_id = await self.store.append_message(node.session_id, message, run_id=node.run_id)
+        self.bus.publish(MessageCommitted(node.run_id, node.session_id, message_id, message))
+
+    def _usage(self, raw: object) -> None:
+        if (usage := _usage(raw)) is not None:
+            self.root.usage = usage
+            self.bus.publish(UsageUpdated(self.run_id, self.spec.session_id, usage, self._cost))
+
+
+def _asking_mode(modes: object, wanted: str | None) -> str | None:
+    """The mode to set: the profile's, if the agent offers it; else one that asks before changes; else none
+    (the agent's own default stays — yeetui never picks a mode that skips its questions)."""
+    available = modes.get("availableModes") if isinstance(modes, dict) else None
+    ids = [m.get("id") for m in available if isinstance(m, dict)] if isinstance(available, list) else []
+    if wanted is not None:
+        return wanted if wanted in ids else None
+    return next((m for m in ASKING_MODES if m in ids), None)
+
+
+def _option(options: list[dict[str, Any]], answer: PermissionAnswer) -> str | None:
+    wanted = {"allow_once": ("allow_once",), "allow_always": ("allow_always", "allow_once")}.get(
+        answer, ("reject_once", "reject_always"))
+    for kind in wanted:
+        for option in options:
+            if option.get("kind") == kind and isinstance(option.get("optionId"), str):
+                return str(option["optionId"])
+    return None  # no such option: cancelled, which refuses
+
+
+def _legacy_parent(update: dict[str, Any]) -> str | None:
+    meta = update.get("_meta")
+    claude = meta.get("claudeCode") if isinstance(meta, dict) else None
+    parent = claude.get("parentToolUseId") if isinstance(claude, dict) else None
+    return _field(parent) or None
+
+
+def _field(value: object) -> str:
+    return cap(terminal_safe(value), FIELD_CAP) if isinstance(value, str) else ""
+
+
+def _text(content: object) -> str:
+    if isinstance(content, dict) and content.get("type") == "text" and isinstance(content.get("text"), str):
+        return cap(terminal_safe(content["text"]), TEXT_CAP)
+    return ""
+
+
+def _content_text(content: object) -> str:
+    parts: list[str] = []
+    for item in content if isinstance(content, list) else []:
+        if isinstance(item, dict) and item.get("type") == "content":
+            parts.append(_text(item.get("content")))
+        elif isinstance(item, dict) and item.get("type") == "diff":
+            parts.append(f"edited {_field(item.get('path'))}")
+    return cap("\n".join(p for p in parts if p), 20_000)
+
+
+def _usage(raw: object) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+
+    def number(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and value >= 0 else 0
+
+    read, write = number("cachedReadTokens"), number("cachedWriteTokens")
+    return Usage(input_tokens=max(0, number("inputTokens") - read - write), output_tokens=number("outputTokens"),
+                 cache_read_tokens=read, cache_write_tokens=write)
