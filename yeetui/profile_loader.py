@@ -17,6 +17,7 @@ import hashlib
 import itertools
 import os
 import re
+import shutil
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -123,8 +124,13 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
             contributions.setdefault(name, []).append(doc)
     for name, parts in contributions.items():
         profile = _merge(name, parts, result)
-        if profile is not None:
-            result.profiles[name] = profile.with_note(notes.get(name, ""))
+        if profile is None:
+            continue
+        profile = profile.with_note(notes.get(name, ""))
+        if origin.get(name) == "built-in" and profile.acp is not None and shutil.which(profile.acp.command) is None:
+            result.not_installed[name] = profile  # an agent the user does not have: offered once it is installed
+            continue
+        result.profiles[name] = profile
     _check_triggers(contributions, result)
     _check_children(result)
     return result

@@ -273,6 +273,8 @@ class ProfileSet:
 
     profiles: dict[str, Profile] = field(default_factory=dict)
     errors: list[ProfileError] = field(default_factory=list)
+    not_installed: dict[str, Profile] = field(default_factory=dict)
+    """Built-in external agents (`runner: acp`) whose program is not on PATH: not offered (`doctor` lists them)."""
 
     def get(self, name: str) -> Profile:
         try:

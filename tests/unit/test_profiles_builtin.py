@@ -138,3 +138,30 @@ def test_loading_profiles_does_not_import_textual_or_jsonschema() -> None:
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_built_in_external_agents_are_offered_only_when_their_program_is_installed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from yeetui.application.doctor import external_agents_check
+    from yeetui.profile_loader import load_profiles
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    opencode = bin_dir / "opencode"
+    opencode.write_text("#!/bin/sh\nexit 0\n")
+    opencode.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    project = tmp_path / "project"
+    project.mkdir()
+    loaded = load_profiles(project_dir=project, user_dir=tmp_path / "user")
+    offered = loaded.get("opencode")
+    assert offered.runner == "acp" and offered.acp is not None and offered.acp.args == ["acp"]
+    assert {"claude-code", "codex", "gemini-cli"} <= set(loaded.not_installed)
+    assert not {"claude-code", "codex", "gemini-cli"} & set(loaded.names())
+    said = external_agents_check(project).detail
+    assert said.startswith("found: opencode; not installed: claude-code (claude-agent-acp)"), said
+    # the user's own file may point at the program where it is: then it is offered
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "codex.yaml").write_text(f"acp: {{command: {opencode}}}\n")
+    assert load_profiles(project_dir=project, user_dir=user).get("codex").acp.command == str(opencode)

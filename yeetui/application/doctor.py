@@ -16,6 +16,7 @@ from typing import Literal
 from yeetui import __version__, paths
 from yeetui.config import load_settings, provider_credentials
 from yeetui.errors import ConfigError
+from yeetui.profile_loader import load_profiles
 from yeetui.providers.base import split_model
 from yeetui.runs.prompting import read_context_files
 from yeetui.system import sandbox
@@ -68,6 +69,16 @@ def sandbox_check(configured: str = "auto") -> Check:
                  "`tools: {bash_sandbox: unshielded}` in your own config.yaml")
 
 
+def external_agents_check(project: Path) -> Check:
+    """The agents users already have that yeetui can run as subagents (`runner: acp`): found, or not."""
+    profiles = load_profiles(project_dir=project, user_dir=paths.config_dir() / "agents", trusted=False)
+    found = sorted(p.name for p in profiles if p.runner == "acp")
+    missing = sorted(f"{name} ({p.acp.command if p.acp else '?'})" for name, p in profiles.not_installed.items())
+    text = (f"found: {', '.join(found)}" if found else "none found") + (
+        f"; not installed: {', '.join(missing)}" if missing else "")
+    return Check("external agents", "ok", text)
+
+
 async def run_checks(project: Path) -> list[Check]:
     checks = [Check("yeetui", "ok", f"{__version__} on Python {platform.python_version()}")]
     try:  # only your own config may accept the unshielded sandbox: the project's trust does not matter here
@@ -98,5 +109,6 @@ async def run_checks(project: Path) -> list[Check]:
     found = [name for name, _ in await asyncio.to_thread(read_context_files, project, settings.context_files)]
     checks.append(Check("context", "ok", "agents read " + " and ".join(found) if found
                         else f"no project instruction file ({', '.join(settings.context_files) or 'none configured'})"))
+    checks.append(await asyncio.to_thread(external_agents_check, project))
     checks.append(Check("dirs", "ok", f"config {paths.config_dir()}, data {paths.data_dir()}"))
     return checks
