@@ -17,6 +17,8 @@ from tests.integration.helpers import run_yeetui
 
 NPM_BIN = Path(__file__).resolve().parents[2] / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
 CLAUDE_ACP = NPM_BIN / "claude-agent-acp"
+OPENCODE = NPM_BIN / "opencode"
+needs_opencode = pytest.mark.skipif(not OPENCODE.exists(), reason="opencode-ai is installed by .ci/run")
 needs_claude = pytest.mark.skipif(not CLAUDE_ACP.exists(), reason="@agentclientprotocol/claude-agent-acp (with Node "
                                   "22) is installed by .ci/run (npm install --prefix .ci/cache/npm)")
 TITLE = "naming a coding session"
@@ -137,3 +139,43 @@ def test_an_agent_program_that_is_not_there_or_not_acp_fails_the_run_saying_why(
     chatty = run_yeetui("run", "--json", "--profile", "chatty", "hi", cwd=project, timeout=120)
     assert chatty.result["status"] == "failed", chatty.result
     assert "did not initialize within" in chatty.result["error"] and "SECRET-ish trace" in chatty.result["error"]
+
+
+def _opencode(tmp_path: Path) -> None:
+    """The built-in `opencode` profile, pointed at the npm package, with OpenCode's own config (an
+    OpenAI-compatible provider at the fake LLM) and nothing fetched from the network."""
+    home = tmp_path / "opencode-home"
+    home.mkdir()
+    config = {"provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+                                    "options": {"baseURL": os.environ["OPENAI_BASE_URL"], "apiKey": "sk-test"},
+                                    "models": {"fake-model": {"name": "Fake model"}}}},
+              "model": "fake/fake-model", "autoupdate": False, "share": "disabled"}
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".data"),
+           "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".state"),
+           "OPENCODE_CONFIG_CONTENT": json.dumps(config), "OPENCODE_DISABLE_MODELS_FETCH": "1",
+           "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+           "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_SHARE": "1"}
+    _profile("opencode", f"acp:\n  command: {OPENCODE}\n  args: [acp]\n  env: {json.dumps(env)}\n")
+
+
+@needs_opencode
+def test_opencode_runs_as_a_yeetui_agent_and_its_task_subagent_is_read_back_into_the_tree(
+        fake_env, project: Path, tmp_path: Path) -> None:
+    """OpenCode's `task` tool names its child session only in the tool's output: the child becomes a node,
+    and its transcript is read back with `session/load`."""
+    _opencode(tmp_path)
+    fake_env.script(
+        Reply(text="Title", when_contains="Generate a title", repeat=True),
+        Reply(tool_calls=[ToolCall("task", {"description": "look around", "prompt": "OC-SUB look around the repo",
+                                            "subagent_type": "general"})], when_contains="OC-SPAWN"),
+        Reply(text="OC-SUB-RESULT nothing here", when_contains="OC-SUB look"),
+        Reply(text="OC-MAIN-DONE", when_contains="OC-SUB-RESULT"),
+        Reply(text="(another request)", repeat=True))
+    done = run_yeetui("run", "--json", "--yes", "--profile", "opencode", "OC-SPAWN please", cwd=project,
+                      timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.result["status"] == "completed" and done.result["output"] == "OC-MAIN-DONE", done.result
+    registered = [e for e in done.events if e["type"] == "run_registered"]
+    assert len(registered) == 2 and registered[1]["parent_session_id"] == registered[0]["session_id"]
+    child = {r["id"]: r for r in _runs(project)}[registered[1]["run_id"]]
+    assert child["status"] == "completed" and child["output"] == "OC-SUB-RESULT nothing here", child

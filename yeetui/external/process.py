@@ -115,6 +115,16 @@ class ExternalAgent:
             raise ExternalAgentError("it answered session/new without a session id")
         return answer
 
+    async def load_session(self, session_id: str, *, timeout: float = START_TIMEOUT) -> None:
+        """Have it replay a session's conversation as updates (OpenCode's subagents are read back this way)."""
+        await self._request("session/load", {"sessionId": session_id, "cwd": str(self.cwd), "mcpServers": []},
+                            timeout, "load a session")
+
+    @property
+    def can_load(self) -> bool:
+        capabilities = self.info.get("agentCapabilities")
+        return isinstance(capabilities, dict) and capabilities.get("loadSession") is True
+
     async def set_mode(self, session_id: str, mode: str) -> None:
         await self._request("session/set_mode", {"sessionId": session_id, "modeId": mode}, START_TIMEOUT,
                             f"set its mode to {mode}")

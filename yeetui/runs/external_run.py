@@ -98,6 +98,8 @@ class ExternalRun:
         self._worker: asyncio.Task[None] | None = None
         self._cost: float | None = None
         self._agent_session: str | None = None
+        self._to_load: list[str] = []
+        """Subagent sessions known only from a tool's output (OpenCode's task tool): read back at the end."""
 
     async def run(self) -> RunResult:
         spec = self.spec
@@ -120,7 +122,8 @@ class ExternalRun:
                 if mode is not None:
                     await agent.set_mode(opened["sessionId"], mode)
                 answer = await agent.prompt(opened["sessionId"], spec.prompt or "Continue where you left off.")
-            await self._drain()
+                await self._drain()
+                await self._read_back(agent)
             stop = answer.get("stopReason")
             result.status = RunStatus.CANCELLED if stop == "cancelled" else (
                 RunStatus.FAILED if stop == "refusal" else RunStatus.COMPLETED)
@@ -158,6 +161,18 @@ class ExternalRun:
         await self.store.update_run(self.run_id, status=result.status, usage=result.usage, cost=result.cost,
                                     error=result.error, result={"output": result.output})
         self.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, result.status, result.error or ""))
+
+    async def _read_back(self, agent: ExternalAgent) -> None:
+        """The transcripts of subagents the agent only named (OpenCode's task tool): replayed by `session/load`
+        into their nodes. One that cannot be read keeps what the tool reported."""
+        if not agent.can_load:
+            return
+        for child in self._to_load:
+            try:
+                await agent.load_session(child, timeout=30.0)
+            except ExternalAgentError as exc:
+                log.warning("could not read back subagent session %s of %s: %s", child, self.spec.label, exc)
+            await self._drain()
 
     # -- what the agent sends ---------------------------------------------------------------------------------
 
@@ -209,6 +224,12 @@ class ExternalRun:
         elif kind == "tool_call_update":
             status = update.get("status")
             call_id = _field(update.get("toolCallId"))
+            child = _named_child(update)
+            if child and child != self._agent_session and child not in self._nodes and node is self.root:
+                raw = update.get("rawInput")
+                task = _field(raw.get("prompt")) if isinstance(raw, dict) else ""
+                await self._new_child(child, _field(update.get("title")) or "subagent", task or None)
+                self._to_load.append(child)
             if call_id and status in ("completed", "failed"):
                 self.bus.publish(ToolCallFinished(node.run_id, node.session_id, call_id,
                                                   _field(update.get("kind")) or "tool",
@@ -348,6 +369,14 @@ def _option(options: list[dict[str, Any]], answer: PermissionAnswer) -> str | No
             if option.get("kind") == kind and isinstance(option.get("optionId"), str):
                 return str(option["optionId"])
     return None  # no such option: cancelled, which refuses
+
+
+def _named_child(update: dict[str, Any]) -> str | None:
+    """The subagent session a tool's output names (OpenCode's task tool: `rawOutput.metadata.sessionId`)."""
+    raw = update.get("rawOutput")
+    metadata = raw.get("metadata") if isinstance(raw, dict) else None
+    child = metadata.get("sessionId") if isinstance(metadata, dict) else None
+    return _field(child) or None
 
 
 def _legacy_parent(update: dict[str, Any]) -> str | None:
