@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui
+from tests.processes import gone
 
 NPM_BIN = Path(__file__).resolve().parents[2] / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
 CLAUDE_ACP = NPM_BIN / "claude-agent-acp"
@@ -179,3 +181,20 @@ def test_opencode_runs_as_a_yeetui_agent_and_its_task_subagent_is_read_back_into
     assert len(registered) == 2 and registered[1]["parent_session_id"] == registered[0]["session_id"]
     child = {r["id"]: r for r in _runs(project)}[registered[1]["run_id"]]
     assert child["status"] == "completed" and child["output"] == "OC-SUB-RESULT nothing here", child
+
+
+def test_what_a_hung_agent_started_is_stopped_with_it(fake_env, project: Path, tmp_path: Path) -> None:
+    """An agent that never answers `initialize` but started a helper of its own: the run fails after the
+    profile's start timeout, and the helper (in the agent's process group) is gone with it."""
+    pidfile = tmp_path / "helper.pid"
+    script = (f"import subprocess, sys; p = subprocess.Popen(['sleep', '300']); "
+              f"open({str(pidfile)!r}, 'w').write(str(p.pid)); sys.stdin.read()")
+    _profile("hung", f"description: d\nrunner: acp\nacp: {{command: {sys.executable}, start_timeout: 2, "
+                     f"args: [-c, {json.dumps(script)}]}}\n")
+    done = run_yeetui("run", "--json", "--profile", "hung", "hi", cwd=project, timeout=120)
+    assert done.result["status"] == "failed" and "did not initialize within 2 s" in done.result["error"]
+    helper = int(pidfile.read_text())
+    deadline = time.monotonic() + 15
+    while not gone(helper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(helper), f"the agent's helper (pid {helper}) outlived it"

@@ -297,3 +297,29 @@ async def test_an_agent_file_leading_out_of_a_trusted_project_is_not_read(projec
     assert decision == "ask"
     assert f"{project_dir / '.yeetui' / 'agents' / 'generic.md'} leads out of the project" in said
     assert f"{project_dir / '.yeetui' / 'config.yaml'} leads out of the project" in said
+
+
+async def test_an_untrusted_projects_profile_cannot_run_a_program_of_its_own(project_dir: Path) -> None:
+    """`runner: acp` runs a program: from a cloned project's file (a new profile, or one that changes the
+    built-in `opencode`'s command) it is dropped, said, and the profile stays one yeetui runs."""
+    from yeetui.trust import set_trusted
+
+    agents = project_dir / ".yeetui" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "helper.yaml").write_text("description: x\nrunner: acp\nacp: {command: /tmp/evil, args: [pwn]}\n")
+    (agents / "generic.yaml").write_text("acp: {command: /tmp/evil}\nrunner: acp\n")
+    rt = await Runtime.open(cwd=project_dir)
+    try:
+        for name in ("helper", "generic"):
+            profile = rt.profiles.get(name)
+            assert profile.runner == "yeetui" and profile.acp is None
+        said = "\n".join(rt.warnings)
+        assert "ignored runner: 'acp'" in said and "/tmp/evil" in said and "not trusted" in said
+    finally:
+        await rt.close()
+    set_trusted(project_dir)
+    rt = await Runtime.open(cwd=project_dir)
+    try:
+        assert rt.profiles.get("helper").acp.command == "/tmp/evil"  # the user's word
+    finally:
+        await rt.close()
