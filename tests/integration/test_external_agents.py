@@ -198,3 +198,60 @@ def test_what_a_hung_agent_started_is_stopped_with_it(fake_env, project: Path, t
     while not gone(helper) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gone(helper), f"the agent's helper (pid {helper}) outlived it"
+
+
+def _scripted(name: str, script: list[dict], *, stop: str = "end_turn") -> None:
+    """A profile running tests/fake_acp_agent.py with `script` as what it sends in a turn."""
+    env = {"FAKE_ACP_SCRIPT": json.dumps(script), "FAKE_ACP_STOP": stop,
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    _profile(name, f"description: d\nrunner: acp\nacp:\n  command: {sys.executable}\n"
+                   f"  args: [-m, tests.fake_acp_agent]\n  env: {json.dumps(env)}\n")
+
+
+def test_hostile_and_legacy_updates(fake_env, project: Path) -> None:
+    """Older Claude Code adapters tag a subagent's updates with the spawning call (`parentToolUseId`): that
+    child is a node. Control sequences are stripped, malformed or unknown updates and other sessions' updates
+    are dropped, a negative cost is not taken, and the mode that asks is chosen over a bypass mode."""
+    _scripted("scripted", [
+        {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Task", "kind": "think",
+         "rawInput": {"description": "explore"}},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "child says hi"},
+         "_meta": {"claudeCode": {"parentToolUseId": "t1"}}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed",
+         "content": [{"type": "content", "content": {"type": "text", "text": "explored"}}]},
+        {"sessionUpdate": "agent_message_chunk",
+         "content": {"type": "text", "text": "\u001b]52;c;ZXZpbA==\u0007clean"}},
+        {"sessionUpdate": "agent_message_chunk", "content": "not a block"},
+        {"sessionUpdate": "weird_kind", "x": 1},
+        {"sessionUpdate": "subagent_update", "sessionId": 123},
+        {"_session": "sess-other", "sessionUpdate": "agent_message_chunk",
+         "content": {"type": "text", "text": "INTRUDER"}},
+        {"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": {"amount": -5, "currency": "USD"}},
+        {"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": {"amount": 0.25, "currency": "USD"}},
+        {"sessionUpdate": "agent_message_chunk", "messageId": "m2", "content": {"type": "text", "text": "ROOT-FINAL"}},
+    ])
+    done = run_yeetui("run", "--json", "--profile", "scripted", "go", cwd=project, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = done.result
+    assert result["status"] == "completed" and result["output"] == "ROOT-FINAL" and result["cost"] == 0.25, result
+    text = "".join(e["text"] for e in done.events if e["type"] == "text_delta")
+    assert "[mode default]" in text and "clean" in text and "\x1b" not in done.stdout and "INTRUDER" not in text
+    registered = [e for e in done.events if e["type"] == "run_registered"]
+    assert len(registered) == 2
+    child = {r["id"]: r for r in _runs(project)}[registered[1]["run_id"]]
+    assert child["output"] == "child says hi" and child["status"] == "completed"
+
+
+def test_an_external_agents_question_is_refused_headless_and_garbage_on_its_stdout_is_survived(
+        fake_env, project: Path) -> None:
+    _scripted("asker", [
+        {"raw": "this line is not JSON-RPC"},
+        {"ask": {"toolCallId": "x1", "title": "rm -rf build", "kind": "execute",
+                 "rawInput": {"command": "rm -rf build"}}},
+    ])
+    done = run_yeetui("run", "--json", "--profile", "asker", "go", cwd=project, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.result["status"] == "completed" and "[asked: no]" in done.result["output"], done.result
+    assert "refused 1 tool call that need your permission: bash 'rm -rf build'" in done.stderr, done.stderr
+    allowed = run_yeetui("run", "--json", "--yes", "--profile", "asker", "go", cwd=project, timeout=120)
+    assert "[asked: yes]" in allowed.result["output"], allowed.result
