@@ -119,18 +119,24 @@ def test_an_opencode_agent_file_keeps_its_mcp_tool_keys(fake_env, project: Path,
     (agents / "timer.md").write_text("---\ndescription: d\nmode: all\ntools:\n  time_convert_time: false\n---\nx\n")
     (agents / "clocky.md").write_text(
         "---\ndescription: d\nmode: all\ntools:\n  '*': false\n  read: true\n  clock_*: true\n---\nx\n")
-    for profile in ("timer", "clocky"):
-        fake_env.script(Reply.tool("complete", output="ok"))
-        before = len(fake_env.requests)
-        done = run_yeetui("run", "--json", "--profile", profile, "time?", cwd=project, HOME=str(tmp_path))
-        assert done.returncode == 0, done.stderr
-        first = fake_env.requests[before].body
-        system = first["system"] if isinstance(first["system"], str) else " ".join(b["text"] for b in first["system"])
-        lines = system.splitlines()
-        if profile == "timer":
-            assert "- time: get_current_time" in lines and "- clock: get_current_time, convert_time" in lines
-        else:
-            assert "- clock: get_current_time, convert_time" in lines and "- time:" not in system
+    # What `mcp_load` answers (it waits for a server still starting, so a loaded machine does not matter).
+    fake_env.script(Reply.tool("mcp_load", server="time"), Reply.tool("mcp_load", server="clock"),
+                    Reply.tool("complete", output="ok"))
+    before = len(fake_env.requests)
+    done = run_yeetui("run", "--json", "--profile", "timer", "time?", cwd=project, HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    time_loaded, clock_loaded = (result_text(tool_results(fake_env.requests[before + n].body)[-1]) for n in (1, 2))
+    assert "mcp__time__get_current_time" in time_loaded and "convert_time" not in time_loaded, time_loaded
+    assert "mcp__clock__convert_time" in clock_loaded, clock_loaded
+
+    fake_env.script(Reply.tool("mcp_load", server="time"), Reply.tool("mcp_load", server="clock"),
+                    Reply.tool("complete", output="ok"))
+    before = len(fake_env.requests)
+    done = run_yeetui("run", "--json", "--profile", "clocky", "time?", cwd=project, HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    time_refused, clock_loaded = (tool_results(fake_env.requests[before + n].body)[-1] for n in (1, 2))
+    assert time_refused.get("is_error") and "time" in result_text(time_refused), result_text(time_refused)
+    assert "mcp__clock__get_current_time" in result_text(clock_loaded)
 
 
 def test_a_detached_worker_starts_the_servers_its_agent_uses_and_stops_them(fake_env, project: Path,

@@ -253,9 +253,9 @@ class AgentSpawner:
         goes: a timed-out parent leaves no child running behind it."""
         try:
             await asyncio.wait({task})
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             if stop_with_waiter and not task.done():
-                task.cancel()
+                task.cancel(exc.args[0] if exc.args else None)  # why it was stopped goes down with it
                 await asyncio.wait({task})
             raise
         if not task.cancelled():

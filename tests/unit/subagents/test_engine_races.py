@@ -203,10 +203,16 @@ async def test_a_dead_pane_child_is_recovered_mid_run_without_touching_its_live_
 
 async def _recover_pane_child_mid_run(runtime: Runtime, scripted, parent_task: asyncio.Task, flag: Path) -> None:
     await scripted.until_requests(2, timeout=30, finished=True)  # the sibling waits for the flag in its bash
-    runs = await runtime.store.list_runs()
-    (parent_run,) = [r for r in runs if not RunOptions.of(r).parent_session_id]
-    (sibling,) = [r for r in runs if r.id != parent_run.id]
-    assert sibling.status == RunStatus.RUNNING
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:  # its bash call is asked about first (allowed at once, headless): running again once it runs
+        runs = await runtime.store.list_runs()
+        (parent_run,) = [r for r in runs if not RunOptions.of(r).parent_session_id]
+        (sibling,) = [r for r in runs if r.id != parent_run.id]
+        if sibling.status == RunStatus.RUNNING:
+            break
+        assert sibling.status == RunStatus.WAITING_PERMISSION, sibling.status
+        assert asyncio.get_running_loop().time() < deadline, "the sibling never ran its command"
+        await asyncio.sleep(0.02)
 
     worker = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(60)")
     pane_session = await runtime.store.create_session(profile="generic", parent_id=parent_run.session_id)
