@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui
+from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
 from tests.processes import gone
 
 NPM_BIN = Path(__file__).resolve().parents[2] / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
@@ -255,3 +256,34 @@ def test_an_external_agents_question_is_refused_headless_and_garbage_on_its_stdo
     assert "refused 1 tool call that need your permission: bash 'rm -rf build'" in done.stderr, done.stderr
     allowed = run_yeetui("run", "--json", "--yes", "--profile", "asker", "go", cwd=project, timeout=120)
     assert "[asked: yes]" in allowed.result["output"], allowed.result
+
+
+def test_cancelling_an_external_agents_subagent_stops_it_alone(fake_env, project: Path) -> None:
+    """`yeetui agents cancel` on a node of the tree that an external agent's subagent is (here another
+    yeetui's oracle, which its agent lets be cancelled alone): that subagent stops, its parent goes on."""
+    _profile("inner", f"description: another yeetui, over ACP\nrunner: acp\nacp:\n  command: {sys.executable}\n"
+                      f"  args: [-m, yeetui, acp]\n")
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "SLOW-CHILD think",
+                                                      "blocking": True})], when_contains="CANCEL-PARENT"),
+        Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="You are the oracle"),
+        Reply(text="INNER-CARRIED-ON", when_contains="cancel"))
+    outer = subprocess.Popen(yeetui_argv("run", "--json", "--profile", "inner", "CANCEL-PARENT go"), cwd=project,
+                             env=yeetui_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        child = None
+        while child is None:
+            assert time.monotonic() < deadline and outer.poll() is None, "the subagent never showed as running"
+            child = next((r for r in _runs(project) if "/" in (r.get("label") or "") and r["status"] == "running"),
+                         None)
+            time.sleep(0.1)
+        cancelled = run_yeetui("agents", "cancel", child["id"], cwd=project)
+        assert cancelled.returncode == 0, cancelled.stderr
+        out, err = outer.communicate(timeout=120)
+    finally:
+        if outer.poll() is None:
+            outer.kill()
+    result = json.loads(out.splitlines()[-1])
+    assert result["status"] == "completed" and result["output"] == "INNER-CARRIED-ON", (result, err[-2000:])
+    assert {r["id"]: r for r in _runs(project)}[child["id"]]["status"] == "cancelled"

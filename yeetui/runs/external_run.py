@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yeetui.bus import Bus
+from yeetui.errors import YeetuiError
 from yeetui.events import (
+    Notice,
     PermissionAnswer,
     PermissionRequested,
     RunRegistered,
@@ -55,6 +57,8 @@ KIND_TOOLS = {"execute": "bash", "edit": "edit_file", "delete": "edit_file", "mo
               "read": "read_file", "search": "grep", "fetch": "web_fetch"}
 """An ACP tool kind → the yeetui tool whose permission rules decide it."""
 WRITING_KINDS = {"execute", "edit", "delete", "move"}
+COMMAND_POLL = 0.3
+"""Seconds between looks for cancel commands sent to the run or its subagents from elsewhere."""
 
 
 @dataclass
@@ -70,6 +74,8 @@ class _Node:
     final: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     ended: bool = False
+    cancellable: bool = False
+    """The agent said this subagent can be cancelled on its own (`capabilities.cancel`)."""
 
     def add_text(self, text: str, message_id: object) -> None:
         if message_id is not None and message_id != self.message_id:
@@ -98,6 +104,7 @@ class ExternalRun:
         self._worker: asyncio.Task[None] | None = None
         self._cost: float | None = None
         self._agent_session: str | None = None
+        self._watch: asyncio.Task[None] | None = None
         self._to_load: list[str] = []
         """Subagent sessions known only from a tool's output (OpenCode's task tool): read back at the end."""
 
@@ -118,6 +125,7 @@ class ExternalRun:
                 opened = await agent.new_session(timeout=acp.start_timeout)
                 self._agent_session = opened["sessionId"]
                 self._nodes[opened["sessionId"]] = self.root
+                self._watch = asyncio.create_task(self._follow_commands(agent), name=f"commands {spec.label}")
                 mode = _asking_mode(opened.get("modes"), acp.mode)
                 if mode is not None:
                     await agent.set_mode(opened["sessionId"], mode)
@@ -146,6 +154,9 @@ class ExternalRun:
         return result
 
     async def _end(self, result: RunResult, agent: ExternalAgent) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
         await agent.close()
         await self._drain()
         if self._worker is not None:
@@ -161,6 +172,33 @@ class ExternalRun:
         await self.store.update_run(self.run_id, status=result.status, usage=result.usage, cost=result.cost,
                                     error=result.error, result={"output": result.output})
         self.bus.publish(RunStatusChanged(self.run_id, self.spec.session_id, result.status, result.error or ""))
+
+    async def _follow_commands(self, agent: ExternalAgent) -> None:
+        """Cancel and abort sent to this run or one of its subagents from anywhere (the ledger, another
+        process's `agents cancel`): the agent's `session/cancel`, for the run's session or — where the agent
+        allows it — the one subagent's alone. Guidance (`steer`) has no ACP message: it is said not taken."""
+        while True:
+            await asyncio.sleep(COMMAND_POLL)
+            by_run = {node.run_id: key for key, node in self._nodes.items() if not node.ended}
+            try:
+                commands = await self.store.run_commands.take(by_run)
+            except YeetuiError:
+                log.exception("could not look for commands to %s", self.spec.label)
+                continue
+            for command in commands:
+                key = by_run.get(command.run_id)
+                node = self._nodes.get(key) if key else None
+                if node is None or command.kind not in ("cancel", "abort"):
+                    log.warning("%s cannot take %r (an external agent takes cancel only)", self.spec.label,
+                                command.kind)
+                elif node is self.root:
+                    if self._agent_session is not None:
+                        await agent.cancel(self._agent_session)
+                elif node.cancellable and key is not None:
+                    await agent.cancel(key)
+                else:
+                    self.bus.publish(Notice("warning", f"{node.label} cannot be stopped on its own: its agent does "
+                                            f"not allow it. Stop {self.spec.label} instead.", self.spec.session_id))
 
     async def _read_back(self, agent: ExternalAgent) -> None:
         """The transcripts of subagents the agent only named (OpenCode's task tool): replayed by `session/load`
@@ -249,6 +287,9 @@ class ExternalRun:
         if node is None:
             node = await self._new_child(child, _field(update.get("title")) or "subagent",
                                          _field(update.get("description")))
+        capabilities = update.get("capabilities")
+        if isinstance(capabilities, dict):
+            node.cancellable = isinstance(capabilities.get("cancel"), dict)
         state = update.get("state")
         if isinstance(state, dict) and not node.ended:
             name = state.get("state")
