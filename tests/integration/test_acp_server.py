@@ -356,3 +356,25 @@ async def test_mcp_servers_the_client_passes_reach_the_agent(fake_env, project: 
     assert "mcp__clock__get_current_time" in asked.tool_call.title
     answered = [u for u in client.of("tool_call_update", session.session_id) if u.status == "completed"]
     assert any('"timezone": "UTC"' in u.content[0].content.text for u in answered)
+
+
+async def test_a_mode_is_a_profile_of_the_conversation(fake_env, project: Path) -> None:
+    agents = Path(os.environ["YEETUI_CONFIG_DIR"]) / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "terse.md").write_text("---\ndescription: Short answers\ncapabilities: [primary]\nexit_tools: []\n"
+                                     "---\nYou are TERSE-PROFILE.\n")
+    fake_env.script(Reply(text="ok.", when_contains="TERSE-PROFILE"))
+    client = EditorClient()
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert session.modes.current_mode_id == "generic"
+        assert {"generic", "terse"} <= {m.id for m in session.modes.available_modes}
+        assert "oracle" not in {m.id for m in session.modes.available_modes}  # not a conversation's profile
+        await conn.set_session_mode(session_id=session.session_id, mode_id="terse")
+        assert client.of("current_mode_update", session.session_id)[-1].current_mode_id == "terse"
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("hi")]), WAIT)
+        assert client.text(session.session_id) == "ok."
+        with pytest.raises(RequestError) as refused:
+            await conn.set_session_mode(session_id=session.session_id, mode_id="oracle")
+        assert "oracle" in str(refused.value.data)

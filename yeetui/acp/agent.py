@@ -152,7 +152,8 @@ class YeetuiAgent:
         record = await SessionDesk(runtime).new()
         session = self._open(record.id, runtime)
         self._announce_commands(record.id, runtime)
-        return schema.NewSessionResponse(session_id=record.id, config_options=await self._config_options(session))
+        return schema.NewSessionResponse(session_id=record.id, config_options=await self._config_options(session),
+                                         modes=await self._modes(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            **_: Any) -> schema.LoadSessionResponse:
@@ -168,7 +169,8 @@ class YeetuiAgent:
                 self._outbox.put_nowait(_Send(record.id, update))
         self._announce_commands(record.id, runtime)
         await self._outbox.join()
-        return schema.LoadSessionResponse(config_options=await self._config_options(session))
+        return schema.LoadSessionResponse(config_options=await self._config_options(session),
+                                          modes=await self._modes(session))
 
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None,
                              **_: Any) -> schema.ResumeSessionResponse:
@@ -181,7 +183,8 @@ class YeetuiAgent:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
         session = self._open(record.id, runtime)
         self._announce_commands(record.id, runtime)
-        return schema.ResumeSessionResponse(config_options=await self._config_options(session))
+        return schema.ResumeSessionResponse(config_options=await self._config_options(session),
+                                            modes=await self._modes(session))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **_: Any) -> schema.ListSessionsResponse:
@@ -243,6 +246,26 @@ class YeetuiAgent:
             raise RequestError.invalid_params({"value": f"{value} cannot be used: {problem}"})
         session.control.model = value
         return schema.SetSessionConfigOptionResponse(config_options=await self._config_options(session))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> schema.SetSessionModeResponse:
+        """A mode is a profile the conversation can be had with (`primary`): the next turns are its."""
+        session = self._session(session_id)
+        profile = next((p for p in session.runtime.profiles.with_capability("primary") if p.name == mode_id), None)
+        if profile is None:
+            raise RequestError.invalid_params({"modeId": f"{mode_id!r} is not a profile of the conversation"})
+        session.control.profile = profile.name
+        self._outbox.put_nowait(_Send(session.id, schema.CurrentModeUpdate(session_update="current_mode_update",
+                                                                           current_mode_id=profile.name)))
+        await self._outbox.join()
+        return schema.SetSessionModeResponse()
+
+    async def _modes(self, session: _Session) -> schema.SessionModeState:
+        record = await SessionDesk(session.runtime).get(session.id)
+        current = session.control.profile or (record.profile if record else session.runtime.settings.primary_profile)
+        profiles = sorted(session.runtime.profiles.with_capability("primary"), key=lambda p: p.name)
+        return schema.SessionModeState(current_mode_id=current, available_modes=[
+            schema.SessionMode(id=p.name, name=p.name, description=cap(p.description, 200) or None)
+            for p in profiles])
 
     async def _config_options(self, session: _Session) -> list[Any]:
         record = await SessionDesk(session.runtime).get(session.id)
