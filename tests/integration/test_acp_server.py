@@ -16,6 +16,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema, text_block
 from acp.stdio import spawn_agent_process
 
 from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import run_yeetui
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
            "YEETUI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "LITELLM_LOCAL_MODEL_COST_MAP", "YEETUI_NETGUARD",
@@ -171,6 +172,9 @@ async def test_load_replays_a_conversation_and_list_finds_it(fake_env, project: 
         await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
         users = [u.content.text for u in again.of("user_message_chunk", session.session_id)]
         assert users == ["ACP-FIRST hi"] and again.text(session.session_id) == "First answer."
+    # another front end on the same data dir sees the editor's conversation, the run and its answer
+    shown = run_yeetui("sessions", "show", session.session_id, cwd=project)
+    assert shown.returncode == 0 and "ACP-FIRST hi" in shown.stdout and "First answer." in shown.stdout, shown
     resumed = EditorClient()
     fake_env.script(Reply(text="Second answer.", when_contains="First answer."))
     async with _agent(resumed, project) as (conn, _process):
