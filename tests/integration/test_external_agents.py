@@ -5,8 +5,10 @@ are yeetui's (refused headless without --yes, allowed with it)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -17,6 +19,8 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
 from tests.processes import gone
+from yeetui import paths
+from yeetui.system.tmux import TmuxServer, server_name
 
 NPM_BIN = Path(__file__).resolve().parents[2] / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
 CLAUDE_ACP = NPM_BIN / "claude-agent-acp"
@@ -287,3 +291,26 @@ def test_cancelling_an_external_agents_subagent_stops_it_alone(fake_env, project
     result = json.loads(out.splitlines()[-1])
     assert result["status"] == "completed" and result["output"] == "INNER-CARRIED-ON", (result, err[-2000:])
     assert {r["id"]: r for r in _runs(project)}[child["id"]]["status"] == "cancelled"
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed: panes cannot be tested")
+def test_an_external_agent_runs_in_a_pane_like_any_subagent(fake_env, project: Path) -> None:
+    """`mode: tmux`: the external agent's run is executed by a worker in a tmux window, and its result reaches
+    the parent that spawned it."""
+    _scripted("scripted", [{"sessionUpdate": "agent_message_chunk",
+                            "content": {"type": "text", "text": "PANE-EXTERNAL-DONE"}}])
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "scripted", "prompt": "work in a pane",
+                                                      "mode": "tmux", "blocking": True})], when_contains="PANE-EXT"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "the pane agent said it"})],
+              when_contains="PANE-EXTERNAL-DONE"))
+    try:
+        done = run_yeetui("run", "--json", "PANE-EXT delegate it", cwd=project, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.result["status"] == "completed" and done.result["output"] == "the pane agent said it", \
+            done.result
+        child = next(r for r in _runs(project) if r["profile"] == "scripted")
+        assert child["status"] == "completed" and child["output"].endswith("PANE-EXTERNAL-DONE")
+        assert child["options"]["mode"] == "tmux" and child["options"]["pane"]
+    finally:
+        asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
