@@ -382,3 +382,20 @@ async def test_a_mode_is_a_profile_of_the_conversation(fake_env, project: Path) 
         with pytest.raises(RequestError) as refused:
             await conn.set_session_mode(session_id=session.session_id, mode_id="oracle")
         assert "oracle" in str(refused.value.data)
+
+
+async def test_command_files_are_the_editors_commands_too(fake_env, project: Path) -> None:
+    commands = project / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain.md").write_text("---\ndescription: Explain a thing\nargument-hint: <topic>\n---\n"
+                                         "Explain $ARGUMENTS in CMD-FILE style.\n")
+    fake_env.script(Reply(text="Recursion is recursion.", when_contains="Explain recursion in CMD-FILE style."))
+    client = EditorClient()
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("/explain recursion")]),
+                               WAIT)
+        offered = {c.name: c for c in client.of("available_commands_update", session.session_id)[0].available_commands}
+        assert offered["explain"].description == "Explain a thing"
+        assert client.text(session.session_id) == "Recursion is recursion."

@@ -26,6 +26,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from yeetui import __version__
 from yeetui.acp import updates
+from yeetui.application.commands import CommandFile, placed_commands
 from yeetui.application.mcp import attach_client_servers, client_server
 from yeetui.application.models import model_choices, model_problem
 from yeetui.application.runs import RunDesk
@@ -202,6 +203,13 @@ class YeetuiAgent:
         session.cancelled = False
         command, _space, rest = text.partition(" ")
         profile = session.runtime.profiles.by_slash(command) if command.startswith("/") else None
+        file = next((c for c in self._command_files(session.runtime) if f"/{c.name}" == command), None) \
+            if command.startswith("/") and profile is None else None
+        if file is not None:  # a command file is only ever a prompt: to its agent, or to the conversation
+            text = file.expand(rest.strip())
+            if file.agent and file.agent in session.runtime.profiles:
+                profile = session.runtime.profiles.get(file.agent)
+                rest = text
         try:
             if profile is not None:
                 await self._run_subagent(session, profile.name, rest.strip() or text)
@@ -330,11 +338,21 @@ class YeetuiAgent:
                 from None
 
     def _announce_commands(self, session_id: str, runtime: Runtime) -> None:
+        """The profiles' slash triggers, then the command files (Claude Code's and OpenCode's `commands/`, the
+        user's) under the names they get beside them."""
         commands = [schema.AvailableCommand(name=p.triggers.slash.lstrip("/"), description=p.description or p.name,
                                             input=schema.UnstructuredCommandInput(hint="what to ask it"))
                     for p in runtime.profiles if p.triggers.slash]
+        commands += [schema.AvailableCommand(name=c.name, description=cap(c.description or "a prompt", 200),
+                                             input=schema.UnstructuredCommandInput(hint=c.argument_hint or "arguments"))
+                     for c in self._command_files(runtime)]
         self._outbox.put_nowait(_Send(session_id, schema.AvailableCommandsUpdate(
             session_update="available_commands_update", available_commands=commands)))
+
+    @staticmethod
+    def _command_files(runtime: Runtime) -> list[CommandFile]:
+        taken = {p.triggers.slash.lstrip("/") for p in runtime.profiles if p.triggers.slash}
+        return placed_commands(runtime.command_files, taken)[0]
 
     async def _run_subagent(self, session: _Session, profile: str, prompt: str) -> None:
         """A slash command: the profile's agent, as this session's tool call, streamed until it ends."""
