@@ -127,6 +127,8 @@ class UsageUpdated:
     session_id: str
     usage: Usage
     cost: float | None
+    context_tokens: int = 0
+    """The latest request's input — the context the run is using now; 0 when not known."""
     kind: Literal["usage"] = "usage"
 
 

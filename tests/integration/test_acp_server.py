@@ -92,6 +92,8 @@ async def test_a_turn_streams_text_tool_calls_and_asks_permission_in_the_client(
         assert answer.stop_reason == "end_turn"
         assert answer.usage is not None and answer.usage.output_tokens > 0 and answer.usage.input_tokens > 0
         sid = session.session_id
+        measured = client.of("usage_update", sid)[-1]  # the context in use, against the model's window
+        assert 0 < measured.used < measured.size == 200_000 and measured.cost.amount > 0
         assert client.text(sid) == "Let me look.Done: wrote out.txt."
         [started] = client.of("tool_call", sid)
         assert started.kind == "execute" and started.raw_input == {"command": "echo ACP-RAN > out.txt"}

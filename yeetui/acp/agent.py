@@ -28,7 +28,7 @@ from yeetui import __version__
 from yeetui.acp import updates
 from yeetui.application.commands import CommandFile, placed_commands
 from yeetui.application.mcp import attach_client_servers, client_server
-from yeetui.application.models import model_choices, model_problem
+from yeetui.application.models import context_window, model_choices, model_problem
 from yeetui.application.runs import RunDesk
 from yeetui.application.sessions import SessionDesk
 from yeetui.errors import ConfigError, YeetuiError
@@ -43,6 +43,7 @@ from yeetui.events import (
     ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
+    UsageUpdated,
 )
 from yeetui.runtime import FrontEnd, Runtime
 from yeetui.text import cap
@@ -74,6 +75,10 @@ class _Session:
     """A session → its spawning tool calls not finished yet: (call id, profile), oldest first."""
     links: dict[str, list[str]] = field(default_factory=dict)
     """A spawning tool call → the subagent sessions it started (its `session` content)."""
+    model: str = ""
+    """The model of its turns (what `usage_update` measures the context against)."""
+    spent: float = 0.0
+    """What its earlier turns cost (`usage_update`'s cost is the session's, not the turn's)."""
 
 
 @dataclass
@@ -164,7 +169,7 @@ class YeetuiAgent:
             record = await SessionDesk(runtime).resolve(session_id)
         except YeetuiError as exc:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
-        session = self._open(record.id, runtime)
+        session = self._open(record.id, runtime, await _spent(runtime, record.id))
         for stored in await runtime.store.messages(record.id, include_partial=False):
             for update in _replayed(stored.message):
                 self._outbox.put_nowait(_Send(record.id, update))
@@ -182,7 +187,7 @@ class YeetuiAgent:
             record = await SessionDesk(runtime).resolve(session_id)
         except YeetuiError as exc:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
-        session = self._open(record.id, runtime)
+        session = self._open(record.id, runtime, await _spent(runtime, record.id))
         self._announce_commands(record.id, runtime)
         return schema.ResumeSessionResponse(config_options=await self._config_options(session),
                                             modes=await self._modes(session))
@@ -220,6 +225,8 @@ class YeetuiAgent:
             await self._outbox.join()  # every update of the turn has left before the turn's answer
         result = session.control.last_result if profile is None else None
         usage = _usage(result.usage) if result is not None else None
+        if result is not None and result.cost is not None:
+            session.spent += result.cost
         if session.cancelled:
             return schema.PromptResponse(stop_reason="cancelled", usage=usage)
         if result is not None and result.error and "turn" in result.error.lower():
@@ -278,6 +285,7 @@ class YeetuiAgent:
     async def _config_options(self, session: _Session) -> list[Any]:
         record = await SessionDesk(session.runtime).get(session.id)
         current = session.control.model or (record.model if record else None) or session.runtime.settings.model
+        session.model = current
         return [schema.SessionConfigOptionSelect(
             type="select", id="model", name="Model", description="The model of the next turns",
             current_value=current,
@@ -325,9 +333,10 @@ class YeetuiAgent:
         for problem in attach_client_servers(runtime, specs):
             log.warning("%s", problem)
 
-    def _open(self, session_id: str, runtime: Runtime) -> _Session:
+    def _open(self, session_id: str, runtime: Runtime, spent: float = 0.0) -> _Session:
         if session_id not in self._sessions:
-            self._sessions[session_id] = _Session(session_id, runtime, runtime.session_control(session_id))
+            self._sessions[session_id] = _Session(session_id, runtime, runtime.session_control(session_id),
+                                                  spent=spent)
         return self._sessions[session_id]
 
     def _session(self, session_id: str) -> _Session:
@@ -412,7 +421,13 @@ class YeetuiAgent:
                     session_id, state=_state(event.status, event.reason))))
             return
         update: Any = None
-        if isinstance(event, TextDelta):
+        if isinstance(event, UsageUpdated):
+            if not child and event.context_tokens and (size := context_window(owner.model)):
+                cost = (schema.Cost(amount=round(owner.spent + event.cost, 6), currency="USD")
+                        if event.cost is not None else None)
+                update = schema.UsageUpdate(session_update="usage_update", used=event.context_tokens, size=size,
+                                            cost=cost)
+        elif isinstance(event, TextDelta):
             update = updates.text_chunk(event.text)
         elif isinstance(event, ThinkingDelta):
             update = updates.thought_chunk(event)
@@ -505,6 +520,12 @@ class YeetuiAgent:
             self._outbox.put_nowait(None)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._sender, 5)
+
+
+async def _spent(runtime: Runtime, session_id: str) -> float:
+    """What the conversation's earlier turns cost (those whose price is known)."""
+    runs = await runtime.store.list_runs(session_id=session_id, limit=1000)
+    return sum(r.cost for r in runs if r.cost is not None)
 
 
 def _subagent_update(session_id: str, **fields: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@ has, and whether a chosen name can be used at all."""
 
 from __future__ import annotations
 
+from yeetui.providers import pricing
 from yeetui.providers.base import split_model
 from yeetui.providers.tiers import TIER_NAMES, TIERS
 from yeetui.runtime import Runtime
@@ -20,6 +21,11 @@ def model_choices(runtime: Runtime, current: str) -> list[tuple[str, str]]:
     for model, note in choices:
         unique.setdefault(model, note)
     return list(unique.items())
+
+
+def context_window(model: str) -> int | None:
+    """How many tokens of context `model` takes, when its family is known (`usage_update`'s size)."""
+    return pricing.context_window(model)
 
 
 def model_problem(runtime: Runtime, model: str) -> str | None:

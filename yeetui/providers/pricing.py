@@ -96,6 +96,17 @@ def _normalise(model: str) -> str:
     return name
 
 
+CONTEXT_WINDOWS = (("claude-", 200_000), ("gpt-5", 400_000), ("gpt-4.1", 1_047_576), ("o3", 200_000),
+                   ("o4", 200_000), ("gpt-4o", 128_000), ("gemini-", 1_048_576))
+"""Tokens of input a model family takes, by model-name prefix (the standard window, not a beta's larger one)."""
+
+
+def context_window(model: str) -> int | None:
+    """The model's context window in tokens, when its family is known."""
+    name = _normalise(model)
+    return next((size for prefix, size in CONTEXT_WINDOWS if name.startswith(prefix)), None)
+
+
 def price_for(model: str) -> Price | None:
     """The table entry for `model` (any provider prefix, dated suffixes allowed), or None."""
     name = _normalise(model)

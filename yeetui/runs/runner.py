@@ -207,7 +207,7 @@ class Runner:
             elif isinstance(item, UsageChunk):
                 if (more := item.usage.beyond(counted)).total_tokens:
                     counted = item.usage
-                    self._add_usage(spec, result, more)
+                    self._add_usage(spec, result, more, context=_context(item.usage))
                     # Stored at once the first time (the prompt's tokens, most of a request's cost), then at
                     # most once per checkpoint interval: some providers send the usage so far with every chunk.
                     if time.monotonic() - last_usage_write >= CHECKPOINT_INTERVAL:
@@ -217,9 +217,8 @@ class Runner:
                 done = item
         if done is None:
             raise ProviderError("the model stream ended without a final message", retryable=False)
-        self._add_usage(spec, result, done.usage.beyond(counted))
-        usage = done.usage
-        self._last_input[result.run_id] = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        self._add_usage(spec, result, done.usage.beyond(counted), context=_context(done.usage))
+        self._last_input[result.run_id] = _context(done.usage)
         await self._commit(spec, result, history, done.message, replace_id=partial_id)
         # Stored per response, not only at the end: a crash mid-run loses no spent tokens.
         await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost)
@@ -254,12 +253,13 @@ class Runner:
         history.append(message)
         self.bus.publish(MessageCommitted(result.run_id, spec.session_id, message_id, message))
 
-    def _add_usage(self, spec: RunSpec, result: RunResult, usage: Usage) -> None:
+    def _add_usage(self, spec: RunSpec, result: RunResult, usage: Usage, *, context: int = 0) -> None:
         turn_cost = cost_usd(spec.model, usage)
         known = result.cost is not None or result.usage.total_tokens == 0
         result.cost = (result.cost or 0.0) + turn_cost if known and turn_cost is not None else None
         result.usage = result.usage + usage
-        self.bus.publish(UsageUpdated(result.run_id, spec.session_id, result.usage, result.cost))
+        self.bus.publish(UsageUpdated(result.run_id, spec.session_id, result.usage, result.cost,
+                                      context_tokens=context))
 
     def _check_budget(self, spec: RunSpec, result: RunResult) -> None:
         if spec.max_cost_usd is not None and result.cost is not None and result.cost > spec.max_cost_usd:
@@ -280,6 +280,11 @@ class Runner:
             result={"output": result.output, **(result.result or {})},
         )
         self.bus.publish(RunStatusChanged(result.run_id, result.session_id, result.status, result.error or ""))
+
+
+def _context(usage: Usage) -> int:
+    """A request's input, cached or not: what its context holds."""
+    return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 
 
 def _names(tools: list[str]) -> str:
