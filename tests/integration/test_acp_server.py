@@ -5,6 +5,7 @@ session updates, a permission asked in the client, a slash command's subagent, c
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -401,3 +402,31 @@ async def test_command_files_are_the_editors_commands_too(fake_env, project: Pat
         offered = {c.name: c for c in client.of("available_commands_update", session.session_id)[0].available_commands}
         assert offered["explain"].description == "Explain a thing"
         assert client.text(session.session_id) == "Recursion is recursion."
+
+
+async def test_a_conversation_another_yeetui_is_running_is_followed_not_interrupted(fake_env, project: Path) -> None:
+    """Loaded while a detached worker runs it: the editor sees what the worker stores as it is stored, and a
+    prompt meanwhile is refused, saying where the conversation runs."""
+    fake_env.script(Reply(text="slow " * 300, chunk_delay=0.03,
+                          tool_calls=[ToolCall("complete", {"output": "followed"})], when_contains="FOLLOW-ME"))
+    started = await asyncio.to_thread(run_yeetui, "agents", "start", "--json", "generic", "FOLLOW-ME work",
+                                      cwd=project)
+    assert started.returncode == 0, started.stderr
+    session_id = json.loads(started.stdout)["session_id"]
+    client = EditorClient()
+    async with _agent(client, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + WAIT
+        while True:  # the worker has written the task (its run is live) before the editor looks
+            await conn.load_session(cwd=str(project), session_id=session_id, mcp_servers=[])
+            if client.of("user_message_chunk", session_id):
+                break
+            assert loop.time() < deadline
+            await asyncio.sleep(0.1)
+        with pytest.raises(RequestError) as busy:
+            await conn.prompt(session_id=session_id, prompt=[text_block("me too")])
+        assert "running in another yeetui" in str(busy.value.data)
+        while "slow slow" not in client.text(session_id):
+            assert loop.time() < deadline, client.updates[-3:]
+            await asyncio.sleep(0.1)

@@ -53,6 +53,8 @@ log = logging.getLogger(__name__)
 OPTIONS = [schema.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
            schema.PermissionOption(option_id="allow_always", name="Always allow (this session)", kind="allow_always"),
            schema.PermissionOption(option_id="deny", name="Deny", kind="reject_once")]
+FOLLOW_POLL = 0.5
+"""Seconds between looks at a conversation another process is running."""
 ANSWERS: dict[str, PermissionAnswer] = {"allow_once": "allow_once", "allow_always": "allow_always", "deny": "deny"}
 
 
@@ -79,6 +81,8 @@ class _Session:
     """The model of its turns (what `usage_update` measures the context against)."""
     spent: float = 0.0
     """What its earlier turns cost (`usage_update`'s cost is the session's, not the turn's)."""
+    following: asyncio.Task[None] | None = None
+    """Showing what another process running the conversation stores (`_follow`)."""
 
 
 @dataclass
@@ -170,11 +174,14 @@ class YeetuiAgent:
         except YeetuiError as exc:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
         session = self._open(record.id, runtime, await _spent(runtime, record.id))
+        last = 0
         for stored in await runtime.store.messages(record.id, include_partial=False):
+            last = stored.id
             for update in _replayed(stored.message):
                 self._outbox.put_nowait(_Send(record.id, update))
         self._announce_commands(record.id, runtime)
         await self._outbox.join()
+        self._follow_elsewhere(session, last)
         return schema.LoadSessionResponse(config_options=await self._config_options(session),
                                           modes=await self._modes(session))
 
@@ -189,6 +196,8 @@ class YeetuiAgent:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
         session = self._open(record.id, runtime, await _spent(runtime, record.id))
         self._announce_commands(record.id, runtime)
+        stored = await runtime.store.messages(record.id, include_partial=False)
+        self._follow_elsewhere(session, stored[-1].id if stored else 0)
         return schema.ResumeSessionResponse(config_options=await self._config_options(session),
                                             modes=await self._modes(session))
 
@@ -202,6 +211,10 @@ class YeetuiAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> schema.PromptResponse:
         session = self._session(session_id)
+        if (elsewhere := await RunDesk(session.runtime).elsewhere(session.id)) is not None:
+            raise RequestError.invalid_params({"sessionId": f"this conversation is running in another yeetui "
+                                                            f"(process {elsewhere.pid}): wait for its turn to end, "
+                                                            f"or cancel {elsewhere.label or elsewhere.id[:12]}"})
         text = updates.prompt_text(prompt).strip()
         if not text:
             raise RequestError.invalid_params({"prompt": "nothing to send: the prompt has no text"})
@@ -315,6 +328,29 @@ class YeetuiAgent:
         if self._sender is None:
             self._sender = asyncio.create_task(self._send_all(), name="acp updates")
         return self._runtimes[key]
+
+    def _follow_elsewhere(self, session: _Session, after: int) -> None:
+        """A conversation another yeetui is running now (the TUI, a detached worker): what it adds is shown as
+        it is stored, until its turn ends."""
+        if session.following is not None and not session.following.done():
+            return  # already followed (a second load of the same conversation)
+        task = asyncio.create_task(self._follow(session, after), name=f"acp follow {session.id[:8]}")
+        session.following = task
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
+
+    async def _follow(self, session: _Session, after: int) -> None:
+        desk, store = RunDesk(session.runtime), session.runtime.store
+        while True:
+            live = await desk.elsewhere(session.id)
+            for stored in await store.messages(session.id, include_partial=False):
+                if stored.id > after:
+                    after = stored.id
+                    for update in _replayed(stored.message):
+                        self._outbox.put_nowait(_Send(session.id, update))
+            if live is None:
+                return
+            await asyncio.sleep(FOLLOW_POLL)
 
     def _attach(self, runtime: Runtime, servers: Any) -> None:
         """The MCP servers the client passed join the runtime's (as the user's own: they configured their
