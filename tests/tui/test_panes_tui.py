@@ -125,6 +125,7 @@ async def test_a_pane_childs_question_opens_the_permission_dialog(fake_env, proj
             view = main.query_one(ConversationView)
             await _type(pilot, "@generic --tmux PANE-TUI-ASK: run it")
             await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen), timeout=60)
+            await _until(pilot, lambda: "generic#1" in _text(pilot.app.screen), timeout=30)  # composed, drawn
             shown = _text(pilot.app.screen)
             assert "generic#1" in shown and "echo PANE-TUI-RAN" in shown
             [run] = [r for r in await pilot.app.runtime.store.list_runs() if r.label == "generic#1"]
