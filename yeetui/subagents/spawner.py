@@ -318,6 +318,9 @@ class AgentSpawner:
         if opts.watcher:
             raise SpawnRefused(f"{label} is a watcher: it answers what it watches, not messages of its own. "
                                "Write in the conversation it watches.")
+        if run.options.get("external"):
+            raise SpawnRefused(f"{label} was a subagent of an external agent, which keeps its context: follow up "
+                               "with the agent that started it.")
         if session.cwd is not None and not session.cwd.is_dir():
             raise SpawnRefused(f"{label} worked in {session.cwd}, which is gone (merged or discarded); start a new "
                                "subagent for more work.")

@@ -332,3 +332,15 @@ async def test_stopping_a_child_its_parent_waits_for_ends_only_the_child(runtime
     assert result.status == RunStatus.COMPLETED and result.output == "parent went on", result.error
     child = await runtime.store.get_run(registered[0])
     assert child is not None and child.status == RunStatus.CANCELLED
+
+
+async def test_an_external_agents_subagent_is_not_followed_up_without_its_context(runtime: Runtime) -> None:
+    """A node an external agent's subagent is (`options.external`) has no context yeetui could continue from:
+    a follow-up is refused, saying whom to ask instead."""
+    parent = await runtime.store.create_session(profile="generic")
+    child = await runtime.store.create_session(profile="generic", parent_id=parent.id)
+    await runtime.store.create_run(session_id=child.id, profile="generic", model=None, prompt="p",
+                                   status=RunStatus.COMPLETED, label="claude-code#1/claude-code-sub#1",
+                                   options={"parent_session_id": parent.id, "external": True})
+    with pytest.raises(SpawnRefused, match="subagent of an external agent"):
+        await runtime.spawner.follow_up(child.id, "and then?")
