@@ -94,6 +94,9 @@ class FrontEnd:
     where nobody could be asked in time)."""
     answers_asks: bool = False
     """A front end with dialogs (the TUI): the permission questions of pane children come to it."""
+    open_asks: bool = True
+    """With `answers_asks`: the questions open to every yeetui (of runs an MCP client spawned) come to it too.
+    An editor's ACP agent asks only about its own sessions, so it takes none of those."""
     headless: bool = False
     """Nobody is there to answer permission questions (`yeetui run`, `agents start --wait`): each is refused
     unattended (or allowed, with `approve_asks`), and the refusals are kept in `Runtime.refused`."""
@@ -216,7 +219,8 @@ class Runtime:
                                model_override=front_end.model,
                                mcp=McpConnections(mcp_servers))
         panes = PaneHost(env=env, project_dir=project_dir)
-        elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks)
+        elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks,
+                                  open_asks=front_end.open_asks)
         worktrees = Worktrees(store, env=env)
         spawner = AgentSpawner(
             launcher, delivery, store=store, bus=bus, slots=slots, profiles=profiles, project_dir=project_dir,

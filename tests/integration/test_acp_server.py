@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,8 @@ from acp.stdio import spawn_agent_process
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui
+from yeetui import paths
+from yeetui.system.tmux import TmuxServer, server_name
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
            "YEETUI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "LITELLM_LOCAL_MODEL_COST_MAP", "YEETUI_NETGUARD",
@@ -430,3 +433,26 @@ async def test_a_conversation_another_yeetui_is_running_is_followed_not_interrup
         while "slow slow" not in client.text(session_id):
             assert loop.time() < deadline, client.updates[-3:]
             await asyncio.sleep(0.1)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+async def test_a_pane_childs_question_is_asked_in_the_editor(fake_env, project: Path) -> None:
+    """A subagent the turn started in a tmux pane has no dialog of its own: its question comes to the editor."""
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "generic", "prompt": "PANE-KID run it",
+                                                      "mode": "tmux", "blocking": True})], when_contains="PANE-ROOT"),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo PANE-ACP-RAN"})], when_contains="PANE-KID"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "kid done"})], when_contains="PANE-ACP-RAN"),
+        Reply(text="Root done.", when_contains="kid done"))
+    client = EditorClient("allow_once")
+    try:
+        async with _agent(client, project) as (conn, _process):
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            answer = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                        prompt=[text_block("PANE-ROOT delegate")]), WAIT * 2)
+            assert answer.stop_reason == "end_turn" and client.text(session.session_id) == "Root done."
+        [asked] = client.asked
+        assert "echo PANE-ACP-RAN" in asked.tool_call.title and asked.session_id == session.session_id
+    finally:
+        await TmuxServer(server_name(paths.data_dir())).kill_server()

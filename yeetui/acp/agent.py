@@ -114,7 +114,9 @@ class YeetuiAgent:
 
     def __init__(self, *, open_runtime: Callable[[Path], Any] | None = None) -> None:
         self.conn: Any = None
-        self._open_runtime = open_runtime or (lambda cwd: Runtime.open(cwd=cwd, front_end=FrontEnd()))
+        # Its pane children's questions come here (and go to the editor); those of runs it did not start do not.
+        self._open_runtime = open_runtime or (lambda cwd: Runtime.open(
+            cwd=cwd, front_end=FrontEnd(answers_asks=True, open_asks=False)))
         self._runtimes: dict[Path, Runtime] = {}
         self._sessions: dict[str, _Session] = {}
         self._outbox: asyncio.Queue[_Send | _Ask | _Raw | None] = asyncio.Queue()

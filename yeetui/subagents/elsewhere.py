@@ -45,13 +45,15 @@ def process_running(pid: int | None) -> bool:
 
 class RunsElsewhere:
     def __init__(self, store: Store, bus: Bus, delivery: Delivery, panes: PaneHost | None, *,
-                 answers_asks: bool = False) -> None:
+                 answers_asks: bool = False, open_asks: bool = True) -> None:
         self.store = store
         self.bus = bus
         self.delivery = delivery
         self.panes = panes
         self.answers_asks: Final = answers_asks
         """This process shows permission dialogs (the TUI): pane children's questions are asked here."""
+        self.open_asks: Final = open_asks
+        """…and (`attend`) the questions open to every yeetui."""
         self._followed: dict[str, str | None] = {}
         """Run id → the session its ending is announced to."""
         self.ever_followed: list[str] = []
@@ -86,7 +88,7 @@ class RunsElsewhere:
                 self.follow(run.id, options.parent_session_id)
         if self.panes is not None:  # windows of ended runs were kept for reading until this start
             await self.panes.server.close_dead_windows()
-        if self.answers_asks:
+        if self.answers_asks and self.open_asks:
             await self.attend()
 
     async def attend(self) -> None:
