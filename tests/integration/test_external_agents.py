@@ -53,7 +53,8 @@ capabilities: [primary, subtask]
 runner: acp
 acp:
   command: {CLAUDE_ACP}
-  env: {{IS_SANDBOX: "1", HOME: {json.dumps(str(home))}, PATH: {json.dumps(f"{NPM_BIN}:{os.environ['PATH']}")}}}
+  env: {{IS_SANDBOX: "1", HOME: {json.dumps(str(home))}, PATH: {json.dumps(f"{NPM_BIN}:{os.environ['PATH']}")},
+        CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: "1"}}
 """)
 
 
@@ -71,9 +72,10 @@ def test_claude_code_runs_as_a_yeetui_agent_and_its_subagent_is_a_node_of_the_tr
         Reply(text="Spawn test", when_contains=TITLE, repeat=True),
         Reply(tool_calls=[ToolCall("Agent", {"description": "look around", "prompt": "SUB-TASK look around the repo",
                                              "subagent_type": "general-purpose"})], when_contains="SPAWN-IT"),
-        Reply(text="SUB-RESULT found nothing", when_contains="SUB-TASK"),
-        # every later request holds the child's result (Claude Code's side requests too, in whatever order a
-        # loaded machine sends them): each gets the main agent's final answer
+        # Every request of the subagent (Claude Code marks them `cc_is_subagent`; it may make more than one)
+        # gets its answer, and every later request of the main agent holds that answer and gets the final one —
+        # in whatever order a loaded machine sends them.
+        Reply(text="SUB-RESULT found nothing", when_contains="cc_is_subagent", repeat=True),
         Reply(text="MAIN-DONE the child found nothing", when_contains="SUB-RESULT", repeat=True),
         Reply(text="(another request)", repeat=True))
     done = run_yeetui("run", "--json", "--yes", "--profile", "claude", "SPAWN-IT please", cwd=project, timeout=240)
