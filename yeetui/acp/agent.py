@@ -8,8 +8,8 @@ chunks, tool calls with their endings, edits as diffs. A tool call under an `ask
 program. `/oracle question` (any profile's slash trigger) runs that subagent as the turn and streams it as a tool
 call of the session; `session/cancel` stops the turn and everything under it.
 
-Everything goes through the runtime's application surface; updates leave in the order the events came, through
-one sender, so a permission request never overtakes the tool call it is about.
+Everything goes through the runtime's application surface. What the events become, and the subagent tree, is
+`stream`'s: updates leave in the order the events came, so a permission request never overtakes its tool call.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,87 +25,20 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from yeetui import __version__
 from yeetui.acp import updates
+from yeetui.acp.stream import AcpSession, UpdateStream, with_sessions
 from yeetui.application.commands import CommandFile, placed_commands
 from yeetui.application.mcp import attach_client_servers, client_server
-from yeetui.application.models import context_window, model_choices, model_problem
+from yeetui.application.models import model_choices, model_problem
 from yeetui.application.runs import RunDesk
 from yeetui.application.sessions import SessionDesk
 from yeetui.errors import ConfigError, YeetuiError
-from yeetui.events import (
-    PermissionAnswer,
-    PermissionRequested,
-    RunProgress,
-    RunRegistered,
-    RunStatus,
-    RunStatusChanged,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    UsageUpdated,
-)
 from yeetui.runtime import FrontEnd, Runtime
 from yeetui.text import cap
 
 log = logging.getLogger(__name__)
 
-OPTIONS = [schema.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
-           schema.PermissionOption(option_id="allow_always", name="Always allow (this session)", kind="allow_always"),
-           schema.PermissionOption(option_id="deny", name="Deny", kind="reject_once")]
 FOLLOW_POLL = 0.5
 """Seconds between looks at a conversation another process is running."""
-ANSWERS: dict[str, PermissionAnswer] = {"allow_once": "allow_once", "allow_always": "allow_always", "deny": "deny"}
-
-
-@dataclass
-class _Session:
-    """One ACP session: the conversation, the turn running in it, the subagent sessions of its tree."""
-
-    id: str
-    runtime: Runtime
-    control: Any
-    """`SessionControl` of the conversation."""
-    tree: set[str] = field(default_factory=set)
-    """Session ids below this one (subagents, theirs), whose events belong to this session's turn."""
-    cancelled: bool = False
-    parents: dict[str, str] = field(default_factory=dict)
-    """A subagent's session → the session that started it."""
-    runs: dict[str, str] = field(default_factory=dict)
-    """A subagent's session → its run."""
-    spawning: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
-    """A session → its spawning tool calls not finished yet: (call id, profile), oldest first."""
-    links: dict[str, list[str]] = field(default_factory=dict)
-    """A spawning tool call → the subagent sessions it started (its `session` content)."""
-    model: str = ""
-    """The model of its turns (what `usage_update` measures the context against)."""
-    spent: float = 0.0
-    """What its earlier turns cost (`usage_update`'s cost is the session's, not the turn's)."""
-    following: asyncio.Task[None] | None = None
-    """Showing what another process running the conversation stores (`_follow`)."""
-
-
-@dataclass
-class _Send:
-    session_id: str
-    update: Any
-
-
-@dataclass
-class _Ask:
-    session_id: str
-    request: PermissionRequested
-
-
-@dataclass
-class _Raw:
-    """A `session/update` the SDK has no model for (the subagent messages): sent as written."""
-
-    session_id: str
-    update: dict[str, Any]
-
-
-SPAWNING = {"spawn_subagent", "request_review"}
-"""Tools whose call starts a subagent: its tool call links to the child's session."""
 
 
 class YeetuiAgent:
@@ -118,17 +50,12 @@ class YeetuiAgent:
         self._open_runtime = open_runtime or (lambda cwd: Runtime.open(
             cwd=cwd, front_end=FrontEnd(answers_asks=True, open_asks=False)))
         self._runtimes: dict[Path, Runtime] = {}
-        self._sessions: dict[str, _Session] = {}
-        self._outbox: asyncio.Queue[_Send | _Ask | _Raw | None] = asyncio.Queue()
-        self.subagents = False
-        """The client opted into subagent sessions (`clientCapabilities.subagents`): each subagent is announced
-        with `subagent_update` and streams under its own session id. Without it, a subagent shows only as the
-        tool call of its parent that started it (what Zed and older clients show)."""
-        self._sender: asyncio.Task[None] | None = None
-        self._asking: set[asyncio.Task[None]] = set()
+        self._sessions: dict[str, AcpSession] = {}
+        self.stream = UpdateStream(self._sessions)
+        self._following: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
-        self.conn = conn
+        self.conn = self.stream.conn = conn
 
     def observe(self, event: Any) -> None:
         """A stream observer (`run_agent(observers=…)`): the SDK's models drop capabilities they do not know, so
@@ -139,7 +66,7 @@ class YeetuiAgent:
         if message.get("method") == "initialize":
             params = message.get("params")
             capabilities = params.get("clientCapabilities") if isinstance(params, dict) else None
-            self.subagents = isinstance(capabilities, dict) and isinstance(capabilities.get("subagents"), dict)
+            self.stream.subagents = isinstance(capabilities, dict) and isinstance(capabilities.get("subagents"), dict)
 
     # -- the protocol's methods ---------------------------------------------------------------------------
 
@@ -180,9 +107,9 @@ class YeetuiAgent:
         for stored in await runtime.store.messages(record.id, include_partial=False):
             last = stored.id
             for update in _replayed(stored.message):
-                self._outbox.put_nowait(_Send(record.id, update))
+                self.stream.put(record.id, update)
         self._announce_commands(record.id, runtime)
-        await self._outbox.join()
+        await self.stream.join()
         self._follow_elsewhere(session, last)
         return schema.LoadSessionResponse(config_options=await self._config_options(session),
                                           modes=await self._modes(session))
@@ -237,7 +164,7 @@ class YeetuiAgent:
                 await session.control.submit(text)
                 await session.control.wait_idle()
         finally:
-            await self._outbox.join()  # every update of the turn has left before the turn's answer
+            await self.stream.join()  # every update of the turn has left before the turn's answer
         result = session.control.last_result if profile is None else None
         usage = _usage(result.usage) if result is not None else None
         if result is not None and result.cost is not None:
@@ -253,7 +180,7 @@ class YeetuiAgent:
         own children only."""
         session = self._sessions.get(session_id)
         if session is None:
-            owner = self._owner(session_id)
+            owner = self.stream.owner(session_id)
             if owner is not None and session_id in owner.runs:
                 with contextlib.suppress(YeetuiError):
                     await RunDesk(owner.runtime).cancel(owner.runs[session_id], graceful=False)
@@ -284,12 +211,12 @@ class YeetuiAgent:
         if profile is None:
             raise RequestError.invalid_params({"modeId": f"{mode_id!r} is not a profile of the conversation"})
         session.control.profile = profile.name
-        self._outbox.put_nowait(_Send(session.id, schema.CurrentModeUpdate(session_update="current_mode_update",
-                                                                           current_mode_id=profile.name)))
-        await self._outbox.join()
+        self.stream.put(session.id, schema.CurrentModeUpdate(session_update="current_mode_update",
+                                                                           current_mode_id=profile.name))
+        await self.stream.join()
         return schema.SetSessionModeResponse()
 
-    async def _modes(self, session: _Session) -> schema.SessionModeState:
+    async def _modes(self, session: AcpSession) -> schema.SessionModeState:
         record = await SessionDesk(session.runtime).get(session.id)
         current = session.control.profile or (record.profile if record else session.runtime.settings.primary_profile)
         profiles = sorted(session.runtime.profiles.with_capability("primary"), key=lambda p: p.name)
@@ -297,7 +224,7 @@ class YeetuiAgent:
             schema.SessionMode(id=p.name, name=p.name, description=cap(p.description, 200) or None)
             for p in profiles])
 
-    async def _config_options(self, session: _Session) -> list[Any]:
+    async def _config_options(self, session: AcpSession) -> list[Any]:
         record = await SessionDesk(session.runtime).get(session.id)
         current = session.control.model or (record.model if record else None) or session.runtime.settings.model
         session.model = current
@@ -325,23 +252,22 @@ class YeetuiAgent:
                 runtime = await self._open_runtime(key)
             except YeetuiError as exc:
                 raise RequestError.internal_error({"cwd": cwd, "reason": str(exc)}) from None
-            runtime.bus.add_listener(self._listen)
+            runtime.bus.add_listener(self.stream.listen)
             self._runtimes[key] = runtime
-        if self._sender is None:
-            self._sender = asyncio.create_task(self._send_all(), name="acp updates")
+        self.stream.start()
         return self._runtimes[key]
 
-    def _follow_elsewhere(self, session: _Session, after: int) -> None:
+    def _follow_elsewhere(self, session: AcpSession, after: int) -> None:
         """A conversation another yeetui is running now (the TUI, a detached worker): what it adds is shown as
         it is stored, until its turn ends."""
         if session.following is not None and not session.following.done():
             return  # already followed (a second load of the same conversation)
         task = asyncio.create_task(self._follow(session, after), name=f"acp follow {session.id[:8]}")
         session.following = task
-        self._asking.add(task)
-        task.add_done_callback(self._asking.discard)
+        self._following.add(task)
+        task.add_done_callback(self._following.discard)
 
-    async def _follow(self, session: _Session, after: int) -> None:
+    async def _follow(self, session: AcpSession, after: int) -> None:
         desk, store = RunDesk(session.runtime), session.runtime.store
         while True:
             live = await desk.elsewhere(session.id)
@@ -349,7 +275,7 @@ class YeetuiAgent:
                 if stored.id > after:
                     after = stored.id
                     for update in _replayed(stored.message):
-                        self._outbox.put_nowait(_Send(session.id, update))
+                        self.stream.put(session.id, update)
             if live is None:
                 return
             await asyncio.sleep(FOLLOW_POLL)
@@ -371,13 +297,13 @@ class YeetuiAgent:
         for problem in attach_client_servers(runtime, specs):
             log.warning("%s", problem)
 
-    def _open(self, session_id: str, runtime: Runtime, spent: float = 0.0) -> _Session:
+    def _open(self, session_id: str, runtime: Runtime, spent: float = 0.0) -> AcpSession:
         if session_id not in self._sessions:
-            self._sessions[session_id] = _Session(session_id, runtime, runtime.session_control(session_id),
+            self._sessions[session_id] = AcpSession(session_id, runtime, runtime.session_control(session_id),
                                                   spent=spent)
         return self._sessions[session_id]
 
-    def _session(self, session_id: str) -> _Session:
+    def _session(self, session_id: str) -> AcpSession:
         try:
             return self._sessions[session_id]
         except KeyError:
@@ -393,15 +319,15 @@ class YeetuiAgent:
         commands += [schema.AvailableCommand(name=c.name, description=cap(c.description or "a prompt", 200),
                                              input=schema.UnstructuredCommandInput(hint=c.argument_hint or "arguments"))
                      for c in self._command_files(runtime)]
-        self._outbox.put_nowait(_Send(session_id, schema.AvailableCommandsUpdate(
-            session_update="available_commands_update", available_commands=commands)))
+        self.stream.put(session_id, schema.AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=commands))
 
     @staticmethod
     def _command_files(runtime: Runtime) -> list[CommandFile]:
         taken = {p.triggers.slash.lstrip("/") for p in runtime.profiles if p.triggers.slash}
         return placed_commands(runtime.command_files, taken)[0]
 
-    async def _run_subagent(self, session: _Session, profile: str, prompt: str) -> None:
+    async def _run_subagent(self, session: AcpSession, profile: str, prompt: str) -> None:
         """A slash command: the profile's agent, as this session's tool call, streamed until it ends."""
         handle = await session.control.spawn(profile, prompt)
         session.tree.add(handle.session_id)
@@ -409,10 +335,10 @@ class YeetuiAgent:
         start = schema.ToolCallStart(session_update="tool_call", tool_call_id=call_id,
                                      title=f"{handle.label}: {cap(prompt, 120)}", kind="think", status="in_progress",
                                      raw_input={"profile": profile, "prompt": prompt})
-        if self.subagents:  # announced when its run registered, just before: the call may point at it
-            self._outbox.put_nowait(_Raw(session.id, _with_sessions(start, [handle.session_id])))
+        if self.stream.subagents:  # announced when its run registered, just before: the call may point at it
+            self.stream.put_raw(session.id, with_sessions(start, [handle.session_id]))
         else:
-            self._outbox.put_nowait(_Send(session.id, start))
+            self.stream.put(session.id, start)
         ended = await RunDesk(session.runtime).wait(handle.run_id)
         output = (ended.output or ended.error or ended.status.value) if ended is not None else "it ended"
         done = schema.ToolCallProgress(
@@ -420,176 +346,26 @@ class YeetuiAgent:
             status="completed" if ended is not None and ended.status.value == "completed" else "failed",
             content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(
                 type="text", text=cap(output, updates.TOOL_OUTPUT_CAP)))])
-        if self.subagents:
-            self._outbox.put_nowait(_Raw(session.id, _with_sessions(done, [handle.session_id])))
+        if self.stream.subagents:
+            self.stream.put_raw(session.id, with_sessions(done, [handle.session_id]))
         else:
-            self._outbox.put_nowait(_Send(session.id, done))
-
-    # -- events → updates -----------------------------------------------------------------------------------
-
-    def _owner(self, session_id: str) -> _Session | None:
-        """The ACP session whose turn an event of `session_id` belongs to."""
-        if session_id in self._sessions:
-            return self._sessions[session_id]
-        return next((s for s in self._sessions.values() if session_id in s.tree), None)
-
-    def _listen(self, event: object) -> None:
-        """A bus listener (synchronous): events of our sessions become updates, queued in order."""
-        if isinstance(event, RunRegistered):
-            self._registered(event)
-            return
-        session_id = getattr(event, "session_id", None)
-        if not isinstance(session_id, str) or (owner := self._owner(session_id)) is None:
-            return
-        child = session_id != owner.id
-        if isinstance(event, PermissionRequested):
-            if not event.reply.done():  # a subagent's question goes on its own session, when it has one there
-                self._outbox.put_nowait(_Ask(session_id if child and self.subagents else owner.id, event))
-            return
-        if isinstance(event, RunProgress):
-            if event.steps:  # an orchestrator's steps: the plan of the session it shows in
-                target = session_id if self.subagents else owner.id
-                self._outbox.put_nowait(_Send(target, updates.plan(event.steps)))
-            return
-        if child and not self.subagents:  # its stream shows only as its parent's tool call
-            return
-        if isinstance(event, RunStatusChanged):
-            if child and session_id in owner.parents:
-                self._outbox.put_nowait(_Raw(owner.parents[session_id], _subagent_update(
-                    session_id, state=_state(event.status, event.reason))))
-            return
-        update: Any = None
-        if isinstance(event, UsageUpdated):
-            if not child and event.context_tokens and (size := context_window(owner.model)):
-                cost = (schema.Cost(amount=round(owner.spent + event.cost, 6), currency="USD")
-                        if event.cost is not None else None)
-                update = schema.UsageUpdate(session_update="usage_update", used=event.context_tokens, size=size,
-                                            cost=cost)
-        elif isinstance(event, TextDelta):
-            update = updates.text_chunk(event.text)
-        elif isinstance(event, ThinkingDelta):
-            update = updates.thought_chunk(event)
-        elif isinstance(event, ToolCallStarted):
-            update = updates.tool_started(event)
-            if event.name in SPAWNING:
-                owner.spawning.setdefault(session_id, []).append((event.call_id, str(event.arguments.get(
-                    "profile") or ("reviewer" if event.name == "request_review" else ""))))
-        elif isinstance(event, ToolCallFinished):
-            update = updates.tool_finished(event)
-            open_calls = owner.spawning.get(session_id, [])
-            owner.spawning[session_id] = [c for c in open_calls if c[0] != event.call_id]
-            if linked := owner.links.pop(event.call_id, None):
-                self._outbox.put_nowait(_Raw(session_id, _with_sessions(update, linked)))
-                return
-        if update is not None:
-            self._outbox.put_nowait(_Send(session_id, update))
-
-    def _registered(self, event: RunRegistered) -> None:
-        """A run exists. Below one of our sessions, it joins that session's tree; a client that opted in hears
-        of it (`subagent_update`, on its parent's session, before anything carries its id), and the tool call
-        that started it links to it."""
-        parent = event.parent_session_id
-        owner = self._owner(parent) if parent else None
-        if owner is None or parent is None:
-            return
-        owner.tree.add(event.session_id)
-        owner.parents[event.session_id] = parent
-        owner.runs[event.session_id] = event.run_id
-        if not self.subagents:
-            return
-        self._outbox.put_nowait(_Raw(parent, _subagent_update(
-            event.session_id, title=event.label, description=f"{event.profile} · {event.model}",
-            cwd=str(owner.runtime.project_dir), capabilities={"cancel": {}}, state={"state": "running"})))
-        open_calls = owner.spawning.get(parent, [])
-        call = next((c for c in open_calls if c[1] in (event.profile, "")), None)
-        if call is not None:  # one call, one child: the next child of the same profile is the next call's
-            linked = owner.links.setdefault(call[0], [])
-            linked.append(event.session_id)
-            owner.spawning[parent] = [c for c in open_calls if c is not call]
-            self._outbox.put_nowait(_Raw(parent, {"sessionUpdate": "tool_call_update", "toolCallId": call[0],
-                                                  "content": [{"type": "session", "sessionId": s}
-                                                              for s in linked]}))
-
-    async def _send_all(self) -> None:
-        while (item := await self._outbox.get()) is not None:
-            try:
-                if isinstance(item, _Send):
-                    await self.conn.session_update(session_id=item.session_id, update=item.update)
-                elif isinstance(item, _Raw):
-                    # The SDK's connection object is the one way to send a message its models do not know yet.
-                    await self.conn._conn.send_notification(
-                        "session/update", {"sessionId": item.session_id, "update": item.update})
-                else:  # sent now (after the updates before it), answered whenever the user answers
-                    task = asyncio.create_task(self._ask(item))
-                    self._asking.add(task)
-                    task.add_done_callback(self._asking.discard)
-            except Exception:  # a closed connection: the updates have nowhere to go
-                log.exception("could not send an ACP session update")
-            finally:
-                self._outbox.task_done()
-        self._outbox.task_done()
-
-    async def _ask(self, ask: _Ask) -> None:
-        request = ask.request
-        call = schema.ToolCallUpdate(tool_call_id=request.call_id or f"ask-{id(request)}", status="pending",
-                                     title=f"{request.agent_label} wants to run {request.tool}: "
-                                           f"{cap(request.subject, 300)}",
-                                     kind=updates.tool_kind(request.tool), raw_input=request.arguments)
-        answer: PermissionAnswer = "deny"
-        try:
-            response = await self.conn.request_permission(session_id=ask.session_id, tool_call=call, options=OPTIONS)
-            outcome = response.outcome
-            if getattr(outcome, "outcome", None) == "selected":
-                answer = ANSWERS.get(outcome.option_id, "deny")
-        except Exception:  # the client failed or went away: nobody allowed it
-            log.exception("an ACP permission request failed; the call is denied")
-        if not request.reply.done():
-            request.reply.set_result(answer)
+            self.stream.put(session.id, done)
 
     async def close(self) -> None:
-        for task in list(self._asking):
+        for task in list(self._following):
             task.cancel()
         for session in self._sessions.values():
             with contextlib.suppress(Exception):
                 await session.control.close()
         for runtime in self._runtimes.values():
             await runtime.close()
-        if self._sender is not None:
-            self._outbox.put_nowait(None)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._sender, 5)
+        await self.stream.close()
 
 
 async def _spent(runtime: Runtime, session_id: str) -> float:
     """What the conversation's earlier turns cost (those whose price is known)."""
     runs = await runtime.store.list_runs(session_id=session_id, limit=1000)
     return sum(r.cost for r in runs if r.cost is not None)
-
-
-def _subagent_update(session_id: str, **fields: Any) -> dict[str, Any]:
-    """`subagent_update` (ACP, stable 2026-11-20): a patch of what the client knows of a subagent session."""
-    return {"sessionUpdate": "subagent_update", "sessionId": session_id, **fields}
-
-
-def _state(status: RunStatus, reason: str = "") -> dict[str, Any]:
-    """A run's status as a subagent's state: working, waiting for an answer, or done (and how)."""
-    if status == RunStatus.WAITING_PERMISSION:
-        return {"state": "requires_action"}
-    if not status.is_final:
-        return {"state": "running"}
-    if status in (RunStatus.COMPLETED, RunStatus.WAITING_USER):
-        return {"state": "idle", "stopReason": "end_turn"}
-    if status == RunStatus.CANCELLED:
-        return {"state": "idle", "stopReason": "cancelled"}
-    return {"state": "idle", "stopReason": "error", "error": {"code": -32603, "message": cap(reason or status.value,
-                                                                                             500)}}
-
-
-def _with_sessions(update: Any, sessions: list[str]) -> dict[str, Any]:
-    """A tool call update as written, its content led by links to the subagent sessions it started."""
-    data: dict[str, Any] = update.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data["content"] = [{"type": "session", "sessionId": s} for s in sessions] + list(data.get("content") or [])
-    return data
 
 
 def _usage(usage: Any) -> schema.Usage:
