@@ -17,8 +17,11 @@ from yeetui.tui.widgets.composer import Composer, ComposerInput
 from yeetui.tui.widgets.conversation import ConversationView
 
 
-async def _main(pilot) -> MainScreen:
-    for _ in range(100):
+async def _main(pilot, timeout: float = 60.0) -> MainScreen:
+    """The main screen once its session is open (a loaded machine may take seconds to boot: waited for, by the
+    clock, up to `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         if isinstance(pilot.app.screen, MainScreen) and pilot.app.screen.current:
             return pilot.app.screen
         await pilot.pause(0.05)
