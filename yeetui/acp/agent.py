@@ -96,6 +96,20 @@ class YeetuiAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            **_: Any) -> schema.LoadSessionResponse:
+        session = await self._reopen(cwd, session_id, mcp_servers, replay=True)
+        return schema.LoadSessionResponse(config_options=await self._config_options(session),
+                                          modes=await self._modes(session))
+
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None,
+                             **_: Any) -> schema.ResumeSessionResponse:
+        """As `load_session`, without the conversation replayed (the client still shows it)."""
+        session = await self._reopen(cwd, session_id, mcp_servers, replay=False)
+        return schema.ResumeSessionResponse(config_options=await self._config_options(session),
+                                            modes=await self._modes(session))
+
+    async def _reopen(self, cwd: str, session_id: str, mcp_servers: Any, *, replay: bool) -> AcpSession:
+        """A stored conversation opened again: its messages sent again (`replay`), its commands announced, and
+        followed while another yeetui runs it."""
         runtime = await self._runtime(cwd)
         self._attach(runtime, mcp_servers)
         try:
@@ -106,29 +120,12 @@ class YeetuiAgent:
         last = 0
         for stored in await runtime.store.messages(record.id, include_partial=False):
             last = stored.id
-            for update in _replayed(stored.message):
+            for update in _replayed(stored.message) if replay else ():
                 self.stream.put(record.id, update)
         self._announce_commands(record.id, runtime)
         await self.stream.join()
         self._follow_elsewhere(session, last)
-        return schema.LoadSessionResponse(config_options=await self._config_options(session),
-                                          modes=await self._modes(session))
-
-    async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None,
-                             **_: Any) -> schema.ResumeSessionResponse:
-        """As `load_session`, without the conversation replayed (the client still shows it)."""
-        runtime = await self._runtime(cwd)
-        self._attach(runtime, mcp_servers)
-        try:
-            record = await SessionDesk(runtime).resolve(session_id)
-        except YeetuiError as exc:
-            raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
-        session = self._open(record.id, runtime, await _spent(runtime, record.id))
-        self._announce_commands(record.id, runtime)
-        stored = await runtime.store.messages(record.id, include_partial=False)
-        self._follow_elsewhere(session, stored[-1].id if stored else 0)
-        return schema.ResumeSessionResponse(config_options=await self._config_options(session),
-                                            modes=await self._modes(session))
+        return session
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **_: Any) -> schema.ListSessionsResponse:
