@@ -89,6 +89,14 @@ def test_claude_code_runs_as_a_yeetui_agent_and_its_subagent_is_a_node_of_the_tr
     runs = {r["id"]: r for r in _runs(project)}
     assert runs[child["run_id"]]["status"] == "completed" and runs[child["run_id"]]["output"] == \
         "SUB-RESULT found nothing"
+    # its own usage (what Claude Code recorded of its subagent's requests), apart from the main agent's
+    child_usage = runs[child["run_id"]]["usage"]
+    assert child_usage["input_tokens"] > 0 and child_usage["output_tokens"] > 0, child_usage
+    assert child_usage != runs[root["run_id"]]["usage"]
+    shown = run_yeetui("agents", "status", "--json", root["run_id"], cwd=project)
+    tree = json.loads(shown.stdout)["tree"]
+    assert tree["usage"]["input_tokens"] == result["usage"]["input_tokens"] + child_usage["input_tokens"]
+    assert tree["cost"] == pytest.approx(result["cost"])  # the agent's cost already holds its subagent's
     # the agent really asked the model: the child's request carried its task
     assert any("SUB-TASK look around the repo" in r.text for r in fake_env.requests)
 
@@ -219,13 +227,16 @@ def _scripted(name: str, script: list[dict], *, stop: str = "end_turn") -> None:
 
 def test_hostile_and_legacy_updates(fake_env, project: Path) -> None:
     """Older Claude Code adapters tag a subagent's updates with the spawning call (`parentToolUseId`): that
-    child is a node. Control sequences are stripped, malformed or unknown updates and other sessions' updates
-    are dropped, a negative cost is not taken, and the mode that asks is chosen over a bypass mode."""
+    child is a node, with the usage the call's response reports. Control sequences are stripped, malformed or
+    unknown updates and other sessions' updates are dropped, a negative cost is not taken, and the mode that
+    asks is chosen over a bypass mode."""
     _scripted("scripted", [
         {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Task", "kind": "think",
          "rawInput": {"description": "explore"}},
         {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "child says hi"},
          "_meta": {"claudeCode": {"parentToolUseId": "t1"}}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "_meta": {"claudeCode": {"toolResponse": {
+            "usage": {"input_tokens": 321, "output_tokens": 12, "cache_read_input_tokens": 5}}}}},
         {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed",
          "content": [{"type": "content", "content": {"type": "text", "text": "explored"}}]},
         {"sessionUpdate": "agent_message_chunk",
@@ -249,6 +260,8 @@ def test_hostile_and_legacy_updates(fake_env, project: Path) -> None:
     assert len(registered) == 2
     child = {r["id"]: r for r in _runs(project)}[registered[1]["run_id"]]
     assert child["output"] == "child says hi" and child["status"] == "completed"
+    assert child["usage"] == {"input_tokens": 321, "output_tokens": 12, "cache_read_tokens": 5,
+                              "cache_write_tokens": 0}  # what the Agent call's response said it used
 
 
 def test_an_external_agents_question_is_refused_headless_and_garbage_on_its_stdout_is_survived(

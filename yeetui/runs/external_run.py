@@ -10,7 +10,9 @@ headless rules) as any tool call's would; yeetui never picks a mode that skips t
 The agent's own subagents become nodes of yeetui's tree: a child announced with `subagent_update` (ACP's
 subagent sessions, which yeetui asks for) or, from older Claude Code adapters, updates tagged with the spawning
 tool call (`_meta.claudeCode.parentToolUseId`) get a session and a run under this run's session — in the ledger,
-the switcher and `agents list` — with their own text, tool calls, state and usage.
+the switcher and `agents list` — with their own text, tool calls, state and usage (the usage an idle state
+carries, else what the agent recorded of that subagent: see `yeetui.external.claude_records`). A subagent's
+cost is not priced apart: the cost the agent reports for its session already holds its subagents'.
 
 Whatever the program sends is hostile input: every field is checked before use and capped before it is shown.
 """
@@ -39,6 +41,7 @@ from yeetui.events import (
     ToolCallStarted,
     UsageUpdated,
 )
+from yeetui.external.claude_records import subagent_usage, tool_response_usage
 from yeetui.external.process import ExternalAgent, ExternalAgentError
 from yeetui.messages import Message, Usage
 from yeetui.profiles import Profile
@@ -132,6 +135,7 @@ class ExternalRun:
                 answer = await agent.prompt(opened["sessionId"], spec.prompt or "Continue where you left off.")
                 await self._drain()
                 await self._read_back(agent)
+                await self._recorded_usage_at_end()
             stop = answer.get("stopReason")
             result.status = RunStatus.CANCELLED if stop == "cancelled" else (
                 RunStatus.FAILED if stop == "refusal" else RunStatus.COMPLETED)
@@ -268,6 +272,10 @@ class ExternalRun:
                 task = _field(raw.get("prompt")) if isinstance(raw, dict) else ""
                 await self._new_child(child, _field(update.get("title")) or "subagent", task or None)
                 self._to_load.append(child)
+            legacy = self._nodes.get(f"tool:{call_id}")
+            if legacy is not None and (usage := tool_response_usage(update)) is not None:
+                legacy.usage = usage  # an older Claude adapter's subagent: its usage is on the Agent call
+                self.bus.publish(UsageUpdated(legacy.run_id, legacy.session_id, usage, None))
             if call_id and status in ("completed", "failed"):
                 self.bus.publish(ToolCallFinished(node.run_id, node.session_id, call_id,
                                                   _field(update.get("kind")) or "tool",
@@ -298,13 +306,34 @@ class ExternalRun:
             elif name == "running":
                 await self._status(node, RunStatus.RUNNING)
             elif name == "idle":
-                node.usage = _usage(state.get("usage")) or node.usage
+                node.usage = _usage(state.get("usage")) or await self._recorded_usage(child) or node.usage
+                if node.usage.total_tokens:
+                    self.bus.publish(UsageUpdated(node.run_id, node.session_id, node.usage, None))
                 stop = state.get("stopReason")
                 error = state.get("error")
                 status = RunStatus.CANCELLED if stop == "cancelled" else (
                     RunStatus.FAILED if stop in ("error", "refusal") else RunStatus.COMPLETED)
                 message = _field(error.get("message")) if isinstance(error, dict) else None
                 await self._child_ended(node, status, message or (stop if status == RunStatus.FAILED else None))
+
+    async def _recorded_usage(self, child: str) -> Usage | None:
+        """A subagent's usage from the agent's own records, when its idle state said none (Claude Code's
+        adapter drops it; Claude Code records it)."""
+        if self._agent_session is None:
+            return None
+        return await asyncio.to_thread(subagent_usage, self.env, self._agent_session, child)
+
+    async def _recorded_usage_at_end(self) -> None:
+        """Subagents' usage read back once more when the agent is done (a record written after a child
+        went idle is complete now)."""
+        for key, node in list(self._nodes.items()):
+            if node is self.root or key.startswith("tool:") or not node.ended:
+                continue
+            usage = await self._recorded_usage(key)
+            if usage is not None and usage != node.usage:
+                node.usage = usage
+                await self.store.update_run(node.run_id, usage=usage)
+                self.bus.publish(UsageUpdated(node.run_id, node.session_id, usage, None))
 
     async def _legacy_child(self, tool_call_id: str) -> _Node:
         key = f"tool:{tool_call_id}"
@@ -323,7 +352,7 @@ class ExternalRun:
                                           prompt=cap(description or title, FIELD_CAP), status=RunStatus.RUNNING,
                                           parent_run_id=self.run_id, label=label, pid=os.getpid(),
                                           options={"parent_session_id": self.spec.session_id, "deliver": False,
-                                                   "external": True})
+                                                   "external": True, "cost_in_parent": True})
         node = _Node(run.id, session.id, label)
         self._nodes[key] = node
         program = os.path.basename(self.profile.acp.command) if self.profile.acp else ""

@@ -54,6 +54,9 @@ class RunOptions:
     ask_any_yeetui: bool = False
     """Nobody follows this detached run (an MCP client started it): its `ask` questions are asked in every
     yeetui that shows dialogs, and refused as unattended when none runs; `approve` still wins."""
+    cost_in_parent: bool = False
+    """An external agent's subagent: the cost the agent reported for its parent already holds this run's, so
+    its own is not priced and does not make its tree's cost unknown."""
     attempt: int = 0
     """Bumped by every resume: each attempt's ending is delivered once."""
     pane: dict[str, str] | None = None

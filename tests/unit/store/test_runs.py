@@ -203,3 +203,23 @@ async def test_workflow_state_save_load_replace(store: Store, session: SessionRe
         await store.workflow_states.save("missing", "w", {})
     await store.delete_session(session.id)
     assert await store.workflow_states.load(run.id) is None
+
+
+async def test_a_run_whose_cost_its_parent_holds_counts_its_tokens_but_leaves_the_cost_known(
+        store: Store, session: SessionRecord) -> None:
+    """An external agent's subagent: the agent's reported cost (on the parent run) already holds it."""
+    parent = await store.create_run(session_id=session.id, profile="claude", model=None, prompt="p")
+    await store.update_run(parent.id, usage=Usage(input_tokens=100, output_tokens=10), cost=0.5)
+    child_session = await store.create_session(profile="claude", parent_id=session.id)
+    child = await store.create_run(session_id=child_session.id, profile="claude", model=None, prompt="c",
+                                   options={"parent_session_id": session.id, "cost_in_parent": True})
+    await store.update_run(child.id, usage=Usage(input_tokens=40, output_tokens=4))
+    usage, cost = await store.tree_usage(session.id)
+    assert (usage.input_tokens, usage.output_tokens, cost) == (140, 14, 0.5)
+    own = await store.usage_by_session([session.id, child_session.id])
+    assert own[child_session.id][0].input_tokens == 40 and own[child_session.id][1] == 0.0
+    # an ordinary child without a price still makes the tree's cost unknown
+    other = await store.create_session(profile="oracle", parent_id=session.id)
+    unpriced = await store.create_run(session_id=other.id, profile="oracle", model=None, prompt="o")
+    await store.update_run(unpriced.id, usage=Usage(input_tokens=1))
+    assert (await store.tree_usage(session.id))[1] is None
