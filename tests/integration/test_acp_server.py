@@ -20,6 +20,8 @@ from acp.stdio import spawn_agent_process
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui
 from yeetui import paths
+from yeetui.messages import Usage
+from yeetui.providers.pricing import cost_usd
 from yeetui.system.tmux import TmuxServer, server_name
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
@@ -257,10 +259,11 @@ async def _opt_in(conn: Any) -> None:
 def _tree_script(fake_env) -> None:
     fake_env.script(
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "TREE-CHILD look around",
-                                                      "blocking": True})], when_contains="TREE-PARENT"),
+                                                      "blocking": True})], when_contains="TREE-PARENT",
+              usage={"input_tokens": 1000, "output_tokens": 10}),
         Reply(text="Child looked.", tool_calls=[ToolCall("complete", {"output": "CHILD-RESULT"})],
-              when_contains=ORACLE),
-        Reply(text="Parent done.", when_contains="CHILD-RESULT"))
+              when_contains=ORACLE, usage={"input_tokens": 400, "output_tokens": 20}),
+        Reply(text="Parent done.", when_contains="CHILD-RESULT", usage={"input_tokens": 2000, "output_tokens": 5}))
 
 
 async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fake_env, project: Path) -> None:
@@ -279,7 +282,13 @@ async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fak
     assert announced[0]["title"].startswith("oracle#") and announced[0]["capabilities"] == {"cancel": {}}
     where = str(await asyncio.to_thread(project.resolve))
     assert announced[0]["state"] == {"state": "running"} and announced[0]["cwd"] == where
-    assert announced[-1]["state"] == {"state": "idle", "stopReason": "end_turn"}
+    # idle, with the tokens it used
+    assert announced[-1]["state"] == {"state": "idle", "stopReason": "end_turn",
+                                      "usage": {"inputTokens": 400, "outputTokens": 20, "totalTokens": 420}}
+    # what the session cost, its subagent's included (the parent's model at $3 / $15 per million tokens)
+    child_cost = cost_usd(announced[0]["description"].split(" · ")[1], Usage(input_tokens=400, output_tokens=20))
+    assert child_cost and wire.updates(root, "usage_update")[-1]["cost"]["amount"] == pytest.approx(
+        (3000 * 3 + 15 * 15) / 1e6 + child_cost)
     first_about_child = wire.first_index(lambda m: m.get("method") == "session/update" and (
         m["params"]["sessionId"] == child or m["params"]["update"].get("sessionId") == child))
     assert wire.incoming[first_about_child]["params"]["update"]["sessionUpdate"] == "subagent_update"
@@ -342,7 +351,8 @@ async def test_a_childs_question_is_asked_on_its_session_and_a_child_is_cancelle
         await conn.cancel(session_id=child)  # only the child
         answer = await asyncio.wait_for(turn, WAIT)
         assert answer.stop_reason == "end_turn" and client.text(root) == "Parent carries on."
-    assert wire.updates(root, "subagent_update")[-1]["state"] == {"state": "idle", "stopReason": "cancelled"}
+    ended = wire.updates(root, "subagent_update")[-1]["state"]
+    assert {k: v for k, v in ended.items() if k != "usage"} == {"state": "idle", "stopReason": "cancelled"}
 
 
 async def test_mcp_servers_the_client_passes_reach_the_agent(fake_env, project: Path) -> None:

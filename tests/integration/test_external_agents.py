@@ -126,7 +126,8 @@ def test_claude_codes_permission_questions_are_yeetuis(fake_env, project: Path, 
 
 def test_yeetui_acp_as_an_external_agent_with_its_subagent_tree(fake_env, project: Path) -> None:
     """yeetui's own ACP agent, run as another yeetui's subagent: its oracle comes over as a subagent session
-    (`subagent_update`), a node of this yeetui's tree with its own transcript."""
+    (`subagent_update`), a node of this yeetui's tree with its own transcript and the usage its idle state
+    says; the cost the inner yeetui reports is its whole session's, so the tree counts it once."""
     _profile("inner", f"""description: another yeetui, over ACP
 runner: acp
 acp:
@@ -135,10 +136,11 @@ acp:
 """)
     fake_env.script(
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "INNER-CHILD look",
-                                                      "blocking": True})], when_contains="INNER-PARENT"),
+                                                      "blocking": True})], when_contains="INNER-PARENT",
+              usage={"input_tokens": 1000, "output_tokens": 10}),
         Reply(text="Inner child looked.", tool_calls=[ToolCall("complete", {"output": "INNER-CHILD-RESULT"})],
-              when_contains="You are the oracle"),
-        Reply(text="INNER-DONE", when_contains="INNER-CHILD-RESULT"))
+              when_contains="You are the oracle", usage={"input_tokens": 400, "output_tokens": 20}),
+        Reply(text="INNER-DONE", when_contains="INNER-CHILD-RESULT", usage={"input_tokens": 2000, "output_tokens": 5}))
     done = run_yeetui("run", "--json", "--profile", "inner", "INNER-PARENT go", cwd=project, timeout=180)
     assert done.returncode == 0, done.stderr
     assert done.result["status"] == "completed" and done.result["output"] == "INNER-DONE", done.result
@@ -146,6 +148,13 @@ acp:
     assert len(registered) == 2 and registered[1]["parent_session_id"] == registered[0]["session_id"]
     child = {r["id"]: r for r in _runs(project)}[registered[1]["run_id"]]
     assert child["status"] == "completed" and "Inner child looked." in child["output"]
+    assert (child["usage"]["input_tokens"], child["usage"]["output_tokens"]) == (400, 20), child
+    inner = {r["label"]: r for r in _runs(project) if r["profile"] != "inner"}  # the inner yeetui's own runs
+    inner_root = next(r for r in inner.values() if r["profile"] != "oracle")
+    inner_child = next(r for r in inner.values() if r["profile"] == "oracle")
+    assert done.result["cost"] == pytest.approx(inner_root["cost"] + inner_child["cost"])
+    tree = json.loads(run_yeetui("agents", "status", "--json", registered[0]["run_id"], cwd=project).stdout)["tree"]
+    assert tree["cost"] == pytest.approx(done.result["cost"])
 
 
 def test_an_agent_program_that_is_not_there_or_not_acp_fails_the_run_saying_why(fake_env, project: Path) -> None:
@@ -167,7 +176,9 @@ def _opencode(tmp_path: Path) -> None:
     home.mkdir()
     config = {"provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
                                     "options": {"baseURL": os.environ["OPENAI_BASE_URL"], "apiKey": "sk-test"},
-                                    "models": {"fake-model": {"name": "Fake model"}}}},
+                                    # a price and a window, so OpenCode reports what it spends
+                                    "models": {"fake-model": {"name": "Fake model", "cost": {"input": 3, "output": 15},
+                                                              "limit": {"context": 100000, "output": 8000}}}}},
               "model": "fake/fake-model", "autoupdate": False, "share": "disabled"}
     env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".data"),
            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".state"),
@@ -181,14 +192,17 @@ def _opencode(tmp_path: Path) -> None:
 def test_opencode_runs_as_a_yeetui_agent_and_its_task_subagent_is_read_back_into_the_tree(
         fake_env, project: Path, tmp_path: Path) -> None:
     """OpenCode's `task` tool names its child session only in the tool's output: the child becomes a node,
-    and its transcript is read back with `session/load`."""
+    its transcript is read back with `session/load`, and its spend from OpenCode's record."""
     _opencode(tmp_path)
     fake_env.script(
-        Reply(text="Title", when_contains="Generate a title", repeat=True),
+        Reply(text="Title", when_contains="Generate a title", repeat=True, usage={"input_tokens": 50,
+                                                                                   "output_tokens": 1}),
         Reply(tool_calls=[ToolCall("task", {"description": "look around", "prompt": "OC-SUB look around the repo",
-                                            "subagent_type": "general"})], when_contains="OC-SPAWN"),
-        Reply(text="OC-SUB-RESULT nothing here", when_contains="OC-SUB look"),
-        Reply(text="OC-MAIN-DONE", when_contains="OC-SUB-RESULT"),
+                                            "subagent_type": "general"})], when_contains="OC-SPAWN",
+              usage={"input_tokens": 1000, "output_tokens": 10}),
+        Reply(text="OC-SUB-RESULT nothing here", when_contains="OC-SUB look",
+              usage={"input_tokens": 300, "output_tokens": 5}),
+        Reply(text="OC-MAIN-DONE", when_contains="OC-SUB-RESULT", usage={"input_tokens": 2000, "output_tokens": 7}),
         Reply(text="(another request)", repeat=True))
     done = run_yeetui("run", "--json", "--yes", "--profile", "opencode", "OC-SPAWN please", cwd=project,
                       timeout=240)
@@ -198,6 +212,17 @@ def test_opencode_runs_as_a_yeetui_agent_and_its_task_subagent_is_read_back_into
     assert len(registered) == 2 and registered[1]["parent_session_id"] == registered[0]["session_id"]
     child = {r["id"]: r for r in _runs(project)}[registered[1]["run_id"]]
     assert child["status"] == "completed" and child["output"] == "OC-SUB-RESULT nothing here", child
+    # spend ($3 / $15 per million tokens): OpenCode reports its own session's cost, with both of its requests'
+    # tokens (its answer counts only the last); the child's, its own session's, comes from OpenCode's record;
+    # the tree adds them up
+    root = done.result
+    assert (root["usage"]["input_tokens"], root["usage"]["output_tokens"]) == (3000, 17), root
+    assert root["cost"] == pytest.approx((3000 * 3 + 17 * 15) / 1e6)
+    assert (child["usage"]["input_tokens"], child["usage"]["output_tokens"]) == (300, 5), child
+    assert child["cost"] == pytest.approx((300 * 3 + 5 * 15) / 1e6)
+    tree = json.loads(run_yeetui("agents", "status", "--json", registered[0]["run_id"], cwd=project).stdout)["tree"]
+    assert tree["cost"] == pytest.approx(root["cost"] + child["cost"])
+    assert tree["usage"]["input_tokens"] == 3300
 
 
 def test_what_a_hung_agent_started_is_stopped_with_it(fake_env, project: Path, tmp_path: Path) -> None:

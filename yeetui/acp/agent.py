@@ -116,7 +116,7 @@ class YeetuiAgent:
             record = await SessionDesk(runtime).resolve(session_id)
         except YeetuiError as exc:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
-        session = self._open(record.id, runtime, await _spent(runtime, record.id))
+        session = self._open(record.id, runtime, *await _spent(runtime, record.id))
         last = 0
         for stored in await runtime.store.messages(record.id, include_partial=False):
             last = stored.id
@@ -163,7 +163,7 @@ class YeetuiAgent:
         finally:
             await self.stream.join()  # every update of the turn has left before the turn's answer
         result = session.control.last_result if profile is None else None
-        usage = _usage(result.usage) if result is not None else None
+        usage = updates.usage(result.usage) if result is not None else None
         if result is not None and result.cost is not None:
             session.spent += result.cost
         if session.cancelled:
@@ -294,10 +294,11 @@ class YeetuiAgent:
         for problem in attach_client_servers(runtime, specs):
             log.warning("%s", problem)
 
-    def _open(self, session_id: str, runtime: Runtime, spent: float = 0.0) -> AcpSession:
+    def _open(self, session_id: str, runtime: Runtime, spent: float = 0.0,
+              children: dict[str, float] | None = None) -> AcpSession:
         if session_id not in self._sessions:
             self._sessions[session_id] = AcpSession(session_id, runtime, runtime.session_control(session_id),
-                                                  spent=spent)
+                                                  spent=spent, children_spent=children or {})
         return self._sessions[session_id]
 
     def _session(self, session_id: str) -> AcpSession:
@@ -359,19 +360,17 @@ class YeetuiAgent:
         await self.stream.close()
 
 
-async def _spent(runtime: Runtime, session_id: str) -> float:
-    """What the conversation's earlier turns cost (those whose price is known)."""
-    runs = await runtime.store.list_runs(session_id=session_id, limit=1000)
-    return sum(r.cost for r in runs if r.cost is not None)
-
-
-def _usage(usage: Any) -> schema.Usage:
-    """A turn's tokens (`PromptResponse.usage`): yeetui's input tokens exclude what was read from the cache."""
-    total = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    return schema.Usage(total_tokens=total, input_tokens=usage.input_tokens + usage.cache_read_tokens
-                        + usage.cache_write_tokens, output_tokens=usage.output_tokens,
-                        cached_read_tokens=usage.cache_read_tokens or None,
-                        cached_write_tokens=usage.cache_write_tokens or None)
+async def _spent(runtime: Runtime, session_id: str) -> tuple[float, dict[str, float]]:
+    """What the conversation's earlier turns cost (those whose price is known), and each run of its subagents
+    (theirs included)."""
+    store = runtime.store
+    own = sum(r.cost for r in await store.list_runs(session_id=session_id, limit=1000) if r.cost is not None)
+    children: dict[str, float] = {}
+    for below in (await store.session_tree_ids(session_id))[:1000]:
+        if below != session_id:
+            children.update({r.id: r.cost for r in await store.list_runs(session_id=below, limit=100)
+                             if r.cost is not None})
+    return own, children
 
 
 def _replayed(message: Any) -> list[Any]:

@@ -66,6 +66,11 @@ class AcpSession:
     """The model of its turns (what `usage_update` measures the context against)."""
     spent: float = 0.0
     """What its earlier turns cost (`usage_update`'s cost is the session's, not the turn's)."""
+    children_spent: dict[str, float] = field(default_factory=dict)
+    """Each run of its subagents (and theirs) → what it cost so far: `usage_update`'s cost holds them, so an
+    editor shows what the whole session cost, as Claude Code's adapter does."""
+    children_usage: dict[str, Any] = field(default_factory=dict)
+    """A subagent's session → the tokens its run used so far (said on its idle state)."""
     following: asyncio.Task[None] | None = None
     """Showing what another process running the conversation stores (`YeetuiAgent._follow`)."""
 
@@ -149,18 +154,25 @@ class UpdateStream:
                 target = session_id if self.subagents else owner.id
                 self._outbox.put_nowait(Send(target, updates.plan(event.steps)))
             return
+        if child and isinstance(event, UsageUpdated):
+            owner.children_usage[session_id] = event.usage
+            if event.cost is not None:
+                owner.children_spent[event.run_id] = event.cost
         if child and not self.subagents:  # its stream shows only as its parent's tool call
             return
         if isinstance(event, RunStatusChanged):
             if child and session_id in owner.parents:
-                self._outbox.put_nowait(Raw(owner.parents[session_id], _subagent_update(
-                    session_id, state=_state(event.status, event.reason))))
+                state = _state(event.status, event.reason)
+                if state["state"] == "idle" and (spent := owner.children_usage.get(session_id)) is not None:
+                    state["usage"] = updates.usage(spent).model_dump(by_alias=True, exclude_none=True)
+                self._outbox.put_nowait(Raw(owner.parents[session_id], _subagent_update(session_id, state=state)))
             return
         update: Any = None
         if isinstance(event, UsageUpdated):
             if not child and event.context_tokens and (size := context_window(owner.model)):
-                cost = (schema.Cost(amount=round(owner.spent + event.cost, 6), currency="USD")
-                        if event.cost is not None else None)
+                whole = owner.spent + event.cost + sum(owner.children_spent.values()) if event.cost is not None \
+                    else None
+                cost = schema.Cost(amount=round(whole, 6), currency="USD") if whole is not None else None
                 update = schema.UsageUpdate(session_update="usage_update", used=event.context_tokens, size=size,
                                             cost=cost)
         elif isinstance(event, TextDelta):

@@ -103,3 +103,13 @@ def prompt_text(blocks: list[Any]) -> str:
             else:
                 parts.append(f"(binary resource {resource.uri}, not shown)")
     return "\n\n".join(p for p in parts if p)
+
+
+def usage(spent: Any) -> schema.Usage:
+    """Tokens in ACP's shape (a turn's `PromptResponse.usage`, a subagent's on its idle state): yeetui's input
+    tokens exclude what was read from the cache, ACP's include it."""
+    total = spent.input_tokens + spent.output_tokens + spent.cache_read_tokens + spent.cache_write_tokens
+    return schema.Usage(total_tokens=total, input_tokens=spent.input_tokens + spent.cache_read_tokens
+                        + spent.cache_write_tokens, output_tokens=spent.output_tokens,
+                        cached_read_tokens=spent.cache_read_tokens or None,
+                        cached_write_tokens=spent.cache_write_tokens or None)

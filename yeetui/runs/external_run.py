@@ -11,8 +11,9 @@ The agent's own subagents become nodes of yeetui's tree: a child announced with 
 subagent sessions, which yeetui asks for) or, from older Claude Code adapters, updates tagged with the spawning
 tool call (`_meta.claudeCode.parentToolUseId`) get a session and a run under this run's session — in the ledger,
 the switcher and `agents list` — with their own text, tool calls, state and usage (the usage an idle state
-carries, else what the agent recorded of that subagent: see `yeetui.external.claude_records`). A subagent's
-cost is not priced apart: the cost the agent reports for its session already holds its subagents'.
+carries, else what the agent recorded of that subagent: see `yeetui.external.records`). Costs are counted
+once: where the agent's reported cost holds its subagents' (Claude Code, yeetui), theirs are not priced
+apart; OpenCode's `task` children carry their own, from OpenCode's record.
 
 Whatever the program sends is hostile input: every field is checked before use and capped before it is shown.
 """
@@ -41,8 +42,8 @@ from yeetui.events import (
     ToolCallStarted,
     UsageUpdated,
 )
-from yeetui.external.claude_records import subagent_usage, tool_response_usage
 from yeetui.external.process import ExternalAgent, ExternalAgentError
+from yeetui.external.records import claude, opencode
 from yeetui.messages import Message, Usage
 from yeetui.profiles import Profile
 from yeetui.runs.spec import RunResult, RunSpec
@@ -76,6 +77,8 @@ class _Node:
     """The id of the message its text comes from (a new one starts the final message afresh)."""
     final: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    """A subagent's own cost, where its agent's reported cost does not hold it (OpenCode's children)."""
     ended: bool = False
     cancellable: bool = False
     """The agent said this subagent can be cancelled on its own (`capabilities.cancel`)."""
@@ -135,7 +138,6 @@ class ExternalRun:
                 answer = await agent.prompt(opened["sessionId"], spec.prompt or "Continue where you left off.")
                 await self._drain()
                 await self._read_back(agent)
-                await self._recorded_usage_at_end()
             stop = answer.get("stopReason")
             result.status = RunStatus.CANCELLED if stop == "cancelled" else (
                 RunStatus.FAILED if stop == "refusal" else RunStatus.COMPLETED)
@@ -144,6 +146,7 @@ class ExternalRun:
             elif stop in ("max_tokens", "max_turn_requests"):
                 result.error = f"the agent stopped early ({stop})"
             self._usage(answer.get("usage"))
+            await self._spend_read_back()
         except TimeoutError:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
         except ExternalAgentError as exc:
@@ -270,10 +273,11 @@ class ExternalRun:
             if child and child != self._agent_session and child not in self._nodes and node is self.root:
                 raw = update.get("rawInput")
                 task = _field(raw.get("prompt")) if isinstance(raw, dict) else ""
-                await self._new_child(child, _field(update.get("title")) or "subagent", task or None)
+                await self._new_child(child, _field(update.get("title")) or "subagent", task or None,
+                                      cost_in_parent=False)
                 self._to_load.append(child)
             legacy = self._nodes.get(f"tool:{call_id}")
-            if legacy is not None and (usage := tool_response_usage(update)) is not None:
+            if legacy is not None and (usage := claude.tool_response_usage(update)) is not None:
                 legacy.usage = usage  # an older Claude adapter's subagent: its usage is on the Agent call
                 self.bus.publish(UsageUpdated(legacy.run_id, legacy.session_id, usage, None))
             if call_id and status in ("completed", "failed"):
@@ -317,23 +321,39 @@ class ExternalRun:
                 await self._child_ended(node, status, message or (stop if status == RunStatus.FAILED else None))
 
     async def _recorded_usage(self, child: str) -> Usage | None:
-        """A subagent's usage from the agent's own records, when its idle state said none (Claude Code's
-        adapter drops it; Claude Code records it)."""
+        """A subagent's usage from Claude Code's record of it, when its idle state said none (Claude Code's
+        adapter drops it)."""
         if self._agent_session is None:
             return None
-        return await asyncio.to_thread(subagent_usage, self.env, self._agent_session, child)
+        return await asyncio.to_thread(claude.subagent_usage, self.env, self._agent_session, child)
 
-    async def _recorded_usage_at_end(self) -> None:
-        """Subagents' usage read back once more when the agent is done (a record written after a child
-        went idle is complete now)."""
+    async def _spend_read_back(self) -> None:
+        """What the agent recorded as spent, read once it is done (a record written after a subagent went idle
+        is complete now): a Claude Code subagent's usage; an OpenCode `task` child's tokens and cost (its
+        session's own, which its parent's cost does not hold), and the top session's tokens when the turn's
+        answer counted fewer (OpenCode's counts its last request only)."""
+        if self._agent_session is None:
+            return
+        parent = self._agent_session
         for key, node in list(self._nodes.items()):
-            if node is self.root or key.startswith("tool:") or not node.ended:
+            if node is self.root or key.startswith("tool:"):
                 continue
-            usage = await self._recorded_usage(key)
-            if usage is not None and usage != node.usage:
-                node.usage = usage
-                await self.store.update_run(node.run_id, usage=usage)
-                self.bus.publish(UsageUpdated(node.run_id, node.session_id, usage, None))
+            usage, cost = node.usage, node.cost
+            if key in self._to_load:
+                if spend := await asyncio.to_thread(opencode.session_spend, self.env, key, parent_id=parent):
+                    usage, cost = spend.usage, spend.cost
+            elif (recorded := await self._recorded_usage(key)) is not None:
+                usage = recorded
+            if (usage, cost) != (node.usage, node.cost):
+                node.usage, node.cost = usage, cost
+                if node.ended:
+                    await self.store.update_run(node.run_id, usage=usage, cost=cost)
+                self.bus.publish(UsageUpdated(node.run_id, node.session_id, usage, cost))
+        top = await asyncio.to_thread(opencode.session_spend, self.env, parent, parent_id=None)
+        if top is not None and top.usage.total_tokens > self.root.usage.total_tokens:
+            self.root.usage = top.usage
+            self._cost = self._cost if self._cost is not None else top.cost
+            self.bus.publish(UsageUpdated(self.run_id, self.spec.session_id, top.usage, self._cost))
 
     async def _legacy_child(self, tool_call_id: str) -> _Node:
         key = f"tool:{tool_call_id}"
@@ -342,8 +362,11 @@ class ExternalRun:
             node = await self._new_child(key, "subagent", None)
         return node
 
-    async def _new_child(self, key: str, title: str, description: str | None) -> _Node:
-        """A node for one of the agent's subagents: a session and a run under this run's, shown running."""
+    async def _new_child(self, key: str, title: str, description: str | None, *,
+                         cost_in_parent: bool = True) -> _Node:
+        """A node for one of the agent's subagents: a session and a run under this run's, shown running.
+        `cost_in_parent`: the cost the agent reports for its own session holds this subagent's (Claude Code's
+        and yeetui's do; OpenCode's session cost is that session's alone)."""
         profile = self.spec.profile
         session = await self.store.create_session(profile=profile, title=cap(title, 80), parent_id=self.spec.session_id,
                                                   cwd=self.spec.tool_context.binding.cwd)
@@ -352,7 +375,7 @@ class ExternalRun:
                                           prompt=cap(description or title, FIELD_CAP), status=RunStatus.RUNNING,
                                           parent_run_id=self.run_id, label=label, pid=os.getpid(),
                                           options={"parent_session_id": self.spec.session_id, "deliver": False,
-                                                   "external": True, "cost_in_parent": True})
+                                                   "external": True, "cost_in_parent": cost_in_parent})
         node = _Node(run.id, session.id, label)
         self._nodes[key] = node
         program = os.path.basename(self.profile.acp.command) if self.profile.acp else ""
@@ -364,7 +387,7 @@ class ExternalRun:
         node.ended = True
         if node.output:
             await self._commit(node, Message.assistant(node.output))
-        await self.store.update_run(node.run_id, status=status, usage=node.usage, error=error,
+        await self.store.update_run(node.run_id, status=status, usage=node.usage, cost=node.cost, error=error,
                                     result={"output": node.output})
         self.bus.publish(RunStatusChanged(node.run_id, node.session_id, status, error or ""))
 

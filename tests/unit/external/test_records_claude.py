@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from yeetui.external.claude_records import subagent_usage, tool_response_usage
+from yeetui.external.records.claude import subagent_usage, tool_response_usage
 from yeetui.messages import Usage
 
 SESSION, AGENT = "75c0e187-e747-4bfe-806c-ab30298ae553", "aaba996cfe19efa17"
