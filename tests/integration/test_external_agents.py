@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -287,6 +288,11 @@ def test_hostile_and_legacy_updates(fake_env, project: Path) -> None:
     assert child["output"] == "child says hi" and child["status"] == "completed"
     assert child["usage"] == {"input_tokens": 321, "output_tokens": 12, "cache_read_tokens": 5,
                               "cache_write_tokens": 0}  # what the Agent call's response said it used
+    # its report is kept in the inbox of the run's session (its agent took it; nothing is announced)
+    with sqlite3.connect(Path(os.environ["YEETUI_DATA_DIR"]) / "yeetui.db") as db:
+        items = db.execute("SELECT session_id, title, body, json_extract(data, '$.announce') FROM inbox_items"
+                           " WHERE run_id = ?", (child["id"],)).fetchall()
+    assert items == [(registered[0]["session_id"], f"{child['label']} — completed", "child says hi", 0)]
 
 
 def test_an_external_agents_question_is_refused_headless_and_garbage_on_its_stdout_is_survived(

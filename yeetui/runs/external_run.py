@@ -30,6 +30,7 @@ from typing import Any
 from yeetui.bus import Bus
 from yeetui.errors import YeetuiError
 from yeetui.events import (
+    InboxItemAdded,
     Notice,
     PermissionAnswer,
     PermissionRequested,
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 TEXT_CAP = 200_000
 """Characters of one node's text kept (what an agent says is capped like a tool's output)."""
 FIELD_CAP = 2000
+INBOX_BODY_CAP = 4000
+"""Characters of a subagent's report kept on its inbox item."""
 ASKING_MODES = ("default", "manual", "ask")
 """Modes, by the ids agents use, in which the agent asks before it changes anything."""
 KIND_TOOLS = {"execute": "bash", "edit": "edit_file", "delete": "edit_file", "move": "edit_file",
@@ -390,6 +393,17 @@ class ExternalRun:
         await self.store.update_run(node.run_id, status=status, usage=node.usage, cost=node.cost, error=error,
                                     result={"output": node.output})
         self.bus.publish(RunStatusChanged(node.run_id, node.session_id, status, error or ""))
+        # Its report went to its agent, which carries on with it; the inbox of this run's session keeps it too
+        # (as a built-in subagent's report to a subagent is kept), never announced into a conversation.
+        body = cap(node.output or error or "", INBOX_BODY_CAP)
+        data = {"status": status.value, "label": node.label, "child_session_id": node.session_id, "announce": False,
+                "result": {"output": cap(node.output, INBOX_BODY_CAP)}}
+        item, created = await self.store.inbox.put(
+            session_id=self.spec.session_id, run_id=node.run_id, kind="completion",
+            title=f"{node.label} — {status.value}", body=body, data=data, dedupe_key=f"completion:{node.run_id}")
+        if created:
+            self.bus.publish(InboxItemAdded(item.id, self.spec.session_id, node.run_id, item.kind, item.title,
+                                            item.body, data))
 
     # -- permission requests ---------------------------------------------------------------------------------
 
