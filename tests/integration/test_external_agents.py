@@ -98,6 +98,11 @@ def test_claude_code_runs_as_a_yeetui_agent_and_its_subagent_is_a_node_of_the_tr
     tree = json.loads(shown.stdout)["tree"]
     assert tree["usage"]["input_tokens"] == result["usage"]["input_tokens"] + child_usage["input_tokens"]
     assert tree["cost"] == pytest.approx(result["cost"])  # the agent's cost already holds its subagent's
+    # its transcript: the task its parent gave it (once), then its report
+    shown = run_yeetui("sessions", "show", "--json", child["session_id"], cwd=project)
+    assert [(m["role"], "".join(p.get("text", "") for p in m["parts"]))
+            for m in json.loads(shown.stdout)["messages"]] == [
+        ("user", "SUB-TASK look around the repo"), ("assistant", "SUB-RESULT found nothing")], shown.stdout
     # the agent really asked the model: the child's request carried its task
     assert any("SUB-TASK look around the repo" in r.text for r in fake_env.requests)
 
@@ -272,6 +277,17 @@ def test_hostile_and_legacy_updates(fake_env, project: Path) -> None:
         {"sessionUpdate": "subagent_update", "sessionId": 123},
         {"_session": "sess-other", "sessionUpdate": "agent_message_chunk",
          "content": {"type": "text", "text": "INTRUDER"}},
+        # an ACP subagent session: its task (sent on both sessions, kept once), hostile messages dropped
+        {"sessionUpdate": "subagent_update", "sessionId": "kid", "title": "kid", "state": {"state": "running"}},
+        {"sessionUpdate": "session_message", "messageId": "m-task", "senderSessionId": "sess-root",
+         "recipientSessionId": "kid", "content": [{"type": "text", "text": "KID-TASK \u001b[2Jdo it"}]},
+        {"_session": "kid", "sessionUpdate": "session_message", "messageId": "m-task", "senderSessionId": "sess-root",
+         "recipientSessionId": "kid", "content": [{"type": "text", "text": "KID-TASK \u001b[2Jdo it"}]},
+        {"sessionUpdate": "session_message", "messageId": "m-x", "recipientSessionId": "kid", "content": "not a list"},
+        {"sessionUpdate": "session_message", "messageId": "m-y", "recipientSessionId": "nobody",
+         "content": [{"type": "text", "text": "LOST"}]},
+        {"_session": "kid", "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "kid done"}},
+        {"sessionUpdate": "subagent_update", "sessionId": "kid", "state": {"state": "idle", "stopReason": "end_turn"}},
         {"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": {"amount": -5, "currency": "USD"}},
         {"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": {"amount": 0.25, "currency": "USD"}},
         {"sessionUpdate": "agent_message_chunk", "messageId": "m2", "content": {"type": "text", "text": "ROOT-FINAL"}},
@@ -283,9 +299,13 @@ def test_hostile_and_legacy_updates(fake_env, project: Path) -> None:
     text = "".join(e["text"] for e in done.events if e["type"] == "text_delta")
     assert "[mode default]" in text and "clean" in text and "\x1b" not in done.stdout and "INTRUDER" not in text
     registered = [e for e in done.events if e["type"] == "run_registered"]
-    assert len(registered) == 2
+    assert len(registered) == 3
     child = {r["id"]: r for r in _runs(project)}[registered[1]["run_id"]]
     assert child["output"] == "child says hi" and child["status"] == "completed"
+    kid = {r["id"]: r for r in _runs(project)}[registered[2]["run_id"]]
+    shown = json.loads(run_yeetui("sessions", "show", "--json", kid["session_id"], cwd=project).stdout)
+    assert [(m["role"], "".join(p.get("text", "") for p in m["parts"])) for m in shown["messages"]] == [
+        ("user", "KID-TASK do it"), ("assistant", "kid done")]
     assert child["usage"] == {"input_tokens": 321, "output_tokens": 12, "cache_read_tokens": 5,
                               "cache_write_tokens": 0}  # what the Agent call's response said it used
     # its report is kept in the inbox of the run's session (its agent took it; nothing is announced)

@@ -83,6 +83,8 @@ class _Node:
     cost: float | None = None
     """A subagent's own cost, where its agent's reported cost does not hold it (OpenCode's children)."""
     ended: bool = False
+    messages: set[str] = field(default_factory=set)
+    """Ids of the messages between sessions it was given (kept once)."""
     cancellable: bool = False
     """The agent said this subagent can be cancelled on its own (`capabilities.cancel`)."""
 
@@ -247,6 +249,9 @@ class ExternalRun:
         if kind == "subagent_update":
             await self._subagent(update)
             return
+        if kind == "session_message":
+            await self._session_message(update)
+            return
         node = self._nodes.get(session_id)
         if node is None:
             return  # a session it never announced: not shown
@@ -322,6 +327,19 @@ class ExternalRun:
                     RunStatus.FAILED if stop in ("error", "refusal") else RunStatus.COMPLETED)
                 message = _field(error.get("message")) if isinstance(error, dict) else None
                 await self._child_ended(node, status, message or (stop if status == RunStatus.FAILED else None))
+
+    async def _session_message(self, update: dict[str, Any]) -> None:
+        """A message between sessions (ACP subagent sessions): one a subagent is given — its task, or a later
+        word from its parent — goes into its transcript, once (agents send it on both sessions)."""
+        node = self._nodes.get(_field(update.get("recipientSessionId")))
+        message_id = _field(update.get("messageId"))
+        if node is None or node is self.root or node.ended or (message_id and message_id in node.messages):
+            return
+        content = update.get("content")
+        text = "\n".join(t for t in map(_text, content if isinstance(content, list) else []) if t)
+        if text:
+            node.messages.add(message_id)
+            await self._commit(node, Message.user(cap(text, TEXT_CAP)))
 
     async def _recorded_usage(self, child: str) -> Usage | None:
         """A subagent's usage from Claude Code's record of it, when its idle state said none (Claude Code's
