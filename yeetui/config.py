@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from yeetui import paths
 from yeetui.errors import ConfigError
+from yeetui.profiles import BudgetLimits
 from yeetui.providers.base import ProviderCredentials, credentials_from_env, other_model_hint, split_model
 from yeetui.providers.tiers import TIERS
 from yeetui.trust import is_trusted
@@ -104,6 +105,9 @@ class Settings(_Model):
     yeetui's tmux server (`tmux`; `terminal` also opens a terminal window on it), or a background worker."""
     context_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md"])
     """Workspace files read into the primary system prompt."""
+    budget: BudgetLimits = Field(default_factory=BudgetLimits)
+    """What each of your requests may spend with every subagent it starts (a top-level run's budget; profiles,
+    spawns and `--max-cost` may only tighten it). A project's config may lower these limits, never raise them."""
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
     """MCP servers of yeetui's own config, beside those Claude Code's, OpenCode's, Cursor's, Codex's and Gemini's
     files define; read and checked by `yeetui.mcp.sources` (a project's need the user's approval)."""
@@ -257,6 +261,30 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
     return warnings
 
 
+def _keep_project_budget_lower(data: dict[str, Any], base: Settings, where: Path) -> list[str]:
+    """A project's `budget` may add or lower limits, never raise or lift one the user set (trusted or not: it
+    is the user's money)."""
+    budget = data.get("budget")
+    if not isinstance(budget, dict):
+        return []
+    warnings: list[str] = []
+    for key, value in list(budget.items()):
+        current = getattr(base.budget, key, None)
+        if current is None:
+            continue
+        number = value
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                continue  # not a number: validation refuses it, naming the file
+        if value is None or (isinstance(number, int | float) and not isinstance(number, bool) and number > current):
+            del budget[key]
+            warnings.append(f"{where}: ignored budget.{key}: {value} (your config.yaml sets {current}) — a "
+                            "project's config may lower a budget, not raise it.")
+    return warnings
+
+
 def load_settings(
     *,
     project_dir: Path | None = None,
@@ -300,6 +328,7 @@ def load_settings(
                 del tools["bash_sandbox"]
                 warnings.append(f"{project_file}: ignored tools.bash_sandbox: unshielded — only your own "
                                 "config.yaml may accept a sandbox that leaves .git/ writable, trusted or not.")
+            warnings += _keep_project_budget_lower(data, _defaults_and(layers), project_file)
             if not (is_trusted(project_dir, env) if trusted is None else trusted):
                 warnings += _narrow_project_layer(data, _defaults_and(layers), project_file)
             layers.append(("project config", project_file, data, lines))

@@ -26,6 +26,8 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    """Halted with its whole tree when the tree reached a limit of its budget (`yeetui.runs.budget`)."""
 
     @property
     def is_final(self) -> bool:
@@ -33,7 +35,7 @@ class RunStatus(StrEnum):
 
 
 _FINAL = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TIMEOUT, RunStatus.CANCELLED,
-          RunStatus.INTERRUPTED, RunStatus.WAITING_USER}
+          RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.BUDGET_EXHAUSTED}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,19 @@ class ProviderRetrying:
         of = f"/{self.max_attempts}" if self.max_attempts else ""
         wait = f"{self.delay:.0f} s" if self.delay >= 10 or self.delay == int(self.delay) else f"{self.delay:.1f} s"
         return f"retrying ({self.attempt + 1}{of}) in {wait} — {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetUpdated:
+    """What the tree of a budget-owning run has spent against its limits (`yeetui.runs.budget`)."""
+
+    run_id: str
+    session_id: str
+    against: str
+    """`$0.31/$0.50 · 40k/100k tok`: spend against each limit set."""
+    share: float
+    """The largest share of a limit spent (1.0: reached)."""
+    kind: Literal["budget"] = "budget"
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +270,8 @@ class PermissionRequested:
 
 
 Event = (RunStatusChanged | TextDelta | ThinkingDelta | StreamRestarted | MessageCommitted | ToolCallStarted
-         | ToolCallFinished | ProviderRetrying | RunProgress | UsageUpdated | Notice | PermissionRequested
+         | ToolCallFinished | ProviderRetrying | RunProgress | UsageUpdated | BudgetUpdated | Notice
+         | PermissionRequested
          | RunRegistered | InboxItemAdded | LedgerChanged | SessionBusyChanged | WatcherChanged)
 
 

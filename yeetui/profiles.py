@@ -62,6 +62,22 @@ class WorkspacePolicy(BaseModel):
     """Whether bash may use the network inside its sandbox (writable profiles; read-only ones never do)."""
 
 
+class BudgetLimits(BaseModel):
+    """What a run and every subagent below it may spend together; unset: no limit of that kind. Reaching one
+    halts the whole tree (`budget_exhausted`), and its owner's result says what was spent and produced."""
+
+    model_config = _STRICT
+
+    max_cost_usd: float | None = Field(None, gt=0)
+    """US dollars (requests of models whose price is unknown count in `max_tokens` only)."""
+    max_tokens: int | None = Field(None, ge=1)
+    """Input plus output tokens of every request in the tree."""
+    max_turns: int | None = Field(None, ge=1)
+    """Model requests in the tree."""
+    max_minutes: float | None = Field(None, gt=0)
+    """Minutes since the run started."""
+
+
 class Limits(BaseModel):
     """Bounds on one run of this profile."""
 
@@ -76,9 +92,11 @@ class Limits(BaseModel):
     can_spawn_children: bool = False
     """Whether the agent gets the agent tools (spawn_subagent, request_review, ...)."""
     max_cost_usd: float | None = Field(None, gt=0)
-    """Stop the run once its cost reaches this many US dollars."""
+    """Halt the run and its subagents once together they cost this many US dollars (as `budget.max_cost_usd`)."""
     max_total_tokens: int | None = Field(None, ge=1)
-    """Stop the run once input plus output tokens reach this number."""
+    """Halt the run and its subagents once together they used this many tokens (as `budget.max_tokens`)."""
+    budget: BudgetLimits = Field(default_factory=BudgetLimits)
+    """What the run and its subagents may spend together (see `BudgetLimits`)."""
     max_nudges: int = Field(3, ge=0)
     """How often a run that stops without an exit tool is told to continue before it waits for the user."""
 

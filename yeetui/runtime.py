@@ -266,6 +266,7 @@ class Runtime:
             await self.relay.close()
         await self.watchers.stop_all()
         await self.spawner.shutdown()
+        await self.launcher.budgets.close()
         if self.launcher.mcp is not None:
             await self.launcher.mcp.close()
         await self.launcher.aclose()

@@ -551,3 +551,32 @@ async def test_esc_with_only_subagents_running_names_them_and_a_second_esc_stops
         await _until(pilot, lambda: bool(spawner.live_runs()))
         await pilot.press("ctrl+q")
     assert app.exit_note is not None and "stopped 1 running subagent" in app.exit_note and "oracle#2" in app.exit_note
+
+
+async def test_a_subagent_with_a_budget_shows_its_spend_and_is_halted_at_it(fake_env, project: Path) -> None:
+    """`/oracle --max-turns 3 …`: the ledger row shows the spend against the budget, the oracle is halted at
+    it (`budget exhausted`), and the user's inbox says so; a mistyped budget flag starts nothing and says why."""
+    from yeetui.tui.widgets.inbox import InboxPanel
+    from yeetui.tui.widgets.ledger import LedgerPanel
+
+    fake_env.script(Reply(text="Looking again.", tool_calls=[ToolCall("list_dir", {"path": "."})], repeat=True,
+                          chunk_size=4, chunk_delay=0.02))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(140, 32)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "/oracle --max-turns many why?")
+        await _until(pilot, lambda: "--max-turns needs a positive whole number, not 'many'" in _text(view))
+        assert not fake_env.requests
+        await _type(pilot, "/oracle --max-turns 3 why does it loop?")
+        ledger = main.query_one(LedgerPanel)
+
+        def rows() -> str:
+            return "\n".join(str(ledger.get_option_at_index(i).prompt) for i in range(ledger.option_count))
+
+        seen: list[str] = []
+        await _until(pilot, lambda: seen.append(rows()) or "oracle#1 budget exhausted" in rows(), timeout=30)
+        assert any("budget 1/3 turns" in r or "budget 2/3 turns" in r for r in seen), seen[-3:]
+        inbox = main.query_one(InboxPanel)
+        await _until(pilot, lambda: "oracle#1 halted: budget exhausted" in [i.title for i in inbox.items.values()])
+        assert len(fake_env.requests) == 3

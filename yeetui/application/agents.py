@@ -20,6 +20,7 @@ from yeetui.bus import Bus
 from yeetui.errors import YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.runs.asking import AskThroughStore, RefuseThroughStore
+from yeetui.runs.budget import Budget
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import FrontEnd, Runtime
@@ -38,7 +39,7 @@ __all__ = ["LIVE", "RESUMABLE", "SpawnHandle", "SpawnRequest", "Worker", "cancel
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
-             RunStatus.CANCELLED)
+             RunStatus.CANCELLED, RunStatus.BUDGET_EXHAUSTED)
 CANCEL_WAIT = 20.0
 """Seconds a cancel waits for a signalled worker to record the end of its run."""
 
@@ -75,11 +76,12 @@ async def ensure_final(store: Store, run_id: str) -> RunRecord:
 
 async def start_detached(runtime: Runtime, *, profile: str, prompt: str, model: str | None, context: str,
                          timeout: float | None, label: str | None, approve: bool,
-                         ask_any_yeetui: bool = False) -> tuple[RunRecord, int]:
+                         ask_any_yeetui: bool = False, budget: Budget | None = None) -> tuple[RunRecord, int]:
     """A new top-level session and its queued run, handed to a detached worker: (the run, the worker's pid).
     `ask_any_yeetui`: its permission questions are asked in any yeetui showing dialogs (refused when none)."""
     run = await runtime.detached.create(profile_name=profile, prompt=prompt, model=model, context=context,
-                                        timeout=timeout, title=label, approve=approve, ask_any_yeetui=ask_any_yeetui)
+                                        timeout=timeout, title=label, approve=approve, ask_any_yeetui=ask_any_yeetui,
+                                        budget=budget)
     return run, await runtime.detached.launch(run.id)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from yeetui.events import PermissionRequested
+from yeetui.runs.budget import Budget
 from yeetui.runs.spec import RunOptions, RunResult
 from yeetui.runtime import Runtime
 from yeetui.store.coordination import PermissionAsk
@@ -24,7 +25,14 @@ from yeetui.subagents.spawner import SpawnHandle
 from yeetui.system.terminals import Shown, attach_argv, show_window
 from yeetui.system.tmux import Pane
 
-__all__ = ["Pane", "RunDesk", "Sent", "Shown", "SpawnHandle"]
+__all__ = ["Budget", "Pane", "RunDesk", "Sent", "Shown", "SpawnHandle", "command_budget"]
+
+
+def command_budget(*, max_cost: float | None = None, max_tokens: int | None = None, max_turns: int | None = None,
+                   max_minutes: float | None = None) -> Budget | None:
+    """The budget a command gives its run (`--max-cost 0.50`, `/orchestrate --max-cost 0.50 …`); None: none."""
+    budget = Budget(max_cost_usd=max_cost, max_tokens=max_tokens, max_turns=max_turns, max_minutes=max_minutes)
+    return budget if budget.is_set else None
 
 
 @dataclass(frozen=True)
@@ -127,11 +135,11 @@ class RunDesk:
         return tuple(self._runtime.launcher.secrets)
 
     async def run_prompt(self, prompt: str | None, *, profile: str | None = None, model: str | None = None,
-                         session_id: str | None = None) -> RunResult:
+                         session_id: str | None = None, budget: Budget | None = None) -> RunResult:
         """Run `prompt` to its end in the foreground: a new session of `profile` (the primary profile by
-        default), or a new turn of `session_id`."""
+        default), or a new turn of `session_id`; `budget`: what it and its subagents may spend."""
         return await self._runtime.launcher.run_prompt(prompt, profile_name=profile, model=model,
-                                                       session_id=session_id)
+                                                       session_id=session_id, budget=budget)
 
     async def review(self, *, parent_session_id: str, target: str | None = None) -> SpawnHandle:
         """A reviewer on the project's changes (or on `target`: a branch, a commit range, a worktree)."""

@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trust", action="store_true", help=TRUST_HELP)
     run.add_argument("--resume", metavar="SESSION", help="continue this session (id or unique prefix)")
     run.add_argument("--continue", dest="cont", action="store_true", help="continue the latest session")
+    _add_budget(run)
 
     sessions = sub.add_parser("sessions", help="list and show sessions")
     ssub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
@@ -135,6 +136,7 @@ def _add_agents(sub: Subparsers) -> None:
     start.add_argument("--label", metavar="L", help="a title for the run's session")
     start.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
     start.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    _add_budget(start)
     alist = asub.add_parser("list", help="live and recently finished runs")
     alist.add_argument("--json", action="store_true")
     alist.add_argument("--all", action="store_true", help="every run, not only live and recent ones")
@@ -164,6 +166,15 @@ def _add_agents(sub: Subparsers) -> None:
     wrun.add_argument("--resume", action="store_true")
     wrun.add_argument("--env-file", help="read the environment from this JSON file, then remove it")
     wrun.add_argument("--show", action="store_true", help="print progress and the answer (in a tmux pane)")
+
+
+def _add_budget(parser: argparse.ArgumentParser) -> None:
+    """What the run and every subagent it starts may spend together; reaching a limit halts them all."""
+    group = parser.add_argument_group("budget (the run and all its subagents together; a limit halts them all)")
+    group.add_argument("--max-cost", type=_positive(float), metavar="USD", help="US dollars")
+    group.add_argument("--max-tokens", type=_positive(int), metavar="N", help="input plus output tokens")
+    group.add_argument("--max-turns", type=_positive(int), metavar="N", help="model requests")
+    group.add_argument("--max-minutes", type=_positive(float), metavar="M", help="minutes of wall-clock time")
 
 
 def _add_worktrees(sub: Subparsers) -> None:

@@ -40,6 +40,7 @@ from yeetui.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_WAITING_USER,
+    budget_of,
     error,
     open_runtime,
     table,
@@ -79,13 +80,14 @@ async def _start(args: argparse.Namespace) -> int:
 
         request = SpawnRequest(profile=args.profile, prompt=args.prompt, blocking=True, requested_by="user",
                                model=args.agent_model or args.model, timeout=args.timeout, label=args.label,
-                               session_context=args.context)
+                               session_context=args.context, budget=budget_of(args))
         return await _in_process(args, await open_runtime(args, _headless(args)), request)
     runtime = await open_runtime(args)
     try:
         run, pid = await start_detached(runtime, profile=args.profile, prompt=args.prompt,
                                         model=args.agent_model or args.model, context=args.context,
-                                        timeout=args.timeout, label=args.label, approve=args.yes)
+                                        timeout=args.timeout, label=args.label, approve=args.yes,
+                                        budget=budget_of(args))
     finally:
         await runtime.close()
     _print_started(args, run, pid)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from yeetui import paths
+from yeetui.application.runs import Budget, command_budget
 from yeetui.errors import YeetuiError
 from yeetui.redact import RedactingFilter
 from yeetui.text import terminal_safe
@@ -204,3 +205,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: frozen
         return "  ".join([*parts, str(cells[-1])]).rstrip()
 
     return "\n".join(line(cells) for cells in (header, *rows))
+
+
+def budget_of(args: argparse.Namespace) -> Budget | None:
+    """The budget of `--max-cost`, `--max-tokens`, `--max-turns`, `--max-minutes` (None: none given)."""
+    return command_budget(max_cost=getattr(args, "max_cost", None), max_tokens=getattr(args, "max_tokens", None),
+                          max_turns=getattr(args, "max_turns", None), max_minutes=getattr(args, "max_minutes", None))

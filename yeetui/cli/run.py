@@ -15,7 +15,16 @@ from typing import Any
 
 from yeetui.application.runs import RunDesk
 from yeetui.application.sessions import SessionDesk
-from yeetui.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER, error, open_runtime
+from yeetui.cli.common import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_WAITING_USER,
+    budget_of,
+    error,
+    open_runtime,
+)
 from yeetui.cli.progress import HeadlessProgress
 from yeetui.events import PermissionRequested, RunStatus, event_to_json
 from yeetui.redact import redact
@@ -47,7 +56,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
             session_id = latest.id
         task: asyncio.Future[Any] = asyncio.ensure_future(runs.run_prompt(
-            args.prompt, profile=args.profile, model=args.run_model or args.model, session_id=session_id))
+            args.prompt, profile=args.profile, model=args.run_model or args.model, session_id=session_id,
+            budget=budget_of(args)))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a closed terminal stops it cleanly too
             loop.add_signal_handler(sig, lambda: task.cancel())  # whichever task is current

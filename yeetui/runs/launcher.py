@@ -14,6 +14,7 @@ and the mailroom that brings announcements into a run between turns.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -29,6 +30,8 @@ from yeetui.messages import Message
 from yeetui.profiles import Profile, ProfileSet
 from yeetui.providers.base import Provider, ThinkingLevel, split_model
 from yeetui.providers.tiers import is_tier, tier_model
+from yeetui.runs.budget import Budget
+from yeetui.runs.budget_keeper import BudgetKeeper
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.external_run import ExternalRun
 from yeetui.runs.history import repair_history
@@ -50,6 +53,9 @@ from yeetui.workspace import BashSandbox, WorkspaceBinding
 
 RunEngine = Callable[[RunSpec, str], Awaitable[RunResult]]
 """Runs a spec to its end in place of the agent loop (`engines`, keyed by profile capability)."""
+log = logging.getLogger(__name__)
+
+
 class AgentHostFactory(Protocol):
     """Makes the host a run's agent tools act through (yeetui.subagents.host.AgentHost, set by the runtime:
     this layer cannot name it, hence `object`; the agent tools check what they get)."""
@@ -109,6 +115,8 @@ class RunLauncher:
         self._create_provider = create_provider
         self._providers: dict[str, tuple[Provider, str]] = {}
         self._cancel_children: list[Callable[[str], Awaitable[None]]] = []
+        self.budgets: Final = BudgetKeeper(store, bus)
+        """The budgets of this process's runs: watched, warned about, their trees halted (see yeetui.runs.budget)."""
 
     def on_cancel_children(self, hook: Callable[[str], Awaitable[None]]) -> None:
         """Call `hook(session_id)` when a run of that session is cancelled, to stop its subtree."""
@@ -257,11 +265,12 @@ class RunLauncher:
     async def build_spec(self, *, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
                          interactive: bool = False, label: str | None = None, parent_session_id: str | None = None,
                          run_id: str = "", thinking: ThinkingLevel | None = None, deadline: float | None = None,
-                         attach_mentions: bool = False) -> RunSpec:
+                         attach_mentions: bool = False, budget: Budget | None = None) -> RunSpec:
         """The run's spec, whole. `thinking` overrides the profile's and the config's level; `deadline` (event
         loop time) sets the timeout to what is left of it once the spec is made (a queued child's wait counts
         against its time), else the profile's timeout holds; `attach_mentions`: the files `prompt` mentions
-        go with it (the user's own prompt), and those that cannot are reported as notices."""
+        go with it (the user's own prompt), and those that cannot are reported as notices. `budget` tightens
+        the run's budget (a command's `--max-cost`)."""
         binding = self.binding_for(profile, cwd=own_checkout(session), workspace=session.workspace)
         attachments: tuple[Attachment, ...] = ()
         if attach_mentions and prompt:
@@ -306,7 +315,7 @@ class RunLauncher:
             thinking=thinking or profile.thinking or self.settings.thinking or "off",
             exit_tools=self.exit_tools(profile), workflow=workflow, interactive=interactive,
             max_turns=limits.max_turns, timeout=timeout, max_nudges=limits.max_nudges,
-            max_cost_usd=limits.max_cost_usd, max_total_tokens=limits.max_total_tokens,
+            budget=await self._budget(profile, run_id, parent_session_id, budget),
             max_tokens=self.settings.max_tokens, secrets=self.secrets, parent_session_id=parent_session_id,
             compact_at=self.settings.compact_at_tokens,
         )
@@ -316,12 +325,31 @@ class RunLauncher:
         retry = self.settings.retry
         return Runner(store=self.store, bus=self.bus, executor=executor, providers=self.provider,
                       retry_attempts=retry.max_attempts, retry_base_delay=retry.base_delay,
-                      retry_max_delay=retry.max_delay)
+                      retry_max_delay=retry.max_delay, after_request=self.budgets.after_request,
+                      halted=lambda run_id: self.budgets.halt_of(run_id) is not None)
+
+    async def _budget(self, profile: Profile, run_id: str | None, parent_session_id: str | None,
+                      given: Budget | None) -> Budget | None:
+        """The run's budget: the tightest of its profile's, the one its spawn or command gave it (stored on the
+        run), `given`, and — for a top-level run — the config's."""
+        limits = profile.limits
+        budget = Budget(max_cost_usd=limits.max_cost_usd, max_tokens=limits.max_total_tokens).tighter(
+            Budget(**limits.budget.model_dump())).tighter(given)
+        run = await self.store.get_run(run_id) if run_id is not None else None
+        if run is not None:
+            try:
+                budget = budget.tighter(Budget.from_json(RunOptions.of(run).budget))
+            except ValueError as exc:
+                log.warning("run %s: its stored budget is ignored: %s", run_id, exc)
+        if parent_session_id is None:
+            budget = budget.tighter(Budget(**self.settings.budget.model_dump()))
+        return budget if budget.is_set else None
 
     # -- running -----------------------------------------------------------------------------------
 
     async def run_prompt(self, prompt: str | None, *, profile_name: str | None = None, model: str | None = None,
-                         session_id: str | None = None, interactive: bool = False) -> RunResult:
+                         session_id: str | None = None, interactive: bool = False,
+                         budget: Budget | None = None) -> RunResult:
         """Run `prompt` in a new session (or continue `session_id`) with the profile's agent, to the end."""
         if session_id is not None:
             session = await self.store.resolve_session(session_id)
@@ -340,7 +368,8 @@ class RunLauncher:
         run = await self.create_run(session, profile, model=chosen, prompt=prompt or "")
         label = run.label or profile.name
         spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
-                                     interactive=interactive, label=label, run_id=run.id, attach_mentions=True)
+                                     interactive=interactive, label=label, run_id=run.id, attach_mentions=True,
+                                     budget=budget)
         if interactive:  # the conversation the user is typing into never waits behind background agents
             self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.RUNNING))
             return await self.execute(spec, run.id)
@@ -374,8 +403,9 @@ class RunLauncher:
             await self.store.workflow_states.save(run_id, spec.workflow.workflow.name, spec.workflow.state())
         await self.store.update_run(run_id, pid=os.getpid())
         await self.mailroom.begin_run(session_id)
-        try:
-            profile = self.profiles.get(spec.profile)
+        profile = self.profiles.get(spec.profile)
+
+        async def engine_run() -> RunResult:
             if profile.runner == "acp":
                 return await ExternalRun(spec, run_id, profile, store=self.store, bus=self.bus, env=self.env,
                                          secrets=list(self.secrets)).run()
@@ -383,11 +413,37 @@ class RunLauncher:
             if engine is not None:
                 return await engine(spec, run_id)
             return await self.runner().run(spec, run_id, before_turn=before_turn)
+
+        # The run goes in a task of its own, entered with the budgets: a halt of its tree cancels that task (at
+        # once, mid-request) and the run ends `budget_exhausted` here, as an answer — never as a cancellation of
+        # whoever awaits it (the `yeetui run` in a terminal, the parent's spawn).
+        running = asyncio.ensure_future(engine_run())
+        self.budgets.enter(run_id, session_id, label=spec.label, task=running, budget=spec.budget,
+                           parent_session_id=spec.parent_session_id)
+        try:
+            try:
+                await asyncio.wait({running})
+            except asyncio.CancelledError as exc:  # whoever awaits the run was cancelled: so is the run
+                running.cancel(exc.args[0] if exc.args else None)
+                await asyncio.wait({running})
+                if (halt := self.budgets.halt_of(run_id)) is not None and _stopped(running):
+                    await asyncio.shield(self.budgets.record(run_id, session_id, halt))  # halted all the same
+                raise
+            if (halt := self.budgets.halt_of(run_id)) is not None and _stopped(running):
+                for hook in self._cancel_children:
+                    await asyncio.shield(hook(session_id))
+                return await self.budgets.record(run_id, session_id, halt)
+            result = running.result()  # raises as the run did (cancelled by anyone else: cancelled)
+            if spec.budget is not None and (spent := await self.budgets.spend(run_id)) is not None:
+                result.result = {**(result.result or {}), "budget": {"limits": spec.budget.to_json(),
+                                                                     "spent": spent.to_json()}}
+            return result
         except asyncio.CancelledError:
             for hook in self._cancel_children:
                 await asyncio.shield(hook(session_id))
             raise
         finally:
+            self.budgets.leave(run_id)
             await asyncio.shield(self.mailroom.end_run(session_id))
 
     async def compact(self, session_id: str, *, model: str | None = None) -> str:
@@ -416,3 +472,11 @@ def _strictest(profile: Profile, configured: str) -> BashSandbox:
     if configured == "unshielded" and mode == "auto":
         return "unshielded"
     return mode
+
+
+def _stopped(running: asyncio.Future[RunResult]) -> bool:
+    """The run was stopped (cancelled, or it took the cancellation and ended so) rather than ending on its own."""
+    if running.cancelled():
+        return True
+    return running.exception() is None and running.result().status in (RunStatus.CANCELLED,
+                                                                          RunStatus.BUDGET_EXHAUSTED)

@@ -29,6 +29,7 @@ from yeetui.messages import Message, TextPart, ToolResultPart, Usage
 from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk, UsageChunk
 from yeetui.providers.pricing import cost_usd
 from yeetui.providers.retry import Restarted, stream_with_retry
+from yeetui.runs.budget import is_halt
 from yeetui.runs.compaction import compaction_message, summarise
 from yeetui.runs.history import repair_history
 from yeetui.runs.mcp_tools import McpAccess
@@ -63,7 +64,9 @@ BeforeTurn = Callable[[], Awaitable[list[Message]]]
 
 class Runner:
     def __init__(self, *, store: Store, bus: Bus, executor: ToolExecutor, providers: ProviderFactory,
-                 retry_attempts: int = 5, retry_base_delay: float = 1.0, retry_max_delay: float = 30.0) -> None:
+                 retry_attempts: int = 5, retry_base_delay: float = 1.0, retry_max_delay: float = 30.0,
+                 after_request: Callable[[str], Awaitable[None]] | None = None,
+                 halted: Callable[[str], bool] | None = None) -> None:
         self.store = store
         self.bus = bus
         self.executor = executor
@@ -71,6 +74,11 @@ class Runner:
         self.retry_attempts = retry_attempts
         self.retry_base_delay = retry_base_delay
         self.retry_max_delay = retry_max_delay
+        self.after_request = after_request
+        """Told after every model request of a run (its budgets are looked at: `BudgetKeeper.after_request`)."""
+        self.halted = halted
+        """Whether a run was halted by its tree's budget (its cancellation may have lost its message on the
+        way through a `gather` of tool calls)."""
         self._last_input: dict[str, int] = {}
 
     async def run(self, spec: RunSpec, run_id: str, *, before_turn: BeforeTurn | None = None) -> RunResult:
@@ -79,7 +87,7 @@ class Runner:
         result = RunResult(run_id=run_id, session_id=spec.session_id, status=RunStatus.RUNNING)
         earlier = await self.store.get_run(run_id)
         if earlier is not None:  # a resumed run goes on counting from what its earlier attempts used
-            result.usage, result.cost = earlier.usage, earlier.cost
+            result.usage, result.cost, result.turns = earlier.usage, earlier.cost, earlier.turns
         await self._set_status(result, RunStatus.RUNNING)
         try:
             async with asyncio.timeout(spec.timeout) as deadline:
@@ -96,7 +104,11 @@ class Runner:
         except ProviderError as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
         except asyncio.CancelledError as exc:
-            result.status, result.error = RunStatus.CANCELLED, cancel_reason(exc)
+            reason = cancel_reason(exc)
+            # its tree's budget is spent: it ends with what it said so far
+            halted = is_halt(reason) or (self.halted is not None and self.halted(run_id))
+            result.status = RunStatus.BUDGET_EXHAUSTED if halted else RunStatus.CANCELLED
+            result.error = reason.removeprefix("cancelled: ") if halted else reason
             await asyncio.shield(self._finish(result))
             raise
         await self._finish(result)
@@ -122,7 +134,8 @@ class Runner:
             if spec.compact_at is not None and self._last_input.get(result.run_id, 0) > spec.compact_at:
                 history[:] = await self._compact(spec, result, history)
             reply = await self._model_turn(spec, result, history)
-            self._check_budget(spec, result)
+            if self.after_request is not None:
+                await self.after_request(result.run_id)
             if not reply.tool_calls:
                 if not spec.exit_tools:
                     raise RunEnded(RunStatus.COMPLETED, reply.text)
@@ -177,6 +190,7 @@ class Runner:
         request = ModelRequest(model=bare_model, system=system, messages=list(history), tools=tools,
                                max_tokens=spec.max_tokens, thinking=spec.thinking)
         text = ""
+        result.turns += 1  # a request made counts, however it ends
         partial_id: int | None = None
         last_write = 0.0
         last_usage_write = -CHECKPOINT_INTERVAL
@@ -211,7 +225,8 @@ class Runner:
                     # Stored at once the first time (the prompt's tokens, most of a request's cost), then at
                     # most once per checkpoint interval: some providers send the usage so far with every chunk.
                     if time.monotonic() - last_usage_write >= CHECKPOINT_INTERVAL:
-                        await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost)
+                        await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost,
+                                                    turns=result.turns)
                         last_usage_write = time.monotonic()
             elif isinstance(item, StreamDone):
                 done = item
@@ -221,7 +236,7 @@ class Runner:
         self._last_input[result.run_id] = _context(done.usage)
         await self._commit(spec, result, history, done.message, replace_id=partial_id)
         # Stored per response, not only at the end: a crash mid-run loses no spent tokens.
-        await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost)
+        await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost, turns=result.turns)
         return done.message
 
     async def _compact(self, spec: RunSpec, result: RunResult, history: list[Message]) -> list[Message]:
@@ -261,14 +276,6 @@ class Runner:
         self.bus.publish(UsageUpdated(result.run_id, spec.session_id, result.usage, result.cost,
                                       context_tokens=context))
 
-    def _check_budget(self, spec: RunSpec, result: RunResult) -> None:
-        if spec.max_cost_usd is not None and result.cost is not None and result.cost > spec.max_cost_usd:
-            raise RunEnded(RunStatus.FAILED, error=(
-                f"cost budget exceeded: ${result.cost:.4f} spent, limit ${spec.max_cost_usd:.4f}"))
-        if spec.max_total_tokens is not None and result.usage.total_tokens > spec.max_total_tokens:
-            raise RunEnded(RunStatus.FAILED, error=(
-                f"token budget exceeded: {result.usage.total_tokens} tokens used, limit {spec.max_total_tokens}"))
-
     async def _set_status(self, result: RunResult, status: RunStatus, reason: str = "") -> None:
         result.status = status
         await self.store.update_run(result.run_id, status=status)
@@ -277,6 +284,7 @@ class Runner:
     async def _finish(self, result: RunResult) -> None:
         await self.store.update_run(
             result.run_id, status=result.status, usage=result.usage, cost=result.cost, error=result.error,
+            turns=result.turns,
             result={"output": result.output, **(result.result or {})},
         )
         self.bus.publish(RunStatusChanged(result.run_id, result.session_id, result.status, result.error or ""))

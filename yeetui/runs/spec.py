@@ -16,6 +16,7 @@ from yeetui.events import RunStatus
 from yeetui.messages import Usage
 from yeetui.profiles import RunMode
 from yeetui.providers.base import ThinkingLevel
+from yeetui.runs.budget import Budget
 from yeetui.runs.mentions import Attachment
 from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext
@@ -54,6 +55,8 @@ class RunOptions:
     ask_any_yeetui: bool = False
     """Nobody follows this detached run (an MCP client started it): its `ask` questions are asked in every
     yeetui that shows dialogs, and refused as unattended when none runs; `approve` still wins."""
+    budget: dict[str, Any] | None = None
+    """The budget the spawn (or the command that started it) gave it (`Budget.to_json`)."""
     cost_in_parent: bool = False
     """An external agent's subagent: the cost the agent reported for its parent already holds this run's, so
     its own is not priced and does not make its tree's cost unknown."""
@@ -103,8 +106,8 @@ class RunSpec:
     max_turns: int = 50
     timeout: float = 300.0
     max_nudges: int = 3
-    max_cost_usd: float | None = None
-    max_total_tokens: int | None = None
+    budget: Budget | None = None
+    """What the run and everything it spawns may spend together (`yeetui.runs.budget`)."""
     max_tokens: int = 8192
     secrets: list[str] = field(default_factory=list)
     parent_session_id: str | None = None
@@ -129,6 +132,8 @@ class RunResult:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None
+    turns: int = 0
+    """Model requests made."""
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "result", "status": self.status.value, "output": self.output, "result": self.result,

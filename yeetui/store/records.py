@@ -158,6 +158,8 @@ class RunRecord(_Record):
     pid: int | None
     options: dict[str, Any]
     """Spawn options (timeout, session_context, cleanup, mode, parent ids…); {} for a plain run."""
+    turns: int = 0
+    """Model requests it made so far."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RunRecord:
@@ -175,7 +177,21 @@ class RunRecord(_Record):
             worktree=row["worktree"], created_at=datetime.fromisoformat(row["created_at"]),
             started_at=parse_ts(row["started_at"]), finished_at=parse_ts(row["finished_at"]),
             pid=row["pid"], options=load_json(row["options"], f"the options of run {run_id}") or {},
+            turns=row["turns"] or 0,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class TreeTotals:
+    """What a tree of runs spent (`Store.tree_totals`)."""
+
+    tokens: int
+    cost: float
+    """Dollars of the runs whose price is known."""
+    unpriced_tokens: int
+    """Tokens of runs whose price is not known (counted in `tokens`, not in `cost`)."""
+    turns: int
+    runs: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from yeetui.store.coordination import FrontEnds, PermissionAsks, RunCommandQueue
 from yeetui.store.db import Database, first_row
 from yeetui.store.inbox import InboxItems
 from yeetui.store.liveness import pid_alive, process_gone, process_start
-from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, dump_json, utcnow
+from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, TreeTotals, dump_json, utcnow
 from yeetui.store.side_tables import Breadcrumbs, WorkflowStates, WorktreeRecords
 
 INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
@@ -403,7 +403,7 @@ class Store(Database):
     async def update_run(
         self, run_id: str, *, status: RunStatus | None = None, result: Any = None, usage: Usage | None = None,
         cost: float | EllipsisType | None = ..., error: str | None = None, pid: int | None = None,
-        worktree: str | Path | None = None, options: dict[str, Any] | None = None,
+        worktree: str | Path | None = None, options: dict[str, Any] | None = None, turns: int | None = None,
     ) -> RunRecord:
         """Change a run; arguments left as None (`...` for cost) stay as they are.
 
@@ -433,6 +433,8 @@ class Store(Database):
             values["worktree"] = str(worktree)
         if options is not None:
             values["options"] = dump_json(options)
+        if turns is not None:
+            values["turns"] = turns
         def update(conn: sqlite3.Connection) -> sqlite3.Row | None:
             row = first_row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?", (run_id,))
             if row is None:
@@ -516,6 +518,26 @@ class Store(Database):
             if cost_known is not None and usage.total_tokens and not row["in_parent"]:
                 cost_known = None if row["cost"] is None else cost_known + float(row["cost"])
         return total, cost_known
+
+    async def tree_totals(self, session_id: str) -> TreeTotals:
+        """What every run in `session_id` and the sessions below it spent, as a budget counts it: all tokens,
+        the dollars of those whose price is known, the tokens of those whose price is not, model requests."""
+        rows = await self.fetch_all(
+            f"sum the spend below session {session_id}",
+            "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t"
+            " ON s.parent_id = t.id) SELECT usage, cost, turns, json_extract(options, '$.cost_in_parent')"
+            " AS in_parent FROM agent_runs WHERE session_id IN tree", (session_id,))
+        tokens = unpriced = turns = 0
+        cost = 0.0
+        for row in rows:
+            used = Usage.model_validate_json(row["usage"]).total_tokens if row["usage"] else 0
+            tokens += used
+            turns += row["turns"] or 0
+            if row["cost"] is not None:
+                cost += float(row["cost"])
+            elif used and not row["in_parent"]:
+                unpriced += used
+        return TreeTotals(tokens=tokens, cost=cost, unpriced_tokens=unpriced, turns=turns, runs=len(rows))
 
     async def usage_by_session(self, session_ids: Iterable[str]) -> dict[str, tuple[Usage, float | None]]:
         """Tokens and cost of each session's own runs (not the sessions below it), in one query; a session

@@ -19,6 +19,7 @@ from yeetui import paths
 from yeetui.errors import ContextResolutionError, YeetuiError
 from yeetui.events import RunStatus
 from yeetui.profiles import ProfileSet
+from yeetui.runs.budget import Budget
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import RunOptions
@@ -43,9 +44,10 @@ class DetachedRuns:
 
     async def create(self, *, profile_name: str, prompt: str, model: str | None = None, context: str = "none",
                      timeout: float | None = None, title: str | None = None, approve: bool = False,
-                     ask_any_yeetui: bool = False) -> RunRecord:
+                     ask_any_yeetui: bool = False, budget: Budget | None = None) -> RunRecord:
         """A new top-level session and its queued run record, for a worker process to execute.
-        `ask_any_yeetui`: its permission questions go to any yeetui showing dialogs (`RunOptions`)."""
+        `ask_any_yeetui`: its permission questions go to any yeetui showing dialogs (`RunOptions`); `budget`:
+        what it and its subagents may spend."""
         try:
             profile = self.profiles.get(profile_name)
         except YeetuiError as exc:
@@ -59,7 +61,7 @@ class DetachedRuns:
             raise SpawnRefused(str(exc)) from None
         session = await self.launcher.new_session(profile, title=title or prompt, model=chosen, origin="detached")
         options = RunOptions(timeout=timeout, session_context=context, detached=True, approve=approve,
-                             ask_any_yeetui=ask_any_yeetui)
+                             ask_any_yeetui=ask_any_yeetui, budget=budget.to_json() if budget else None)
         return await self.launcher.create_run(session, profile, model=chosen, prompt=full_prompt, options=options)
 
     async def launch(self, run_id: str, *, resume: bool = False) -> int:

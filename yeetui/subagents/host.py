@@ -11,6 +11,7 @@ from typing import Any
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
 from yeetui.profiles import RunMode
+from yeetui.runs.budget import Budget
 from yeetui.runs.spec import RunOptions
 from yeetui.store.records import RunRecord
 from yeetui.store.sqlite import Store
@@ -33,14 +34,15 @@ class AgentHost:
     async def spawn(self, profile: str, prompt: str, *, blocking: bool = True, label: str | None = None,
                     model: str | None = None, timeout: float | None = None, context: str = "none",
                     prompt_suffix: str = "", worktree: str | None = None,
-                    worktree_from: str | None = None, mode: RunMode | None = None) -> SpawnHandle:
+                    worktree_from: str | None = None, mode: RunMode | None = None,
+                    budget: Budget | None = None) -> SpawnHandle:
         """Spawn a child; `worktree` (handed over from session `worktree_from`) makes it work in that existing
         worktree instead of a new one."""
         return await self.spawner.spawn(SpawnRequest(
             profile=profile, prompt=prompt, parent_session_id=self.session_id, parent_run_id=self.run_id,
             blocking=blocking, label=label, model=model, timeout=timeout, session_context=context,
             prompt_suffix=prompt_suffix, requested_by="agent", worktree=worktree, worktree_from=worktree_from,
-            mode=mode))
+            mode=mode, budget=budget))
 
     async def review(self, *, target: str | None = None, focus: str | None = None, blocking: bool = True,
                      ranges: list[tuple[str, str]] | None = None) -> SpawnHandle:

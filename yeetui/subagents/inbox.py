@@ -34,7 +34,7 @@ ANNOUNCE_CAP = 3000
 _STATUS_WORDS = {
     RunStatus.COMPLETED: "Complete.", RunStatus.FAILED: "Failed.", RunStatus.TIMEOUT: "Timed out.",
     RunStatus.CANCELLED: "Cancelled.", RunStatus.INTERRUPTED: "Interrupted.",
-    RunStatus.WAITING_USER: "Stopped: needs input.",
+    RunStatus.WAITING_USER: "Stopped: needs input.", RunStatus.BUDGET_EXHAUSTED: "Halted: budget exhausted.",
 }
 
 

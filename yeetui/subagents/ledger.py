@@ -29,7 +29,7 @@ WATCHING = "watching"
 """The ledger status of a watcher with no run in flight."""
 
 _STATUS_WORDS = {RunStatus.WAITING_PERMISSION: "needs permission", RunStatus.WAITING_USER: "needs input",
-                 RunStatus.TIMEOUT: "timed out"}
+                 RunStatus.TIMEOUT: "timed out", RunStatus.BUDGET_EXHAUSTED: "budget exhausted"}
 _PERMISSION = "waiting for permission"
 
 
@@ -59,6 +59,8 @@ class LedgerRow:
     """The pid of the yeetui process that executes the run, when that is not this one (a detached worker)."""
     tokens: int = 0
     """Tokens used so far (input, output and cache, summed over the run's provider calls)."""
+    budget: str = ""
+    """What its tree spent against its budget's limits (`$0.31/$0.50 · 40k/100k tok`), when it has one."""
     clock: Clock = field(default=time.monotonic, repr=False, compare=False)
 
     @property
@@ -125,6 +127,8 @@ def format_row(row: LedgerRow) -> str:
         parts.append(cost)
         if row.tokens:
             parts.append(tokens_text(row.tokens))
+        if row.budget:
+            parts.append(row.budget)
     if row.activity and row.activity != word:
         parts.append(row.activity)
     return " · ".join(parts)
@@ -280,6 +284,11 @@ class Ledger:
             self._set(event.run_id, activity=activity)
         elif isinstance(event, ev.UsageUpdated):
             self._set(event.run_id, cost=event.cost, tokens=event.usage.total_tokens)
+        elif isinstance(event, ev.BudgetUpdated):
+            row = self._rows.get(event.run_id)
+            if row is None or row.budget == f"budget {event.against}":
+                return
+            self._set(event.run_id, budget=f"budget {event.against}")
         elif isinstance(event, ev.ProviderRetrying):
             self._set(event.run_id, activity=event.text)
         elif isinstance(event, ev.RunProgress):

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from yeetui.errors import YeetuiError
 from yeetui.profiles import Isolation, RunMode
+from yeetui.runs.budget import Budget
 from yeetui.runs.spec import RunResult
 from yeetui.subagents.inbox import worktree_note
 
@@ -46,6 +47,8 @@ class SpawnRequest:
     """Work in this existing worktree (an orchestrator's builder reworking its branch) instead of a new one;
     handed over from `worktree_from`, the session that held it."""
     worktree_from: str | None = None
+    budget: Budget | None = None
+    """What the child and its own subagents may spend together (its ancestors' budgets hold too)."""
 
     @property
     def task(self) -> str:

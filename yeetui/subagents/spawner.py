@@ -156,7 +156,8 @@ class AgentSpawner:
                              session_context=req.session_context, requested_by=req.requested_by,
                              thinking=req.thinking, parent_session_id=req.parent_session_id, deliver=req.deliver,
                              watcher=req.watcher, approve=self.approve_asks and mode != "in_process",
-                             ask_here=self.pane_runs.asks_answered_here and mode != "in_process")
+                             ask_here=self.pane_runs.asks_answered_here and mode != "in_process",
+                             budget=req.budget.to_json() if req.budget is not None else None)
         while True:
             try:
                 run = await launcher.create_run(session, profile, model=model, prompt=prompt, label=label,
@@ -506,6 +507,8 @@ class AgentSpawner:
         """A command another process left for a run of this one (see RunCommands)."""
         if command.kind == "steer":
             await self.steer(command.run_id, command.body, sender=command.sender)
+        elif command.kind == "halt":  # its tree's budget is spent (`yeetui.runs.budget_keeper`)
+            self.launcher.budgets.halt_here(command.run_id, command.body)
         elif command.run_id in self._live:
             await self.cancel(command.run_id, graceful=command.kind == "cancel")
 

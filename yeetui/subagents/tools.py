@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.errors import ToolError, YeetuiError
 from yeetui.events import RunStatus
+from yeetui.runs.budget import Budget
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.inbox import announcement_text, worktree_note
 from yeetui.subagents.spawner import SpawnHandle
@@ -47,6 +48,14 @@ def _report(handle: SpawnHandle, *, with_artifacts: bool = False) -> ToolOutput:
                       data={"run_id": handle.run_id, "status": result.status.value})
 
 
+class SpawnBudget(BaseModel):
+    model_config = _STRICT
+    max_cost_usd: float | None = Field(None, gt=0, description="US dollars.")
+    max_tokens: int | None = Field(None, ge=1, description="Input plus output tokens.")
+    max_turns: int | None = Field(None, ge=1, description="Model requests.")
+    max_minutes: float | None = Field(None, gt=0, description="Minutes of wall-clock time.")
+
+
 class SpawnArgs(BaseModel):
     model_config = _STRICT
     profile: str = Field(description="Profile to run, e.g. oracle, reviewer, planner, builder, generic.")
@@ -58,6 +67,8 @@ class SpawnArgs(BaseModel):
     timeout: float | None = Field(None, gt=0, le=1800, description="Seconds before the subagent is stopped.")
     context: str = Field("none", description="Context to pass: none, summary_markdown, compact_markdown, "
                                              "transcript:<n>, session_id:<id>, file:<path>.")
+    budget: SpawnBudget | None = Field(None, description="What the subagent and every agent it starts may spend "
+                                       "together; reaching a limit halts them all (your own budget still holds).")
     mode: Literal["in_process", "tmux"] | None = Field(
         None, description="Where it runs: in_process, or tmux (its own window the user can watch). Default: "
                           "the profile's or the user's setting.")
@@ -80,9 +91,10 @@ class SpawnSubagentTool(Tool):
 
     async def run(self, args: SpawnArgs, ctx: ToolContext) -> ToolOutput:
         try:
+            budget = Budget(**args.budget.model_dump()) if args.budget is not None else None
             handle = await _host(ctx).spawn(args.profile, args.prompt, blocking=args.blocking, label=args.label,
                                             model=args.model, timeout=args.timeout, context=args.context,
-                                            mode=args.mode)
+                                            mode=args.mode, budget=budget)
         except YeetuiError as exc:
             return ToolOutput(content=str(exc), is_error=True)
         return _report(handle)

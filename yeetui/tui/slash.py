@@ -12,9 +12,10 @@ inside the handlers that need them, like the rest of the TUI's command paths.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from yeetui.application.commands import CommandFile, placed_commands
+from yeetui.application.runs import command_budget
 from yeetui.application.worktrees import Strategy
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
@@ -191,17 +192,55 @@ async def _abort(screen: CommandScreen, args: str) -> None:
     await _cancel(screen, args, abort=True)
 
 
-def where_flag(args: str) -> tuple[dict[str, str], str]:
-    """A leading `--tmux` (or `--pane`) runs the subagent in a tmux pane: (spawn keywords, the rest)."""
-    first, _, rest = args.partition(" ")
-    if first in ("--tmux", "--pane"):
-        return {"mode": "tmux"}, rest.strip()
-    return {}, args
+_BUDGET_FLAGS = {"--max-cost": ("max_cost", float), "--max-tokens": ("max_tokens", int),
+                 "--max-turns": ("max_turns", int), "--max-minutes": ("max_minutes", float)}
+
+
+class FlagError(ValueError):
+    """A spawn flag the user typed wrong (said as a notice; nothing starts)."""
+
+
+def spawn_flags(args: str) -> tuple[dict[str, Any], str]:
+    """Leading flags of a spawning command: `--tmux` (or `--pane`) runs the subagent in a tmux pane; `--max-cost
+    USD`, `--max-tokens N`, `--max-turns N`, `--max-minutes M` give it and its own subagents a budget. (spawn
+    keywords, the rest). Raises FlagError naming a flag whose value is not a positive number."""
+    kw: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    words = args.split(" ")
+    while words and words[0].startswith("--"):
+        flag = words.pop(0)
+        if flag in ("--tmux", "--pane"):
+            kw["mode"] = "tmux"
+        elif flag in _BUDGET_FLAGS:
+            name, kind = _BUDGET_FLAGS[flag]
+            value = words.pop(0) if words else ""
+            try:
+                number = kind(value)
+            except ValueError:
+                number = 0
+            if number <= 0:
+                raise FlagError(f"{flag} needs a positive {'whole ' if kind is int else ''}number, not {value!r}.")
+            limits[name] = number
+        else:
+            words.insert(0, flag)
+            break
+    if limits:
+        kw["budget"] = command_budget(**limits)
+    return kw, " ".join(words).strip()
+
+
+async def _flags(screen: CommandScreen, args: str) -> tuple[dict[str, Any] | None, str]:
+    """`spawn_flags`, a mistake said to the user (None: nothing is started)."""
+    try:
+        return spawn_flags(args)
+    except FlagError as exc:
+        await screen.notice("warning", str(exc))
+        return None, args
 
 
 async def _oracle(screen: CommandScreen, args: str) -> None:
-    where, args = where_flag(args)
-    if await _text_given(screen, args, "/oracle [--tmux] <question>"):
+    where, args = await _flags(screen, args)
+    if where is not None and await _text_given(screen, args, "/oracle [--tmux] [--max-cost USD] <question>"):
         await screen.spawn("oracle", args, **where)
 
 
@@ -314,8 +353,8 @@ async def _pair(screen: CommandScreen, args: str) -> None:
 
 
 async def _orchestrate(screen: CommandScreen, args: str) -> None:
-    where, args = where_flag(args)
-    if await _text_given(screen, args, "/orchestrate [--tmux] <goal>"):
+    where, args = await _flags(screen, args)
+    if where is not None and await _text_given(screen, args, "/orchestrate [--tmux] [--max-cost USD] <goal>"):
         await screen.spawn("orchestrator", args, **where)
 
 
@@ -379,8 +418,8 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
 
 def _run_profile(profile: str, usage: str) -> Handler:
     async def run(screen: CommandScreen, args: str) -> None:
-        where, args = where_flag(args)
-        if await _text_given(screen, args, usage):
+        where, args = await _flags(screen, args)
+        if where is not None and await _text_given(screen, args, usage):
             await screen.spawn(profile, args, **where)
     return run
 

@@ -32,7 +32,8 @@ from yeetui.worktrees.names import branch_prefix, repo_dir_name, slug, worktrees
 Kind = Literal["worktree", "clone"]
 STALE_AFTER = timedelta(hours=24)
 _LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
-_UNFINISHED = frozenset({RunStatus.INTERRUPTED, RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.TIMEOUT})
+_UNFINISHED = frozenset({RunStatus.INTERRUPTED, RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.TIMEOUT,
+                         RunStatus.BUDGET_EXHAUSTED})
 """How a run ends that leaves its worktree to nobody: stale at once, not after `STALE_AFTER`."""
 GITLINK_MODE = "160000"
 

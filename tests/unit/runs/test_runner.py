@@ -58,7 +58,7 @@ async def test_token_budget(runtime: Runtime, scripted) -> None:
     runtime.profiles.profiles["generic"] = profile.model_copy(
         update={"limits": profile.limits.model_copy(update={"max_total_tokens": 1000})})
     result = await runtime.launcher.run_prompt("spend")
-    assert result.status == RunStatus.FAILED and "token budget exceeded" in result.error
+    assert result.status == RunStatus.BUDGET_EXHAUSTED and "tokens 1,220 of 1,000" in result.error
     assert len(scripted.requests) == 2
 
 

@@ -16,6 +16,7 @@ _HEADLINES = {
     RunStatus.FAILED: "Orchestrator failed",
     RunStatus.TIMEOUT: "Orchestrator timed out",
     RunStatus.CANCELLED: "Orchestrator cancelled",
+    RunStatus.BUDGET_EXHAUSTED: "Orchestrator halted: its budget is spent",
 }
 
 

@@ -49,7 +49,7 @@ from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.picker import Choice, PickerScreen
 from yeetui.tui.screens.switcher import SwitcherScreen
-from yeetui.tui.slash import all_commands, ask_merge, run_slash, stop_question, where_flag
+from yeetui.tui.slash import FlagError, all_commands, ask_merge, run_slash, spawn_flags, stop_question
 from yeetui.tui.startup import LOADING, Pending, SessionStart
 from yeetui.tui.textual_workarounds import app_bindings
 from yeetui.tui.widgets.composer import Composer, Draft
@@ -71,7 +71,7 @@ log = logging.getLogger(__name__)
 _VIEW_ONLY = (ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.ToolCallStarted, ev.ToolCallFinished,
               ev.MessageCommitted)
 """Events that only matter to an open conversation view."""
-USER_KINDS = frozenset({"interjection", "permission", "orchestrator"})
+USER_KINDS = frozenset({"interjection", "permission", "orchestrator", "budget"})
 """Inbox items that need the user from any session of the tree (a watcher's advice, a question, an
 orchestrator's blocked step or its end)."""
 LEDGER_SYNC_INTERVAL = 1.0
@@ -376,10 +376,15 @@ class MainScreen(Screen[None]):
             return
         if text.startswith("@"):
             name, _, rest = text[1:].partition(" ")
-            where, rest = where_flag(rest.strip())  # `@builder --tmux …`: in a pane
-            if name in self.runtime.profiles and rest.strip():
-                await self.spawn(name, rest.strip(), **where)
-                return
+            if name in self.runtime.profiles:
+                try:  # `@builder --tmux --max-cost 0.5 …`: in a pane, with a budget
+                    where, rest = spawn_flags(rest.strip())
+                except FlagError as exc:
+                    await self.notice("warning", str(exc))
+                    return
+                if rest.strip():
+                    await self.spawn(name, rest.strip(), **where)
+                    return
         await self._send(session, text)
 
     async def send_prompt(self, text: str) -> None:

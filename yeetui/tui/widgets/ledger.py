@@ -35,6 +35,7 @@ STATUS_STYLES: dict[str, str] = {
     RunStatus.TIMEOUT: "$error",
     RunStatus.CANCELLED: "$foreground-muted",
     RunStatus.INTERRUPTED: "$warning",
+    RunStatus.BUDGET_EXHAUSTED: "bold $error",
     WATCHING: "$accent",
     ANSWERED: "$success",
 }
