@@ -290,3 +290,27 @@ def test_a_killed_detached_workers_command_dies_with_it(project: Path, workers: 
     while running_with(pause):
         assert time.monotonic() < deadline, "the command outlived its killed worker"
         time.sleep(0.05)
+
+
+def test_agents_send_to_a_finished_subagent_continues_it_with_its_context(fake_env, tmp_path: Path) -> None:
+    """`yeetui agents send oracle#1 …` after the oracle finished: it answers in its own session, with its
+    earlier conversation, and the answer is printed (and delivered to its parent)."""
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("complete", {"output": "SECOND: the cache as well"})], when_contains="FOLLOW-Q"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "FIRST: the timer"})], when_contains="ORACLE-TASK"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "parent done"})], when_contains="FIRST: the timer"),
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "ORACLE-TASK why?",
+                                                      "blocking": True})]))
+    first = run_yeetui("run", "--json", "PARENT go", cwd=project, timeout=120)
+    assert first.result["status"] == "completed", first.result
+    sent = run_yeetui("agents", "send", "--json", "oracle#1", "FOLLOW-Q and the cache?", cwd=project, timeout=120)
+    assert sent.returncode == 0, sent.stderr
+    answer = json.loads(sent.stdout.strip().splitlines()[-1])
+    assert answer["status"] == "completed" and answer["output"] == "SECOND: the cache as well"
+    follow_up = next(r for r in fake_env.requests if "FOLLOW-Q" in r.text)
+    assert "ORACLE-TASK" in follow_up.text and "FIRST: the timer" in follow_up.text
+    # a running one only gets guidance; a run that is no subagent's cannot be followed up
+    refused = run_yeetui("agents", "send", first.result["run_id"], "more?", cwd=project)
+    assert refused.returncode != 0 and "top-level conversation" in refused.stderr

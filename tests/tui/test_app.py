@@ -580,3 +580,24 @@ async def test_a_subagent_with_a_budget_shows_its_spend_and_is_halted_at_it(fake
         inbox = main.query_one(InboxPanel)
         await _until(pilot, lambda: "oracle#1 halted: budget exhausted" in [i.title for i in inbox.items.values()])
         assert len(fake_env.requests) == 3
+
+
+async def test_send_follows_up_a_finished_oracle_from_the_tui(fake_env, project: Path) -> None:
+    """`/send oracle#1 …` after the oracle finished: it goes on in its own session with its earlier context and
+    its new answer is announced in the conversation."""
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("complete", {"output": "SECOND-VERDICT: the cache too"})],
+              when_contains="FOLLOW-Q"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "FIRST-VERDICT: the timer"})]))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(120, 32)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "/oracle why does it flake?")
+        await _until(pilot, lambda: "FIRST-VERDICT" in _text(view), timeout=30)
+        await _type(pilot, "/send oracle#1 FOLLOW-Q and the cache?")
+        await _until(pilot, lambda: "SECOND-VERDICT" in _text(view), timeout=30)
+        follow_up = next(r for r in fake_env.requests if "FOLLOW-Q" in r.text)
+        assert "why does it flake?" in follow_up.text and "FIRST-VERDICT" in follow_up.text
+        await _type(pilot, "/send nobody#9 hello")
+        await _until(pilot, lambda: "nobody#9" in _text(view))

@@ -143,6 +143,13 @@ def _add_agents(sub: Subparsers) -> None:
     status = asub.add_parser("status", help="one run's record and result")
     status.add_argument("id")
     status.add_argument("--json", action="store_true")
+    send = asub.add_parser("send", help="message a subagent: a running one reads it at its next turn; a finished "
+                                        "one goes on with it in its own session, here, and its answer is printed")
+    send.add_argument("id", help="run id, unique prefix, or label (oracle#2)")
+    send.add_argument("message")
+    send.add_argument("--json", action="store_true")
+    send.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
+    send.add_argument("--trust", action="store_true", help=TRUST_HELP)
     steer = asub.add_parser("steer", help="send guidance to a running run (read at its next turn)")
     steer.add_argument("id")
     steer.add_argument("message")

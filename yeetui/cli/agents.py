@@ -71,7 +71,7 @@ def exit_code(status: RunStatus) -> int:
 
 async def cmd_agents(args: argparse.Namespace) -> int:
     handler = {"start": _start, "list": _list, "status": _status, "cancel": _cancel, "history": _history,
-               "resume": _resume, "steer": _steer}[args.action]
+               "resume": _resume, "steer": _steer, "send": _send}[args.action]
     return await handler(args)
 
 
@@ -231,6 +231,35 @@ async def _steer(args: argparse.Namespace) -> int:
     else:
         print(f"Run {run.id[:12]} ({run.label or run.profile}): guidance sent; it reads it at its next turn.")
     return EXIT_OK
+
+
+async def _send(args: argparse.Namespace) -> int:
+    """A message for a subagent: guidance for a running one; for a finished one, a follow-up turn in its own
+    session with its earlier context, run here to its end (its answer also reaches its parent, once)."""
+    async with await open_store() as store:
+        run = await store.resolve_run(args.id)
+    if not run.status.is_final:
+        return await _steer(args)
+    runtime = await open_runtime(args, _headless(args))
+    try:
+        if not args.json:
+            HeadlessProgress(runtime.bus)
+        desk = RunDesk(runtime)
+        handle = await desk.follow_up(run.session_id, args.message)
+        task = asyncio.ensure_future(desk.wait(handle.run_id))
+        loop = asyncio.get_running_loop()
+        for sig in _SIGNALS:
+            loop.add_signal_handler(sig, lambda: desk.abort(handle.run_id))
+        try:
+            await task
+        finally:
+            for sig in _SIGNALS:
+                loop.remove_signal_handler(sig)
+        ended = await ensure_final(runtime.store, handle.run_id)
+        _print_finished(args, await run_json(runtime.store, ended))
+        return exit_code(ended.status)
+    finally:
+        await runtime.close()
 
 
 async def _print_runs(args: argparse.Namespace, store: Store, runs: list[RunRecord]) -> None:

@@ -99,6 +99,15 @@ class AgentHost:
         await self.spawner.cancel(run.id, graceful=graceful)
         return "asked to wrap up and complete" if graceful else "aborted"
 
-    async def send(self, run_id: str, text: str) -> None:
+    async def send(self, run_id: str, text: str) -> str:
+        """A message for one of its subagents: a running one reads it at its next turn; a finished one goes on
+        in its own session, with its earlier context, and its new answer is delivered here like its first.
+        What became of it, in words."""
         run = await self._own_run(run_id)
-        await self.spawner.steer(run.id, text, sender=self.label)
+        if not run.status.is_final:
+            await self.spawner.steer(run.id, text, sender=self.label)
+            return f"Message queued for {run.label or run.id}: it reads it at its next turn."
+        handle = await self.spawner.follow_up(run.session_id, f"[Message from {self.label}]\n{text}",
+                                              requested_by="agent")
+        return (f"{run.label or run.profile} had finished: it goes on with your message in its own session, with "
+                f"its earlier context (run {handle.run_id}); its answer will be announced to you.")

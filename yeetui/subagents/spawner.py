@@ -21,7 +21,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from yeetui.bus import Bus
 from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
@@ -300,7 +300,8 @@ class AgentSpawner:
                                   run.model or self.launcher.resolve_model(profile), timeout, req,
                                   run.label or profile.name)
 
-    async def follow_up(self, session_id: str, text: str) -> SpawnHandle:
+    async def follow_up(self, session_id: str, text: str, *,
+                        requested_by: Literal["user", "agent"] = "user") -> SpawnHandle:
         """A message for a subagent whose run has ended: a new run in the same session, so the subagent has its
         whole conversation as context, with the same profile, model and parent; its ending is delivered to the
         parent like the first one (inbox item and announcement). Runs in this process, whatever mode the first
@@ -328,7 +329,7 @@ class AgentSpawner:
         return await self.spawn(SpawnRequest(
             profile=run.profile, prompt=text, parent_session_id=opts.parent_session_id or session.parent_id,
             session_id=session.id, mode="in_process", model=run.model, thinking=opts.thinking, cleanup="keep",
-            requested_by="user", deliver=opts.deliver, timeout=opts.timeout))
+            requested_by=requested_by, deliver=opts.deliver, timeout=opts.timeout))
 
     def _profile(self, name: str) -> Profile:
         try:

@@ -186,21 +186,23 @@ class CancelAgentTool(Tool):
 class SendArgs(BaseModel):
     model_config = _STRICT
     run_id: str
-    message: str = Field(min_length=1, description="Guidance for the subagent; it reads it at its next turn.")
+    message: str = Field(min_length=1, description="What to tell the subagent.")
 
 
 class SendMessageTool(Tool):
     name = "send_message"
-    description = "Steer a running subagent: your message reaches it at the start of its next turn."
+    description = ("Message one of your subagents. A running one reads it at the start of its next turn; a "
+                   "finished one goes on with it in its own session, with everything it did before, and its new "
+                   "answer is announced to you (ask a follow-up question instead of spawning anew).")
     Args = SendArgs
     spawns = True
 
     async def run(self, args: SendArgs, ctx: ToolContext) -> ToolOutput:
         try:
-            await _host(ctx).send(args.run_id, args.message)
+            said = await _host(ctx).send(args.run_id, args.message)
         except YeetuiError as exc:
             return ToolOutput(content=str(exc), is_error=True)
-        return ToolOutput(content=f"Message queued for {args.run_id}.")
+        return ToolOutput(content=said)
 
 
 def agent_tools() -> list[Tool]:

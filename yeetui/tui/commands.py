@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from yeetui.application.sessions import SessionDesk
     from yeetui.application.worktrees import WorktreeDesk
     from yeetui.runtime import Runtime
+    from yeetui.store.records import SessionRecord
 
 
 class CommandScreen(Protocol):
@@ -81,6 +82,11 @@ class CommandScreen(Protocol):
 
     async def send_prompt(self, text: str) -> None:
         """Send `text` to the session on screen as a prompt, whatever it starts with."""
+        ...
+
+    async def send_to(self, session: SessionRecord, text: str) -> None:
+        """A message for `session`: its conversation's next turn, its live run's guidance, or a finished
+        subagent's follow-up; a refusal is shown and the text put back in the composer."""
         ...
 
     async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:

@@ -348,6 +348,23 @@ async def _embed(screen: CommandScreen, args: str) -> None:
     await screen.embed(pane, run.label or run.profile)
 
 
+async def _send(screen: CommandScreen, args: str) -> None:
+    """`/send oracle#2 and the cache?`: a running subagent reads it at its next turn; a finished one goes on with
+    it in its own session, with its earlier context, and its answer comes back as its first did."""
+    name, _, text = args.strip().partition(" ")
+    if not name or not text.strip():
+        await screen.notice("warning", "Usage: /send <agent> <message>, e.g. /send oracle#2 and the cache?")
+        return
+    try:
+        run = await screen.runs.resolve(name)
+    except YeetuiError as exc:
+        await screen.notice("warning", str(exc))
+        return
+    session = await screen.sessions.get(run.session_id)
+    if session is not None:
+        await screen.send_to(session, text.strip())
+
+
 async def _pair(screen: CommandScreen, args: str) -> None:
     await screen.toggle_pair()
 
@@ -406,6 +423,8 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
         SlashCommand("embed", "/embed [oracle#1]", "show a subagent's tmux pane inside yeetui (alone: close it)",
                      _embed),
         SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", _pair),
+        SlashCommand("send", "/send <agent> <message>", "message a subagent (a finished one goes on with it)",
+                     _send),
         SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", _orchestrate,
                      palette_prefills=True),
         SlashCommand("theme", "/theme [name]", "switch the theme, remembered (alone: pick from a list)", _theme),

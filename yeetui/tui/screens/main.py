@@ -385,14 +385,14 @@ class MainScreen(Screen[None]):
                 if rest.strip():
                     await self.spawn(name, rest.strip(), **where)
                     return
-        await self._send(session, text)
+        await self.send_to(session, text)
 
     async def send_prompt(self, text: str) -> None:
         session = await self.runtime.store.get_session(self.current or "")
         if session is not None:
-            await self._send(session, text)
+            await self.send_to(session, text)
 
-    async def _send(self, session: SessionRecord, text: str) -> None:
+    async def send_to(self, session: SessionRecord, text: str) -> None:
         """A message typed into the session on screen: its conversation's next turn, the run another process
         executes for it, the live subagent's next turn, or a finished subagent's follow-up."""
         try:

@@ -1,0 +1,40 @@
+"""A parent talks to a finished subagent again (`send_message`): the subagent goes on in its own session with
+its earlier context, and its new answer reaches the parent once, as the first did."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.fakellm import Reply, ToolCall
+from yeetui.events import RunStatus
+from yeetui.runtime import Runtime
+
+
+async def test_a_finished_oracle_answers_a_follow_up_with_its_earlier_context(runtime: Runtime, scripted) -> None:
+    scripted.script(
+        # the oracle: its follow-up (that request holds its whole earlier conversation too), then its task
+        Reply(tool_calls=[ToolCall("complete", {"output": "SECOND-ANSWER: the cache, too"})],
+              when_contains="Message from generic"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "FIRST-ANSWER: the timer"})],
+              when_contains="ORACLE-TASK"),
+        # the parent: spawn, then message the finished oracle, then end its turn
+        Reply(tool_calls=[ToolCall("complete", {"output": "It is looking into it again."})],
+              when_contains="goes on with your message"),
+        Reply(tool_calls=[ToolCall("send_message", {"run_id": "oracle#1", "message": "FOLLOW-Q and the cache?"})],
+              when_contains="FIRST-ANSWER"),
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "ORACLE-TASK why flaky?",
+                                                      "blocking": True})]))
+    first = await runtime.launcher.run_prompt("PARENT go", interactive=False)
+    assert first.status == RunStatus.COMPLETED
+    # the follow-up runs on; its answer is announced to the parent's session once
+    oracle_session = (await runtime.store.children(first.session_id))[0]
+    runs = await runtime.store.list_runs(session_id=oracle_session.id, limit=5)
+    assert len(runs) == 2
+    ended = await asyncio.wait_for(runtime.spawner.wait(runs[0].id), 30) or runs[0]
+    assert ended.status == RunStatus.COMPLETED and "SECOND-ANSWER" in ended.output
+    follow_up_request = next(r for r in scripted.requests if "FOLLOW-Q" in r.text and "ORACLE-TASK" in r.text)
+    assert "FIRST-ANSWER" in follow_up_request.text  # its own earlier answer: the same conversation
+    await runtime.spawner.delivery.flush(first.session_id)
+    announced = [m for m in await runtime.store.messages(first.session_id)
+                 if m.message.meta.get("announcement") and "SECOND-ANSWER" in m.message.text]
+    assert len(announced) == 1
