@@ -17,7 +17,7 @@ from yeetui.store.records import RunRecord
 from yeetui.store.sqlite import Store
 from yeetui.subagents.inbox import Delivery, announcement_text
 from yeetui.subagents.review import review_request
-from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRefused, SpawnRequest
+from yeetui.subagents.spawner import RELEASED, AgentSpawner, SpawnHandle, SpawnRefused, SpawnRequest
 
 
 class AgentHost:
@@ -62,7 +62,9 @@ class AgentHost:
                 continue  # a pair watcher watches this agent; it is not the agent's to manage
             rows.append({"run_id": run.id if run else None, "label": run.label if run else child.profile,
                          "profile": child.profile, "status": run.status.value if run else "unknown",
-                         "session_key": child.key})
+                         "session_key": child.key,
+                         "can_be_asked_again": bool(run and run.status.is_final and child.status != RELEASED
+                                                    and not run.options.get("external"))})
         return rows
 
     async def _own_run(self, run_id: str) -> RunRecord:
@@ -98,6 +100,15 @@ class AgentHost:
         run = await self._own_run(run_id)
         await self.spawner.cancel(run.id, graceful=graceful)
         return "asked to wrap up and complete" if graceful else "aborted"
+
+    async def release(self, run_id: str) -> str:
+        """Let a finished subagent go for good: it is not followed up again (its session and record stay)."""
+        run = await self._own_run(run_id)
+        label = run.label or run.profile
+        if not run.status.is_final:
+            raise SpawnRefused(f"{label} is still {run.status.value}; cancel_agent stops it first.")
+        await self.store.update_session(run.session_id, status=RELEASED)
+        return f"{label} is released: it will not be asked again."
 
     async def send(self, run_id: str, text: str) -> str:
         """A message for one of its subagents: a running one reads it at its next turn; a finished one goes on

@@ -67,6 +67,10 @@ class _Live:
     worktree: dict[str, Any] | None = None
 
 
+RELEASED = "released"
+"""The status of a subagent's session its parent let go (`release_agent`): it is not followed up again."""
+
+
 class AgentSpawner:
     """Starts child runs through the launcher and delivers their endings through `delivery`; registers with
     the launcher to stop a cancelled run's children."""
@@ -320,6 +324,8 @@ class AgentSpawner:
         if opts.watcher:
             raise SpawnRefused(f"{label} is a watcher: it answers what it watches, not messages of its own. "
                                "Write in the conversation it watches.")
+        if session.status == RELEASED:
+            raise SpawnRefused(f"{label} was released by its parent; start a new subagent for more work.")
         if run.options.get("external"):
             raise SpawnRefused(f"{label} was a subagent of an external agent, which keeps its context: follow up "
                                "with the agent that started it.")

@@ -205,6 +205,25 @@ class SendMessageTool(Tool):
         return ToolOutput(content=said)
 
 
+class ReleaseArgs(BaseModel):
+    model_config = _STRICT
+    run_id: str = Field(description="The finished subagent's run id or label (oracle#2).")
+
+
+class ReleaseAgentTool(Tool):
+    name = "release_agent"
+    description = ("Let a finished subagent go for good: it will not be asked again (until then, send_message "
+                   "continues it with its whole context).")
+    Args = ReleaseArgs
+    spawns = True
+
+    async def run(self, args: ReleaseArgs, ctx: ToolContext) -> ToolOutput:
+        try:
+            return ToolOutput(content=await _host(ctx).release(args.run_id))
+        except YeetuiError as exc:
+            return ToolOutput(content=str(exc), is_error=True)
+
+
 def agent_tools() -> list[Tool]:
     return [SpawnSubagentTool(), RequestReviewTool(), ListAgentsTool(), GetAgentResultTool(), CancelAgentTool(),
-            SendMessageTool()]
+            SendMessageTool(), ReleaseAgentTool()]

@@ -27,6 +27,8 @@ SESSION = "yeetui"
 HISTORY_LIMIT = 10_000
 _VERSION = re.compile(r"(\d+)\.(\d+)")
 _NO_SESSION = re.compile(r"can't find session|no such session|no server running|error connecting")
+_SERVER_GOING = re.compile(r"server exited unexpectedly|lost server|no server running|error connecting")
+"""What a command says when it reached a server that was exiting (its last window had just closed)."""
 _PANE_FORMAT = "#{pane_id} #{pane_pid}"
 OPEN_ATTEMPTS = 5
 """Tries to open a window while other processes make (or end) the session at the same moment."""
@@ -109,7 +111,7 @@ class TmuxServer:
             while name in names:
                 n += 1
                 name = f"{base}-{n}"
-            for _ in range(OPEN_ATTEMPTS):
+            for attempt in range(OPEN_ATTEMPTS):
                 if await self._has_session():
                     rc, out, err = await self._new_window(name, argv, cwd=cwd)
                     if rc != 0 and _NO_SESSION.search(err) and not await self._has_session():
@@ -118,6 +120,11 @@ class TmuxServer:
                     rc, out, err = await self._new_session(name, argv, cwd=cwd)
                     if rc != 0 and "duplicate session" in err and await self._has_session():
                         continue  # another process made it meanwhile: open the window in theirs
+                    if rc != 0 and _SERVER_GOING.search(err):
+                        # The server was exiting (its last window closed a moment ago) when this reached it:
+                        # once it is gone, the next try starts a new one.
+                        await asyncio.sleep(0.05 * (attempt + 1))
+                        continue
                 break
         if rc != 0:
             raise TmuxError(f"tmux could not open a window for {label}: {(err or out).strip() or rc}")

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.fakellm import Reply, ToolCall
+from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
 
@@ -38,3 +41,18 @@ async def test_a_finished_oracle_answers_a_follow_up_with_its_earlier_context(ru
     announced = [m for m in await runtime.store.messages(first.session_id)
                  if m.message.meta.get("announcement") and "SECOND-ANSWER" in m.message.text]
     assert len(announced) == 1
+
+
+async def test_a_released_subagent_is_not_asked_again(runtime: Runtime, scripted) -> None:
+    scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "ANSWER"})], when_contains="ORACLE-TASK"),
+                    Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "ORACLE-TASK go",
+                                                                  "blocking": True})]),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "parent done"})], repeat=True))
+    first = await runtime.launcher.run_prompt("PARENT go")
+    host = runtime.launcher.agent_host(session_id=first.session_id, run_id=first.run_id, label="generic#1")
+    listed = await host.children()
+    assert [(c["label"], c["can_be_asked_again"]) for c in listed] == [("oracle#1", True)]
+    assert "released" in await host.release("oracle#1")
+    assert [c["can_be_asked_again"] for c in await host.children()] == [False]
+    with pytest.raises(YeetuiError, match="was released by its parent"):
+        await host.send("oracle#1", "one more thing")

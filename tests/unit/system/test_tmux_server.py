@@ -104,3 +104,24 @@ async def test_the_server_exits_once_its_last_window_is_closed(server: TmuxServe
             break
         await asyncio.sleep(0.01)
     assert gone(server_pid)
+
+
+async def test_a_window_opens_when_the_first_try_reached_a_server_that_was_exiting(tmp_path: Path) -> None:
+    """The interleaving forced: the session's last window closed a moment ago and its server was still exiting
+    when `new-session` reached it (tmux says `server exited unexpectedly`); the next try starts a new server."""
+    real = tmux_path()
+    marker = tmp_path / "failed-once"
+    wrapper = tmp_path / "tmux"
+    wrapper.write_text(f"""#!/bin/sh
+case "$*" in
+  *new-session*) if [ ! -e {marker} ]; then : > {marker}; echo "server exited unexpectedly" >&2; exit 1; fi ;;
+esac
+exec {real} "$@"
+""")
+    wrapper.chmod(0o755)
+    tmux = TmuxServer(server_name(tmp_path), executable=str(wrapper))
+    try:
+        pane = await tmux.open_window("oracle#1", SLEEPER, cwd=tmp_path)
+        assert marker.exists() and await tmux.pane_alive(pane.pane_id)
+    finally:
+        await tmux.kill_server()
