@@ -105,6 +105,9 @@ class Settings(_Model):
     yeetui's tmux server (`tmux`; `terminal` also opens a terminal window on it), or a background worker."""
     context_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md"])
     """Workspace files read into the primary system prompt."""
+    stall_after: float | None = Field(120.0, ge=5)
+    """Seconds a running agent may go without progress (no token streamed, no tool call begun or ended) before
+    the ledger and `agents list` show it `stalled`, with what it waits on (None: never)."""
     budget: BudgetLimits = Field(default_factory=BudgetLimits)
     """What each of your requests may spend with every subagent it starts (a top-level run's budget; profiles,
     spawns and `--max-cost` may only tighten it). A project's config may lower these limits, never raise them."""

@@ -314,3 +314,25 @@ def test_agents_send_to_a_finished_subagent_continues_it_with_its_context(fake_e
     # a running one only gets guidance; a run that is no subagent's cannot be followed up
     refused = run_yeetui("agents", "send", first.result["run_id"], "more?", cwd=project)
     assert refused.returncode != 0 and "top-level conversation" in refused.stderr
+
+
+def test_a_run_that_gets_nowhere_is_listed_stalled_within_the_configured_time(fake_env, project: Path, workers,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detached oracle whose model sends one token and then nothing: `agents list` says `stalled` once the
+    configured `stall_after` (here 5 s) has passed without progress, and the JSON says how long."""
+    monkeypatch.setenv("YEETUI_STALL_AFTER", "5")
+    fake_env.script(Reply(text="Hmm" + "." * 3, chunk_size=3, chunk_delay=60.0, when_contains="STALL-Q"))
+    started = _start(project, workers, "oracle", "STALL-Q think hard", "--timeout", "300")
+    _wait_status(project, started["run_id"], {"running"})
+    deadline = time.monotonic() + 60
+    while True:
+        listed = {r["id"]: r for r in _json(run_yeetui("agents", "list", "--json", cwd=project))}
+        row = listed[started["run_id"]]
+        if row.get("stalled"):
+            break
+        assert time.monotonic() < deadline, row
+        assert row["status"] == "running"
+    assert row["idle_seconds"] >= 5
+    table = run_yeetui("agents", "list", cwd=project)
+    assert "stalled" in table.stdout
+    run_yeetui("agents", "cancel", started["run_id"], cwd=project)

@@ -11,13 +11,15 @@ import asyncio
 import os
 import signal
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from yeetui import paths
 from yeetui.application.runs import RunDesk
 from yeetui.bus import Bus
-from yeetui.errors import YeetuiError
+from yeetui.config import Settings, load_settings
+from yeetui.errors import ConfigError, YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.runs.asking import AskThroughStore, RefuseThroughStore
 from yeetui.runs.budget import Budget
@@ -235,3 +237,18 @@ def worker_env(env_file: str | None) -> None:
     """A pane's worker reads its environment (keys included) from a private file, never its command line."""
     if env_file:
         os.environ.update(read_env_file(Path(env_file)))
+
+
+async def stalled(store: Store, runs: list[RunRecord], *, project_dir: Path | None = None) -> dict[str, float]:
+    """The running runs among `runs` that got nowhere for the configured `stall_after` seconds: run id → seconds
+    since their last progress (`Store.last_progress`)."""
+    try:
+        after = load_settings(project_dir=project_dir).settings.stall_after
+    except ConfigError:
+        after = Settings().stall_after
+    running = [r for r in runs if r.status == RunStatus.RUNNING]
+    if after is None or not running:
+        return {}
+    now = datetime.now(UTC)
+    idle = {run_id: (now - at).total_seconds() for run_id, at in (await store.last_progress(running)).items()}
+    return {run_id: seconds for run_id, seconds in idle.items() if seconds >= after}

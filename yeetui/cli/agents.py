@@ -29,6 +29,7 @@ from yeetui.application.agents import (
     resume_detached,
     run_here,
     run_json,
+    stalled,
     start_detached,
     steer_run,
     worker_env,
@@ -263,25 +264,32 @@ async def _send(args: argparse.Namespace) -> int:
 
 
 async def _print_runs(args: argparse.Namespace, store: Store, runs: list[RunRecord]) -> None:
+    idle = await stalled(store, runs, project_dir=Path.cwd())
     if args.json:
-        print(json.dumps([await run_json(store, r) for r in runs], default=str))
+        rows = [await run_json(store, r) for r in runs]
+        for row in rows:  # a running run that got nowhere for a while: said, with how long
+            if row["id"] in idle:
+                row["stalled"], row["idle_seconds"] = True, round(idle[row["id"]], 1)
+        print(json.dumps(rows, default=str))
         return
     if not runs:
         print("No agent runs.", file=sys.stderr)
         return
-    print(table(_HEADER, [_cells(run) for run in runs], right=frozenset({4, 5})))
+    print(table(_HEADER, [_cells(run, idle.get(run.id)) for run in runs], right=frozenset({4, 5})))
 
 
 _HEADER = ("RUN", "LABEL", "STATUS", "MODEL", "TIME", "COST", "TASK")
 
 
-def _cells(run: RunRecord) -> tuple[str, ...]:
-    """`0b3c9e1f2a4d  oracle#4  running  claude-sonnet-4-6  0:42  $0.03  why does the login test flake?`"""
+def _cells(run: RunRecord, idle: float | None = None) -> tuple[str, ...]:
+    """`0b3c9e1f2a4d  oracle#4  running  claude-sonnet-4-6  0:42  $0.03  why does the login test flake?`; a run
+    that got nowhere for `idle` seconds reads `stalled 3:10`."""
     end = run.finished_at or datetime.now(UTC)
     elapsed = format_elapsed((end - run.started_at).total_seconds()) if run.started_at else "-"
     cost = dollars(run.cost) if run.cost is not None or run.usage.total_tokens else dollars(0)
     prompt = " ".join(run.prompt.split())
-    return (run.id[:12], run.label or run.profile, run.status.value, short_model(run.model or ""), elapsed, cost,
+    status = f"stalled {format_elapsed(idle)}" if idle is not None else run.status.value
+    return (run.id[:12], run.label or run.profile, status, short_model(run.model or ""), elapsed, cost,
             f"{prompt[:60]}{'…' if len(prompt) > 60 else ''}")
 
 

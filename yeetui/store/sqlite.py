@@ -24,6 +24,7 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from types import EllipsisType
 from typing import Any
@@ -518,6 +519,24 @@ class Store(Database):
             if cost_known is not None and usage.total_tokens and not row["in_parent"]:
                 cost_known = None if row["cost"] is None else cost_known + float(row["cost"])
         return total, cost_known
+
+    async def last_progress(self, runs: Iterable[RunRecord]) -> dict[str, datetime]:
+        """When each run last got somewhere, as the store shows it: its newest message written or checkpointed
+        (a streamed answer is checkpointed as it grows; a tool's result is a message), else its start."""
+        wanted = {run.id: run for run in runs}
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = await self.fetch_all("look for the runs' last progress",
+                                    f"SELECT run_id, max(updated_at) AS at FROM messages WHERE run_id IN ({marks})"
+                                    " GROUP BY run_id", list(wanted))
+        latest = {row["run_id"]: datetime.fromisoformat(row["at"]) for row in rows}
+        progress: dict[str, datetime] = {}
+        for run_id, run in wanted.items():
+            times = [t for t in (latest.get(run_id), run.started_at) if t is not None]
+            if times:
+                progress[run_id] = max(t if t.tzinfo else t.replace(tzinfo=UTC) for t in times)
+        return progress
 
     async def tree_totals(self, session_id: str) -> TreeTotals:
         """What every run in `session_id` and the sessions below it spent, as a budget counts it: all tokens,

@@ -25,12 +25,17 @@ from yeetui.store.records import RunRecord
 from yeetui.text import dollars, tokens_text
 
 Clock = Callable[[], float]
+STALLED = "stalled"
+"""How a running row reads when nothing came of it for a while (`LedgerRow.stalled`)."""
 WATCHING = "watching"
 """The ledger status of a watcher with no run in flight."""
 
 _STATUS_WORDS = {RunStatus.WAITING_PERMISSION: "needs permission", RunStatus.WAITING_USER: "needs input",
                  RunStatus.TIMEOUT: "timed out", RunStatus.BUDGET_EXHAUSTED: "budget exhausted"}
 _PERMISSION = "waiting for permission"
+_PROGRESS = (ev.TextDelta, ev.ThinkingDelta, ev.ToolCallStarted, ev.ToolCallFinished, ev.RunStatusChanged,
+             ev.UsageUpdated, ev.MessageCommitted)
+"""Events that show a run getting somewhere (see `LedgerRow.stalled`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +66,10 @@ class LedgerRow:
     """Tokens used so far (input, output and cache, summed over the run's provider calls)."""
     budget: str = ""
     """What its tree spent against its budget's limits (`$0.31/$0.50 · 40k/100k tok`), when it has one."""
+    progressed: float | None = None
+    """Clock time of its last progress: a token streamed, a tool call begun or ended, a status change."""
+    stall_after: float | None = None
+    """Seconds without progress after which a running row reads `stalled` (None: never)."""
     clock: Clock = field(default=time.monotonic, repr=False, compare=False)
 
     @property
@@ -73,6 +82,12 @@ class LedgerRow:
     @property
     def is_final(self) -> bool:
         return isinstance(self.status, RunStatus) and self.status.is_final
+
+    @property
+    def stalled(self) -> bool:
+        """Running, and nothing came of it for `stall_after` seconds (its activity says what it waits on)."""
+        return (self.status == RunStatus.RUNNING and self.stall_after is not None and self.progressed is not None
+                and self.clock() - self.progressed >= self.stall_after)
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "clock"}
@@ -103,6 +118,8 @@ def status_word(row: LedgerRow) -> str:
     status = row.status
     if status == RunStatus.WAITING_USER and row.parent_session_id is None:
         return ANSWERED
+    if row.stalled:
+        return STALLED
     return run_status_word(status) if isinstance(status, RunStatus) else str(status)
 
 
@@ -163,10 +180,15 @@ def tree_order(rows: Iterable[LedgerRow]) -> list[tuple[LedgerRow, int]]:
 
 
 class Ledger:
-    def __init__(self, bus: Bus, *, linger: float = 10.0, clock: Clock = time.monotonic) -> None:
+    def __init__(self, bus: Bus, *, linger: float = 10.0, clock: Clock = time.monotonic,
+                 stall_after: float | None = None) -> None:
         self.bus = bus
         self.linger = linger
         self.clock = clock
+        self.stall_after = stall_after
+        """Seconds without progress after which a running row reads `stalled` (`Settings.stall_after`)."""
+        self._progress: dict[str, float] = {}
+        """Clock time of each run's last progress: kept apart from its row, as deltas come hundreds a second."""
         self._rows: dict[str, LedgerRow] = {}
         self._watchers: dict[str, LedgerRow] = {}
         """Watcher rows by session id, shown while that session has no run row."""
@@ -183,6 +205,9 @@ class Ledger:
     def rows(self) -> list[LedgerRow]:
         """Live rows (and lingering finished ones), in order of start."""
         self.prune()
+        for run_id, row in list(self._rows.items()):
+            if (progressed := self._progress.get(run_id)) is not None and progressed != row.progressed:
+                self._rows[run_id] = replace(row, progressed=progressed)
         return sorted(self._rows.values(), key=lambda r: (r.started if r.started is not None else r.registered,
                                                          r.registered))
 
@@ -209,12 +234,16 @@ class Ledger:
 
     # -- what the bus cannot tell: runs of other processes, tree costs (see ledger_sync) -------------
 
-    def elsewhere(self, run: RunRecord, *, parent_session_id: str | None, running_for: float | None) -> None:
+    def elsewhere(self, run: RunRecord, *, parent_session_id: str | None, running_for: float | None,
+                  idle_for: float | None = None) -> None:
         """Show (or update) a run that another yeetui process executes, from its stored record: status and
-        cost as stored, `running_for` seconds of elapsed time so far. A final status ends the row as any
-        ending does; a run never shown is not brought up just to end."""
+        cost as stored, `running_for` seconds of elapsed time so far, `idle_for` seconds since it last got
+        somewhere (`Store.last_progress`). A final status ends the row as any ending does; a run never shown
+        is not brought up just to end."""
         row = self._rows.get(run.id)
         now = self.clock()
+        if idle_for is not None:
+            self._progress[run.id] = now - idle_for
         if row is None:
             if run.status.is_final or run.id in self._gone:
                 return
@@ -223,7 +252,8 @@ class Ledger:
                 run_id=run.id, session_id=run.session_id, parent_session_id=parent_session_id,
                 label=run.label or run.profile, profile=run.profile, model=short_model(run.model or ""),
                 status=run.status, registered=now, started=started, cost=run.cost, tokens=run.usage.total_tokens,
-                activity=f"in process {run.pid}", elsewhere=run.pid, clock=self.clock))
+                activity=f"in process {run.pid}", elsewhere=run.pid, stall_after=self.stall_after,
+                progressed=self._progress.get(run.id, now), clock=self.clock))
             return
         if row.is_final:
             return
@@ -263,6 +293,8 @@ class Ledger:
     def _on_event(self, event: Any) -> None:
         if self._closed:
             return
+        if isinstance(event, _PROGRESS) and event.run_id in self._rows:
+            self._progress[event.run_id] = self.clock()
         watcher_event = getattr(ev, "WatcherChanged", None)
         if watcher_event is not None and isinstance(event, watcher_event):
             self._on_watcher(event)
@@ -308,7 +340,8 @@ class Ledger:
             registered=old.registered if old else now, started=now if status == RunStatus.RUNNING else None,
             cost=old.cost if old else (0.0 if price_for(event.model) is not None else None),
             activity="queued" if status == RunStatus.QUEUED else "",
-            clock=self.clock)
+            progressed=now, stall_after=self.stall_after, clock=self.clock)
+        self._progress[event.run_id] = now
         if event.session_id in self._watchers:
             self._drop(_watch_key(event.session_id))
         self._put(row)
@@ -381,6 +414,7 @@ class Ledger:
         self.bus.publish(ev.LedgerChanged(row.run_id, row))
 
     def _drop(self, key: str) -> None:
+        self._progress.pop(key, None)
         if self._rows.pop(key, None) is None:
             return
         if not key.startswith("watch:"):

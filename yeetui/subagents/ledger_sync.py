@@ -53,13 +53,20 @@ class LedgerSync:
     async def _runs_elsewhere(self) -> None:
         me = os.getpid()
         shown: set[str] = set()
+        theirs = []
         for run in await self.store.list_runs(statuses=LIVE, limit=200):
             if run.pid is None or run.pid == me or self.is_local(run.id) or not self.is_alive(run.pid):
                 continue
             session = await self._session(run.session_id)
             if session is None or session.cwd is None or str(session.cwd.resolve()) != self.project_dir:
                 continue
-            self.ledger.elsewhere(run, parent_session_id=session.parent_id, running_for=_running_for(run))
+            theirs.append((run, session))
+        progress = await self.store.last_progress(run for run, _ in theirs)
+        now = datetime.now(UTC)
+        for run, session in theirs:
+            idle = (now - progress[run.id]).total_seconds() if run.id in progress else None
+            self.ledger.elsewhere(run, parent_session_id=session.parent_id, running_for=_running_for(run),
+                                  idle_for=idle)
             shown.add(run.id)
         for run_id in self._shown - shown:  # ended since the last look (or its process died)
             ended = await self.store.get_run(run_id)

@@ -432,3 +432,26 @@ async def test_a_cancelled_child_shows_cancelled_then_leaves(runtime: Runtime, s
     assert ledger.get(handle.run_id) is None
     assert (await runtime.store.get_run(handle.run_id)).status == RunStatus.CANCELLED
     ledger.close()
+
+
+def test_a_running_row_with_no_progress_for_stall_after_reads_stalled_with_what_it_waits_on(
+        bus: Bus, clock: FakeClock) -> None:
+    ledger = Ledger(bus, clock=clock, stall_after=60.0)
+    _register(bus, status=RunStatus.RUNNING)
+    bus.publish(ev.ToolCallStarted(RUN, SESSION, "c1", "bash", {"command": "make"}, activity="running make"))
+    clock.now += 59.0
+    assert "oracle#4 running" in format_row(ledger.rows()[0])
+    clock.now += 2.0
+    row = ledger.rows()[0]
+    assert row.stalled and format_row(row).startswith("oracle#4 stalled") and "running make" in format_row(row)
+    # any progress (here a streamed token) makes it running again; so does a permission question (not stalled)
+    bus.publish(ev.TextDelta(RUN, SESSION, "x"))
+    assert not ledger.rows()[0].stalled
+    clock.now += 61.0
+    assert ledger.rows()[0].stalled
+    _status(bus, RunStatus.WAITING_PERMISSION)
+    clock.now += 600.0
+    assert not ledger.rows()[0].stalled
+    # no stall_after: never stalled
+    quiet = Ledger(Bus(), clock=clock)
+    assert quiet.stall_after is None

@@ -118,7 +118,7 @@ class MainScreen(Screen[None]):
         """Open, start, compact sessions and their tree for the switcher (the application surface)."""
         self.inbox = InboxDesk(runtime)
         self.pair = PairWatching(runtime)
-        self.ledger = Ledger(runtime.bus, clock=ledger_clock)
+        self.ledger = Ledger(runtime.bus, clock=ledger_clock, stall_after=runtime.settings.stall_after)
         self.ledger_sync = LedgerSync(runtime.store, self.ledger, project_dir=runtime.project_dir,
                                       is_local=self.runs.is_live)
         """Rows for runs of other yeetui processes (detached workers) and the tree cost of parent rows."""
