@@ -108,6 +108,9 @@ class Settings(_Model):
     stall_after: float | None = Field(120.0, ge=5)
     """Seconds a running agent may go without progress (no token streamed, no tool call begun or ended) before
     the ledger and `agents list` show it `stalled`, with what it waits on (None: never)."""
+    quota_hold_minutes: float = Field(30.0, gt=0)
+    """When a provider refuses for the account's quota or credit, runs queued for it wait this long (or until a
+    request to it succeeds) instead of starting into the same refusal."""
     budget: BudgetLimits = Field(default_factory=BudgetLimits)
     """What each of your requests may spend with every subagent it starts (a top-level run's budget; profiles,
     spawns and `--max-cost` may only tighten it). A project's config may lower these limits, never raise them."""

@@ -47,8 +47,11 @@ class ProviderError(YeetuiError):
     """A model provider failed. `retryable` says whether another attempt may succeed."""
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, quota: bool = False) -> None:
         super().__init__(message)
         self.status = status
-        self.retryable = retryable
+        self.retryable = retryable and not quota
         self.retry_after = retry_after
+        self.quota = quota
+        """The account's quota or credit is spent (not a rate limit): nothing succeeds on this provider until
+        the user tops it up, so it is not retried and queued runs on it are held (`RunStatus.QUOTA_EXHAUSTED`)."""

@@ -26,6 +26,8 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
+    QUOTA_EXHAUSTED = "quota_exhausted"
+    """The provider refused for the account's quota or credit (its words are the run's error)."""
     BUDGET_EXHAUSTED = "budget_exhausted"
     """Halted with its whole tree when the tree reached a limit of its budget (`yeetui.runs.budget`)."""
 
@@ -35,7 +37,7 @@ class RunStatus(StrEnum):
 
 
 _FINAL = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.TIMEOUT, RunStatus.CANCELLED,
-          RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.BUDGET_EXHAUSTED}
+          RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.BUDGET_EXHAUSTED, RunStatus.QUOTA_EXHAUSTED}
 
 
 @dataclass(frozen=True, slots=True)

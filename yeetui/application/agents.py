@@ -41,7 +41,7 @@ __all__ = ["LIVE", "RESUMABLE", "SpawnHandle", "SpawnRequest", "Worker", "cancel
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
-             RunStatus.CANCELLED, RunStatus.BUDGET_EXHAUSTED)
+             RunStatus.CANCELLED, RunStatus.BUDGET_EXHAUSTED, RunStatus.QUOTA_EXHAUSTED)
 CANCEL_WAIT = 20.0
 """Seconds a cancel waits for a signalled worker to record the end of its run."""
 

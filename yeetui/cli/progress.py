@@ -19,7 +19,8 @@ from yeetui.text import clip, one_line, seconds_text, terminal_safe
 
 _ENDINGS = {ev.RunStatus.COMPLETED: "done", ev.RunStatus.FAILED: "failed", ev.RunStatus.TIMEOUT: "timed out",
             ev.RunStatus.CANCELLED: "cancelled", ev.RunStatus.INTERRUPTED: "interrupted",
-            ev.RunStatus.WAITING_USER: "waiting for input", ev.RunStatus.BUDGET_EXHAUSTED: "budget exhausted"}
+            ev.RunStatus.WAITING_USER: "waiting for input", ev.RunStatus.BUDGET_EXHAUSTED: "budget exhausted",
+            ev.RunStatus.QUOTA_EXHAUSTED: "quota exhausted"}
 
 
 class HeadlessProgress:

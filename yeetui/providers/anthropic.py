@@ -35,6 +35,7 @@ from yeetui.providers.base import (
     ThinkingLevel,
     ToolCallChunk,
     UsageChunk,
+    is_quota_error,
     missing_key,
     parse_tool_arguments,
 )
@@ -277,14 +278,16 @@ def status_error(exc: Any, secrets: list[str]) -> ProviderError:
         overloaded = err_type == "overloaded_error"
         wording = "Anthropic is overloaded" if overloaded else "Anthropic reported an error"
         text = f"{wording} mid-stream ({err_type}): {detail}"
-        return ProviderError(redact(text, secrets), status=None, retryable=retryable)
+        return ProviderError(redact(text, secrets), status=None, retryable=retryable,
+                             quota=is_quota_error(None, err_type, detail))
     retryable = status in _RETRYABLE_STATUS or status >= 500
     wording = _STATUS_WORDING.get(status) or (
         "Anthropic had a server error" if status >= 500 else "Anthropic rejected the request"
     )
     text = f"{wording} ({status} {err_type}): {detail}"
     return ProviderError(redact(text, secrets), status=status, retryable=retryable,
-                         retry_after=_retry_after(exc.response.headers) if retryable else None)
+                         retry_after=_retry_after(exc.response.headers) if retryable else None,
+                         quota=is_quota_error(status, err_type, detail))
 
 
 def _where(base_url: str | None) -> str:

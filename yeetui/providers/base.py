@@ -104,6 +104,17 @@ class Provider(Protocol):
         ...
 
 
+_QUOTA_WORDS = re.compile(r"credit balance|insufficient[_ ]quota|exceeded your current quota|billing|payment required|"
+                          r"out of credits|insufficient (?:funds|credits|balance)", re.IGNORECASE)
+
+
+def is_quota_error(status: int | None, kind: str, detail: str) -> bool:
+    """Whether a provider's refusal is about the account's quota or credit (a billing matter that no retry
+    fixes), not a rate limit: Anthropic's `billing_error` or "credit balance is too low", OpenAI's
+    `insufficient_quota` ("You exceeded your current quota"), HTTP 402."""
+    return status == 402 or kind == "billing_error" or bool(_QUOTA_WORDS.search(detail))
+
+
 def split_model(name: str) -> tuple[str, str]:
     """`anthropic/claude-sonnet-4-5` → (`anthropic`, `claude-sonnet-4-5`). A bare name is an error."""
     provider, sep, model = name.partition("/")

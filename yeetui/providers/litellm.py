@@ -27,6 +27,7 @@ from yeetui.providers.base import (
     ThinkingChunk,
     ToolCallChunk,
     UsageChunk,
+    is_quota_error,
     missing_key,
     parse_tool_arguments,
 )
@@ -284,7 +285,8 @@ def map_error(exc: BaseException, label: str, timeout: float, secrets: list[str]
     fallback = "had a server error" if status >= 500 else "rejected the request"
     wording = _STATUS_WORDING.get(status) or fallback
     return ProviderError(redact(f"{label} {wording} ({status}): {detail}", secrets), status=status,
-                         retryable=retryable, retry_after=_retry_after(exc) if retryable else None)
+                         retryable=retryable, retry_after=_retry_after(exc) if retryable else None,
+                         quota=is_quota_error(status, str(getattr(exc, "code", "") or ""), detail))
 
 
 def _chain(exc: BaseException, limit: int = 8) -> list[BaseException]:

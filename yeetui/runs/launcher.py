@@ -326,7 +326,8 @@ class RunLauncher:
         return Runner(store=self.store, bus=self.bus, executor=executor, providers=self.provider,
                       retry_attempts=retry.max_attempts, retry_base_delay=retry.base_delay,
                       retry_max_delay=retry.max_delay, after_request=self.budgets.after_request,
-                      halted=lambda run_id: self.budgets.halt_of(run_id) is not None)
+                      halted=lambda run_id: self.budgets.halt_of(run_id) is not None,
+                      quota_hold_minutes=self.settings.quota_hold_minutes)
 
     async def _budget(self, profile: Profile, run_id: str | None, parent_session_id: str | None,
                       given: Budget | None) -> Budget | None:

@@ -26,7 +26,15 @@ from yeetui.events import (
     UsageUpdated,
 )
 from yeetui.messages import Message, TextPart, ToolResultPart, Usage
-from yeetui.providers.base import ModelRequest, Provider, StreamDone, TextChunk, ThinkingChunk, UsageChunk
+from yeetui.providers.base import (
+    ModelRequest,
+    Provider,
+    StreamDone,
+    TextChunk,
+    ThinkingChunk,
+    UsageChunk,
+    split_model,
+)
 from yeetui.providers.pricing import cost_usd
 from yeetui.providers.retry import Restarted, stream_with_retry
 from yeetui.runs.budget import is_halt
@@ -66,7 +74,7 @@ class Runner:
     def __init__(self, *, store: Store, bus: Bus, executor: ToolExecutor, providers: ProviderFactory,
                  retry_attempts: int = 5, retry_base_delay: float = 1.0, retry_max_delay: float = 30.0,
                  after_request: Callable[[str], Awaitable[None]] | None = None,
-                 halted: Callable[[str], bool] | None = None) -> None:
+                 halted: Callable[[str], bool] | None = None, quota_hold_minutes: float = 30.0) -> None:
         self.store = store
         self.bus = bus
         self.executor = executor
@@ -76,6 +84,9 @@ class Runner:
         self.retry_max_delay = retry_max_delay
         self.after_request = after_request
         """Told after every model request of a run (its budgets are looked at: `BudgetKeeper.after_request`)."""
+        self.quota_hold_minutes = quota_hold_minutes
+        """How long a provider that refused for its quota is held (queued runs for it wait), unless a request
+        to it succeeds first."""
         self.halted = halted
         """Whether a run was halted by its tree's budget (its cancellation may have lost its message on the
         way through a `gather` of tool calls)."""
@@ -103,6 +114,13 @@ class Runner:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
         except ProviderError as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
+            if exc.quota:  # the account is spent: said in the provider's words; queued runs for it wait
+                result.status = RunStatus.QUOTA_EXHAUSTED
+                provider = split_model(spec.model)[0]
+                await self.store.provider_holds.hold(provider, str(exc), minutes=self.quota_hold_minutes)
+                self.bus.publish(Notice("error", f"{provider}: the account's quota or credit is spent — {exc}. "
+                                        f"Runs queued for {provider} wait (up to {self.quota_hold_minutes:g} min, or "
+                                        "until a request to it succeeds).", spec.session_id))
         except asyncio.CancelledError as exc:
             reason = cancel_reason(exc)
             # its tree's budget is spent: it ends with what it said so far
@@ -234,6 +252,8 @@ class Runner:
             raise ProviderError("the model stream ended without a final message", retryable=False)
         self._add_usage(spec, result, done.usage.beyond(counted), context=_context(done.usage))
         self._last_input[result.run_id] = _context(done.usage)
+        if result.turns == 1:  # its provider answers: a hold for its quota (set by any process) is over
+            await self.store.provider_holds.release(split_model(spec.model)[0])
         await self._commit(spec, result, history, done.message, replace_id=partial_id)
         # Stored per response, not only at the end: a crash mid-run loses no spent tokens.
         await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost, turns=result.turns)

@@ -16,6 +16,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from yeetui.errors import StoreError
@@ -329,3 +330,38 @@ class FrontEnds:
             await self._db.transaction("drop front ends gone", lambda conn: conn.execute(
                 f"DELETE FROM front_ends WHERE pid IN ({', '.join('?' * len(gone))})", gone))
         return len(gone) < len(rows)
+
+
+@dataclass(frozen=True)
+class ProviderHold:
+    provider: str
+    reason: str
+    """The provider's words when it refused (already redacted)."""
+    until: str
+    """ISO time the hold ends by itself."""
+
+
+class ProviderHolds:
+    """Providers whose quota or credit is spent (see 0014_provider_holds.sql): runs queued for them wait."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def hold(self, provider: str, reason: str, *, minutes: float) -> None:
+        now = datetime.now(UTC)
+        row = (provider, self._db.clean(reason)[:1000], now.isoformat(), (now + timedelta(minutes=minutes)).isoformat())
+        await self._db.transaction(f"hold provider {provider}", lambda conn: conn.execute(
+            "INSERT OR REPLACE INTO provider_holds (provider, reason, since, until) VALUES (?, ?, ?, ?)", row))
+
+    async def active(self, provider: str) -> ProviderHold | None:
+        """The hold on `provider`, unless there is none or its time is up."""
+        row = await self._db.fetch_one(f"look for a hold on {provider}", "SELECT * FROM provider_holds WHERE"
+                                       " provider = ? AND until > ?", (provider, datetime.now(UTC).isoformat()))
+        return ProviderHold(row["provider"], row["reason"], row["until"]) if row is not None else None
+
+    async def release(self, provider: str) -> bool:
+        """Lift the hold (a request to the provider succeeded again, or the user said so); whether there was one."""
+        def release(conn: sqlite3.Connection) -> bool:
+            return conn.execute("DELETE FROM provider_holds WHERE provider = ?", (provider,)).rowcount > 0
+
+        return await self._db.transaction(f"release provider {provider}", release)

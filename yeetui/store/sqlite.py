@@ -35,7 +35,14 @@ from yeetui.errors import ChildLimitReached, StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
 from yeetui.store.announce import Announcements
-from yeetui.store.coordination import FrontEnds, PermissionAsks, RunCommandQueue, SlotQueue, ToolProcesses
+from yeetui.store.coordination import (
+    FrontEnds,
+    PermissionAsks,
+    ProviderHolds,
+    RunCommandQueue,
+    SlotQueue,
+    ToolProcesses,
+)
 from yeetui.store.db import Database, first_row
 from yeetui.store.inbox import InboxItems
 from yeetui.store.liveness import pid_alive, process_gone, process_start
@@ -80,6 +87,7 @@ class Store(Database):
         self.run_commands = RunCommandQueue(self)
         self.permission_asks = PermissionAsks(self)
         self.front_ends = FrontEnds(self)
+        self.provider_holds = ProviderHolds(self)
         self.tool_processes = ToolProcesses(self)
 
     # ----- sessions ----------------------------------------------------------------------------------

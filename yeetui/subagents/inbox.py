@@ -35,6 +35,7 @@ _STATUS_WORDS = {
     RunStatus.COMPLETED: "Complete.", RunStatus.FAILED: "Failed.", RunStatus.TIMEOUT: "Timed out.",
     RunStatus.CANCELLED: "Cancelled.", RunStatus.INTERRUPTED: "Interrupted.",
     RunStatus.WAITING_USER: "Stopped: needs input.", RunStatus.BUDGET_EXHAUSTED: "Halted: budget exhausted.",
+    RunStatus.QUOTA_EXHAUSTED: "Stopped: the provider's quota is exhausted.",
 }
 
 

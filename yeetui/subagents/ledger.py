@@ -31,7 +31,8 @@ WATCHING = "watching"
 """The ledger status of a watcher with no run in flight."""
 
 _STATUS_WORDS = {RunStatus.WAITING_PERMISSION: "needs permission", RunStatus.WAITING_USER: "needs input",
-                 RunStatus.TIMEOUT: "timed out", RunStatus.BUDGET_EXHAUSTED: "budget exhausted"}
+                 RunStatus.TIMEOUT: "timed out", RunStatus.BUDGET_EXHAUSTED: "budget exhausted",
+                 RunStatus.QUOTA_EXHAUSTED: "quota exhausted"}
 _PERMISSION = "waiting for permission"
 _PROGRESS = (ev.TextDelta, ev.ThinkingDelta, ev.ToolCallStarted, ev.ToolCallFinished, ev.RunStatusChanged,
              ev.UsageUpdated, ev.MessageCommitted)
@@ -358,13 +359,13 @@ class Ledger:
         now = self.clock()
         changes: dict[str, Any] = {"status": status}
         if status == RunStatus.QUEUED:
-            changes["activity"] = "queued"
+            changes["activity"] = event.reason or "queued"  # a hold on its provider says so
         elif status == RunStatus.RUNNING:
             if row.started is None:
                 changes["started"] = now
             if row.status == RunStatus.WAITING_PERMISSION or row.activity == _PERMISSION:
                 changes["activity"] = self._paused.pop(event.run_id, "")
-            elif row.activity == "queued":
+            elif row.activity == "queued" or row.activity.startswith("held:"):
                 changes["activity"] = ""
         elif status == RunStatus.WAITING_PERMISSION:
             if row.activity != _PERMISSION:

@@ -28,6 +28,7 @@ from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
 from yeetui.profiles import Profile, ProfileSet, RunMode
+from yeetui.providers.base import split_model
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.slots import RunSlots
 from yeetui.runs.spawn_context import resolve_context
@@ -42,7 +43,7 @@ from yeetui.subagents.pane_runs import PaneRuns
 from yeetui.subagents.panes import Pane, PaneHost
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawn_request import SpawnHandle, SpawnRefused, SpawnRequest
-from yeetui.text import seconds_text
+from yeetui.text import clip, seconds_text
 from yeetui.worktrees.manager import Worktrees
 
 __all__ = ["HARD_MAX_DEPTH", "AgentSpawner", "SpawnHandle", "SpawnRefused", "SpawnRequest"]
@@ -67,6 +68,8 @@ class _Live:
     worktree: dict[str, Any] | None = None
 
 
+HOLD_POLL = 2.0
+"""Seconds between looks at a provider's hold by the runs queued for it (another process may lift it)."""
 RELEASED = "released"
 """The status of a subagent's session its parent let go (`release_agent`): it is not followed up again."""
 
@@ -374,6 +377,7 @@ class AgentSpawner:
         try:
             try:
                 async with asyncio.timeout_at(deadline):
+                    await self._wait_out_hold(live, model)
                     await self.slots.acquire(live.run_id)
             except TimeoutError:
                 result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(timeout)} while queued"
@@ -399,6 +403,18 @@ class AgentSpawner:
             raise
         finally:
             await asyncio.shield(self._settle(live, result, req))
+
+    async def _wait_out_hold(self, live: _Live, model: str) -> None:
+        """A run for a provider whose quota is spent waits, queued, until the hold is over (its time is up, or
+        a request to that provider succeeded, in any process) instead of starting into the same refusal."""
+        provider = split_model(model)[0]
+        said = False
+        while (hold := await self.store.provider_holds.active(provider)) is not None:
+            if not said:
+                said = True
+                self.bus.publish(RunStatusChanged(live.run_id, live.session_id, RunStatus.QUEUED,
+                                                  f"held: {provider}'s quota is spent ({clip(hold.reason, 120)})"))
+            await asyncio.sleep(HOLD_POLL)
 
     async def _cancelled_in_queue(self, live: _Live, result: RunResult) -> None:
         await self.store.update_run(live.run_id, status=result.status, error=result.error)

@@ -33,7 +33,7 @@ Kind = Literal["worktree", "clone"]
 STALE_AFTER = timedelta(hours=24)
 _LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 _UNFINISHED = frozenset({RunStatus.INTERRUPTED, RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.TIMEOUT,
-                         RunStatus.BUDGET_EXHAUSTED})
+                         RunStatus.BUDGET_EXHAUSTED, RunStatus.QUOTA_EXHAUSTED})
 """How a run ends that leaves its worktree to nobody: stale at once, not after `STALE_AFTER`."""
 GITLINK_MODE = "160000"
 

@@ -17,6 +17,7 @@ _HEADLINES = {
     RunStatus.TIMEOUT: "Orchestrator timed out",
     RunStatus.CANCELLED: "Orchestrator cancelled",
     RunStatus.BUDGET_EXHAUSTED: "Orchestrator halted: its budget is spent",
+    RunStatus.QUOTA_EXHAUSTED: "Orchestrator stopped: the provider's quota is spent",
 }
 
 

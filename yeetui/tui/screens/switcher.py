@@ -34,7 +34,7 @@ NEW_LABEL = "+ New session"
 _STATUS_WORDS = {"waiting_permission": "needs permission", "waiting_user": "needs input"}
 _STATUS_GROUPS = {
     "running": "live", "watching": "live", "completed": "ok", "answered": "ok", "failed": "bad", "timeout": "bad",
-    "budget_exhausted": "bad",
+    "budget_exhausted": "bad", "quota_exhausted": "bad",
     "waiting_permission": "attention", "waiting_user": "attention", "interrupted": "attention",
 }
 _TOGGLE = Style.from_meta({"toggle": True})

@@ -36,6 +36,7 @@ STATUS_STYLES: dict[str, str] = {
     RunStatus.CANCELLED: "$foreground-muted",
     RunStatus.INTERRUPTED: "$warning",
     RunStatus.BUDGET_EXHAUSTED: "bold $error",
+    RunStatus.QUOTA_EXHAUSTED: "bold $error",
     WATCHING: "$accent",
     ANSWERED: "$success",
 }
