@@ -15,6 +15,7 @@ from yeetui.messages import Message, Usage
 from yeetui.providers.base import ModelRequest, Provider, StreamDone
 from yeetui.providers.retry import stream_with_retry
 from yeetui.runs.spawn_context import render_compact
+from yeetui.store import Store
 from yeetui.text import cap
 
 SUMMARY_PROMPT = """You are compacting a coding-agent conversation so it can continue in a fresh context.
@@ -48,3 +49,20 @@ async def summarise(provider: Provider, model: str, history: Sequence[Message], 
     if done is None or not done.message.text.strip():
         raise ProviderError("the model returned an empty summary; nothing was compacted")
     return done.message.text.strip(), done.usage
+
+
+async def redeliver_unseen(store: Store, session_id: str, *, compacted_at: str,
+                           run_id: str | None) -> list[tuple[int, Message]]:
+    """Children's results that reached `session_id` before a compaction at `compacted_at` and that no model turn
+    of it has seen: delivered again after the summary (which may have left them out), once — read from the
+    store's delivery state, never from the transcript. The (message id, message) pairs appended, in order."""
+    appended: list[tuple[int, Message]] = []
+    for item in await store.announcements.unseen_before(session_id, compacted_at):
+        data = item.data or {}
+        message = Message.user(str(data.get("announcement") or item.title), announcement=True, redelivered=True,
+                               run_id=item.run_id, label=data.get("label"),
+                               child_session_id=data.get("child_session_id"), status=data.get("status"))
+        message_id = await store.announcements.redeliver(item.id, message, run_id=run_id)
+        if message_id is not None:
+            appended.append((message_id, message))
+    return appended

@@ -32,7 +32,7 @@ from yeetui.providers.base import Provider, ThinkingLevel, split_model
 from yeetui.providers.tiers import is_tier, tier_model
 from yeetui.runs.budget import Budget
 from yeetui.runs.budget_keeper import BudgetKeeper
-from yeetui.runs.compaction import compaction_message, summarise
+from yeetui.runs.compaction import compaction_message, redeliver_unseen, summarise
 from yeetui.runs.external_run import ExternalRun
 from yeetui.runs.history import repair_history
 from yeetui.runs.mcp_tools import McpAccess, server_allowed
@@ -461,6 +461,10 @@ class RunLauncher:
         message = compaction_message(summary)
         message_id = await self.store.append_message(session_id, message)
         self.bus.publish(MessageCommitted("", session_id, message_id, message))
+        compacted_at = await self.store.latest_compaction_at(session_id)
+        for again_id, again in await redeliver_unseen(self.store, session_id, compacted_at=compacted_at or "",
+                                                      run_id=None) if compacted_at else []:
+            self.bus.publish(MessageCommitted("", session_id, again_id, again))  # results not seen yet: again
         return summary
 
 

@@ -38,7 +38,7 @@ from yeetui.providers.base import (
 from yeetui.providers.pricing import cost_usd
 from yeetui.providers.retry import Restarted, stream_with_retry
 from yeetui.runs.budget import is_halt
-from yeetui.runs.compaction import compaction_message, summarise
+from yeetui.runs.compaction import compaction_message, redeliver_unseen, summarise
 from yeetui.runs.history import repair_history
 from yeetui.runs.mcp_tools import McpAccess
 from yeetui.runs.mentions import prompt_message
@@ -46,6 +46,7 @@ from yeetui.runs.prompting import NUDGE
 from yeetui.runs.spec import RunResult, RunSpec, cancel_reason
 from yeetui.runs.tool_executor import ToolExecutor, ToolRunState
 from yeetui.store import Store
+from yeetui.store.records import utcnow
 from yeetui.text import clip, one_line, seconds_text
 
 CHECKPOINT_INTERVAL = 0.25
@@ -135,6 +136,10 @@ class Runner:
 
     async def _loop(self, spec: RunSpec, result: RunResult, before_turn: BeforeTurn | None) -> None:
         history = await repair_history(self.store, spec.session_id)
+        if history and history[0].meta.get("compaction"):  # a compaction this run did not finish (a crash)
+            compacted_at = await self.store.latest_compaction_at(spec.session_id)
+            if compacted_at is not None:
+                await self._redeliver(spec, result, history, compacted_at)
         if spec.prompt is not None:
             await self._commit(spec, result, history, prompt_message(spec.prompt, spec.attachments))
         elif not history or (history[-1].role == "assistant" and not history[-1].tool_calls):
@@ -208,6 +213,7 @@ class Runner:
         request = ModelRequest(model=bare_model, system=system, messages=list(history), tools=tools,
                                max_tokens=spec.max_tokens, thinking=spec.thinking)
         text = ""
+        asked_at = utcnow()  # every result delivered by now is in this request
         result.turns += 1  # a request made counts, however it ends
         partial_id: int | None = None
         last_write = 0.0
@@ -252,6 +258,8 @@ class Runner:
             raise ProviderError("the model stream ended without a final message", retryable=False)
         self._add_usage(spec, result, done.usage.beyond(counted), context=_context(done.usage))
         self._last_input[result.run_id] = _context(done.usage)
+        # The model saw every child's result delivered before the request: consumed (compaction never replays them).
+        await self.store.announcements.mark_consumed(spec.session_id, delivered_by=asked_at)
         if result.turns == 1:  # its provider answers: a hold for its quota (set by any process) is over
             await self.store.provider_holds.release(split_model(spec.model)[0])
         await self._commit(spec, result, history, done.message, replace_id=partial_id)
@@ -269,7 +277,16 @@ class Runner:
         self._last_input[result.run_id] = 0
         compacted: list[Message] = []
         await self._commit(spec, result, compacted, compaction_message(summary))
+        compacted_at = await self.store.latest_compaction_at(spec.session_id)
+        if compacted_at is not None:  # results not seen yet come again after the summary, which may omit them
+            await self._redeliver(spec, result, compacted, compacted_at)
         return compacted
+
+    async def _redeliver(self, spec: RunSpec, result: RunResult, history: list[Message], compacted_at: str) -> None:
+        for message_id, message in await redeliver_unseen(self.store, spec.session_id, compacted_at=compacted_at,
+                                                          run_id=result.run_id):
+            history.append(message)
+            self.bus.publish(MessageCommitted(result.run_id, spec.session_id, message_id, message))
 
     async def _checkpoint(self, spec: RunSpec, result: RunResult, partial_id: int | None, text: str) -> int:
         message = Message(role="assistant", parts=(TextPart(text=text),))

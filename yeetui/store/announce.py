@@ -50,6 +50,46 @@ class Announcements:
 
         return await self._db.transaction(f"announce inbox item {item_id}", announce)
 
+    async def mark_consumed(self, session_id: str, *, delivered_by: str) -> int:
+        """A model turn of `session_id` saw everything delivered to it by `delivered_by` (an ISO time, taken
+        when the turn's request was built): those items are consumed. How many were."""
+        def mark(conn: sqlite3.Connection) -> int:
+            now = utcnow()
+            return conn.execute(
+                "UPDATE inbox_items SET consumed_at = ?, updated_at = ? WHERE session_id = ? AND consumed_at IS NULL"
+                " AND announced_at IS NOT NULL AND announced_at <= ?", (now, now, session_id, delivered_by)).rowcount
+
+        return await self._db.transaction(f"mark results seen by session {session_id}", mark)
+
+    async def unseen_before(self, session_id: str, before: str) -> list[InboxItem]:
+        """Children's results delivered to `session_id` before `before` (an ISO time: a compaction's) that no
+        model turn has seen yet, oldest first."""
+        rows = await self._db.fetch_all(
+            f"list unseen results of session {session_id}",
+            "SELECT * FROM inbox_items WHERE session_id = ? AND consumed_at IS NULL AND announced_at IS NOT NULL"
+            " AND announced_at < ? AND kind IN ('completion', 'review') ORDER BY id", (session_id, before))
+        return [InboxItem.from_row(row) for row in rows]
+
+    async def redeliver(self, item_id: int, message: Message, *, run_id: str | None = None) -> int | None:
+        """Deliver an unseen result again (after a compaction took it out of the conversation): the message is
+        appended and the item counts as delivered now — so a later compaction or resume does not deliver it a
+        third time. None when it was seen meanwhile."""
+        body = self._db.clean(message.model_dump_json())
+
+        def again(conn: sqlite3.Connection) -> int | None:
+            row = conn.execute("SELECT session_id, consumed_at FROM inbox_items WHERE id = ?", (item_id,)).fetchone()
+            if row is None or row["consumed_at"] is not None:
+                return None
+            now = utcnow()
+            cursor = conn.execute(
+                "INSERT INTO messages (session_id, run_id, seq, role, body, partial, created_at, updated_at)"
+                " VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?),"
+                " ?, ?, 0, ?, ?)", (row["session_id"], run_id, row["session_id"], message.role, body, now, now))
+            conn.execute("UPDATE inbox_items SET announced_at = ?, updated_at = ? WHERE id = ?", (now, now, item_id))
+            return cursor.lastrowid
+
+        return await self._db.transaction(f"deliver inbox item {item_id} again", again)
+
     async def mark_announced(self, item_id: int) -> bool:
         """Mark an item announced without a message (its content went out another way, e.g. as the result
         of a blocking spawn). True if this call marked it."""

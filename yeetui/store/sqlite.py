@@ -528,6 +528,14 @@ class Store(Database):
                 cost_known = None if row["cost"] is None else cost_known + float(row["cost"])
         return total, cost_known
 
+    async def latest_compaction_at(self, session_id: str) -> str | None:
+        """When the session was last compacted (its newest summary message), as stored; None if never."""
+        row = await self.fetch_one(f"find the latest compaction of session {session_id}",
+                                   "SELECT created_at FROM messages WHERE session_id = ? AND"
+                                   " json_extract(body, '$.meta.compaction') = 1 ORDER BY seq DESC LIMIT 1",
+                                   (session_id,))
+        return str(row["created_at"]) if row is not None else None
+
     async def last_progress(self, runs: Iterable[RunRecord]) -> dict[str, datetime]:
         """When each run last got somewhere, as the store shows it: its newest message written or checkpointed
         (a streamed answer is checkpointed as it grows; a tool's result is a message), else its start."""
