@@ -105,6 +105,10 @@ class Settings(_Model):
     yeetui's tmux server (`tmux`; `terminal` also opens a terminal window on it), or a background worker."""
     context_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md"])
     """Workspace files read into the primary system prompt."""
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    """Commands run at moments of an agent's life, in Claude Code's shape (`PreToolUse: [{matcher: Bash, hooks:
+    [{type: command, command: …}]}]`; see `yeetui.hooks`). A trusted project's `.claude/settings.json` hooks run
+    too; an untrusted project's never do."""
     stall_after: float | None = Field(120.0, ge=5)
     """Seconds a running agent may go without progress (no token streamed, no tool call begun or ended) before
     the ledger and `agents list` show it `stalled`, with what it waits on (None: never)."""
@@ -224,6 +228,9 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
     if "keymap" in data:
         del data["keymap"]
         warnings.append(f"{where}: ignored keymap — {_UNTRUSTED_CONFIG}.")
+    if "hooks" in data:  # commands run with the user's rights
+        del data["hooks"]
+        warnings.append(f"{where}: ignored hooks — {_UNTRUSTED_CONFIG}.")
     tools = data.get("tools")
     if isinstance(tools, dict):
         if tools.get("bash_sandbox", "required") != "required":

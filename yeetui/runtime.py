@@ -23,6 +23,8 @@ from yeetui.config import LoadedSettings, Settings, load_settings, provider_cred
 from yeetui.errors import ConfigError
 from yeetui.events import PermissionRequested
 from yeetui.foreign.commands import CommandFile, load_commands
+from yeetui.hooks.runner import HookRunner
+from yeetui.hooks.sources import load_hooks
 from yeetui.mcp.client import McpConnections
 from yeetui.mcp.consent import is_approved
 from yeetui.mcp.servers import ServerSpec
@@ -38,6 +40,7 @@ from yeetui.runs.mcp_tools import McpLoadTool
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.prompting import read_context_files
 from yeetui.runs.slots import RunSlots
+from yeetui.runs.transcripts import write_transcript
 from yeetui.store import Store
 from yeetui.subagents.detached import DetachedRuns
 from yeetui.subagents.elsewhere import RunsElsewhere
@@ -213,11 +216,17 @@ class Runtime:
         delivery = Delivery(store, bus)
         limits = dict(spawner_limits or {})
         slots = RunSlots(store, limit=int(limits.pop("max_concurrent", DEFAULT_MAX_CONCURRENT)))
+        hook_set = load_hooks(settings.hooks, project_dir=project_dir, trusted=trust.trusted)
+        warnings += [f"Hooks: {problem}" for problem in hook_set.problems]
+        hooks = None
+        if hook_set:
+            hooks = HookRunner(hook_set, project_dir=project_dir, bus=bus, env=dict(env),
+                               transcripts=lambda session_id: write_transcript(store, session_id, env))
         launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
                                model_override=front_end.model,
-                               mcp=McpConnections(mcp_servers))
+                               mcp=McpConnections(mcp_servers), hooks=hooks)
         panes = PaneHost(env=env, project_dir=project_dir)
         elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks,
                                   open_asks=front_end.open_asks)

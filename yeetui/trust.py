@@ -27,9 +27,11 @@ from typing import Any
 from yeetui import paths
 from yeetui.yamlfile import MAX_FILE_BYTES
 
-TRUSTED_FILES = (".yeetui/config.yaml", ".yeetui/agents", ".claude/agents", ".opencode/agents", ".opencode/agent")
-"""What trusting a project lets widen rights, relative to its root: the project config (`yeetui.config`) and
-the agent files (`yeetui.profile_loader`), folders read at any depth. Slash commands and workflows are not
+TRUSTED_FILES = (".yeetui/config.yaml", ".yeetui/agents", ".claude/agents", ".opencode/agents", ".opencode/agent",
+                 ".claude/settings.json", ".claude/settings.local.json")
+"""What trusting a project lets widen rights, relative to its root: the project config (`yeetui.config`), the
+agent files (`yeetui.profile_loader`), folders read at any depth, and Claude Code's settings files (their hooks
+are commands: `yeetui.hooks`). Slash commands and workflows are not
 here: trust changes nothing about them (a command is only a prompt)."""
 
 MAX_LISTED = 10
@@ -61,7 +63,7 @@ def project_files(project_dir: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in TRUSTED_FILES:
         top = root / name
-        if name.endswith(".yaml"):
+        if name.endswith((".yaml", ".json")):
             if top.is_symlink() or top.exists():
                 _add(top, root, found)
             continue

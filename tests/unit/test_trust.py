@@ -23,12 +23,14 @@ def project(tmp_path: Path) -> Path:
 
 def test_the_files_are_the_config_and_agent_files_by_relative_path(project: Path) -> None:
     for rel in (".claude/commands/x.md", ".yeetui/workflows/w.yaml", "src/main.py", ".yeetui/agents/.hidden.md",
-                ".yeetui/agents/.git/config", ".claude/settings.json"):
+                ".yeetui/agents/.git/config", ".claude/settings.json", ".claude/other.json"):
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text("not what trust widens\n")
     files = project_files(project)
-    assert sorted(files) == [".claude/agents/c.md", ".opencode/agent/e.md", ".opencode/agents/d.md",
-                             ".yeetui/agents/a.yaml", ".yeetui/agents/deep/b.md", ".yeetui/config.yaml"]
+    # Claude Code's settings file is there too: its hooks are commands trusting the project lets run
+    assert sorted(files) == [".claude/agents/c.md", ".claude/settings.json", ".opencode/agent/e.md",
+                             ".opencode/agents/d.md", ".yeetui/agents/a.yaml", ".yeetui/agents/deep/b.md",
+                             ".yeetui/config.yaml"]
     assert all(digest.startswith("sha256:") for digest in files.values())
 
 

@@ -25,6 +25,7 @@ from yeetui.bus import Bus
 from yeetui.config import Settings
 from yeetui.errors import WorkflowError, YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
+from yeetui.hooks.runner import HookRunner
 from yeetui.mcp.client import McpConnections
 from yeetui.messages import Message
 from yeetui.profiles import Profile, ProfileSet
@@ -90,7 +91,8 @@ class RunLauncher:
                  workflows: Mapping[str, Workflow], registry: ToolRegistry, project_dir: Path,
                  env: Mapping[str, str], secrets: list[str], mailroom: Mailroom,
                  create_provider: Callable[[str], tuple[Provider, str]], slots: RunSlots | None = None,
-                 model_override: str | None = None, mcp: McpConnections | None = None) -> None:
+                 model_override: str | None = None, mcp: McpConnections | None = None,
+                 hooks: HookRunner | None = None) -> None:
         self.settings = settings
         self.store = store
         self.bus = bus
@@ -115,6 +117,10 @@ class RunLauncher:
         self._create_provider = create_provider
         self._providers: dict[str, tuple[Provider, str]] = {}
         self._cancel_children: list[Callable[[str], Awaitable[None]]] = []
+        self.hooks: Final = hooks
+        """The user's lifecycle hooks (None: none configured; see yeetui.hooks)."""
+        self._hooked: set[str] = set()
+        """Sessions whose SessionStart hooks ran in this process."""
         self.budgets: Final = BudgetKeeper(store, bus)
         """The budgets of this process's runs: watched, warned about, their trees halted (see yeetui.runs.budget)."""
 
@@ -321,13 +327,13 @@ class RunLauncher:
         )
 
     def runner(self) -> Runner:
-        executor = ToolExecutor(self.registry, self.bus, output_cap=self.settings.tools.output_cap)
+        executor = ToolExecutor(self.registry, self.bus, output_cap=self.settings.tools.output_cap, hooks=self.hooks)
         retry = self.settings.retry
         return Runner(store=self.store, bus=self.bus, executor=executor, providers=self.provider,
                       retry_attempts=retry.max_attempts, retry_base_delay=retry.base_delay,
                       retry_max_delay=retry.max_delay, after_request=self.budgets.after_request,
                       halted=lambda run_id: self.budgets.halt_of(run_id) is not None,
-                      quota_hold_minutes=self.settings.quota_hold_minutes)
+                      quota_hold_minutes=self.settings.quota_hold_minutes, hooks=self.hooks)
 
     async def _budget(self, profile: Profile, run_id: str | None, parent_session_id: str | None,
                       given: Budget | None) -> Budget | None:
@@ -366,8 +372,17 @@ class RunLauncher:
             # A primary session is named by its first prompt, once: a stable title for the header and the
             # switcher (run labels change with every run).
             session = await self.store.update_session(session.id, title=title_from(prompt))
+        if self.hooks is not None and prompt is not None:
+            prompt, refused = await self._prompt_hooks(session.id, prompt, created=session.id not in self._hooked)
+        else:
+            refused = None
         run = await self.create_run(session, profile, model=chosen, prompt=prompt or "")
         label = run.label or profile.name
+        if refused is not None:  # a UserPromptSubmit hook blocked it: nothing is sent
+            await self.store.update_run(run.id, status=RunStatus.FAILED, error=refused)
+            self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.FAILED))
+            self.bus.publish(Notice("warning", refused, session.id))
+            return RunResult(run_id=run.id, session_id=session.id, status=RunStatus.FAILED, error=refused)
         spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
                                      interactive=interactive, label=label, run_id=run.id, attach_mentions=True,
                                      budget=budget)
@@ -380,6 +395,25 @@ class RunLauncher:
             return await self.execute(spec, run.id)
         finally:
             await asyncio.shield(self.slots.release(run.id))
+
+    async def _prompt_hooks(self, session_id: str, prompt: str, *, created: bool) -> tuple[str, str | None]:
+        """The user's SessionStart (the first prompt of a session in this process) and UserPromptSubmit hooks:
+        the prompt with what they add for the agent, and why it was refused if one blocked it."""
+        assert self.hooks is not None
+        added = []
+        if created and self.hooks.has("SessionStart"):
+            self._hooked.add(session_id)
+            started = await self.hooks.fire("SessionStart", session_id=session_id,
+                                            source="resume" if await self.store.messages(session_id) else "startup")
+            added.append(started.context)
+        self._hooked.add(session_id)
+        if self.hooks.has("UserPromptSubmit"):
+            submitted = await self.hooks.fire("UserPromptSubmit", session_id=session_id, prompt=prompt)
+            if submitted.blocked:
+                return prompt, f"A UserPromptSubmit hook blocked the prompt: {submitted.reason}"
+            added.append(submitted.context)
+        context = "\n\n".join(a for a in added if a)
+        return (f"{prompt}\n\n[Context from your hooks]\n{context}" if context else prompt), None
 
     async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None,
                       collect: Callable[[], Awaitable[None]] | None = None) -> RunResult:
@@ -405,6 +439,9 @@ class RunLauncher:
         await self.store.update_run(run_id, pid=os.getpid())
         await self.mailroom.begin_run(session_id)
         profile = self.profiles.get(spec.profile)
+        if self.hooks is not None and spec.parent_session_id and self.hooks.has("SubagentStart"):
+            await self.hooks.fire("SubagentStart", session_id=spec.parent_session_id, run_id=run_id,
+                                  agent_id=run_id, agent_type=spec.profile, agent_session_id=session_id)
 
         async def engine_run() -> RunResult:
             if profile.runner == "acp":

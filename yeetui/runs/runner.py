@@ -25,6 +25,7 @@ from yeetui.events import (
     ThinkingDelta,
     UsageUpdated,
 )
+from yeetui.hooks.runner import HookRunner
 from yeetui.messages import Message, TextPart, ToolResultPart, Usage
 from yeetui.providers.base import (
     ModelRequest,
@@ -67,6 +68,8 @@ class RunEnded(Exception):
 
 
 ProviderFactory = Callable[[str], tuple[Provider, str]]
+MAX_KEPT_ON = 3
+"""Times in a row a Stop hook may keep an agent from stopping (a hook that always blocks must not loop it)."""
 BeforeTurn = Callable[[], Awaitable[list[Message]]]
 """Called before every model turn; returns the messages it committed meanwhile (steering, announcements)."""
 
@@ -75,7 +78,8 @@ class Runner:
     def __init__(self, *, store: Store, bus: Bus, executor: ToolExecutor, providers: ProviderFactory,
                  retry_attempts: int = 5, retry_base_delay: float = 1.0, retry_max_delay: float = 30.0,
                  after_request: Callable[[str], Awaitable[None]] | None = None,
-                 halted: Callable[[str], bool] | None = None, quota_hold_minutes: float = 30.0) -> None:
+                 halted: Callable[[str], bool] | None = None, quota_hold_minutes: float = 30.0,
+                 hooks: HookRunner | None = None) -> None:
         self.store = store
         self.bus = bus
         self.executor = executor
@@ -88,6 +92,8 @@ class Runner:
         self.quota_hold_minutes = quota_hold_minutes
         """How long a provider that refused for its quota is held (queued runs for it wait), unless a request
         to it succeeds first."""
+        self.hooks = hooks
+        """The user's Stop and SubagentStop hooks, which may keep an agent from stopping (yeetui.hooks)."""
         self.halted = halted
         """Whether a run was halted by its tree's budget (its cancellation may have lost its message on the
         way through a `gather` of tool calls)."""
@@ -151,6 +157,7 @@ class Runner:
             on_always=lambda tool, subject: self.store.remember_permission(spec.session_id, tool, subject),
         )
         nudges = 0
+        kept_on = 0  # times a Stop hook kept the agent from stopping
         for _turn in range(spec.max_turns):
             if before_turn is not None:
                 history.extend(await before_turn())
@@ -160,6 +167,10 @@ class Runner:
             if self.after_request is not None:
                 await self.after_request(result.run_id)
             if not reply.tool_calls:
+                if (not spec.exit_tools or spec.interactive) and \
+                        await self._kept_on(spec, result, history, reply.text, kept_on):
+                    kept_on += 1
+                    continue
                 if not spec.exit_tools:
                     raise RunEnded(RunStatus.COMPLETED, reply.text)
                 if spec.interactive:
@@ -178,7 +189,11 @@ class Runner:
                                                       spec.workflow.state())
             for call, part in zip(reply.tool_calls, parts, strict=True):
                 if not part.is_error and _ends_run(spec, call.name):
-                    raise _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)
+                    outcome = _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)
+                    if await self._kept_on(spec, result, history, outcome.output, kept_on):
+                        kept_on += 1
+                        break
+                    raise outcome
                 if part.is_error and call.name in spec.exit_tools:
                     # An exit call its tool refused (arguments that fail the schema) spends a reminder: a
                     # model that keeps getting them wrong ends here, not at max_turns.
@@ -188,6 +203,25 @@ class Runner:
                             f"{call.name} was refused {nudges} times; the last time: "
                             f"{clip(one_line(part.content), 300)}"))
         raise RunEnded(RunStatus.FAILED, error=f"reached max_turns ({spec.max_turns}) without finishing")
+
+    async def _kept_on(self, spec: RunSpec, result: RunResult, history: list[Message], said: str,
+                       kept_on: int) -> bool:
+        """The agent is about to stop: its `Stop` (a subagent: `SubagentStop`) hooks run, and one that blocks
+        keeps it going, its reason said to the agent — at most `MAX_KEPT_ON` times in a row (Claude Code's
+        `stop_hook_active` tells the hook when it already did)."""
+        event = "SubagentStop" if spec.parent_session_id else "Stop"
+        if self.hooks is None or not self.hooks.has(event):
+            return False
+        fields: dict[str, Any] = {"stop_hook_active": kept_on > 0, "last_assistant_message": said}
+        if spec.parent_session_id:
+            fields |= {"agent_id": result.run_id, "agent_type": spec.profile, "agent_session_id": spec.session_id,
+                       "agent_transcript_path": await self.hooks.transcript_path(spec.session_id)}
+        hooked = await self.hooks.fire(event, session_id=spec.parent_session_id or spec.session_id,
+                                       run_id=result.run_id, **fields)
+        if not hooked.blocked or kept_on >= MAX_KEPT_ON:
+            return False
+        await self._commit(spec, result, history, Message.user(f"[{event} hook] {hooked.reason}", hook=True))
+        return True
 
     async def _run_tools(self, reply: Message, state: ToolRunState) -> list[ToolResultPart]:
         """Tool calls run in order — or all at once when every one of them is safe to overlap (reads and

@@ -17,6 +17,8 @@ from typing import Any
 from yeetui.bus import Bus
 from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
+from yeetui.hooks.runner import HookOutcome, HookRunner
+from yeetui.hooks.sources import CLAUDE_TOOL_NAMES, claude_tool_input
 from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, DENIED_UNATTENDED, ToolCallPart, ToolResultPart
 from yeetui.redact import redact
 from yeetui.runs.mcp_tools import McpAccess
@@ -48,10 +50,14 @@ class ToolRunState:
 
 
 class ToolExecutor:
-    def __init__(self, registry: ToolRegistry, bus: Bus, *, output_cap: int = 30_000) -> None:
+    def __init__(self, registry: ToolRegistry, bus: Bus, *, output_cap: int = 30_000,
+                 hooks: HookRunner | None = None) -> None:
         self.registry = registry
         self.bus = bus
         self.output_cap = output_cap
+        self.hooks = hooks
+        """The user's PreToolUse, PostToolUse, PermissionRequest and Notification hooks (yeetui.hooks)."""
+        self._notifying: set[asyncio.Future[HookOutcome]] = set()
 
     async def execute(self, call: ToolCallPart, state: ToolRunState) -> tuple[ToolResultPart, ToolOutput]:
         self.bus.publish(ToolCallStarted(state.run_id, state.session_id, call.id, call.name, call.arguments,
@@ -103,6 +109,17 @@ class ToolExecutor:
                                           cwd=binding.cwd, roots=binding.roots)
         if action == "deny":
             return _error(f"{call.name} on {subject!r}{DENIED_BY_RULE}")
+        hooked = await self._hook(call, state, "PreToolUse")
+        if hooked is not None and (hooked.blocked or hooked.permission == "deny"):
+            return _error(f"{call.name} on {subject!r} was blocked by a PreToolUse hook: {hooked.reason}. Do not "
+                          "retry it as it is; choose another way or ask the user.")
+        if hooked is not None and hooked.permission is not None:
+            action = "allow" if hooked.permission == "allow" else "ask"  # a hook's word, the user's own
+        if action == "ask" and (asked := await self._hook(call, state, "PermissionRequest")) is not None \
+                and asked.permission in ("allow", "deny"):
+            if asked.permission == "deny":
+                return _error(f"{call.name} on {subject!r} was refused by a PermissionRequest hook: {asked.reason}")
+            action = "allow"
         if action == "ask":
             answer = await self._ask(call, subject, state)
             if answer == "deny":
@@ -123,11 +140,31 @@ class ToolExecutor:
             return _error(problem)
         context = state.context if action == "ask" else dataclasses.replace(state.context, hermetic_git=True)
         output = await tool.run(args, context)
+        if (after := await self._hook(call, state, "PostToolUse", output)) is not None and after.blocked:
+            output = dataclasses.replace(output, content=f"{output.content}\n\n[PostToolUse hook] {after.reason}")
         if output.data is not None and not output.is_error:
             state.exit_data[call.name] = output.data
         return output
 
+    async def _hook(self, call: ToolCallPart, state: ToolRunState, event: str,
+                    output: ToolOutput | None = None) -> HookOutcome | None:
+        """The user's hooks of `event` on this call, in Claude Code's terms (None: none to run)."""
+        if self.hooks is None or not self.hooks.has(event, call.name):
+            return None
+        fields: dict[str, Any] = {"tool_name": CLAUDE_TOOL_NAMES.get(call.name, call.name),
+                                  "tool_input": claude_tool_input(call.name, call.arguments), "tool_use_id": call.id}
+        if output is not None:
+            fields["tool_response"] = {"content": output.content, "is_error": output.is_error}
+        return await self.hooks.fire(event, session_id=state.session_id, run_id=state.run_id, target=call.name,
+                                     **fields)
+
     async def _ask(self, call: ToolCallPart, subject: str, state: ToolRunState) -> PermissionAnswer:
+        if self.hooks is not None and self.hooks.has("Notification"):  # the user is needed: their hook hears
+            notify = asyncio.ensure_future(self.hooks.fire(
+                "Notification", session_id=state.session_id, run_id=state.run_id,
+                message=f"{state.agent_label} needs your permission to use {call.name}"))
+            self._notifying.add(notify)
+            notify.add_done_callback(self._notifying.discard)
         loop = asyncio.get_running_loop()
         reply: asyncio.Future[PermissionAnswer] = loop.create_future()
         if state.on_status:

@@ -118,6 +118,7 @@ class BashTool(Tool):
         timeout = min(args.timeout or settings.bash_timeout, settings.bash_max_timeout)
         source = dict(os.environ) if ctx.env is None else dict(ctx.env)
         env = scrub_env(source)
+        env["YEETUI_RUN_ID"], env["YEETUI_SESSION_ID"] = ctx.run_id or "", ctx.session_id or ""  # whose command
         secrets = secret_values_from_env(source)
         argv = ["bash", "-c", args.command]
         if ctx.hermetic_git and (git_lines := _git_commands(args.command)) is not None:

@@ -1,0 +1,152 @@
+"""Where hooks come from: yeetui's own config (`hooks:` in config.yaml, Claude Code's shape) and — only for a
+project the user trusted — the project's `.claude/settings.json` and `.claude/settings.local.json`.
+
+The shape, as Claude Code has it::
+
+    hooks:
+      PreToolUse:
+        - matcher: Bash            # a regular expression on the tool's name; omitted or "*": every tool
+          hooks:
+            - {type: command, command: "~/bin/guard.sh", timeout: 30}
+
+Anything else is reported, naming the file and the key, and left out; the rest still loads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Notification",
+          "SubagentStart", "SubagentStop", "Stop")
+MATCHED_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PermissionRequest"})
+"""Events whose `matcher` is tested against the tool's name."""
+CLAUDE_TOOL_NAMES = {"bash": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
+                     "list_dir": "LS", "glob": "Glob", "grep": "Grep", "spawn_subagent": "Task",
+                     "ask_user": "AskUserQuestion", "web_fetch": "WebFetch"}
+"""yeetui's tools by the names Claude Code gives its own (what hook matchers and payloads use)."""
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class HookCommand:
+    command: str
+    timeout: float
+    source: str
+    """Where it was configured (for the reports of its failures)."""
+
+
+@dataclass(frozen=True)
+class HookGroup:
+    matcher: re.Pattern[str] | None
+    commands: tuple[HookCommand, ...]
+
+    def matches(self, target: str | None) -> bool:
+        return self.matcher is None or (target is not None and self.matcher.fullmatch(target) is not None)
+
+
+@dataclass
+class HookSet:
+    groups: dict[str, list[HookGroup]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def commands(self, event: str, target: str | None = None) -> list[HookCommand]:
+        """The commands for `event` whose matcher takes `target` — a tool's yeetui name or Claude Code's
+        (`bash` or `Bash`: matchers written for Claude Code match)."""
+        names = (target, CLAUDE_TOOL_NAMES.get(target, target)) if target is not None else (None,)
+        return [c for g in self.groups.get(event, []) if any(g.matches(n) for n in names) for c in g.commands]
+
+    def __bool__(self) -> bool:
+        return any(self.groups.values())
+
+
+def load_hooks(config_hooks: Mapping[str, Any] | None, *, project_dir: Path | None, trusted: bool,
+               config_file: str = "config.yaml") -> HookSet:
+    """The hooks of yeetui's config, then — if `trusted` — the project's Claude Code settings files."""
+    hooks = HookSet()
+    if config_hooks:
+        _add(hooks, config_hooks, config_file)
+    if project_dir is not None and trusted:
+        for name in ("settings.json", "settings.local.json"):
+            path = project_dir / ".claude" / name
+            if not path.is_file():
+                continue
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                hooks.problems.append(f"{path}: not read ({exc}); its hooks are left out.")
+                continue
+            if isinstance(data, dict) and data.get("hooks") is not None:
+                _add(hooks, data["hooks"], str(path))
+    return hooks
+
+
+def _add(hooks: HookSet, config: object, where: str) -> None:
+    if not isinstance(config, Mapping):
+        hooks.problems.append(f"{where}: `hooks` must map event names to lists of hook groups.")
+        return
+    for event, groups in config.items():
+        if event not in EVENTS:
+            hooks.problems.append(f"{where}: hooks.{event}: not an event yeetui runs hooks on "
+                                  f"({', '.join(EVENTS)}); left out.")
+            continue
+        if not isinstance(groups, list):
+            hooks.problems.append(f"{where}: hooks.{event} must be a list of groups ({{matcher, hooks}}).")
+            continue
+        for n, group in enumerate(groups):
+            if (parsed := _group(group, f"{where}: hooks.{event}[{n}]", event, hooks.problems)) is not None:
+                hooks.groups.setdefault(event, []).append(parsed)
+
+
+def _group(group: object, where: str, event: str, problems: list[str]) -> HookGroup | None:
+    if not isinstance(group, Mapping) or not isinstance(group.get("hooks"), list):
+        problems.append(f"{where}: a group is {{matcher: …, hooks: [{{type: command, command: …}}]}}; left out.")
+        return None
+    matcher = group.get("matcher")
+    pattern: re.Pattern[str] | None = None
+    if matcher not in (None, "", "*"):
+        if not isinstance(matcher, str):
+            problems.append(f"{where}.matcher must be text (a regular expression on the tool's name); left out.")
+            return None
+        try:
+            pattern = re.compile(matcher)
+        except re.error as exc:
+            problems.append(f"{where}.matcher {matcher!r} is not a regular expression ({exc}); left out.")
+            return None
+        if event not in MATCHED_EVENTS:
+            problems.append(f"{where}.matcher: {event} hooks have no tool to match; the matcher is ignored.")
+            pattern = None
+    commands = []
+    for n, hook in enumerate(group["hooks"]):
+        here = f"{where}.hooks[{n}]"
+        if not isinstance(hook, Mapping) or hook.get("type", "command") != "command":
+            problems.append(f"{here}: only `type: command` hooks run in yeetui; left out.")
+            continue
+        command = hook.get("command")
+        if not isinstance(command, str) or not command.strip():
+            problems.append(f"{here}: `command` must be a non-empty command line; left out.")
+            continue
+        timeout = hook.get("timeout", DEFAULT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT:
+            problems.append(f"{here}.timeout must be seconds between 0 and {MAX_TIMEOUT:g}; {DEFAULT_TIMEOUT:g} "
+                            "is used.")
+            timeout = DEFAULT_TIMEOUT
+        commands.append(HookCommand(command, float(timeout), here))
+    return HookGroup(pattern, tuple(commands)) if commands else None
+
+
+def claude_tool_input(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as Claude Code's tool of the same job takes them (`file_path` for a path, a
+    Task's `subagent_type`), yeetui's own keys kept beside them."""
+    shaped = dict(arguments)
+    if "path" in arguments and name in ("read_file", "write_file", "edit_file"):
+        shaped.setdefault("file_path", arguments["path"])
+    if name == "spawn_subagent":
+        shaped.setdefault("subagent_type", arguments.get("profile"))
+        shaped.setdefault("description", arguments.get("label") or "")
+    return shaped
