@@ -541,3 +541,33 @@ async def test_a_panes_window_shows_the_childs_answer(runtime: Runtime, fake_env
     screen = await until(lambda: _screen_has(TmuxServer(pane["server"]), pane["pane"], "oracle#1 completed"),
                          "the window's last line")
     assert "oracle#1's answer:\nPANE-FINAL-ANSWER: it is the cache." in screen  # type: ignore[operator]
+
+
+async def test_a_pane_child_is_halted_from_its_parents_process_at_the_parents_budget(runtime: Runtime,
+                                                                                   fake_env) -> None:
+    """The tree's spend is counted across processes (the pane's worker records each request in the store); at
+    the parent's token limit, the parent's process halts the pane child through the store (`halt`), and both
+    end `budget_exhausted` — the parent's result says what the child produced."""
+    from yeetui.runs.budget import Budget
+
+    fake_env.script(
+        Reply(tool_calls=[_spawn("LOOPING-PANE read it", blocking=True)], when_contains="PARENT-B",
+              usage={"input_tokens": 100, "output_tokens": 5}),
+        Reply(text="Reading on.", when_contains=ORACLE, repeat=True, usage={"input_tokens": 1000, "output_tokens": 5},
+              tool_calls=[ToolCall("list_dir", {"path": "."})]))
+    result = await asyncio.wait_for(runtime.launcher.run_prompt("PARENT-B: loop in a pane",
+                                                                budget=Budget(max_tokens=4000)), WAIT)
+    assert result.status == RunStatus.BUDGET_EXHAUSTED, (result.status, result.error)
+    [child] = [r for r in await runtime.store.list_runs() if r.profile == "oracle"]
+    ended = await until(lambda: _final(runtime.store, child.id), "the pane child to end")
+    assert ended.status == RunStatus.BUDGET_EXHAUSTED and ended.pid != os.getpid()  # type: ignore[union-attr]
+    assert "halted" in (ended.error or "")  # type: ignore[union-attr]
+    assert child.label in result.output and "Reading on." in result.output
+    # the child's requests are counted (it records each in the store) and it asked no more once halted
+    assert result.result["budget"]["spent"]["tokens"] >= 4000 and result.result["budget"]["limit"] == "max_tokens"
+    assert len([r for r in fake_env.requests if ORACLE in r.text]) == ended.turns  # type: ignore[union-attr]
+
+
+async def _final(store: Store, run_id: str):
+    run = await store.get_run(run_id)
+    return run if run is not None and run.status.is_final else None

@@ -42,8 +42,9 @@ from yeetui.text import cap, clip, one_line
 
 log = logging.getLogger(__name__)
 
-TICK = 1.0
-"""Seconds between looks at each owner's tree while it lives."""
+TICK = 0.25
+"""Seconds between looks at each owner's tree while it lives (what runs of other processes spent is read
+from the store: one summing query per owner)."""
 HALT_WAIT = 15.0
 """Seconds a halt waits for the runs below the owner to end before it stops the owner anyway."""
 OUTPUT_EXCERPT = 600
