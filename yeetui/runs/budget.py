@@ -118,13 +118,16 @@ class Breach:
     """`cost $0.52 of $0.50`."""
 
 
-def breach(budget: Budget, spend: Spend) -> Breach | None:
-    """The first limit `spend` has reached, or None."""
+def breach(budget: Budget, spend: Spend, *, between_requests: bool = True) -> Breach | None:
+    """The first limit `spend` has reached, or None. The turn limit is reached when the tree has made that many
+    requests — looked at `between_requests` (a run's request just ended: no more may start) — or, looked at
+    while requests may be under way, only once one more than that began."""
     if budget.max_cost_usd is not None and spend.cost >= budget.max_cost_usd:
         return Breach("max_cost_usd", f"cost {dollars(spend.cost)} of {dollars(budget.max_cost_usd)}")
     if budget.max_tokens is not None and spend.tokens >= budget.max_tokens:
         return Breach("max_tokens", f"tokens {spend.tokens:,} of {budget.max_tokens:,}")
-    if budget.max_turns is not None and spend.turns >= budget.max_turns:
+    if budget.max_turns is not None and (spend.turns >= budget.max_turns if between_requests
+                                         else spend.turns > budget.max_turns):
         return Breach("max_turns", f"model turns {spend.turns} of {budget.max_turns}")
     if budget.max_minutes is not None and spend.minutes >= budget.max_minutes:
         return Breach("max_minutes", f"time {spend.minutes:.1f} of {budget.max_minutes:g} minutes")

@@ -118,7 +118,7 @@ class BudgetKeeper:
                     owners.append(other_id)
             session = await self.store.get_session(session.parent_id)
         for owner in owners:
-            if (halting := await self._check(owner)) is not None:
+            if (halting := await self._check(owner, between_requests=True)) is not None:
                 # Not one more request: the run that crossed the limit waits here until the halt stops it.
                 await asyncio.wait({halting})
 
@@ -159,8 +159,9 @@ class BudgetKeeper:
         return Spend(tokens=totals.tokens, cost=totals.cost, unpriced_tokens=totals.unpriced_tokens,
                      turns=totals.turns, minutes=_minutes_since(run), runs=totals.runs)
 
-    async def _check(self, run_id: str) -> asyncio.Task[None] | None:
-        """Look at the budget of `run_id`; the halt it started, if its tree reached a limit."""
+    async def _check(self, run_id: str, *, between_requests: bool = False) -> asyncio.Task[None] | None:
+        """Look at the budget of `run_id`; the halt it started, if its tree reached a limit (`between_requests`:
+        a run of the tree has just finished a request, none of this process's is under way because of it)."""
         entry = self._runs.get(run_id)
         if entry is None or entry.budget is None or entry.halting:
             return None
@@ -170,7 +171,7 @@ class BudgetKeeper:
         budget = entry.budget
         share = used_share(budget, spent)
         self.bus.publish(BudgetUpdated(run_id, entry.session_id, against(budget, spent), share))
-        found = breach(budget, spent)
+        found = breach(budget, spent, between_requests=between_requests)
         if found is not None:
             entry.halting = True
             task = asyncio.create_task(self._halt(run_id, entry, found, spent), name=f"halt {entry.label}")

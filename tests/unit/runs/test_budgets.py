@@ -108,3 +108,16 @@ def _request(profile: str, prompt: str):
     from yeetui.application.agents import SpawnRequest
 
     return SpawnRequest(profile=profile, prompt=prompt, requested_by="user")
+
+
+async def test_the_last_request_a_turn_budget_allows_is_not_cut_short(runtime: Runtime, scripted) -> None:
+    """`max_turns: 2`: the second request streams slowly while the budget is looked at many times; it is
+    allowed to finish (it is the budget's), and the run stops before a third."""
+    scripted.script(Reply(text="first look", tool_calls=[ToolCall("list_dir", {"path": "."})]),
+                    Reply(text="a slow and complete second answer", chunk_size=3, chunk_delay=0.05,
+                          tool_calls=[ToolCall("list_dir", {"path": "."})]),
+                    LOOP)
+    runtime.launcher.budgets.tick = 0.02
+    result = await runtime.launcher.run_prompt("look twice", budget=Budget(max_turns=2))
+    assert result.status == RunStatus.BUDGET_EXHAUSTED and len(scripted.requests) == 2
+    assert result.output.startswith("a slow and complete second answer")
