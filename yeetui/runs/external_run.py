@@ -106,7 +106,7 @@ class ExternalRun:
         assert profile.acp is not None
         self.spec, self.run_id, self.profile = spec, run_id, profile
         self.store, self.bus = store, bus
-        self.env = {**env, **profile.acp.env}
+        self.env = {**env, **profile.acp.env, "YEETUI_RUN_ID": run_id, "YEETUI_SESSION_ID": spec.session_id}
         self.secrets = secrets
         self.root = _Node(run_id, spec.session_id, spec.label)
         self._nodes: dict[str, _Node] = {}

@@ -121,3 +121,19 @@ async def test_the_last_request_a_turn_budget_allows_is_not_cut_short(runtime: R
     result = await runtime.launcher.run_prompt("look twice", budget=Budget(max_turns=2))
     assert result.status == RunStatus.BUDGET_EXHAUSTED and len(scripted.requests) == 2
     assert result.output.startswith("a slow and complete second answer")
+
+
+async def test_a_budget_a_parent_gives_its_child_halts_the_child_alone(runtime: Runtime, scripted) -> None:
+    """`spawn_subagent` with `budget: {max_turns: 2}`: the child's tree is halted at it; the parent hears the
+    child ended `budget_exhausted` and goes on."""
+    scripted.script(
+        Reply(text="Child looking.", tool_calls=[ToolCall("list_dir", {"path": "."})],
+              when_contains="You are the oracle", repeat=True),
+        Reply(text="The child ran out of budget; I will answer myself.", when_contains="Halted: budget exhausted"),
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "CHILD-LOOP go",
+                                                      "blocking": True, "budget": {"max_turns": 2}})]))
+    result = await runtime.launcher.run_prompt("PARENT", interactive=True)
+    assert result.output == "The child ran out of budget; I will answer myself."
+    [child] = [r for r in await runtime.store.list_runs() if r.profile == "oracle"]
+    assert child.status == RunStatus.BUDGET_EXHAUSTED and child.turns == 2
+    assert child.options["budget"] == {"max_turns": 2}
