@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     mrevoke.add_argument("--json", action="store_true")
     _add_agents(sub)
     _add_worktrees(sub)
+    _add_schedule(sub)
     return parser
 
 
@@ -175,6 +176,31 @@ def _add_agents(sub: Subparsers) -> None:
     wrun.add_argument("--show", action="store_true", help="print progress and the answer (in a tmux pane)")
 
 
+def _add_schedule(sub: Subparsers) -> None:
+    schedule = sub.add_parser("schedule", help="agents that run on a schedule: add, list, pause, resume, remove, "
+                                               "run-now, daemon")
+    ssub = schedule.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_Parser)
+    add = ssub.add_parser("add", help="run PROFILE on PROMPT at WHEN (cron, or 'every 30m')")
+    add.add_argument("when", help="a cron expression ('0 7 * * 1-5', local time) or 'every 30m' / '2h' / '1d'")
+    add.add_argument("prompt")
+    add.add_argument("--profile", "-p", required=True)
+    add.add_argument("--missed", choices=("skip", "once"), default="skip",
+                     help="a trigger missed while no yeetui ran: skip it (default) or run once on wake")
+    add.add_argument("--yes", "-y", action="store_true", help="its runs may make tool calls that would ask")
+    add.add_argument("--json", action="store_true")
+    _add_budget(add)
+    listing = ssub.add_parser("list", help="the schedules, their next trigger and their last run")
+    listing.add_argument("--json", action="store_true")
+    for name, text in (("pause", "stop firing it"), ("resume", "fire it again, from its next trigger"),
+                       ("remove", "delete it"), ("run-now", "start its run now")):
+        one = ssub.add_parser(name, help=text)
+        one.add_argument("id")
+        one.add_argument("--json", action="store_true")
+    daemon = ssub.add_parser("daemon", help="fire due schedules until stopped (a foreground process)")
+    daemon.add_argument("--interval", type=_positive(float), default=5.0, help="seconds between looks")
+    daemon.add_argument("--once", action="store_true", help="look once and exit")
+
+
 def _add_budget(parser: argparse.ArgumentParser) -> None:
     """What the run and every subagent it starts may spend together; reaching a limit halts them all."""
     group = parser.add_argument_group("budget (the run and all its subagents together; a limit halts them all)")
@@ -236,6 +262,7 @@ COMMANDS = {
     "doctor": ("yeetui.cli.doctor", "cmd_doctor"),
     "agent": ("yeetui.cli.agents", "cmd_agent"),
     "worktrees": ("yeetui.cli.worktrees", "cmd_worktrees"),
+    "schedule": ("yeetui.cli.schedule", "cmd_schedule"),
 }
 """Subcommand → (module, coroutine function)."""
 

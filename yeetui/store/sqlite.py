@@ -47,6 +47,7 @@ from yeetui.store.db import Database, first_row
 from yeetui.store.inbox import InboxItems
 from yeetui.store.liveness import pid_alive, process_gone, process_start
 from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, TreeTotals, dump_json, utcnow
+from yeetui.store.schedules import Schedules
 from yeetui.store.side_tables import Breadcrumbs, WorkflowStates, WorktreeRecords
 
 INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
@@ -88,6 +89,7 @@ class Store(Database):
         self.permission_asks = PermissionAsks(self)
         self.front_ends = FrontEnds(self)
         self.provider_holds = ProviderHolds(self)
+        self.schedules = Schedules(self)
         self.tool_processes = ToolProcesses(self)
 
     # ----- sessions ----------------------------------------------------------------------------------

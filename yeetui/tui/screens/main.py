@@ -31,6 +31,8 @@ from yeetui import events as ev
 from yeetui.application.inbox import InboxDesk
 from yeetui.application.permissions import answer_permission
 from yeetui.application.runs import RunDesk
+from yeetui.application.schedules import TUI_INTERVAL as SCHEDULES_INTERVAL
+from yeetui.application.schedules import Scheduler
 from yeetui.application.sessions import SessionDesk
 from yeetui.application.watchers import PairWatching
 from yeetui.application.worktrees import WorktreeDesk
@@ -119,6 +121,8 @@ class MainScreen(Screen[None]):
         self.inbox = InboxDesk(runtime)
         self.pair = PairWatching(runtime)
         self.ledger = Ledger(runtime.bus, clock=ledger_clock, stall_after=runtime.settings.stall_after)
+        self.scheduler = Scheduler(runtime.store, runtime.bus)
+        """Fires due scheduled agents while the app runs (yeetui.application.schedules)."""
         self.ledger_sync = LedgerSync(runtime.store, self.ledger, project_dir=runtime.project_dir,
                                       is_local=self.runs.is_live)
         """Rows for runs of other yeetui processes (detached workers) and the tree cost of parent rows."""
@@ -178,6 +182,14 @@ class MainScreen(Screen[None]):
         self.set_focus(composer.input)
         self.run_worker(self._start(), name="start", exclusive=False)
         self.set_interval(LEDGER_SYNC_INTERVAL, self.ledger_sync.refresh, name="ledger-sync")
+        self.set_interval(SCHEDULES_INTERVAL, self._fire_schedules, name="schedules")
+
+    async def _fire_schedules(self) -> None:
+        """A running app fires due scheduled agents too (each trigger once, whoever looks first)."""
+        try:
+            await self.scheduler.tick()
+        except YeetuiError as exc:
+            await self.notice("warning", f"Could not look at the schedules: {exc}")
 
     async def _start(self) -> None:
         await self.startup.run()

@@ -1,0 +1,64 @@
+"""`yeetui schedule` from the command line: a schedule added, listed, run by hand as an ordinary detached run
+(seen in `agents list`, completed against the fake LLM), paused, resumed, removed; bad input named."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import run_yeetui
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def _json(done) -> object:
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_schedule_from_add_to_remove(fake_env, project: Path) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "NIGHTLY: all commits look fine"})],
+                          when_contains="review yesterday"))
+    added = _json(run_yeetui("schedule", "add", "0 7 * * 1-5", "review yesterday's commits", "--profile",
+                             "oracle", "--max-cost", "0.5", "--json", cwd=project))
+    assert added["spec"] == "0 7 * * 1-5" and added["budget"] == {"max_cost_usd": 0.5} and not added["paused"]
+    listed = run_yeetui("schedule", "list", cwd=project)
+    assert added["id"] in listed.stdout and "skip missed" in listed.stdout and "next " in listed.stdout
+    # by hand: an ordinary detached run of the project, with the schedule's budget
+    run_id = run_yeetui("schedule", "run-now", added["id"], cwd=project).stdout.strip()
+    deadline = time.monotonic() + 60
+    while True:
+        status = _json(run_yeetui("agents", "status", run_id, "--json", cwd=project))
+        if status["status"] not in ("queued", "running"):
+            break
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    assert status["status"] == "completed" and status["output"] == "NIGHTLY: all commits look fine", status
+    assert status["options"]["budget"] == {"max_cost_usd": 0.5}
+    assert "paused" in run_yeetui("schedule", "pause", added["id"], cwd=project).stdout
+    assert "paused: paused by you" in run_yeetui("schedule", "list", cwd=project).stdout
+    assert "resumed" in run_yeetui("schedule", "resume", added["id"], cwd=project).stdout
+    assert run_yeetui("schedule", "daemon", "--once", cwd=project).returncode == 0  # nothing due now
+    assert "removed" in run_yeetui("schedule", "remove", added["id"], cwd=project).stdout
+    assert "No schedules" in run_yeetui("schedule", "list", cwd=project).stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["every 10s", "x", "--profile", "reviewer"], "is neither a cron expression"),
+    (["61 * * * *", "x", "--profile", "reviewer"], "is neither a cron expression"),
+    (["every 5m", "x", "--profile", "nobody"], "No profile 'nobody'"),
+    (["every 5m", "x", "--profile", "reviewer", "--missed", "later"], "invalid choice: 'later'"),
+])
+def test_bad_schedules_are_refused_saying_why(fake_env, project: Path, args: list[str], said: str) -> None:
+    done = run_yeetui("schedule", "add", *args, cwd=project)
+    assert done.returncode != 0 and said in done.stderr, done.stderr
+    assert run_yeetui("schedule", "pause", "nope", cwd=project).returncode != 0

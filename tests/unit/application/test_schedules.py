@@ -1,0 +1,139 @@
+"""Scheduled agents, with a clock the test moves: each trigger fires exactly once however many yeetui processes
+look (here three stores on one data dir, looking at once), a process killed between claiming a trigger and
+starting its run loses nothing and repeats nothing, missed triggers follow the schedule's policy, and a
+schedule that keeps failing is paused with a notice."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from yeetui.application.schedules import Scheduler
+from yeetui.bus import Bus
+from yeetui.events import Notice, RunStatus
+from yeetui.scheduling.times import ScheduleSpecError, check
+from yeetui.store import Store
+
+START = datetime(2026, 11, 27, 9, 0, 5, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "yeetui.db"
+
+
+@pytest.fixture
+async def stores(db: Path) -> AsyncIterator[list[Store]]:
+    opened = [await Store.open(db) for _ in range(3)]
+    try:
+        yield opened
+    finally:
+        for store in opened:
+            await store.close()
+
+
+class Launches:
+    """What would have been started: one real run record per launch (so failures can be counted)."""
+
+    def __init__(self, store: Store, status: RunStatus = RunStatus.COMPLETED) -> None:
+        self.store, self.status, self.started = store, status, []
+
+    async def __call__(self, schedule) -> str:
+        session = await self.store.create_session(profile=schedule.profile)
+        run = await self.store.create_run(session_id=session.id, profile=schedule.profile, model=None,
+                                          prompt=schedule.prompt, status=self.status)
+        self.started.append(schedule.id)
+        return run.id
+
+
+def test_when_a_schedule_fires_is_checked() -> None:
+    assert check("0  7 * * 1-5") == "0 7 * * 1-5" and check("every 30M") == "every 30m"
+    for bad in ("every 30s", "tomorrow", "61 * * * *"):
+        with pytest.raises(ScheduleSpecError):
+            check(bad)
+
+
+async def test_a_schedule_due_every_minute_fires_once_a_minute_with_three_processes_looking(
+        stores: list[Store], tmp_path: Path) -> None:
+    clock = Clock()
+    launches = Launches(stores[0])
+    schedulers = [Scheduler(store, launch=launches, clock=clock) for store in stores]
+    schedule = await schedulers[0].add(project_dir=tmp_path, when="every 1m", profile="reviewer",
+                                       prompt="review yesterday's commits")
+    for _ in range(60):  # ten minutes, a look every ten seconds by all three at once
+        clock.now += timedelta(seconds=10)
+        await asyncio.gather(*(s.tick() for s in schedulers))
+    assert launches.started == [schedule.id] * 10
+    fires = await stores[1].schedules.fires(schedule.id, limit=100)
+    assert len(fires) == 10 and len({f.due_at for f in fires}) == 10 and all(f.run_id for f in fires)
+
+
+async def test_a_process_killed_between_claiming_and_launching_loses_nothing_and_repeats_nothing(
+        stores: list[Store], db: Path, tmp_path: Path) -> None:
+    clock = Clock()
+    launches = Launches(stores[0])
+    scheduler = Scheduler(stores[0], launch=launches, clock=clock)
+    schedule = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="reviewer", prompt="p")
+    due = (START + timedelta(minutes=1, seconds=1)).isoformat()
+    # a daemon claims the trigger, then dies before it starts the run
+    claim = (f"import asyncio, datetime, os\nfrom yeetui.store import Store\nfrom yeetui.scheduling.times import "
+             f"next_after\nasync def main():\n    s = await Store.open({str(db)!r})\n    got = await "
+             f"s.schedules.claim_due(datetime.datetime.fromisoformat({due!r}), next_after)\n    print(len(got), "
+             f"flush=True)\n    os._exit(0)\nasyncio.run(main())\n")
+    killed = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", claim], capture_output=True, text=True,
+                                     timeout=60)
+    assert killed.stdout.strip() == "1", killed.stderr
+    clock.now = datetime.fromisoformat(due)
+    assert [s.id for s, _ in await scheduler.tick()] == [schedule.id]  # taken over and started, once
+    assert await scheduler.tick() == [] and launches.started == [schedule.id]
+    other = Scheduler(stores[1], launch=launches, clock=clock)
+    assert await other.tick() == []
+
+
+async def test_missed_triggers_are_skipped_or_run_once_as_the_schedule_says(stores: list[Store],
+                                                                              tmp_path: Path) -> None:
+    clock = Clock()
+    launches = Launches(stores[0])
+    scheduler = Scheduler(stores[0], launch=launches, clock=clock)
+    skip = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="a", prompt="p", missed="skip")
+    once = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="b", prompt="p", missed="once")
+    clock.now += timedelta(minutes=30)  # no yeetui ran for half an hour
+    await scheduler.tick()
+    assert launches.started == [once.id]
+    assert (await stores[0].schedules.fires(skip.id))[0].skipped  # said in the listing
+    clock.now += timedelta(minutes=1)
+    await scheduler.tick()
+    assert sorted(launches.started) == sorted([once.id, once.id, skip.id])  # both on time again
+
+
+async def test_a_schedule_that_keeps_failing_is_paused_with_a_notice(stores: list[Store], tmp_path: Path) -> None:
+    clock = Clock()
+    bus = Bus()
+    said: list[Notice] = []
+    bus.add_listener(lambda e: isinstance(e, Notice) and said.append(e))
+    launches = Launches(stores[0], status=RunStatus.FAILED)
+    scheduler = Scheduler(stores[0], bus, launch=launches, clock=clock)
+    schedule = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="a", prompt="p")
+    for _ in range(6):
+        clock.now += timedelta(minutes=1)
+        await scheduler.tick()
+    assert len(launches.started) == 3  # paused after three failures in a row; not retried forever
+    paused = await stores[0].schedules.get(schedule.id)
+    assert paused.paused and "last 3 runs failed" in (paused.pause_reason or "")
+    assert any("is paused" in n.text and schedule.id in n.text for n in said)
+    resumed = await scheduler.resume(schedule.id)
+    assert not resumed.paused and resumed.failures == 0

@@ -1,0 +1,158 @@
+"""Scheduled agents, the use case: add, list, pause, resume, remove, run now, and fire what is due — from
+`yeetui schedule daemon` and from every running yeetui TUI at once, each trigger exactly once (the store's claim
+decides; see yeetui.store.schedules).
+
+A fired trigger is an ordinary detached run of the schedule's project (`yeetui agents start` in that folder, with
+`--yes` only when the schedule was added with it, and its budget): it shows in `agents list` and the ledger like
+any other. A schedule whose runs fail `PAUSE_AFTER` times in a row is paused with a notice, never retried
+forever; a trigger missed while no yeetui ran is skipped or run once on wake, as the schedule says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from yeetui import paths
+from yeetui.bus import Bus
+from yeetui.errors import YeetuiError
+from yeetui.events import Notice
+from yeetui.profile_loader import load_profiles
+from yeetui.resources import builtin_dir
+from yeetui.runs.budget import Budget
+from yeetui.scheduling.times import check, next_after
+from yeetui.store import Store
+from yeetui.store.records import utcnow
+from yeetui.store.schedules import Fire, ScheduleRecord
+from yeetui.trust import is_trusted
+
+__all__ = ["PAUSE_AFTER", "ScheduleRecord", "Scheduler", "launch_detached", "profile_names"]
+
+log = logging.getLogger(__name__)
+
+PAUSE_AFTER = 3
+"""Failed runs in a row after which a schedule is paused."""
+DAEMON_INTERVAL = 5.0
+"""Seconds between looks for due schedules in `yeetui schedule daemon` (a trigger is never more than this late)."""
+TUI_INTERVAL = 15.0
+"""Seconds between looks in a running TUI."""
+LAUNCH_TIMEOUT = 120.0
+
+Launch = Callable[[ScheduleRecord], Awaitable[str]]
+"""Starts a schedule's run; its run id (raises YeetuiError saying why it could not)."""
+Clock = Callable[[], datetime]
+
+
+class Scheduler:
+    def __init__(self, store: Store, bus: Bus | None = None, *, launch: Launch | None = None,
+                 clock: Clock = lambda: datetime.now(UTC)) -> None:
+        self.store, self.bus = store, bus
+        self.launch = launch or launch_detached
+        self.clock = clock
+
+    async def add(self, *, project_dir: Path, when: str, profile: str, prompt: str, missed: str = "skip",
+                  approve: bool = False, budget: Budget | None = None) -> ScheduleRecord:
+        spec = check(when)
+        if missed not in ("skip", "once"):
+            raise YeetuiError(f"--missed must be skip or once, not {missed!r}.")
+        return await self.store.schedules.add(
+            project_dir=str(project_dir), profile=profile, prompt=prompt, spec=spec, missed=missed, approve=approve,
+            budget=budget.to_json() if budget else None, next_at=next_after(spec, self.clock()))
+
+    async def resume(self, schedule_id: str) -> ScheduleRecord:
+        """Resume from the next trigger after now (triggers while it was paused are not fired late)."""
+        schedule = await self.store.schedules.get(schedule_id)
+        await self.store.schedules.set_paused(schedule.id, False, next_at=next_after(schedule.spec, self.clock()))
+        return await self.store.schedules.get(schedule.id)
+
+    async def run_now(self, schedule_id: str) -> str:
+        """Fire it now, besides its triggers; the run id."""
+        schedule = await self.store.schedules.get(schedule_id)
+        run_id = await self.launch(schedule)
+        await self.store.schedules.fired_by_hand(schedule.id, f"now:{utcnow()}", run_id)
+        return run_id
+
+    async def tick(self) -> list[tuple[ScheduleRecord, str]]:
+        """One look: settle how fired runs ended (pausing a schedule that keeps failing), fire what is due and
+        what a dead process claimed but never launched. The (schedule, run id) pairs launched."""
+        for paused in await self.store.schedules.settle(pause_after=PAUSE_AFTER):
+            self._say("warning", f"Schedule {paused.id} ({paused.profile}: {paused.prompt[:60]}) is paused: "
+                      f"{paused.pause_reason}. `yeetui schedule resume {paused.id}` starts it again.")
+        launched = []
+        claims = await self.store.schedules.claim_due(self.clock(), next_after)
+        claims += await self.store.schedules.orphans()
+        for schedule, fire in claims:
+            if (run_id := await self._launch(schedule, fire)) is not None:
+                launched.append((schedule, run_id))
+        return launched
+
+    async def _launch(self, schedule: ScheduleRecord, fire: Fire) -> str | None:
+        try:
+            run_id = await self.launch(schedule)
+        except YeetuiError as exc:
+            self._say("error", f"Schedule {schedule.id} could not start its run: {exc}")
+            await self.store.schedules.launched(schedule.id, fire.due_at, "")  # counted as tried, not retried
+            return None
+        await self.store.schedules.launched(schedule.id, fire.due_at, run_id)
+        return run_id
+
+    async def run_forever(self, *, interval: float = DAEMON_INTERVAL, stop: asyncio.Event | None = None) -> None:
+        """`yeetui schedule daemon`: look every `interval` seconds until `stop` is set."""
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
+            try:
+                for schedule, run_id in await self.tick():
+                    self._say("info", f"Schedule {schedule.id}: started run {run_id[:12]} ({schedule.profile}).")
+            except YeetuiError as exc:
+                self._say("error", f"Could not look at the schedules: {exc}")
+            try:
+                await asyncio.wait_for(stop.wait(), interval)
+            except TimeoutError:
+                pass
+
+    def _say(self, level: Literal["info", "warning", "error"], text: str) -> None:
+        log.log(logging.ERROR if level == "error" else logging.WARNING if level == "warning" else logging.INFO,
+                "%s", text)
+        if self.bus is not None:
+            self.bus.publish(Notice(level, text))
+
+
+def profile_names(project_dir: Path) -> set[str]:
+    """The profiles a run in `project_dir` can use (built-in, the user's, the project's)."""
+    profiles = load_profiles(project_dir=project_dir, user_dir=paths.config_dir() / "agents",
+                             builtin_dir=builtin_dir("agents"), trusted=is_trusted(project_dir))
+    return set(profiles.profiles)
+
+
+async def launch_detached(schedule: ScheduleRecord) -> str:
+    """An ordinary detached run of the schedule's project: `yeetui agents start` in its folder."""
+    argv = [sys.executable, "-m", "yeetui", "agents", "start", schedule.profile, schedule.prompt, "--json",
+            "--label", f"schedule {schedule.id}"]
+    if schedule.approve:
+        argv.append("--yes")
+    flags = {"max_cost_usd": "--max-cost", "max_tokens": "--max-tokens", "max_turns": "--max-turns",
+             "max_minutes": "--max-minutes"}
+    for key, value in (schedule.budget or {}).items():
+        if key in flags:
+            argv += [flags[key], str(value)]
+    if not await asyncio.to_thread(Path(schedule.project_dir).is_dir):
+        raise YeetuiError(f"its project {schedule.project_dir} is gone")
+    process = await asyncio.create_subprocess_exec(*argv, cwd=schedule.project_dir, stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), LAUNCH_TIMEOUT)
+    except TimeoutError:
+        process.kill()
+        raise YeetuiError("`yeetui agents start` did not answer") from None
+    if process.returncode != 0:
+        raise YeetuiError(err.decode(errors="replace").strip()[-500:] or f"exit {process.returncode}")
+    try:
+        return str(json.loads(out.decode().strip().splitlines()[-1])["run_id"])
+    except (ValueError, KeyError, IndexError):
+        raise YeetuiError(f"`yeetui agents start` said {out.decode(errors='replace')[:200]!r}") from None
