@@ -336,3 +336,17 @@ def test_a_run_that_gets_nowhere_is_listed_stalled_within_the_configured_time(fa
     table = run_yeetui("agents", "list", cwd=project)
     assert "stalled" in table.stdout
     run_yeetui("agents", "cancel", started["run_id"], cwd=project)
+
+
+def test_fleet_lists_the_runs_of_every_project_grouped(fake_env, tmp_path: Path) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "fine"})], repeat=True))
+    projects = [tmp_path / name for name in ("alpha", "beta")]
+    for project in projects:
+        (project / ".git").mkdir(parents=True)
+        assert run_yeetui("run", "--json", f"work in {project.name}", cwd=project).returncode == 0
+    seen = _json(run_yeetui("fleet", "--json", cwd=tmp_path))
+    done = {row["project"]: row for row in seen["done"]}
+    assert set(done) == {str(p) for p in projects} and not seen["working"]
+    # finished top-level runs nobody read are not "needs you" here: `yeetui run` printed them
+    text = run_yeetui("fleet", cwd=tmp_path).stdout
+    assert "NEEDS YOU (0)" in text and "DONE (24 h) (2)" in text

@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_agents(sub)
     _add_worktrees(sub)
     _add_schedule(sub)
+    fleet = sub.add_parser("fleet", help="every run of every project here: what needs you, what works, what is done")
+    fleet.add_argument("--json", action="store_true")
+    fleet.add_argument("--limit", type=_positive(int), default=500, help="newest runs looked at")
     return parser
 
 
@@ -263,6 +266,7 @@ COMMANDS = {
     "agent": ("yeetui.cli.agents", "cmd_agent"),
     "worktrees": ("yeetui.cli.worktrees", "cmd_worktrees"),
     "schedule": ("yeetui.cli.schedule", "cmd_schedule"),
+    "fleet": ("yeetui.cli.fleet", "cmd_fleet"),
 }
 """Subcommand → (module, coroutine function)."""
 

@@ -1,0 +1,38 @@
+"""`yeetui fleet`: every run of every project on this data dir, grouped by what it needs (see
+yeetui.application.fleet)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from yeetui.application.agents import open_store
+from yeetui.application.fleet import Fleet, FleetRow, fleet
+from yeetui.cli.common import EXIT_OK, table
+from yeetui.subagents.ledger import format_elapsed
+from yeetui.text import dollars, tokens_text
+
+
+async def cmd_fleet(args: argparse.Namespace) -> int:
+    async with await open_store() as store:
+        seen = await fleet(store, limit=args.limit)
+    if args.json:
+        print(json.dumps(seen.to_json(), default=str))
+        return EXIT_OK
+    _print(seen)
+    return EXIT_OK
+
+
+def _print(seen: Fleet) -> None:
+    for title, rows in (("NEEDS YOU", seen.needs_you), ("WORKING", seen.working), ("DONE (24 h)", seen.done)):
+        print(f"{title} ({len(rows)})")
+        if rows:
+            print(table(("RUN", "LABEL", "STATUS", "PROJECT", "MODE", "TIME", "SPEND", "WHAT"),
+                        [_cells(r) for r in rows]))
+        print()
+
+
+def _cells(row: FleetRow) -> tuple[str, ...]:
+    spend = f"{dollars(row.cost)} {tokens_text(row.tokens)}" if row.tokens else "-"
+    elapsed = format_elapsed(row.elapsed) if row.elapsed is not None else "-"
+    return (row.run_id[:12], row.path[-40:], row.status, row.project[-30:], row.mode, elapsed, spend, row.why[:60])
