@@ -64,7 +64,8 @@ _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^/\s:@\"'<>]+:)[^
 so a long run of scheme characters (`a-b-c-…` in minified code) is not rescanned to its end from every word."""
 
 # `api_key=…`, `"password": "…"`, `X-Api-Key: …`, `GITHUB_TOKEN=…`. The name must END in the keyword, so
-# `max_tokens: 100000` is left alone; the value must be 6+ characters and not a plain number. The name
+# `max_tokens: 100000` is left alone; the value must be 6+ characters and not a plain number, and it never
+# takes a brace or a bracket (a JSON object's structure: `{"APIKEY":-100}` stays a valid document). The name
 # starts at a word boundary and is bounded, so a long unbroken blob (base64 in tool output) costs linear
 # time instead of quadratic.
 _ASSIGNMENT = re.compile(
@@ -73,7 +74,7 @@ _ASSIGNMENT = re.compile(
     r"passw(?:or)?d|pwd))"
     r"(?P<op>[\"']?\s*[:=]\s*)"
     r"(?P<quote>[\"']?)"
-    r"(?P<value>(?!\d+\b)(?!\[REDACTED\])[^\s\"'<>,;&]{6,})"
+    r"(?P<value>(?!-?\d+\b)(?!\[REDACTED\])[^\s\"'<>,;&{}\[\]]{6,})"
 )
 
 

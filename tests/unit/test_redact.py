@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 
 import pytest
@@ -201,3 +202,12 @@ def test_basic_auth_private_keys_and_url_passwords_are_redacted() -> None:
     for untouched in ("https://example.com:8080/path", "ssh://git@github.com/x.git", "mailto:a@b.c",
                       "basic usage", "-----BEGIN PUBLIC KEY-----"):
         assert redact(untouched) == untouched
+
+
+@pytest.mark.parametrize("document", ['{"role":"user","parts":[],"meta":{"APIKEY":-100}}',
+                                      '{"password":[1,2,3],"x":1}', '{"token":{"nested":"plainvalue"}}',
+                                      '{"api_key":-1234567}'])
+def test_a_json_document_stays_json_after_redaction(document: str) -> None:
+    """Found by the store's property test: a key named like a secret whose value is not a quoted string must not
+    take the document's braces or brackets with it."""
+    json.loads(redact(document))
