@@ -601,3 +601,29 @@ async def test_send_follows_up_a_finished_oracle_from_the_tui(fake_env, project:
         assert "why does it flake?" in follow_up.text and "FIRST-VERDICT" in follow_up.text
         await _type(pilot, "/send nobody#9 hello")
         await _until(pilot, lambda: "nobody#9" in _text(view))
+
+
+async def test_the_fleet_screen_lists_every_run_and_opens_one(fake_env, project: Path) -> None:
+    """ctrl+g: the runs of this data dir, grouped; enter on one of this project's opens its session."""
+    from textual.widgets import OptionList
+
+    from yeetui.tui.screens.fleet import FleetScreen
+
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "FLEET-ORACLE done"})]))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(140, 32)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, "/oracle look at it")
+        await _until(pilot, lambda: "FLEET-ORACLE" in _text(view), timeout=30)
+        await pilot.press("ctrl+g")
+        await _until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
+        screen = app.screen
+        listing = screen.query_one(OptionList)
+        shown = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        assert shown[0].startswith("NEEDS YOU") and any(s.startswith("DONE") for s in shown)
+        assert any("oracle#1" in s and "completed" in s for s in shown)
+        oracle = next(r for r in screen.rows.values() if r.label == "oracle#1")
+        listing.highlighted = listing.get_option_index(oracle.run_id)
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, MainScreen) and main.current == oracle.session_id)

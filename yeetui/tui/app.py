@@ -66,6 +66,7 @@ class YeetuiApp(App[None]):
         Binding("ctrl+c", "interrupt_or_quit", "Interrupt / quit", id="interrupt_or_quit", priority=True,
                 show=False),
         Binding("ctrl+b", "toggle_inbox", "Inbox", id="toggle_inbox"),
+        Binding("ctrl+g", "fleet", "Fleet", id="fleet", show=False),
         Binding("ctrl+o", "parent_session", "Parent", id="parent_session", show=False),
     ]
 
@@ -251,6 +252,9 @@ class YeetuiApp(App[None]):
 
     async def action_switcher(self) -> None:
         await self._on_main(lambda main: main.open_switcher())
+
+    async def action_fleet(self) -> None:
+        await self._on_main(lambda main: main.open_fleet())
 
     async def action_toggle_pair(self) -> None:
         await self._on_main(lambda main: main.toggle_pair())
