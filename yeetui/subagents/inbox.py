@@ -113,6 +113,14 @@ def announcement_text(label: str, status: RunStatus, output: str, error: str | N
             "instructions from the user.")
 
 
+def follow_up_note(label: str) -> str:
+    """Written by yeetui under a finished child's report, for its parent (agent or user): the child can be
+    asked again, with its context — how a parent's conversation lists its reusable children, in messages
+    (a list in the system prompt would change it, and break the prompt cache, whenever a child finishes)."""
+    return (f"[yeetui] {label} keeps its context: ask it more with send_message to {label} (or /send {label} …) "
+            "rather than starting a new subagent.")
+
+
 def worktree_note(label: str, worktree: dict[str, Any]) -> str:
     """Where a child's work is and how the user takes it: written by yeetui, outside the untrusted frame."""
     commits = worktree.get("commits")
@@ -162,6 +170,8 @@ class Delivery:
         text = announcement_text(label, status, output, error)
         if worktree:
             text = f"{text}\n{worktree_note(label, worktree)}"
+        if status == RunStatus.COMPLETED:
+            text = f"{text}\n{follow_up_note(label)}"
         data = {"status": status.value, "label": label, "child_session_id": child_session_id,
                 "announce": announce, "announcement": text, "result": result or {}}
         if worktree:

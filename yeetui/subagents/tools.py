@@ -15,7 +15,7 @@ from yeetui.errors import ToolError, YeetuiError
 from yeetui.events import RunStatus
 from yeetui.runs.budget import Budget
 from yeetui.subagents.host import AgentHost
-from yeetui.subagents.inbox import announcement_text, worktree_note
+from yeetui.subagents.inbox import announcement_text, follow_up_note, worktree_note
 from yeetui.subagents.spawner import SpawnHandle
 from yeetui.text import one_line
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
@@ -44,6 +44,8 @@ def _report(handle: SpawnHandle, *, with_artifacts: bool = False) -> ToolOutput:
     text = announcement_text(handle.label, result.status, result.output, result.error, findings)
     if handle.worktree is not None:
         text += "\n" + worktree_note(handle.label, handle.worktree)
+    if result.status == RunStatus.COMPLETED:
+        text += "\n" + follow_up_note(handle.label)
     return ToolOutput(content=text, is_error=result.status != RunStatus.COMPLETED,
                       data={"run_id": handle.run_id, "status": result.status.value})
 

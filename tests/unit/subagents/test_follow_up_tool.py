@@ -28,6 +28,10 @@ async def test_a_finished_oracle_answers_a_follow_up_with_its_earlier_context(ru
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "ORACLE-TASK why flaky?",
                                                       "blocking": True})]))
     first = await runtime.launcher.run_prompt("PARENT go", interactive=False)
+    # the parent's conversation says the oracle can be asked again (under its report)
+    after_spawn = next(r for r in scripted.requests if "FIRST-ANSWER" in r.text and "Message from" not in r.text
+                       and "You are the oracle" not in r.text)
+    assert "oracle#1 keeps its context: ask it more with send_message to oracle#1" in after_spawn.text
     assert first.status == RunStatus.COMPLETED
     # the follow-up runs on; its answer is announced to the parent's session once
     oracle_session = (await runtime.store.children(first.session_id))[0]
