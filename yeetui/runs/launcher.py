@@ -463,7 +463,7 @@ class RunLauncher:
                 await asyncio.wait({running})
             except asyncio.CancelledError as exc:  # whoever awaits the run was cancelled: so is the run
                 running.cancel(exc.args[0] if exc.args else None)
-                await asyncio.wait({running})
+                await _until_done(running)
                 if (halt := self.budgets.halt_of(run_id)) is not None and _stopped(running):
                     await asyncio.shield(self.budgets.record(run_id, session_id, halt))  # halted all the same
                 raise
@@ -522,3 +522,13 @@ def _stopped(running: asyncio.Future[RunResult]) -> bool:
         return True
     return running.exception() is None and running.result().status in (RunStatus.CANCELLED,
                                                                           RunStatus.BUDGET_EXHAUSTED)
+
+
+async def _until_done(running: asyncio.Future[RunResult]) -> None:
+    """Wait for a cancelled run to end — however often the waiter is cancelled meanwhile (a quitting app
+    cancels twice): the run stops with its caller, never left running (and writing) behind it."""
+    while not running.done():
+        try:
+            await asyncio.wait({running})
+        except asyncio.CancelledError:
+            running.cancel()
