@@ -10,6 +10,7 @@ are imported only when a model is first used.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -201,62 +202,68 @@ class Runtime:
         if recover:
             warnings += sandbox_notices(await asyncio.to_thread(sandbox.probe_sandbox), settings.tools.bash_sandbox)
         store = await Store.open(paths.database_path(env))
-        bus = Bus()
-        registry = ToolRegistry([*builtin_tools(), AskUserTool(), McpLoadTool(), *agent_tools()])
-        mcp_servers, mcp_warnings = await asyncio.to_thread(_mcp_servers, project_dir, env)
-        warnings += mcp_warnings
-        secrets = secret_values_from_env(env)
-        secrets += [c.api_key.get_secret_value() for c in settings.providers.values() if c.api_key]
+        launcher: RunLauncher | None = None
+        try:  # everything opened from here is closed again if opening fails or is cancelled (an app quit early)
+            bus = Bus()
+            registry = ToolRegistry([*builtin_tools(), AskUserTool(), McpLoadTool(), *agent_tools()])
+            mcp_servers, mcp_warnings = await asyncio.to_thread(_mcp_servers, project_dir, env)
+            warnings += mcp_warnings
+            secrets = secret_values_from_env(env)
+            secrets += [c.api_key.get_secret_value() for c in settings.providers.values() if c.api_key]
 
-        def default_provider(model: str) -> tuple[Provider, str]:
-            name, _ = split_model(model)
-            return create_provider(model, provider_credentials(settings, name, env))
+            def default_provider(model: str) -> tuple[Provider, str]:
+                name, _ = split_model(model)
+                return create_provider(model, provider_credentials(settings, name, env))
 
-        store.secrets = tuple(secrets)  # nothing is written with a key in it
-        delivery = Delivery(store, bus)
-        limits = dict(spawner_limits or {})
-        slots = RunSlots(store, limit=int(limits.pop("max_concurrent", DEFAULT_MAX_CONCURRENT)))
-        hook_set = load_hooks(settings.hooks, project_dir=project_dir, trusted=trust.trusted)
-        warnings += [f"Hooks: {problem}" for problem in hook_set.problems]
-        hooks = None
-        if hook_set:
-            hooks = HookRunner(hook_set, project_dir=project_dir, bus=bus, env=dict(env),
-                               transcripts=lambda session_id: write_transcript(store, session_id, env))
-        launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
-                               registry=registry, project_dir=project_dir, env=env, secrets=secrets,
-                               mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
-                               model_override=front_end.model,
-                               mcp=McpConnections(mcp_servers), hooks=hooks)
-        panes = PaneHost(env=env, project_dir=project_dir)
-        elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks,
-                                  open_asks=front_end.open_asks)
-        worktrees = Worktrees(store, env=env)
-        spawner = AgentSpawner(
-            launcher, delivery, store=store, bus=bus, slots=slots, profiles=profiles, project_dir=project_dir,
-            configured_mode=settings.subagent_mode,
-            isolation=WorktreeIsolation(worktrees, store=store, bus=bus, project_dir=project_dir),
-            pane_runs=PaneRuns(panes, elsewhere, store=store, bus=bus),
-            commands=RunCommands(store), approve_asks=front_end.approve_asks, **limits)
-        launcher.agent_host = lambda **run: AgentHost(spawner, delivery, store=store, project_dir=project_dir, **run)
-        launcher.engines["orchestrator"] = OrchestratorEngine(
-            spawner, delivery, store=store, bus=bus, profiles=profiles, project_dir=project_dir, worktrees=worktrees,
-            merging=settings.worktrees)
-        runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
-                      registry=registry, project_dir=project_dir, env=env, launcher=launcher, delivery=delivery,
-                      spawner=spawner,
-                      watchers=Watchers(launcher, spawner, delivery, store=store, bus=bus, profiles=profiles),
-                      detached=DetachedRuns(launcher, store=store, profiles=profiles, project_dir=project_dir, env=env,
-                                            default_timeout=spawner.default_timeout,
-                                            max_timeout=spawner.max_timeout), warnings=warnings,
-                      notes=await asyncio.to_thread(_context_notes, project_dir, settings.context_files),
-                      command_files=command_files)
-        if front_end.headless:
-            runtime.refused = answer_permissions_headless(bus, approve=front_end.approve_asks)
-        if recover:
-            await delivery.recover()
-            await spawner.adopt_elsewhere()
-            runtime.relay = await _listen_for_panes(env, project_dir, bus)
-        return runtime
+            store.secrets = tuple(secrets)  # nothing is written with a key in it
+            delivery = Delivery(store, bus)
+            limits = dict(spawner_limits or {})
+            slots = RunSlots(store, limit=int(limits.pop("max_concurrent", DEFAULT_MAX_CONCURRENT)))
+            hook_set = load_hooks(settings.hooks, project_dir=project_dir, trusted=trust.trusted)
+            warnings += [f"Hooks: {problem}" for problem in hook_set.problems]
+            hooks = None
+            if hook_set:
+                hooks = HookRunner(hook_set, project_dir=project_dir, bus=bus, env=dict(env),
+                                   transcripts=lambda session_id: write_transcript(store, session_id, env))
+            launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
+                                   registry=registry, project_dir=project_dir, env=env, secrets=secrets,
+                                   mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
+                                   model_override=front_end.model,
+                                   mcp=McpConnections(mcp_servers), hooks=hooks)
+            panes = PaneHost(env=env, project_dir=project_dir)
+            elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks,
+                                      open_asks=front_end.open_asks)
+            worktrees = Worktrees(store, env=env)
+            spawner = AgentSpawner(
+                launcher, delivery, store=store, bus=bus, slots=slots, profiles=profiles, project_dir=project_dir,
+                configured_mode=settings.subagent_mode,
+                isolation=WorktreeIsolation(worktrees, store=store, bus=bus, project_dir=project_dir),
+                pane_runs=PaneRuns(panes, elsewhere, store=store, bus=bus),
+                commands=RunCommands(store), approve_asks=front_end.approve_asks, **limits)
+            launcher.agent_host = lambda **run: AgentHost(spawner, delivery, store=store, project_dir=project_dir,
+                                                          **run)
+            launcher.engines["orchestrator"] = OrchestratorEngine(
+                spawner, delivery, store=store, bus=bus, profiles=profiles, project_dir=project_dir,
+                worktrees=worktrees, merging=settings.worktrees)
+            runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
+                          registry=registry, project_dir=project_dir, env=env, launcher=launcher, delivery=delivery,
+                          spawner=spawner,
+                          watchers=Watchers(launcher, spawner, delivery, store=store, bus=bus, profiles=profiles),
+                          detached=DetachedRuns(launcher, store=store, profiles=profiles, project_dir=project_dir,
+                                                env=env, default_timeout=spawner.default_timeout,
+                                                max_timeout=spawner.max_timeout), warnings=warnings,
+                          notes=await asyncio.to_thread(_context_notes, project_dir, settings.context_files),
+                          command_files=command_files)
+            if front_end.headless:
+                runtime.refused = answer_permissions_headless(bus, approve=front_end.approve_asks)
+            if recover:
+                await delivery.recover()
+                await spawner.adopt_elsewhere()
+                runtime.relay = await _listen_for_panes(env, project_dir, bus)
+            return runtime
+        except BaseException:
+            await asyncio.shield(_close_partly_open(store, launcher))
+            raise
 
     def session_control(self, session_id: str, *, model: str | None = None) -> SessionControl:
         """The interactive control of one conversation (what a front end drives)."""
@@ -280,6 +287,15 @@ class Runtime:
             await self.launcher.mcp.close()
         await self.launcher.aclose()
         await self.store.close()
+
+
+async def _close_partly_open(store: Store, launcher: RunLauncher | None) -> None:
+    """What `Runtime.open` opened before it failed or was cancelled: the store (whose threads would keep the
+    process from exiting) and the launcher's MCP connections."""
+    if launcher is not None and launcher.mcp is not None:
+        with contextlib.suppress(Exception):
+            await launcher.mcp.close()
+    await store.close()
 
 
 def _mcp_servers(project_dir: Path, env: Mapping[str, str]) -> tuple[list[ServerSpec], list[str]]:

@@ -79,3 +79,32 @@ def test_field_docstrings_are_the_schema_descriptions() -> None:
     assert schema["properties"]["description"]["description"].startswith("One line saying when to use")
     assert schema["$defs"]["Limits"]["properties"]["max_turns"]["description"]
     assert Profile.model_fields["description"].description  # set once a schema was made
+
+
+async def test_a_runtime_whose_opening_is_cancelled_leaves_no_store_open(tmp_path, monkeypatch) -> None:
+    """An app quit while its runtime is still opening: the store opened so far is closed again — its threads
+    would otherwise keep the process from exiting (seen as a TUI that did not exit after ctrl+q)."""
+    import asyncio
+    import threading
+
+    import yeetui.runtime as runtime_module
+
+    before = {t.ident for t in threading.enumerate()}
+    reached, release = threading.Event(), threading.Event()
+
+    def slow_mcp_servers(project_dir, env):
+        reached.set()
+        release.wait(30)
+        return [], []
+
+    monkeypatch.setattr(runtime_module, "_mcp_servers", slow_mcp_servers)
+    (tmp_path / "project").mkdir()
+    opening = asyncio.ensure_future(runtime_module.Runtime.open(cwd=tmp_path / "project", recover=False))
+    await asyncio.to_thread(reached.wait, 30)
+    opening.cancel()
+    release.set()
+    await asyncio.wait({opening})
+    assert opening.cancelled()
+    left = [t for t in threading.enumerate() if t.ident not in before and t.is_alive() and not t.daemon
+            and not t.name.startswith("asyncio_")]  # the event loop's own executor: joined at its shutdown
+    assert not left, left
