@@ -62,3 +62,14 @@ def test_bad_schedules_are_refused_saying_why(fake_env, project: Path, args: lis
     done = run_yeetui("schedule", "add", *args, cwd=project)
     assert done.returncode != 0 and said in done.stderr, done.stderr
     assert run_yeetui("schedule", "pause", "nope", cwd=project).returncode != 0
+
+
+def test_a_prompt_that_looks_like_a_flag_stays_the_prompt(fake_env, project: Path) -> None:
+    """A schedule's prompt reaches `yeetui agents start` as the prompt, whatever it starts with: `--yes …`
+    never turns into the option that lets its run make tool calls unasked."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], repeat=True))
+    added = _json(run_yeetui("schedule", "add", "every 5m", "--profile", "oracle", "--json", "--", "--yes",
+                             cwd=project))
+    run_id = run_yeetui("schedule", "run-now", added["id"], cwd=project).stdout.strip()
+    status = _json(run_yeetui("agents", "status", run_id, "--json", cwd=project))
+    assert status["prompt"] == "--yes" and status["options"]["approve"] is False

@@ -132,8 +132,7 @@ def profile_names(project_dir: Path) -> set[str]:
 
 async def launch_detached(schedule: ScheduleRecord) -> str:
     """An ordinary detached run of the schedule's project: `yeetui agents start` in its folder."""
-    argv = [sys.executable, "-m", "yeetui", "agents", "start", schedule.profile, schedule.prompt, "--json",
-            "--label", f"schedule {schedule.id}"]
+    argv = [sys.executable, "-m", "yeetui", "agents", "start", "--json", "--label", f"schedule {schedule.id}"]
     if schedule.approve:
         argv.append("--yes")
     flags = {"max_cost_usd": "--max-cost", "max_tokens": "--max-tokens", "max_turns": "--max-turns",
@@ -141,6 +140,7 @@ async def launch_detached(schedule: ScheduleRecord) -> str:
     for key, value in (schedule.budget or {}).items():
         if key in flags:
             argv += [flags[key], str(value)]
+    argv += ["--", schedule.profile, schedule.prompt]  # a prompt starting with `-` is the prompt, never an option
     if not await asyncio.to_thread(Path(schedule.project_dir).is_dir):
         raise YeetuiError(f"its project {schedule.project_dir} is gone")
     process = await asyncio.create_subprocess_exec(*argv, cwd=schedule.project_dir, stdout=asyncio.subprocess.PIPE,

@@ -52,7 +52,14 @@ class Announcements:
 
     async def mark_consumed(self, session_id: str, *, delivered_by: str) -> int:
         """A model turn of `session_id` saw everything delivered to it by `delivered_by` (an ISO time, taken
-        when the turn's request was built): those items are consumed. How many were."""
+        when the turn's request was built): those items are consumed. How many were. Called after every model
+        request: a look on the reader first, so a turn with nothing newly delivered takes no write lock."""
+        if await self._db.fetch_one(f"look for unseen results of session {session_id}",
+                                    "SELECT 1 FROM inbox_items WHERE session_id = ? AND consumed_at IS NULL AND"
+                                    " announced_at IS NOT NULL AND announced_at <= ? LIMIT 1",
+                                    (session_id, delivered_by)) is None:
+            return 0
+
         def mark(conn: sqlite3.Connection) -> int:
             now = utcnow()
             return conn.execute(

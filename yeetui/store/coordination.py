@@ -360,7 +360,12 @@ class ProviderHolds:
         return ProviderHold(row["provider"], row["reason"], row["until"]) if row is not None else None
 
     async def release(self, provider: str) -> bool:
-        """Lift the hold (a request to the provider succeeded again, or the user said so); whether there was one."""
+        """Lift the hold (a request to the provider succeeded again, or the user said so); whether there was one.
+        Asked at each run's first answer: a look on the reader first, so no hold costs no write."""
+        if await self._db.fetch_one(f"look for a hold on {provider}", "SELECT 1 FROM provider_holds WHERE"
+                                    " provider = ?", (provider,)) is None:
+            return False
+
         def release(conn: sqlite3.Connection) -> bool:
             return conn.execute("DELETE FROM provider_holds WHERE provider = ?", (provider,)).rowcount > 0
 

@@ -63,8 +63,9 @@ class FleetScreen(ModalScreen[FleetRow | None]):
                 options.append(Option(_line(row), id=row.run_id))
         listing.clear_options()
         listing.add_options(options)
-        if highlighted in self.rows:
-            listing.highlighted = listing.get_option_index(highlighted)
+        if highlighted in self.rows or self.rows:  # where it was, else the first run
+            listing.highlighted = listing.get_option_index(highlighted if highlighted in self.rows
+                                                           else next(iter(self.rows)))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         row = self.rows.get(event.option.id or "")
@@ -89,7 +90,8 @@ def _line(row: FleetRow) -> Text:
     elapsed = format_elapsed(row.elapsed) if row.elapsed is not None else ""
     style = {"stalled": "bold yellow", "gone": "dim", "waiting_permission": "bold yellow"}.get(row.status, "")
     text = Text()
-    text.append(f"  {row.path[-48:]:<48} ", style="bold")
-    text.append(f"{row.status:<18}", style=style)
-    text.append(f" {row.project[-28:]:<28} {row.mode:<10} {elapsed:>6} {spend:<18} {row.why[:70]}")
+    text.append(f"  {row.path[-30:]:<30} ", style="bold")
+    text.append(f"{row.status:<16}", style=style)
+    text.append(f" {row.project[-22:]:<22} {row.mode:<10} {elapsed:>6} {spend:<16} {row.why[:60]}")
+    text.no_wrap, text.overflow = True, "ellipsis"  # one line per run
     return text
