@@ -78,11 +78,14 @@ async def ensure_final(store: Store, run_id: str) -> RunRecord:
 
 async def start_detached(runtime: Runtime, *, profile: str, prompt: str, model: str | None, context: str,
                          timeout: float | None, label: str | None, approve: bool,
-                         ask_any_yeetui: bool = False, budget: Budget | None = None) -> tuple[RunRecord, int]:
+                         ask_any_yeetui: bool = False, ask_wait: bool = False, ask_timeout: float | None = None,
+                         budget: Budget | None = None) -> tuple[RunRecord, int]:
     """A new top-level session and its queued run, handed to a detached worker: (the run, the worker's pid).
-    `ask_any_yeetui`: its permission questions are asked in any yeetui showing dialogs (refused when none)."""
+    `ask_any_yeetui`: its permission questions are asked in any yeetui showing dialogs (refused when none,
+    unless `ask_wait`: then each waits for an answer, up to `ask_timeout` seconds)."""
     run = await runtime.detached.create(profile_name=profile, prompt=prompt, model=model, context=context,
                                         timeout=timeout, title=label, approve=approve, ask_any_yeetui=ask_any_yeetui,
+                                        ask_wait=ask_wait, ask_timeout=ask_timeout,
                                         budget=budget)
     return run, await runtime.detached.launch(run.id)
 
@@ -206,7 +209,8 @@ class Worker:
     def start(self) -> None:
         runtime, options = self.runtime, self.options
         if (options.ask_here or options.ask_any_yeetui) and not options.approve:
-            self._asking = AskThroughStore(runtime.store, self.run.id, open_to_all=options.ask_any_yeetui)
+            self._asking = AskThroughStore(runtime.store, self.run.id, open_to_all=options.ask_any_yeetui,
+                                           wait=options.ask_wait, timeout=options.ask_timeout)
             runtime.bus.add_listener(self._asking.listen)
         elif options.approve:
             answer_permissions_headless(runtime.bus, approve=True)

@@ -4,20 +4,33 @@
 with its project, its place in its tree and where it runs (in-process, a tmux pane, a detached worker, an
 external ACP agent). A run recorded as live whose process is gone is said to be gone, never working.
 
-Read from the store alone, so any process shows the same: `yeetui fleet`, `yeetui fleet --json`.
+Read from the store alone, so any process shows the same: `yeetui fleet`, `yeetui fleet --json`, the TUI's
+ctrl+g. `FleetDesk` acts on a row from any of them, wherever the run executes: answers its permission question,
+steers or follows it up, cancels it, finds its tmux pane or its worktree, says how to open its session.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from yeetui.events import RunStatus
+from yeetui.application.agents import cancel_run, steer_run
+from yeetui.errors import YeetuiError
+from yeetui.events import PermissionAnswer, RunStatus
 from yeetui.runs.spec import RunOptions
 from yeetui.store import RunRecord, Store
-from yeetui.store.records import SessionRecord
+from yeetui.store.coordination import PermissionAsk
+from yeetui.store.records import SessionRecord, WorktreeRecord
+from yeetui.subagents.detached import spawn_worker, worker_log
 from yeetui.subagents.elsewhere import process_running
+from yeetui.system.terminals import attach_argv
+from yeetui.system.tmux import Pane, TmuxServer
 
 RECENT = timedelta(hours=24)
 """How far back `done` reaches."""
@@ -43,6 +56,12 @@ class FleetRow:
     tokens: int = 0
     session_id: str = ""
     pid: int | None = None
+    ask: PermissionAsk | None = None
+    """The permission question it waits on, when the store holds it (a pane's, a detached run's)."""
+    worktree: str = ""
+    """The path of the worktree its session works in, if any."""
+    pane: str = ""
+    """`tmux -L … attach -t …` for a run in a tmux pane."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,34 +80,37 @@ class Fleet:
 
 async def fleet(store: Store, *, now: datetime | None = None, stall_after: float | None = 120.0,
                 limit: int = 500) -> Fleet:
-    """The fleet as the store shows it now."""
+    """The fleet as the store shows it now: a handful of reads, however many runs it lists."""
     now = now or datetime.now(UTC)
     seen = Fleet()
-    sessions: dict[str, SessionRecord | None] = {}
-
-    async def session(session_id: str) -> SessionRecord | None:
-        if session_id not in sessions:
-            sessions[session_id] = await store.get_session(session_id)
-        return sessions[session_id]
-
     runs = await store.list_runs(limit=limit)
+    sessions = await _sessions_and_ancestors(store, {r.session_id for r in runs})
     live = [r for r in runs if r.status in LIVE]
     progress = await store.last_progress([r for r in live if r.status == RunStatus.RUNNING])
-    asks = {a.run_id: a for a in await store.permission_asks.unanswered_open_to_all()}
+    asks: dict[str, PermissionAsk] = {}
+    for ask in await store.permission_asks.unanswered_any():
+        asks.setdefault(ask.run_id, ask)
     unread = {item.run_id: item for item in await store.inbox.list(None, statuses=("unread",)) if item.run_id}
+    worktrees = {str(wt.owner_session_id): wt for wt in await store.worktree_records.list(statuses=("active",))
+                 if wt.owner_session_id}
     for run in runs:
-        record = await session(run.session_id)
+        record = sessions.get(run.session_id)
+        options = RunOptions.of(run)
+        pane = options.pane or {}
         row = FleetRow(run_id=run.id, label=run.label or run.profile, profile=run.profile,
-                       project=str(record.cwd) if record and record.cwd else "", path=await _path(run, session),
+                       project=str(record.cwd) if record and record.cwd else "", path=_path(run, sessions),
                        mode=_mode(run), status=run.status.value, elapsed=_elapsed(run, now), cost=run.cost,
-                       tokens=run.usage.total_tokens, session_id=run.session_id, pid=run.pid)
+                       tokens=run.usage.total_tokens, session_id=run.session_id, pid=run.pid,
+                       worktree=str(worktrees[run.session_id].path) if run.session_id in worktrees else "",
+                       pane=Pane(pane["server"], pane["window"], pane.get("pane", ""), 0).attach_command()
+                       if pane.get("server") and pane.get("window") else "")
         budget_item = unread.get(run.id)
         if run.status in LIVE and run.pid is not None and not process_running(run.pid):
             row.status, row.why = "gone", "its process is gone (it is recorded interrupted at the next start)"
             seen.done.append(row)
         elif run.status in NEEDS_INPUT:
-            ask = asks.get(run.id)
-            row.why = (f"asks to run {ask.tool}: {ask.subject}" if ask is not None
+            row.ask = asks.get(run.id)
+            row.why = (f"asks to run {row.ask.tool}: {row.ask.subject}" if row.ask is not None
                        else "needs permission" if run.status == RunStatus.WAITING_PERMISSION else "needs your input")
             seen.needs_you.append(row)
         elif run.status in LIVE:
@@ -101,12 +123,26 @@ async def fleet(store: Store, *, now: datetime | None = None, stall_after: float
             seen.needs_you.append(row)
         elif run.finished_at is not None and now - _aware(run.finished_at) <= RECENT:
             row.why = (run.error or "")[:200]
-            if record is not None and record.parent_id is None and run.id in unread:
+            if record is not None and record.parent_id is None and run.id in unread \
+                    and run.status != RunStatus.CANCELLED:  # the user's own cancel needs nothing more of them
                 row.why = row.why or "finished: not read yet"
                 seen.needs_you.append(row)
             else:
                 seen.done.append(row)
     return seen
+
+
+async def _sessions_and_ancestors(store: Store, ids: set[str]) -> dict[str, SessionRecord]:
+    """The sessions `ids` and every session above them, a level of the trees per read."""
+    found: dict[str, SessionRecord] = {}
+    wanted = set(ids)
+    for _ in range(16):
+        if not wanted:
+            break
+        batch = await store.get_sessions(wanted)
+        found.update(batch)
+        wanted = {s.parent_id for s in batch.values() if s.parent_id and s.parent_id not in found}
+    return found
 
 
 def _mode(run: RunRecord) -> str:
@@ -118,13 +154,13 @@ def _mode(run: RunRecord) -> str:
     return options.mode
 
 
-async def _path(run: RunRecord, session: Any) -> str:
+def _path(run: RunRecord, sessions: Mapping[str, SessionRecord]) -> str:
     """`primary › oracle#2`: the labels (or profiles) of the sessions above the run's, then its own."""
     names = [run.label or run.profile]
-    record = await session(run.session_id)
+    record = sessions.get(run.session_id)
     hops = 0
     while record is not None and record.parent_id is not None and hops < 16:
-        record = await session(record.parent_id)
+        record = sessions.get(record.parent_id)
         hops += 1
         if record is not None:
             names.append(record.title or record.profile)
@@ -140,3 +176,92 @@ def _elapsed(run: RunRecord, now: datetime) -> float | None:
 
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# -- acting on a row ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Handover:
+    """A command that takes the user's terminal: the fleet runs it in its place and comes back when it ends."""
+
+    argv: list[str]
+    cwd: str
+
+
+class FleetDesk:
+    """The fleet's actions, from any process on this data dir: each reaches the run wherever it executes
+    (through the store, a signal, or its tmux server)."""
+
+    def __init__(self, store: Store, *, env: Mapping[str, str] | None = None,
+                 stall_after: float | None = 120.0) -> None:
+        self.store = store
+        self.env = dict(os.environ if env is None else env)
+        self.stall_after = stall_after
+
+    async def look(self, *, limit: int = 500) -> Fleet:
+        return await fleet(self.store, stall_after=self.stall_after, limit=limit)
+
+    async def answer(self, row: FleetRow, answer: PermissionAnswer) -> str:
+        """Answer the question the run waits on (the first answer wins, from here or any other yeetui)."""
+        if row.ask is None:
+            where = f" in the yeetui that runs it (process {row.pid})" if row.pid else ""
+            raise YeetuiError(f"{row.label} has no question waiting in the store: answer it{where}.")
+        if not await self.store.permission_asks.answer(row.ask.id, answer):
+            raise YeetuiError(f"{row.label}'s question was answered already (or it stopped waiting).")
+        said = {"allow_once": "allowed once", "allow_always": "allowed for the rest of its session",
+                "deny": "denied"}.get(answer, answer)
+        return f"{row.label}: {row.ask.tool} {said}."
+
+    async def cancel(self, row: FleetRow) -> str:
+        ended = await cancel_run(self.store, await self.store.resolve_run(row.run_id))
+        return f"{row.label}: {ended.status.value}."
+
+    async def send(self, row: FleetRow, text: str) -> str:
+        """A message for the run: guidance a running one reads at its next turn; a finished subagent goes on
+        with it in its own session (`yeetui agents send`, in the background in its project)."""
+        if not text.strip():
+            raise YeetuiError("The message is empty.")
+        run = await self.store.resolve_run(row.run_id)
+        if run.status in LIVE:
+            await steer_run(self.store, run, text)
+            return f"{row.label} reads it at its next turn."
+        project = _project_of(row)
+        argv = [sys.executable, "-m", "yeetui", "agents", "send", "--json", run.id, "--", text]
+        pid = await asyncio.to_thread(spawn_worker, argv, cwd=project, env=self.env,
+                                      log_path=worker_log(f"{run.id}-follow-up", self.env))
+        return f"{row.label} goes on with your message (process {pid}; it shows here as it works)."
+
+    async def pane(self, row: FleetRow) -> Pane | None:
+        """The run's tmux pane, while it is there."""
+        run = await self.store.resolve_run(row.run_id)
+        pane = RunOptions.of(run).pane
+        if not pane or not pane.get("server") or not pane.get("window"):
+            return None
+        server = TmuxServer(pane["server"], env=self.env)
+        if not await server.has_pane(pane.get("pane", "")):
+            return None
+        return Pane(pane["server"], pane["window"], pane.get("pane", ""), run.pid or 0)
+
+    async def worktree(self, row: FleetRow) -> WorktreeRecord | None:
+        """The worktree the run's session works in (the newest active one)."""
+        found = await self.store.worktree_records.list(statuses=("active",), owner_session_id=row.session_id)
+        return found[0] if found else None
+
+    def attach(self, pane: Pane) -> Handover:
+        """Attach this terminal to the pane's tmux window (detach with the prefix key, d, to come back)."""
+        return Handover(attach_argv(pane.server, pane.target), os.getcwd())
+
+    def shell(self, worktree: WorktreeRecord) -> Handover:
+        """The user's shell in a worktree (exit it to come back)."""
+        return Handover([self.env.get("SHELL") or "/bin/sh"], str(worktree.path))
+
+    def open_session(self, row: FleetRow) -> Handover:
+        """yeetui on the run's session, in its project: `yeetui --resume SESSION`."""
+        return Handover([sys.executable, "-m", "yeetui", "--resume", row.session_id], str(_project_of(row)))
+
+
+def _project_of(row: FleetRow) -> Path:
+    if not row.project or not Path(row.project).is_dir():
+        raise YeetuiError(f"{row.label}'s project {row.project or '(unknown)'} is gone.")
+    return Path(row.project)
+

@@ -133,8 +133,9 @@ def profile_names(project_dir: Path) -> set[str]:
 async def launch_detached(schedule: ScheduleRecord) -> str:
     """An ordinary detached run of the schedule's project: `yeetui agents start` in its folder."""
     argv = [sys.executable, "-m", "yeetui", "agents", "start", "--json", "--label", f"schedule {schedule.id}"]
-    if schedule.approve:
-        argv.append("--yes")
+    # Headless: only what the user allowed for the schedule (--yes), the rest refused — never a question left
+    # waiting overnight.
+    argv.append("--yes" if schedule.approve else "--refuse-asks")
     flags = {"max_cost_usd": "--max-cost", "max_tokens": "--max-tokens", "max_turns": "--max-turns",
              "max_minutes": "--max-minutes"}
     for key, value in (schedule.budget or {}).items():

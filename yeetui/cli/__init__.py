@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_schedule(sub)
     fleet = sub.add_parser("fleet", help="every run of every project here: what needs you, what works, what is done")
     fleet.add_argument("--json", action="store_true")
+    fleet.add_argument("--print", action="store_true", help="print the listing once instead of the full screen")
     fleet.add_argument("--limit", type=_positive(int), default=500, help="newest runs looked at")
     return parser
 
@@ -139,6 +140,13 @@ def _add_agents(sub: Subparsers) -> None:
     start.add_argument("--timeout", type=_positive(float), metavar="S", help="seconds before the run is stopped")
     start.add_argument("--label", metavar="L", help="a title for the run's session")
     start.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
+    asks = start.add_mutually_exclusive_group()
+    asks.add_argument("--ask-timeout", type=_positive(float), metavar="S",
+                      help="without --yes, a detached run's permission question waits for an answer in `yeetui "
+                           "fleet` or any yeetui TUI; after S seconds unanswered it is refused (default: it waits "
+                           "as long as the run's own timeout allows)")
+    asks.add_argument("--refuse-asks", action="store_true",
+                      help="refuse every tool call that would ask permission at once, as `yeetui run` does")
     start.add_argument("--trust", action="store_true", help=TRUST_HELP)
     _add_budget(start)
     alist = asub.add_parser("list", help="live and recently finished runs")

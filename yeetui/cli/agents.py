@@ -88,6 +88,7 @@ async def _start(args: argparse.Namespace) -> int:
         run, pid = await start_detached(runtime, profile=args.profile, prompt=args.prompt,
                                         model=args.agent_model or args.model, context=args.context,
                                         timeout=args.timeout, label=args.label, approve=args.yes,
+                                        ask_wait=not args.refuse_asks, ask_timeout=args.ask_timeout,
                                         budget=budget_of(args))
     finally:
         await runtime.close()

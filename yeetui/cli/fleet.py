@@ -5,15 +5,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from yeetui.application.agents import open_store
-from yeetui.application.fleet import Fleet, FleetRow, fleet
+from yeetui.application.fleet import Fleet, FleetDesk, FleetRow, fleet
 from yeetui.cli.common import EXIT_OK, table
 from yeetui.subagents.ledger import format_elapsed
 from yeetui.text import dollars, tokens_text
 
 
 async def cmd_fleet(args: argparse.Namespace) -> int:
+    """Full screen in a terminal (live, acting on runs); `--print` (or output to a pipe) a listing; `--json`."""
+    if not (args.json or args.print) and sys.stdin.isatty() and sys.stdout.isatty():
+        from yeetui.cli.common import setup_logging
+        from yeetui.tui.fleet_app import FleetApp
+
+        setup_logging()
+        async with await open_store() as store:
+            await FleetApp(FleetDesk(store)).run_async()
+        return EXIT_OK
     async with await open_store() as store:
         seen = await fleet(store, limit=args.limit)
     if args.json:

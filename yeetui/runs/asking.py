@@ -6,7 +6,8 @@ children's — is written to the store as a question for whoever follows the pan
 answer there. The question is withdrawn when the tool call stops waiting (the run was cancelled or timed out),
 so a dialog opened later answers nothing. Until someone answers, the run shows `waiting_permission`, and its
 own timeout still ends it. A run nobody follows (an MCP client's `spawn`) asks every yeetui that shows dialogs
-instead (`open_to_all`), or, with none running, refuses as unattended.
+instead (`open_to_all`), or, with none running, refuses as unattended. A detached `agents start` run asks them
+too but waits (`wait`) while none runs — the fleet view, or a TUI opened later, answers — up to its ask timeout.
 """
 
 from __future__ import annotations
@@ -32,11 +33,16 @@ class AskThroughStore:
     every yeetui showing dialogs, and refused as unattended when none runs — at the question, or later, when the
     last one quits before anybody answered."""
 
-    def __init__(self, store: Store, pane_run_id: str, *, poll: float = POLL, open_to_all: bool = False) -> None:
+    def __init__(self, store: Store, pane_run_id: str, *, poll: float = POLL, open_to_all: bool = False,
+                 wait: bool = False, timeout: float | None = None) -> None:
         self.store = store
         self.pane_run_id = pane_run_id
         self.poll = poll
         self.open_to_all = open_to_all
+        self.wait = wait
+        """Wait for an answer even while no yeetui is open to give it."""
+        self.timeout = timeout
+        """Seconds a question waits before it is refused as unattended (None: no limit of its own)."""
         self._waiting: set[asyncio.Task[None]] = set()
 
     def listen(self, event: object) -> None:
@@ -48,7 +54,7 @@ class AskThroughStore:
 
     async def _ask(self, request: PermissionRequested) -> None:
         try:
-            unattended = self.open_to_all and not await self.store.front_ends.any_present()
+            unattended = self.open_to_all and not self.wait and not await self.store.front_ends.any_present()
             ask_id = await self.store.permission_asks.post(
                 self.pane_run_id, run_id=request.run_id, session_id=request.session_id,
                 agent_label=request.agent_label, tool=request.tool, subject=request.subject,
@@ -64,13 +70,18 @@ class AskThroughStore:
             return
         answer: str | None = None
         looks = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout if self.timeout is not None else None
         try:
             while not request.reply.done():
                 answer = await self.store.permission_asks.read_answer(ask_id)
-                if answer is None and self.open_to_all and looks % PRESENCE_EVERY == PRESENCE_EVERY - 1 \
-                        and not await self.store.front_ends.any_present():
+                nobody = answer is None and (
+                    (deadline is not None and loop.time() >= deadline)
+                    or (self.open_to_all and not self.wait and looks % PRESENCE_EVERY == PRESENCE_EVERY - 1
+                        and not await self.store.front_ends.any_present()))
+                if nobody:  # refused as unattended — unless somebody answered meanwhile
                     answer = "unattended" if await self.store.permission_asks.answer(ask_id, "unattended") \
-                        else await self.store.permission_asks.read_answer(ask_id)  # answered meanwhile
+                        else await self.store.permission_asks.read_answer(ask_id)
                 if answer is not None:
                     if not request.reply.done():
                         request.reply.set_result(cast(PermissionAnswer, "deny" if answer == "withdrawn" else answer))

@@ -55,6 +55,11 @@ class RunOptions:
     ask_any_yeetui: bool = False
     """Nobody follows this detached run (an MCP client started it): its `ask` questions are asked in every
     yeetui that shows dialogs, and refused as unattended when none runs; `approve` still wins."""
+    ask_wait: bool = False
+    """With `ask_any_yeetui`: a question waits for an answer even while no yeetui is open (a detached
+    `agents start` run: the fleet view, or any TUI opened later, answers it) — up to `ask_timeout` seconds, after
+    which it is refused as unattended; None: as long as the run's own timeout allows."""
+    ask_timeout: float | None = None
     budget: dict[str, Any] | None = None
     """The budget the spawn (or the command that started it) gave it (`Budget.to_json`)."""
     cost_in_parent: bool = False

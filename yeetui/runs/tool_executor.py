@@ -130,8 +130,8 @@ class ToolExecutor:
                                                 cwd=binding.cwd, roots=binding.roots)
                 return _error(f"{DENIED_UNATTENDED}{call.name} on {subject!r} needs permission ({rule}), and this "
                               "run has nobody to ask (it runs headless without --yes, or no yeetui was open to "
-                              "answer). Do not retry it; choose another way, or finish and say which permission "
-                              "you need.")
+                              "answer, or nobody answered in time). Do not retry it; choose another way, or "
+                              "finish and say which permission you need.")
             if answer == "allow_always":
                 state.permissions.remember_always(call.name, subject)
                 if state.on_always is not None:

@@ -189,6 +189,10 @@ class PermissionAsks:
         """Unanswered questions any yeetui with dialogs may answer, oldest first."""
         return await self._asks(None, "answer IS NULL AND open_to_all = 1")
 
+    async def unanswered_any(self) -> list[PermissionAsk]:
+        """Every unanswered question, of any pane or open to all, oldest first (the fleet view answers them)."""
+        return await self._asks(None, "answer IS NULL")
+
     async def unattended_refusals(self, pane_run_ids: Iterable[str]) -> list[PermissionAsk]:
         """Tool calls these panes refused because nobody could be asked, oldest first."""
         return await self._asks(pane_run_ids, "answer = 'unattended'")

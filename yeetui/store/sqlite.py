@@ -131,6 +131,17 @@ class Store(Database):
                                    (session_id,))
         return None if row is None else SessionRecord.from_row(row)
 
+    async def get_sessions(self, session_ids: Iterable[str]) -> dict[str, SessionRecord]:
+        """The sessions among `session_ids` that exist, by id, in one read (a listing of many runs)."""
+        wanted = list(dict.fromkeys(session_ids))
+        found: dict[str, SessionRecord] = {}
+        for start in range(0, len(wanted), 500):  # under SQLite's limit on parameters
+            chunk = wanted[start:start + 500]
+            rows = await self.fetch_all("read sessions", "SELECT * FROM sessions WHERE id IN"
+                                        f" ({', '.join('?' * len(chunk))})", chunk)
+            found.update((row["id"], SessionRecord.from_row(row)) for row in rows)
+        return found
+
     async def resolve_session(self, id_or_prefix: str) -> SessionRecord:
         """The session whose id (or key) is `id_or_prefix`, or whose id uniquely starts with it."""
         return SessionRecord.from_row(await self.resolve_row("sessions", "session", id_or_prefix,

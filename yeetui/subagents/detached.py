@@ -44,7 +44,8 @@ class DetachedRuns:
 
     async def create(self, *, profile_name: str, prompt: str, model: str | None = None, context: str = "none",
                      timeout: float | None = None, title: str | None = None, approve: bool = False,
-                     ask_any_yeetui: bool = False, budget: Budget | None = None) -> RunRecord:
+                     ask_any_yeetui: bool = False, ask_wait: bool = False, ask_timeout: float | None = None,
+                     budget: Budget | None = None) -> RunRecord:
         """A new top-level session and its queued run record, for a worker process to execute.
         `ask_any_yeetui`: its permission questions go to any yeetui showing dialogs (`RunOptions`); `budget`:
         what it and its subagents may spend."""
@@ -61,7 +62,8 @@ class DetachedRuns:
             raise SpawnRefused(str(exc)) from None
         session = await self.launcher.new_session(profile, title=title or prompt, model=chosen, origin="detached")
         options = RunOptions(timeout=timeout, session_context=context, detached=True, approve=approve,
-                             ask_any_yeetui=ask_any_yeetui, budget=budget.to_json() if budget else None)
+                             ask_any_yeetui=ask_any_yeetui or ask_wait, ask_wait=ask_wait, ask_timeout=ask_timeout,
+                             budget=budget.to_json() if budget else None)
         return await self.launcher.create_run(session, profile, model=chosen, prompt=full_prompt, options=options)
 
     async def launch(self, run_id: str, *, resume: bool = False) -> int:
@@ -69,7 +71,7 @@ class DetachedRuns:
         argv = [sys.executable, "-m", "yeetui", "agent", "run", "--run-id", run_id, *(["--resume"] if resume else [])]
         env = dict(self.env)
         try:
-            pid = _spawn_worker(argv, cwd=self.project_dir, env=env, log_path=worker_log(run_id, env))
+            pid = spawn_worker(argv, cwd=self.project_dir, env=env, log_path=worker_log(run_id, env))
         except OSError as exc:
             if not resume:
                 await self.store.update_run(run_id, status=RunStatus.FAILED,
@@ -83,7 +85,9 @@ def worker_log(run_id: str, env: Mapping[str, str] | None = None) -> Path:
     return paths.data_dir(env) / "agents" / f"{run_id}.log"
 
 
-def _spawn_worker(argv: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> int:
+def spawn_worker(argv: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> int:
+    """Start `argv` as a process of its own session (it outlives whoever started it), its output to `log_path`;
+    its pid."""
     paths.private_dir(log_path.parent)
     with open(os.open(log_path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600), "ab") as log:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,

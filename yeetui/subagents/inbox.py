@@ -225,6 +225,12 @@ class Delivery:
                     label=run.label or run.profile, status=RunStatus.INTERRUPTED,
                     output=(run.result or {}).get("output", ""), error=run.error, result=run.result,
                     announce=True, attempt=options.attempt)
+            elif options.detached and not options.parent_session_id:  # its own inbox, as when it ends itself
+                await self.completion(
+                    recipient_session_id=run.session_id, run_id=run.id, child_session_id=run.session_id,
+                    label=run.label or run.profile, status=RunStatus.INTERRUPTED,
+                    output=(run.result or {}).get("output", ""), error=run.error, result=run.result,
+                    announce=False, attempt=options.attempt)
         for session_id in await self.store.announcements.pending_sessions():
             await self.flush(session_id, only_if_idle=True)
 

@@ -457,6 +457,13 @@ class AgentSpawner:
                 attempt=RunOptions.of(run).attempt, worktree=worktree)
             if inline:
                 await self.delivery.consumed(item.id)
+        elif run is not None and not live.parent_session_id and RunOptions.of(run).detached:
+            # A detached top-level run (`agents start`, a schedule's): nobody waits for it, so its result waits
+            # in its own session's inbox, unread — the fleet lists it under "needs you" until it is read.
+            await self.delivery.completion(
+                recipient_session_id=live.session_id, run_id=live.run_id, child_session_id=live.session_id,
+                label=live.label, status=status, output=result.output, error=result.error or run.error,
+                result=result.result, announce=False, attempt=RunOptions.of(run).attempt, worktree=worktree)
         if req.cleanup == "delete":
             await self.store.delete_session(live.session_id)
 

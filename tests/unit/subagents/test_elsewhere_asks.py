@@ -243,3 +243,88 @@ async def test_a_followed_panes_question_is_not_open_to_other_yeetuis(pair: Pair
         assert await asyncio.wait_for(request.reply, WAIT) == "deny"
     finally:
         await other.close()
+
+
+
+# -- a detached run's question waits for an answer (issue 29): the fleet view or a TUI opened later answers ---------
+
+async def _posted(store: Store) -> int:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while not (asks := await store.permission_asks.unanswered_open_to_all()):
+        assert loop.time() < deadline, "the question was never posted"
+        await asyncio.sleep(0.01)
+    return asks[0].id
+
+
+async def test_a_waiting_question_outlasts_no_yeetui_open_and_a_yeetui_opened_later_answers_it(
+        stores: tuple[Store, Store]) -> None:
+    worker, front = stores
+    run_id = await _pane_run(worker)
+    bus = Bus()
+    asking = AskThroughStore(worker, run_id, poll=0.01, open_to_all=True, wait=True)
+    bus.add_listener(asking.listen)
+    attending, shown = _front_end(front)
+    try:
+        request = _request(run_id)
+        bus.publish(request)
+        ask_id = await _posted(front)
+        await asyncio.sleep(0.01 * 40)  # many looks past the one that would refuse it with nobody present
+        assert not request.reply.done()
+        assert await front.permission_asks.read_answer(ask_id) is None
+        assert await front.permission_asks.unattended_refusals([run_id]) == []
+        await attending.attend()  # the user opens yeetui: the question is asked there
+        await until(lambda: shown, "the question in the yeetui opened later")
+        shown[0].reply.set_result("allow_once")
+        assert await asyncio.wait_for(request.reply, WAIT) == "allow_once"
+    finally:
+        await asking.close()
+        await attending.close()
+
+
+async def test_a_waiting_question_nobody_answers_in_its_time_is_refused_as_unattended(
+        stores: tuple[Store, Store]) -> None:
+    worker, front = stores
+    run_id = await _pane_run(worker)
+    bus = Bus()
+    asking = AskThroughStore(worker, run_id, poll=0.01, open_to_all=True, wait=True, timeout=0.2)
+    bus.add_listener(asking.listen)
+    try:
+        request = _request(run_id)
+        bus.publish(request)
+        assert await asyncio.wait_for(request.reply, WAIT) == "unattended"
+        [refused] = await front.permission_asks.unattended_refusals([run_id])
+        assert refused.subject == "make build"
+        assert await front.permission_asks.unanswered_open_to_all() == []  # nothing left to answer in the fleet
+    finally:
+        await asking.close()
+
+
+async def test_an_answer_given_as_the_time_runs_out_wins_over_the_refusal(stores: tuple[Store, Store]) -> None:
+    """The fleet answers just before the timeout refuses: the store keeps the first answer, and the run hears
+    that one — never a refusal recorded over an answer the user gave."""
+    worker, front = stores
+    run_id = await _pane_run(worker)
+    bus = Bus()
+    asking = AskThroughStore(worker, run_id, poll=3600, open_to_all=True, wait=True, timeout=0.0)
+    bus.add_listener(asking.listen)
+    real_read = worker.permission_asks.read_answer
+    answered = asyncio.Event()
+
+    async def read_then_user_answers(ask_id: int) -> str | None:
+        seen = await real_read(ask_id)
+        if not answered.is_set():  # nothing yet at the first look; the user answers right after it
+            assert seen is None and await front.permission_asks.answer(ask_id, "allow_once")
+            answered.set()
+        return seen
+
+    worker.permission_asks.read_answer = read_then_user_answers  # type: ignore[method-assign]
+    try:
+        request = _request(run_id)
+        bus.publish(request)
+        assert await asyncio.wait_for(request.reply, WAIT) == "allow_once"
+        assert answered.is_set()
+        assert await front.permission_asks.unattended_refusals([run_id]) == []
+    finally:
+        worker.permission_asks.read_answer = real_read  # type: ignore[method-assign]
+        await asking.close()

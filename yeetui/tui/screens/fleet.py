@@ -1,49 +1,120 @@
-"""The fleet inside the app (ctrl+g): every run of every project on this data dir, grouped needs you / working /
-done, refreshed every two seconds from the store (see yeetui.application.fleet). Enter opens the run's session
-(a session of this project; another project's says where it is), `c` cancels the run, escape closes."""
+"""The fleet on screen: every run of every project on this data dir, grouped needs you / working / done, kept
+up to date from the store (see yeetui.application.fleet). The same screen serves `yeetui fleet` (full screen)
+and the TUI's ctrl+g; what "open", "attach" and "a shell in its worktree" mean differs between them, so the
+host that shows the screen does those (`FleetHost`). Everything else goes through `FleetDesk`, which reaches a
+run wherever it executes.
+
+Keys: enter opens the run's session · a answers its permission question · m sends it a message (a running run
+reads it at its next turn; a finished one goes on with it) · c cancels it · t attaches to its tmux pane ·
+w opens a shell in its worktree · r refreshes · esc (or q) closes.
+"""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from yeetui.application.fleet import Fleet, FleetRow
+from yeetui.application.fleet import Fleet, FleetDesk, FleetRow
+from yeetui.errors import YeetuiError
+from yeetui.events import PermissionAnswer
 from yeetui.subagents.ledger import format_elapsed
 from yeetui.text import dollars, tokens_text
+from yeetui.tui.bridge import permission_preview
+from yeetui.tui.screens.permission import PermissionScreen
+
+if TYPE_CHECKING:
+    from yeetui.tui.commands import CommandScreen
 
 REFRESH = 2.0
+"""Seconds between looks at the store."""
 
-Loader = Callable[[], Awaitable[Fleet]]
-Act = Callable[[str, FleetRow], Awaitable[str | None]]
-"""(action, row) → a line to show, or None."""
+LIVE_WORDS = ("queued", "running", "waiting_permission", "stalled")
+"""A row's status while its run goes on (a message for it is guidance, not a follow-up)."""
+HINT = ("enter open · a answer · m message · c cancel · t attach pane · w worktree shell · r refresh · "
+        "esc close")
+
+
+class FleetHost(Protocol):
+    """What the screen's host does with a row: these depend on where the fleet is shown."""
+
+    async def open_row(self, row: FleetRow) -> str | None:
+        """Open the run's session; a line to show, or None (the screen may be gone)."""
+        ...
+
+    async def attach_row(self, row: FleetRow) -> str | None:
+        """Put the run's tmux pane in front of the user."""
+        ...
+
+    async def worktree_row(self, row: FleetRow) -> str | None:
+        """A shell in the run's worktree."""
+        ...
+
+    async def send_row(self, row: FleetRow, text: str) -> str | None:
+        """A message for the run (guidance, or a finished run's follow-up)."""
+        ...
+
+
+class MessageScreen(ModalScreen[str | None]):
+    """One line of text for a run: enter sends it, escape gives up."""
+
+    DEFAULT_CSS = """
+    MessageScreen { align: center middle; }
+    MessageScreen > Vertical { width: 80%; max-width: 100; height: auto; border: round $primary;
+                               background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.title_text)
+            yield Input(id="fleet-message", placeholder="enter: send · esc: cancel")
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
 
 
 class FleetScreen(ModalScreen[FleetRow | None]):
     DEFAULT_CSS = """
     FleetScreen { align: center middle; }
     FleetScreen > Vertical { width: 96%; height: 90%; border: round $primary; background: $surface; }
+    FleetScreen.full > Vertical { width: 100%; height: 100%; }
     FleetScreen OptionList { height: 1fr; border: none; }
     FleetScreen #fleet-said { height: auto; color: $text-muted; padding: 0 1; }
+    FleetScreen #fleet-detail { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close"), Binding("c", "cancel_run", "Cancel run"),
+    BINDINGS = [Binding("escape,q", "dismiss(None)", "Close"), Binding("c", "cancel_run", "Cancel run"),
+                Binding("a", "answer", "Answer"), Binding("m", "message", "Message"),
+                Binding("t", "attach", "Attach pane"), Binding("w", "worktree", "Worktree shell"),
                 Binding("r", "refresh", "Refresh")]
 
-    def __init__(self, load: Loader, act: Act) -> None:
-        super().__init__()
-        self.load, self.act = load, act
+    def __init__(self, desk: FleetDesk, host: FleetHost, *, full: bool = False) -> None:
+        super().__init__(classes="full" if full else "")
+        self.desk, self.host = desk, host
         self.rows: dict[str, FleetRow] = {}
+        self._shown: list[tuple[str, Text]] = []
+        self.looks = 0
+        """How many times the store was read (tests wait on it)."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Fleet — enter: open · c: cancel · r: refresh · esc: close", id="fleet-said")
+            yield Static(f"Fleet — {HINT}", id="fleet-said")
             yield OptionList(id="fleet-list")
+            yield Static("", id="fleet-detail")
 
     async def on_mount(self) -> None:
         await self.action_refresh()
@@ -51,37 +122,130 @@ class FleetScreen(ModalScreen[FleetRow | None]):
         self.query_one(OptionList).focus()
 
     async def action_refresh(self) -> None:
-        seen = await self.load()
+        try:
+            seen = await self.desk.look()
+        except YeetuiError as exc:
+            self.say(f"Could not read the fleet: {exc}")
+            return
+        self.looks += 1
+        if not self.is_attached:
+            return
+        self._show(seen)
+
+    def _show(self, seen: Fleet) -> None:
         listing = self.query_one(OptionList)
-        highlighted = listing.highlighted_option.id if listing.highlighted_option is not None else None
-        options: list[Option | None] = []
+        highlighted = self.highlighted
+        lines: list[tuple[str, Text]] = []
         self.rows = {}
         for title, rows in (("NEEDS YOU", seen.needs_you), ("WORKING", seen.working), ("DONE", seen.done)):
-            options.append(Option(Text(f"{title} ({len(rows)})", style="bold"), disabled=True))
+            lines.append((f"#{title}", Text(f"{title} ({len(rows)})", style="bold")))
             for row in rows:
                 self.rows[row.run_id] = row
-                options.append(Option(_line(row), id=row.run_id))
-        listing.clear_options()
-        listing.add_options(options)
-        if highlighted in self.rows or self.rows:  # where it was, else the first run
-            listing.highlighted = listing.get_option_index(highlighted if highlighted in self.rows
-                                                           else next(iter(self.rows)))
+                lines.append((row.run_id, _line(row)))
+        if lines != self._shown:  # unchanged: nothing rebuilt (500 rows every two seconds would be felt)
+            if [key for key, _ in lines] == [key for key, _ in self._shown]:
+                for index, ((_, text), (_, before)) in enumerate(zip(lines, self._shown, strict=True)):
+                    if text != before:
+                        listing.replace_option_prompt_at_index(index, text)
+            else:
+                listing.clear_options()
+                listing.add_options([Option(text, id=key, disabled=key.startswith("#")) for key, text in lines])
+                if highlighted is not None or self.rows:  # where it was, else the first run
+                    chosen = highlighted.run_id if highlighted is not None and highlighted.run_id in self.rows \
+                        else next(iter(self.rows))
+                    listing.highlighted = listing.get_option_index(chosen)
+            self._shown = lines
+        self._detail()
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+    @property
+    def highlighted(self) -> FleetRow | None:
+        option = self.query_one(OptionList).highlighted_option
+        return self.rows.get(option.id or "") if option is not None else None
+
+    @on(OptionList.OptionHighlighted)
+    def _moved(self) -> None:
+        self._detail()
+
+    def _detail(self) -> None:
+        row = self.highlighted
+        if row is None:
+            self.query_one("#fleet-detail", Static).update("")
+            return
+        parts = [f"{row.path}  ({row.run_id[:12]}, {row.mode}, {row.project or 'no project'})"]
+        if row.why:
+            parts.append(row.why)
+        if row.pane:
+            parts.append(f"pane: {row.pane}")
+        if row.worktree:
+            parts.append(f"worktree: {row.worktree}")
+        self.query_one("#fleet-detail", Static).update(Text("\n".join(parts), no_wrap=True, overflow="ellipsis"))
+
+    def say(self, text: str) -> None:
+        if self.is_attached:
+            self.query_one("#fleet-said", Static).update(text)
+
+    @on(OptionList.OptionSelected)
+    async def _selected(self, event: OptionList.OptionSelected) -> None:
         row = self.rows.get(event.option.id or "")
         if row is not None:
-            self.dismiss(row)
+            await self._do(self.host.open_row(row))
+
+    async def _do(self, action: object) -> None:
+        """Run an action's coroutine; what it says (or the refusal it raises) goes in the line at the top."""
+        try:
+            said = await action  # type: ignore[misc]
+        except YeetuiError as exc:
+            said = str(exc)
+        if said:
+            self.say(said)
+        if self.is_attached:
+            await self.action_refresh()
 
     async def action_cancel_run(self) -> None:
-        listing = self.query_one(OptionList)
-        option = listing.highlighted_option
-        row = self.rows.get(option.id or "") if option is not None else None
+        if (row := self.highlighted) is not None:
+            await self._do(self.desk.cancel(row))
+
+    async def action_answer(self) -> None:
+        row = self.highlighted
         if row is None:
             return
-        said = await self.act("cancel", row)
-        if said:
-            self.query_one("#fleet-said", Static).update(said)
-        await self.action_refresh()
+        if row.ask is None:
+            await self._do(self.desk.answer(row, "deny"))  # says where to answer it instead
+            return
+        ask = row.ask
+
+        async def answered(answer: str | None) -> None:
+            if answer:
+                await self._do(self.desk.answer(row, _answer(answer)))
+
+        await self.app.push_screen(PermissionScreen(ask.agent_label, ask.tool, ask.subject, ask.arguments,
+                                                    permission_preview(ask.tool, ask.arguments)), answered)
+
+    async def action_message(self) -> None:
+        row = self.highlighted
+        if row is None:
+            return
+        live = row.status in LIVE_WORDS
+        title = (f"Guidance for {row.label} (read at its next turn):" if live
+                 else f"Follow-up for {row.label} (it goes on in its own session, with its context):")
+
+        async def typed(text: str | None) -> None:
+            if text:
+                await self._do(self.host.send_row(row, text))
+
+        await self.app.push_screen(MessageScreen(title), typed)
+
+    async def action_attach(self) -> None:
+        if (row := self.highlighted) is not None:
+            await self._do(self.host.attach_row(row))
+
+    async def action_worktree(self) -> None:
+        if (row := self.highlighted) is not None:
+            await self._do(self.host.worktree_row(row))
+
+
+def _answer(text: str) -> PermissionAnswer:
+    return "allow_once" if text == "allow_once" else "allow_always" if text == "allow_always" else "deny"
 
 
 def _line(row: FleetRow) -> Text:
@@ -95,3 +259,48 @@ def _line(row: FleetRow) -> Text:
     text.append(f" {row.project[-22:]:<22} {row.mode:<10} {elapsed:>6} {spend:<16} {row.why[:60]}")
     text.no_wrap, text.overflow = True, "ellipsis"  # one line per run
     return text
+
+
+class InAppFleetHost:
+    """The fleet inside the TUI (ctrl+g): a run of this project opens in the app; panes and worktree shells
+    open beside it (a split of the user's tmux, a terminal window, or the command to type)."""
+
+    def __init__(self, screen: CommandScreen, desk: FleetDesk, open_session: Callable[[str], Awaitable[None]]) -> None:
+        self.screen, self.desk, self._open_session = screen, desk, open_session
+
+    def _here(self, row: FleetRow) -> bool:
+        here = str(self.screen.runtime.project_dir)
+        return not row.project or row.project == here or row.project.startswith(here + "/")
+
+    async def open_row(self, row: FleetRow) -> str | None:
+        if not self._here(row):
+            return (f"{row.label} is a run of {row.project}: open it there with "
+                    f"`cd {shlex.quote(row.project)} && yeetui --resume {row.session_id[:12]}` (or `yeetui fleet`).")
+        self.screen.app.pop_screen()  # not awaited: the fleet screen is the one asking, it goes once this returns
+        await self._open_session(row.session_id)
+        return None
+
+    async def attach_row(self, row: FleetRow) -> str | None:
+        pane = await self.desk.pane(row)
+        if pane is None:
+            return f"{row.label} has no tmux pane (any more)."
+        shown = await self.screen.runs.show_pane(pane)
+        return {"tmux-split": f"{row.label} is in the split on the right (detach with the prefix key, d).",
+                "tmux-window": f"{row.label} is in a new window of your tmux.",
+                "terminal": f"{row.label} opened in a new {shown.detail} window."}.get(
+                    shown.how, f"Watch {row.label} from another terminal: {shown.detail}")
+
+    async def worktree_row(self, row: FleetRow) -> str | None:
+        worktree = await self.desk.worktree(row)
+        if worktree is None:
+            return f"{row.label} works in no worktree of its own."
+        shown = await self.screen.worktrees.open_shell(worktree)
+        if shown.how == "command":
+            return f"{row.label}'s worktree (branch {worktree.branch}): {shown.detail}"
+        return f"Opened a shell in {row.label}'s worktree {worktree.path} (branch {worktree.branch})."
+
+    async def send_row(self, row: FleetRow, text: str) -> str | None:
+        if row.status in LIVE_WORDS or not self._here(row):
+            return await self.desk.send(row, text)
+        handle = await self.screen.runs.follow_up(row.session_id, text)  # here, with its dialogs and ledger
+        return f"{handle.label} goes on with your message."

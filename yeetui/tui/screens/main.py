@@ -28,7 +28,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from yeetui import events as ev
-from yeetui.application.fleet import Fleet, FleetRow, fleet
+from yeetui.application.fleet import FleetDesk
 from yeetui.application.inbox import InboxDesk
 from yeetui.application.permissions import answer_permission
 from yeetui.application.runs import RunDesk
@@ -48,7 +48,7 @@ from yeetui.tui.bridge import permission_preview
 from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
 from yeetui.tui.screens.confirm import ConfirmScreen
-from yeetui.tui.screens.fleet import FleetScreen
+from yeetui.tui.screens.fleet import FleetScreen, InAppFleetHost
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.picker import Choice, PickerScreen
@@ -367,27 +367,9 @@ class MainScreen(Screen[None]):
         await self.app.push_screen(SwitcherScreen(nodes, self.current), chosen)
 
     async def open_fleet(self) -> None:
-        """Every run of every project on this data dir (ctrl+g); enter opens one of this project's sessions."""
-        async def load() -> Fleet:
-            return await fleet(self.runtime.store, stall_after=self.runtime.settings.stall_after)
-
-        async def act(action: str, row: FleetRow) -> str | None:
-            try:
-                await self.runs.cancel(row.run_id, graceful=False)
-            except YeetuiError as exc:
-                return str(exc)
-            return f"{row.label}: stopped."
-
-        async def chosen(row: FleetRow | None) -> None:
-            if row is None:
-                return
-            here = str(self.runtime.project_dir)
-            if row.project and not (row.project == here or row.project.startswith(here + "/")):
-                await self.notice("info", f"{row.label} is a run of {row.project}: open yeetui there to follow it.")
-                return
-            await self.open_session(row.session_id)
-
-        await self.app.push_screen(FleetScreen(load, act), chosen)
+        """Every run of every project on this data dir (ctrl+g), to act on (see yeetui.tui.screens.fleet)."""
+        desk = FleetDesk(self.runtime.store, env=self.runtime.env, stall_after=self.runtime.settings.stall_after)
+        await self.app.push_screen(FleetScreen(desk, InAppFleetHost(self, desk, self.open_session)))
 
     async def show_help(self, keys: list[tuple[str, str]], commands: list[tuple[str, str]]) -> None:
         await self.app.push_screen(HelpScreen(keys, commands))

@@ -1,0 +1,106 @@
+"""Issue 29's "done when", from outside: three projects on one data dir — a detached run waiting for a
+permission answer, a detached run working, and a TUI whose oracle works in a tmux pane — and the real
+`yeetui fleet` in tmux shows each in its group and acts on it: it answers the question (the run goes on and its
+result waits in its inbox, unread), attaches to the pane and comes back, and cancels the working run."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import run_yeetui
+
+
+def _started(project: Path, *args: str) -> dict:
+    done = run_yeetui("agents", "start", "--json", *args, cwd=project)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _fleet_json(project: Path) -> dict:
+    done = run_yeetui("fleet", "--json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _wait_json(project: Path, check, why: str, timeout: float = 40.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = _fleet_json(project)
+        if check(seen):
+            return seen
+        assert time.monotonic() < deadline, f"timed out waiting for {why}: {json.dumps(seen)[:2000]}"
+        time.sleep(0.2)
+
+
+def _ids(rows: list[dict]) -> dict[str, dict]:
+    return {row["run_id"]: row for row in rows}
+
+
+def test_the_fleet_shows_three_projects_and_acts_on_each(launch, fake_env, project: Path, tmp_path: Path) -> None:
+    asks_in, works_in = tmp_path / "deploys", tmp_path / "reads"
+    for folder in (asks_in, works_in):
+        (folder / ".git").mkdir(parents=True)
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch DEPLOYED"})], when_contains="ASK-TASK"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "ASK-DONE: deployed."})], when_contains="DEPLOYED"),
+        Reply(text="slow reading " * 400, chunk_size=4, chunk_delay=0.1, when_contains="SLOW-TASK"),
+        Reply(text="pane thinking " * 400, chunk_size=4, chunk_delay=0.1, when_contains="PANE-Q"),
+    )
+    asking = _started(asks_in, "generic", "ASK-TASK deploy it")  # no --yes: its question waits
+    working = _started(works_in, "--yes", "generic", "SLOW-TASK read everything")
+    seen = _wait_json(project, lambda s: asking["run_id"] in _ids(s["needs_you"]), "the question")
+    assert "asks to run bash" in _ids(seen["needs_you"])[asking["run_id"]]["why"]
+
+    tui = launch(width=130, height=34)  # the third project: a TUI whose oracle runs in a tmux pane
+    tui.send("/oracle --tmux PANE-Q what is slow here?", "Enter")
+    seen = _wait_json(project, lambda s: any(r["mode"] == "tmux" and r["pane"] for r in s["working"]),
+                      "the pane child in its window")
+    [pane_row] = [r for r in seen["working"] if r["mode"] == "tmux"]
+    assert pane_row["project"] == str(project) and pane_row["pane"].startswith("tmux -L ")
+    assert working["run_id"] in _ids(seen["working"])
+
+    fleet = launch("fleet", width=150, height=34, ready="NEEDS YOU")
+    screen = fleet.wait_for(lambda s: "asks to run bash" in s and "WORKING (2)" in s, timeout=20)
+    assert "detached" in screen and "tmux" in screen
+
+    # a: the question (the first run row is highlighted), y: allowed — the run goes on and finishes
+    fleet.press("a")
+    fleet.wait_for("wants to run bash", why="the permission dialog")
+    fleet.press("y")
+    fleet.wait_for("allowed once", why="the answer said")
+    seen = _wait_json(project, lambda s: _ids(s["needs_you"]).get(asking["run_id"], {}).get("status") == "completed",
+                      "the answered run to finish, its result unread")
+    assert _ids(seen["needs_you"])[asking["run_id"]]["why"] == "finished: not read yet"
+    assert (asks_in / "DEPLOYED").exists()
+
+    # t on the pane child: the terminal is handed to its tmux window; detaching comes back to the fleet
+    for _ in range(4):
+        if "oracle#1" in _highlighted(fleet.screen()):
+            break
+        fleet.press("Down")
+        time.sleep(0.2)
+    fleet.press("t")
+    fleet.wait_for(lambda s: "NEEDS YOU" not in s, timeout=20, why="the pane's window in the fleet's place")
+    fleet.press("C-b", "d")
+    fleet.wait_for("Back from oracle", timeout=20, why="the fleet again after detaching")
+
+    # c on the other project's working run: cancelled, wherever it runs
+    for _ in range(4):  # the other project's working run
+        if _highlighted(fleet.screen()).endswith("/reads)"):
+            break
+        fleet.press("Down")
+        time.sleep(0.2)
+    fleet.press("c")
+    fleet.wait_for("cancelled", timeout=30, why="the cancel said")
+    _wait_json(project, lambda s: _ids(s["done"]).get(working["run_id"], {}).get("status") == "cancelled",
+               "the working run cancelled")
+
+
+def _highlighted(screen: str) -> str:
+    """The fleet's detail line names the highlighted run (`path  (run id, mode, project)`)."""
+    lines = [line.strip(" │") for line in screen.splitlines() if ", " in line and line.strip(" │").endswith(")")]
+    return lines[-1] if lines else ""
+
