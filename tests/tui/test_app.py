@@ -627,3 +627,39 @@ async def test_the_fleet_screen_lists_every_run_and_opens_one(fake_env, project:
         listing.highlighted = listing.get_option_index(oracle.run_id)
         await pilot.press("enter")
         await _until(pilot, lambda: isinstance(app.screen, MainScreen) and main.current == oracle.session_id)
+
+
+async def test_schedule_command_adds_lists_pauses_resumes_and_removes(fake_env, project: Path) -> None:
+    """/schedule is `yeetui schedule` inside the app: the same store, the same words."""
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(150, 40)) as pilot:
+        main = await _main(pilot)
+        view = main.query_one(ConversationView)
+        await _type(pilot, '/schedule add "0 7 * * 1-5" reviewer review yesterday\'s commits')
+        await _until(pilot, lambda: "next at" in _text(view))
+        [schedule] = await main.runtime.store.schedules.all()
+        assert schedule.profile == "reviewer" and schedule.prompt == "review yesterday's commits"
+        assert schedule.spec == "0 7 * * 1-5" and not schedule.approve and schedule.missed == "skip"
+        await _type(pilot, "/schedule add every 30m oracle look for flaky tests --yes --missed once")
+        await _until(pilot, lambda: len([s for s in _text(view).splitlines() if "next at" in s]) >= 2)
+        every = next(s for s in await main.runtime.store.schedules.all() if s.id != schedule.id)
+        assert every.spec == "every 30m" and every.approve and every.missed == "once"
+        assert every.prompt == "look for flaky tests"
+        await _type(pilot, "/schedule")
+        await _until(pilot, lambda: "Schedules:" in _text(view))
+        listing = _text(view).split("Schedules:")[-1]
+        assert schedule.id in listing and every.id in listing and "last -" in listing
+        await _type(pilot, f"/schedule pause {schedule.id}")
+        await _until(pilot, lambda: f"Schedule {schedule.id} paused." in _text(view))
+        assert (await main.runtime.store.schedules.get(schedule.id)).paused
+        await _type(pilot, f"/schedule resume {schedule.id}")
+        await _until(pilot, lambda: f"Schedule {schedule.id} resumed" in _text(view))
+        await _type(pilot, f"/schedule remove {every.id}")
+        await _until(pilot, lambda: f"Schedule {every.id} removed." in _text(view))
+        assert [s.id for s in await main.runtime.store.schedules.all()] == [schedule.id]
+        # bad input: said, nothing added, the app goes on
+        await _type(pilot, '/schedule add "61 * * * *" oracle never')
+        await _until(pilot, lambda: "61" in _text(view).split("removed.")[-1])
+        await _type(pilot, "/schedule add every 30m no-such-profile hello")
+        await _until(pilot, lambda: "No profile 'no-such-profile'" in _text(view))
+        assert len(await main.runtime.store.schedules.all()) == 1

@@ -138,3 +138,21 @@ async def test_a_worktree_row_hands_over_a_shell_there(store: Store, tmp_path: P
         await pilot.press("w")
         await _until(pilot, lambda: handed)
         assert handed[0].argv == ["/bin/zsh-test"] and handed[0].cwd == str(tree)
+
+
+async def test_a_finished_runs_unread_result_needs_you_until_it_is_opened(store: Store, tmp_path: Path) -> None:
+    session, run = await _run(store, tmp_path / "proj", "reviewer#1", RunStatus.COMPLETED, detached=True)
+    await store.inbox.put(session_id=session, run_id=run, kind="completion", title="reviewer#1 — completed",
+                          body="LGTM", data={"announce": False})
+    app = FleetApp(FleetDesk(store), run_handover=lambda handover: 0)
+    async with app.run_test(size=(150, 30)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        listing = screen.query_one(OptionList)
+        assert str(listing.get_option_at_index(0).prompt) == "NEEDS YOU (1)"
+        assert "finished: not read yet" in str(listing.get_option_at_index(1).prompt)
+        await pilot.press("enter")
+        await _until(pilot, lambda: "Back from reviewer#1" in _said(screen))
+        await _until(pilot, lambda: str(listing.get_option_at_index(0).prompt) == "NEEDS YOU (0)")
+        assert [item.status for item in await store.inbox.list(session)] == ["read"]

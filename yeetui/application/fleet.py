@@ -247,6 +247,12 @@ class FleetDesk:
         found = await self.store.worktree_records.list(statuses=("active",), owner_session_id=row.session_id)
         return found[0] if found else None
 
+    async def mark_read(self, row: FleetRow) -> None:
+        """The user opened the run: its result waiting unread in its inbox counts as read."""
+        for item in await self.store.inbox.list(row.session_id, statuses=("unread",)):
+            if item.run_id == row.run_id and item.kind != "budget":
+                await self.store.inbox.set_status(item.id, "read")
+
     def attach(self, pane: Pane) -> Handover:
         """Attach this terminal to the pane's tmux window (detach with the prefix key, d, to come back)."""
         return Handover(attach_argv(pane.server, pane.target), os.getcwd())

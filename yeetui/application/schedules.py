@@ -32,7 +32,9 @@ from yeetui.store.records import utcnow
 from yeetui.store.schedules import Fire, ScheduleRecord
 from yeetui.trust import is_trusted
 
-__all__ = ["PAUSE_AFTER", "ScheduleRecord", "Scheduler", "launch_detached", "profile_names"]
+__all__ = ["PAUSE_AFTER", "Fire", "ScheduleRecord", "Scheduler", "describe_fire", "describe_state",
+           "launch_detached", "local_time",
+           "profile_names"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,24 @@ class Scheduler:
         return await self.store.schedules.add(
             project_dir=str(project_dir), profile=profile, prompt=prompt, spec=spec, missed=missed, approve=approve,
             budget=budget.to_json() if budget else None, next_at=next_after(spec, self.clock()))
+
+    async def listing(self) -> list[tuple[ScheduleRecord, Fire | None]]:
+        """Every schedule with its latest trigger (None before the first)."""
+        listing: list[tuple[ScheduleRecord, Fire | None]] = []
+        for schedule in await self.store.schedules.all():
+            fires = await self.store.schedules.fires(schedule.id, limit=1)
+            listing.append((schedule, fires[0] if fires else None))
+        return listing
+
+    async def pause(self, schedule_id: str) -> ScheduleRecord:
+        schedule = await self.store.schedules.get(schedule_id)
+        await self.store.schedules.set_paused(schedule.id, True, "paused by you")
+        return await self.store.schedules.get(schedule.id)
+
+    async def remove(self, schedule_id: str) -> ScheduleRecord:
+        schedule = await self.store.schedules.get(schedule_id)
+        await self.store.schedules.remove(schedule.id)
+        return schedule
 
     async def resume(self, schedule_id: str) -> ScheduleRecord:
         """Resume from the next trigger after now (triggers while it was paused are not fired late)."""
@@ -157,3 +177,23 @@ async def launch_detached(schedule: ScheduleRecord) -> str:
         return str(json.loads(out.decode().strip().splitlines()[-1])["run_id"])
     except (ValueError, KeyError, IndexError):
         raise YeetuiError(f"`yeetui agents start` said {out.decode(errors='replace')[:200]!r}") from None
+
+
+def local_time(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def describe_fire(fire: Fire | None) -> str:
+    """A schedule's latest trigger for a listing: `2026-11-27 07:00 completed`, `… skipped (missed)`."""
+    if fire is None:
+        return "-"
+    when = fire.due_at if fire.due_at.startswith("now:") else local_time(datetime.fromisoformat(fire.due_at))
+    if fire.skipped:
+        return f"{when} skipped (missed)"
+    return f"{when} {fire.outcome or ('running' if fire.run_id else 'not started')}"
+
+
+def describe_state(schedule: ScheduleRecord) -> str:
+    if schedule.paused:
+        return f"paused: {schedule.pause_reason or 'by you'}"
+    return f"next {local_time(schedule.next_at)}"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from yeetui import paths
 from yeetui.application.agents import open_store
-from yeetui.application.schedules import Scheduler, ScheduleRecord, profile_names
+from yeetui.application.schedules import Scheduler, describe_fire, describe_state, local_time, profile_names
 from yeetui.bus import Bus
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, budget_of, error, table
 from yeetui.errors import YeetuiError
@@ -42,51 +42,31 @@ async def _add(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(schedule.to_json()))
     else:
-        print(f"Schedule {schedule.id}: {schedule.profile} {schedule.spec!r}, next at {_local(schedule.next_at)}. "
+        print(f"Schedule {schedule.id}: {schedule.profile} {schedule.spec!r}, next at {local_time(schedule.next_at)}. "
               "It fires while `yeetui schedule daemon` or any yeetui app runs.")
     return EXIT_OK
 
 
 async def _list(args: argparse.Namespace) -> int:
     async with await open_store() as store:
-        schedules = await store.schedules.all()
-        fires = {s.id: await store.schedules.fires(s.id, limit=1) for s in schedules}
+        listing = await Scheduler(store).listing()
     if args.json:
-        print(json.dumps([{**s.to_json(), "last": fires[s.id][0].__dict__ if fires[s.id] else None}
-                          for s in schedules], default=str))
+        print(json.dumps([{**s.to_json(), "last": fire.__dict__ if fire else None} for s, fire in listing],
+                         default=str))
         return EXIT_OK
-    if not schedules:
+    if not listing:
         print("No schedules. Add one: yeetui schedule add \"0 7 * * 1-5\" --profile reviewer \"review yesterday\"",
               file=sys.stderr)
         return EXIT_OK
-    rows = [(s.id, s.spec, s.profile, _state(s), "skip missed" if s.missed == "skip" else "run missed once",
-             _last(fires[s.id][0] if fires[s.id] else None), s.prompt[:40]) for s in schedules]
+    rows = [(s.id, s.spec, s.profile, describe_state(s), "skip missed" if s.missed == "skip" else "run missed once",
+             describe_fire(fire), s.prompt[:40]) for s, fire in listing]
     print(table(("ID", "WHEN", "PROFILE", "STATE", "MISSED", "LAST", "PROMPT"), rows))
     return EXIT_OK
 
 
-def _state(schedule: ScheduleRecord) -> str:
-    if schedule.paused:
-        return f"paused: {schedule.pause_reason or 'by you'}"
-    return f"next {_local(schedule.next_at)}"
-
-
-def _last(fire: object) -> str:
-    if fire is None:
-        return "-"
-    due, run, skipped, outcome = (getattr(fire, k) for k in ("due_at", "run_id", "skipped", "outcome"))
-    when = due if due.startswith("now:") else _local(datetime.fromisoformat(due))
-    return f"{when} skipped (missed)" if skipped else f"{when} {outcome or ('running' if run else 'not started')}"
-
-
-def _local(moment: datetime) -> str:
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
 async def _pause(args: argparse.Namespace) -> int:
     async with await open_store() as store:
-        schedule = await store.schedules.get(args.id)
-        await store.schedules.set_paused(schedule.id, True, "paused by you")
+        schedule = await Scheduler(store).pause(args.id)
     print(f"Schedule {schedule.id} paused.")
     return EXIT_OK
 
@@ -94,14 +74,13 @@ async def _pause(args: argparse.Namespace) -> int:
 async def _resume(args: argparse.Namespace) -> int:
     async with await open_store() as store:
         schedule = await Scheduler(store).resume(args.id)
-    print(f"Schedule {schedule.id} resumed; next at {_local(schedule.next_at)}.")
+    print(f"Schedule {schedule.id} resumed; next at {local_time(schedule.next_at)}.")
     return EXIT_OK
 
 
 async def _remove(args: argparse.Namespace) -> int:
     async with await open_store() as store:
-        schedule = await store.schedules.get(args.id)
-        await store.schedules.remove(schedule.id)
+        schedule = await Scheduler(store).remove(args.id)
     print(f"Schedule {schedule.id} removed.")
     return EXIT_OK
 

@@ -46,6 +46,7 @@ class FleetApp(App[None]):
 
     async def open_row(self, row: FleetRow) -> str | None:
         self.run_handover(self.desk.open_session(row))
+        await self.desk.mark_read(row)
         return f"Back from {row.label}'s session."
 
     async def attach_row(self, row: FleetRow) -> str | None:

@@ -11,6 +11,7 @@ inside the handlers that need them, like the rest of the TUI's command paths.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -365,6 +366,84 @@ async def _send(screen: CommandScreen, args: str) -> None:
         await screen.send_to(session, text.strip())
 
 
+SCHEDULE_USAGE = ('/schedule [list] · /schedule add "<cron>"|every 30m <profile> <prompt> [--yes] [--missed once] · '
+                  "/schedule pause|resume|remove|run-now <id>")
+
+
+async def _schedule(screen: CommandScreen, args: str) -> None:
+    """Scheduled agents of this project, as `yeetui schedule` has them (fired while any yeetui runs)."""
+    from yeetui.application.schedules import Scheduler, describe_fire, describe_state, local_time, profile_names
+
+    scheduler = Scheduler(screen.runtime.store)
+    words = args.split()
+    action = words[0] if words else "list"
+    if action == "list":
+        listing = await scheduler.listing()
+        if not listing:
+            await screen.notice("info", f"No schedules. {SCHEDULE_USAGE}")
+            return
+        lines = [f"{s.id}  {s.spec:<16} {s.profile:<12} {describe_state(s)} · last {describe_fire(fire)} · "
+                 f"{clip_words(one_line(s.prompt), 50)}" for s, fire in listing]
+        await screen.notice("info", "Schedules:\n" + "\n".join(lines))
+    elif action == "add":
+        parsed = _schedule_words(args.strip()[len("add"):])
+        if isinstance(parsed, str):
+            await screen.notice("warning", f"{parsed} Usage: {SCHEDULE_USAGE}")
+            return
+        when, profile, prompt, approve, missed = parsed
+        project = screen.runtime.project_dir
+        if profile not in await asyncio.to_thread(profile_names, project):
+            await screen.notice("warning", f"No profile {profile!r} here (`yeetui profiles list` shows them).")
+            return
+        schedule = await scheduler.add(project_dir=project, when=when, profile=profile, prompt=prompt,
+                                       missed=missed, approve=approve)
+        await screen.notice("info", f"Schedule {schedule.id}: {profile} {schedule.spec!r}, next at "
+                            f"{local_time(schedule.next_at)}. It fires while `yeetui schedule daemon` or any "
+                            "yeetui app runs; its runs show in the fleet (ctrl+g).")
+    elif action in ("pause", "resume", "remove", "run-now") and len(words) == 2:
+        if action == "run-now":
+            run_id = await scheduler.run_now(words[1])
+            await screen.notice("info", f"Schedule {words[1]}: started run {run_id[:12]} (ctrl+g shows it).")
+            return
+        done = await {"pause": scheduler.pause, "resume": scheduler.resume, "remove": scheduler.remove}[action](
+            words[1])
+        said = {"pause": "paused", "resume": f"resumed; next at {local_time(done.next_at)}",
+                "remove": "removed"}[action]
+        await screen.notice("info", f"Schedule {done.id} {said}.")
+    else:
+        await screen.notice("warning", f"Usage: {SCHEDULE_USAGE}")
+
+
+def _schedule_words(text: str) -> tuple[str, str, str, bool, str] | str:
+    """`"0 7 * * 1-5" reviewer review yesterday's commits --yes`: (when, profile, prompt, --yes, --missed), or
+    what is wrong. The time is quoted, `every 30m`, or five cron fields; the prompt is the rest (an apostrophe in
+    it is text); `--yes` and `--missed skip|once` may stand anywhere after the time."""
+    text = text.strip()
+    if text[:1] in ("'", '"'):
+        close = text.find(text[0], 1)
+        if close < 0:
+            return "The quoted time has no closing quote."
+        when, rest = text[1:close], text[close + 1:]
+    else:
+        words = text.split()
+        count = 2 if words[:1] == ["every"] else 5
+        when, rest = " ".join(words[:count]), " ".join(words[count:])
+    words, approve, missed = rest.split(), False, "skip"
+    kept: list[str] = []
+    at = 0
+    while at < len(words):
+        if words[at] == "--yes":
+            approve = True
+        elif words[at] == "--missed" and at + 1 < len(words):
+            missed, at = words[at + 1], at + 1
+        else:
+            kept.append(words[at])
+        at += 1
+    if len(kept) < 2:
+        return "Give the time, a profile and a prompt."
+    return when, kept[0], " ".join(kept[1:]), approve, missed
+
+
 async def _pair(screen: CommandScreen, args: str) -> None:
     await screen.toggle_pair()
 
@@ -423,6 +502,8 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
         SlashCommand("embed", "/embed [oracle#1]", "show a subagent's tmux pane inside yeetui (alone: close it)",
                      _embed),
         SlashCommand("pair", "/pair", "toggle the pair-programmer watcher", _pair),
+        SlashCommand("schedule", "/schedule [add|pause|resume|remove|run-now]",
+                     "agents on a schedule: list them, add one (cron or every 30m), pause, run now", _schedule),
         SlashCommand("send", "/send <agent> <message>", "message a subagent (a finished one goes on with it)",
                      _send),
         SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", _orchestrate,

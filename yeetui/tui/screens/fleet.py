@@ -276,6 +276,7 @@ class InAppFleetHost:
         if not self._here(row):
             return (f"{row.label} is a run of {row.project}: open it there with "
                     f"`cd {shlex.quote(row.project)} && yeetui --resume {row.session_id[:12]}` (or `yeetui fleet`).")
+        await self.desk.mark_read(row)
         self.screen.app.pop_screen()  # not awaited: the fleet screen is the one asking, it goes once this returns
         await self._open_session(row.session_id)
         return None
