@@ -99,7 +99,7 @@ async def fleet(store: Store, *, now: datetime | None = None, stall_after: float
         pane = options.pane or {}
         row = FleetRow(run_id=run.id, label=run.label or run.profile, profile=run.profile,
                        project=str(record.cwd) if record and record.cwd else "", path=_path(run, sessions),
-                       mode=_mode(run), status=run.status.value, elapsed=_elapsed(run, now), cost=run.cost,
+                       mode=_mode(run, options), status=run.status.value, elapsed=_elapsed(run, now), cost=run.cost,
                        tokens=run.usage.total_tokens, session_id=run.session_id, pid=run.pid,
                        worktree=str(worktrees[run.session_id].path) if run.session_id in worktrees else "",
                        pane=Pane(pane["server"], pane["window"], pane.get("pane", ""), 0).attach_command()
@@ -145,8 +145,7 @@ async def _sessions_and_ancestors(store: Store, ids: set[str]) -> dict[str, Sess
     return found
 
 
-def _mode(run: RunRecord) -> str:
-    options = RunOptions.of(run)
+def _mode(run: RunRecord, options: RunOptions) -> str:
     if run.options.get("external"):
         return "external"
     if options.detached:

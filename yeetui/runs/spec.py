@@ -76,8 +76,9 @@ class RunOptions:
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> RunOptions:
         """Read stored options; keys this version does not know are ignored, missing ones take defaults."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (data or {}).items() if k in known})
+        if not _OPTION_NAMES:
+            _OPTION_NAMES.update(f.name for f in fields(cls))
+        return cls(**{k: v for k, v in (data or {}).items() if k in _OPTION_NAMES})
 
     @classmethod
     def of(cls, run: Any) -> RunOptions:
@@ -86,6 +87,10 @@ class RunOptions:
 
     def but(self, **changes: Any) -> RunOptions:
         return replace(self, **changes)
+
+
+_OPTION_NAMES: set[str] = set()
+"""RunOptions' field names, worked out once (a listing of 500 runs reads their options twice each)."""
 
 
 @dataclass(frozen=True)
