@@ -7,7 +7,7 @@ key moves the
 highlight down and up the list. Measured: key → highlight moved (p50/p99/max), event-loop stalls (a 2 ms timer's
 oversleep), and one refresh (read the store, update the rows). Baseline: the same with 5 runs, same run.
 
-Usage: python bench/bench_fleet.py [--runs 500] [--keys 200] [--refresh S]
+Usage: python bench/bench_fleet.py [--runs 500] [--keys 200] [--refresh S] [--quick]
 """
 
 from __future__ import annotations
@@ -98,8 +98,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--keys", type=int, default=200)
     parser.add_argument("--refresh", type=float, default=2.0)
+    parser.add_argument("--quick", action="store_true", help="a tiny run that only shows it works")
     parser.add_argument("--case", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.keys, args.refresh = 40, 12, 0.5
     if args.case is not None:
         asyncio.run(_case(args.case, args.keys, args.refresh))
         return

@@ -75,3 +75,8 @@ def test_embed_benchmark_runs() -> None:
 def test_mcp_benchmark_runs() -> None:
     figures = _run("bench_mcp.py")
     _has(figures, "lazy (index + mcp_load) vs eager", "mcp_load + first call", "cold start to its first answer")
+
+
+@pytest.mark.timeout(600)
+def test_fleet_benchmark_runs() -> None:
+    _has(_run("bench_fleet.py"), "key → highlight moved p99", "event-loop stall max", "one refresh")
