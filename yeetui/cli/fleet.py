@@ -11,7 +11,7 @@ from yeetui.application.agents import open_store
 from yeetui.application.fleet import Fleet, FleetDesk, FleetRow, fleet
 from yeetui.cli.common import EXIT_OK, table
 from yeetui.subagents.ledger import format_elapsed
-from yeetui.text import dollars, tokens_text
+from yeetui.text import dollars, one_line, terminal_safe, tokens_text
 
 
 async def cmd_fleet(args: argparse.Namespace) -> int:
@@ -45,4 +45,10 @@ def _print(seen: Fleet) -> None:
 def _cells(row: FleetRow) -> tuple[str, ...]:
     spend = f"{dollars(row.cost)} {tokens_text(row.tokens)}" if row.tokens else "-"
     elapsed = format_elapsed(row.elapsed) if row.elapsed is not None else "-"
-    return (row.run_id[:12], row.path[-40:], row.status, row.project[-30:], row.mode, elapsed, spend, row.why[:60])
+    return (row.run_id[:12], _safe(row.path)[-40:], row.status, _safe(row.project)[-30:], row.mode, elapsed, spend,
+            _safe(row.why)[:60])
+
+
+def _safe(text: str) -> str:
+    """A run's own words (its question, its error) on one line, without what would act on the terminal."""
+    return one_line(terminal_safe(text))

@@ -28,7 +28,7 @@ from yeetui.application.fleet import Fleet, FleetDesk, FleetRow
 from yeetui.errors import YeetuiError
 from yeetui.events import PermissionAnswer
 from yeetui.subagents.ledger import format_elapsed
-from yeetui.text import dollars, tokens_text
+from yeetui.text import dollars, one_line, terminal_safe, tokens_text
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.screens.permission import PermissionScreen
 
@@ -171,13 +171,13 @@ class FleetScreen(ModalScreen[FleetRow | None]):
         if row is None:
             self.query_one("#fleet-detail", Static).update("")
             return
-        parts = [f"{row.path}  ({row.run_id[:12]}, {row.mode}, {row.project or 'no project'})"]
+        parts = [f"{shown(row.path)}  ({row.run_id[:12]}, {row.mode}, {shown(row.project) or 'no project'})"]
         if row.why:
-            parts.append(row.why)
+            parts.append(shown(row.why))
         if row.pane:
-            parts.append(f"pane: {row.pane}")
+            parts.append(f"pane: {shown(row.pane)}")
         if row.worktree:
-            parts.append(f"worktree: {row.worktree}")
+            parts.append(f"worktree: {shown(row.worktree)}")
         self.query_one("#fleet-detail", Static).update(Text("\n".join(parts), no_wrap=True, overflow="ellipsis"))
 
     def say(self, text: str) -> None:
@@ -244,6 +244,12 @@ class FleetScreen(ModalScreen[FleetRow | None]):
             await self._do(self.host.worktree_row(row))
 
 
+def shown(text: str) -> str:
+    """What a run says (its question, its error, its label), on one line and harmless to the terminal: it
+    comes from a model, an agent or a project's files."""
+    return one_line(terminal_safe(text))
+
+
 def _answer(text: str) -> PermissionAnswer:
     return "allow_once" if text == "allow_once" else "allow_always" if text == "allow_always" else "deny"
 
@@ -254,9 +260,9 @@ def _line(row: FleetRow) -> Text:
     elapsed = format_elapsed(row.elapsed) if row.elapsed is not None else ""
     style = {"stalled": "bold yellow", "gone": "dim", "waiting_permission": "bold yellow"}.get(row.status, "")
     text = Text()
-    text.append(f"  {row.path[-30:]:<30} ", style="bold")
+    text.append(f"  {shown(row.path)[-30:]:<30} ", style="bold")
     text.append(f"{row.status:<16}", style=style)
-    text.append(f" {row.project[-22:]:<22} {row.mode:<10} {elapsed:>6} {spend:<16} {row.why[:60]}")
+    text.append(f" {shown(row.project)[-22:]:<22} {row.mode:<10} {elapsed:>6} {spend:<16} {shown(row.why)[:60]}")
     text.no_wrap, text.overflow = True, "ellipsis"  # one line per run
     return text
 
