@@ -6,11 +6,16 @@ result waits in its inbox, unread), attaches to the pane and comes back, and can
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui
+from yeetui.system.tmux import server_name
 
 
 def _started(project: Path, *args: str) -> dict:
@@ -39,7 +44,11 @@ def _ids(rows: list[dict]) -> dict[str, dict]:
     return {row["run_id"]: row for row in rows}
 
 
-def test_the_fleet_shows_three_projects_and_acts_on_each(launch, fake_env, project: Path, tmp_path: Path) -> None:
+def test_the_fleet_shows_three_projects_and_acts_on_each(launch, fake_env, project: Path, tmp_path: Path,
+                                                         request: pytest.FixtureRequest) -> None:
+    panes = server_name(Path(os.environ["YEETUI_DATA_DIR"]))  # the TUI's pane server outlives the TUI: ended here
+    request.addfinalizer(lambda: subprocess.run(["tmux", "-L", panes, "kill-server"], capture_output=True,
+                                                check=False))
     asks_in, works_in = tmp_path / "deploys", tmp_path / "reads"
     for folder in (asks_in, works_in):
         (folder / ".git").mkdir(parents=True)

@@ -24,9 +24,9 @@ from yeetui.application.agents import cancel_run, steer_run
 from yeetui.errors import YeetuiError
 from yeetui.events import PermissionAnswer, RunStatus
 from yeetui.runs.spec import RunOptions
-from yeetui.store import RunRecord, Store
+from yeetui.store import Store
 from yeetui.store.coordination import PermissionAsk
-from yeetui.store.records import SessionRecord, WorktreeRecord
+from yeetui.store.records import RunBrief, SessionRecord, WorktreeRecord
 from yeetui.subagents.detached import spawn_worker, worker_log
 from yeetui.subagents.elsewhere import process_running
 from yeetui.system.terminals import attach_argv
@@ -83,10 +83,9 @@ async def fleet(store: Store, *, now: datetime | None = None, stall_after: float
     """The fleet as the store shows it now: a handful of reads, however many runs it lists."""
     now = now or datetime.now(UTC)
     seen = Fleet()
-    runs = await store.list_runs(limit=limit)
-    sessions = await _sessions_and_ancestors(store, {r.session_id for r in runs})
-    live = [r for r in runs if r.status in LIVE]
-    progress = await store.last_progress([r for r in live if r.status == RunStatus.RUNNING])
+    runs = await store.run_briefs(limit=limit)
+    above = await _sessions_and_ancestors(store, {r.parent_session_id for r in runs if r.parent_session_id})
+    progress = await store.last_progress([r for r in runs if r.status == RunStatus.RUNNING])
     asks: dict[str, PermissionAsk] = {}
     for ask in await store.permission_asks.unanswered_any():
         asks.setdefault(ask.run_id, ask)
@@ -94,16 +93,11 @@ async def fleet(store: Store, *, now: datetime | None = None, stall_after: float
     worktrees = {str(wt.owner_session_id): wt for wt in await store.worktree_records.list(statuses=("active",))
                  if wt.owner_session_id}
     for run in runs:
-        record = sessions.get(run.session_id)
-        options = RunOptions.of(run)
-        pane = options.pane or {}
-        row = FleetRow(run_id=run.id, label=run.label or run.profile, profile=run.profile,
-                       project=str(record.cwd) if record and record.cwd else "", path=_path(run, sessions),
-                       mode=_mode(run, options), status=run.status.value, elapsed=_elapsed(run, now), cost=run.cost,
-                       tokens=run.usage.total_tokens, session_id=run.session_id, pid=run.pid,
+        row = FleetRow(run_id=run.id, label=run.label or run.profile, profile=run.profile, project=run.cwd or "",
+                       path=_path(run, above), mode=run.mode, status=run.status.value, elapsed=_elapsed(run, now),
+                       cost=run.cost, tokens=run.tokens, session_id=run.session_id, pid=run.pid,
                        worktree=str(worktrees[run.session_id].path) if run.session_id in worktrees else "",
-                       pane=Pane(pane["server"], pane["window"], pane.get("pane", ""), 0).attach_command()
-                       if pane.get("server") and pane.get("window") else "")
+                       pane=Pane(*run.pane, 0).attach_command() if run.pane else "")
         budget_item = unread.get(run.id)
         if run.status in LIVE and run.pid is not None and not process_running(run.pid):
             row.status, row.why = "gone", "its process is gone (it is recorded interrupted at the next start)"
@@ -123,7 +117,7 @@ async def fleet(store: Store, *, now: datetime | None = None, stall_after: float
             seen.needs_you.append(row)
         elif run.finished_at is not None and now - _aware(run.finished_at) <= RECENT:
             row.why = (run.error or "")[:200]
-            if record is not None and record.parent_id is None and run.id in unread \
+            if run.parent_session_id is None and run.id in unread \
                     and run.status != RunStatus.CANCELLED:  # the user's own cancel needs nothing more of them
                 row.why = row.why or "finished: not read yet"
                 seen.needs_you.append(row)
@@ -145,28 +139,19 @@ async def _sessions_and_ancestors(store: Store, ids: set[str]) -> dict[str, Sess
     return found
 
 
-def _mode(run: RunRecord, options: RunOptions) -> str:
-    if run.options.get("external"):
-        return "external"
-    if options.detached:
-        return "detached"
-    return options.mode
-
-
-def _path(run: RunRecord, sessions: Mapping[str, SessionRecord]) -> str:
-    """`primary › oracle#2`: the labels (or profiles) of the sessions above the run's, then its own."""
+def _path(run: RunBrief, above: Mapping[str, SessionRecord]) -> str:
+    """`primary › oracle#2`: the titles (or profiles) of the sessions above the run's, then its own label."""
     names = [run.label or run.profile]
-    record = sessions.get(run.session_id)
+    record = above.get(run.parent_session_id) if run.parent_session_id else None
     hops = 0
-    while record is not None and record.parent_id is not None and hops < 16:
-        record = sessions.get(record.parent_id)
+    while record is not None and hops < 16:
+        names.append(record.title or record.profile)
+        record = above.get(record.parent_id) if record.parent_id else None
         hops += 1
-        if record is not None:
-            names.append(record.title or record.profile)
     return " › ".join(reversed(names))
 
 
-def _elapsed(run: RunRecord, now: datetime) -> float | None:
+def _elapsed(run: RunBrief, now: datetime) -> float | None:
     if run.started_at is None:
         return None
     end = _aware(run.finished_at) if run.finished_at else now

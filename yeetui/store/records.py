@@ -182,6 +182,32 @@ class RunRecord(_Record):
 
 
 @dataclass(frozen=True, slots=True)
+class RunBrief:
+    """What a listing of many runs shows of each (`Store.run_briefs`): no prompt, no result, no message."""
+
+    id: str
+    session_id: str
+    profile: str
+    label: str | None
+    status: RunStatus
+    cost: float | None
+    error: str | None
+    """At most its first 300 characters."""
+    tokens: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    pid: int | None
+    mode: str
+    """`in_process`, `tmux`, `detached`, `external`."""
+    pane: tuple[str, str, str] | None
+    """A tmux-mode run's (server, window, pane id)."""
+    cwd: str | None
+    """Its session's project directory."""
+    parent_session_id: str | None
+    """Its session's parent session."""
+
+
+@dataclass(frozen=True, slots=True)
 class TreeTotals:
     """What a tree of runs spent (`Store.tree_totals`)."""
 

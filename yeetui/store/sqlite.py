@@ -46,7 +46,16 @@ from yeetui.store.coordination import (
 from yeetui.store.db import Database, first_row
 from yeetui.store.inbox import InboxItems
 from yeetui.store.liveness import pid_alive, process_gone, process_start
-from yeetui.store.records import RunRecord, SessionRecord, StoredMessage, TreeTotals, dump_json, utcnow
+from yeetui.store.records import (
+    RunBrief,
+    RunRecord,
+    SessionRecord,
+    StoredMessage,
+    TreeTotals,
+    dump_json,
+    parse_ts,
+    utcnow,
+)
 from yeetui.store.schedules import Schedules
 from yeetui.store.side_tables import Breadcrumbs, WorkflowStates, WorktreeRecords
 
@@ -54,6 +63,24 @@ INTERRUPTED_ERROR = "found running at start-up; the process that ran it is gone"
 """The `error` of a run `mark_interrupted` ends."""
 
 _SESSION_FIELDS = frozenset({"title", "model", "workspace", "cwd", "status"})
+def _json_field(column: str, path: str) -> str:
+    return f"CASE WHEN json_valid(r.{column}) THEN json_extract(r.{column}, '{path}') END"
+
+
+_BRIEFS_SQL = (
+    "SELECT r.id, r.session_id, r.profile, r.label, r.status, r.cost, substr(r.error, 1, 300) AS error,"
+    " r.started_at, r.finished_at, r.pid, "
+    + " + ".join(f"coalesce({_json_field('usage', '$.' + part)}, 0)"
+                 for part in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+    + " AS tokens, "
+    + ", ".join(f"{_json_field('options', path)} AS {name}" for name, path in (
+        ("mode", "$.mode"), ("detached", "$.detached"), ("external", "$.external"),
+        ("pane_server", "$.pane.server"), ("pane_window", "$.pane.window"), ("pane_id", "$.pane.pane")))
+    + ", s.cwd, s.parent_id FROM agent_runs r LEFT JOIN sessions s ON s.id = r.session_id"
+    " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?"
+)
+"""`Store.run_briefs`: what a listing needs of each run, computed in SQLite."""
+
 _LIVE_STATUSES = (RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.WAITING_PERMISSION)
 
 
@@ -503,6 +530,27 @@ class Store(Database):
                                     " ORDER BY created_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [RunRecord.from_row(r) for r in rows]
 
+    async def run_briefs(self, *, limit: int = 500) -> list[RunBrief]:
+        """The newest `limit` runs as a listing shows them, in one read (the fleet: hundreds of runs every two
+        seconds). A row whose usage or options are not valid JSON shows what it can, never fails the read."""
+        rows = await self.fetch_all("list runs", _BRIEFS_SQL, (limit,))
+        briefs = []
+        for row in rows:
+            try:
+                status = RunStatus(row["status"])
+            except ValueError:
+                status = RunStatus.FAILED
+            mode = ("external" if row["external"] else "detached" if row["detached"]
+                    else str(row["mode"] or "in_process"))
+            pane = (str(row["pane_server"]), str(row["pane_window"]), str(row["pane_id"] or "")) \
+                if row["pane_server"] and row["pane_window"] else None
+            briefs.append(RunBrief(
+                id=row["id"], session_id=row["session_id"], profile=row["profile"], label=row["label"],
+                status=status, cost=row["cost"], error=row["error"], tokens=int(row["tokens"] or 0),
+                started_at=parse_ts(row["started_at"]), finished_at=parse_ts(row["finished_at"]), pid=row["pid"],
+                mode=mode, pane=pane, cwd=row["cwd"], parent_session_id=row["parent_id"]))
+        return briefs
+
     async def root_session_id(self, session_id: str) -> str:
         """The top-level session above `session_id` (itself when it has no parent)."""
         row = await self.fetch_one(
@@ -549,7 +597,7 @@ class Store(Database):
                                    (session_id,))
         return str(row["created_at"]) if row is not None else None
 
-    async def last_progress(self, runs: Iterable[RunRecord]) -> dict[str, datetime]:
+    async def last_progress(self, runs: Iterable[RunRecord | RunBrief]) -> dict[str, datetime]:
         """When each run last got somewhere, as the store shows it: its newest message written or checkpointed
         (a streamed answer is checkpointed as it grows; a tool's result is a message), else its start."""
         wanted = {run.id: run for run in runs}

@@ -76,3 +76,20 @@ async def test_five_hundred_runs_are_listed(store: Store, tmp_path: Path) -> Non
         await _run(store, tmp_path, f"oracle#{n}", RunStatus.COMPLETED)
     seen = await fleet(store)
     assert len(seen.done) == 500
+
+
+async def test_a_run_whose_stored_usage_or_options_are_not_json_is_still_listed(store: Store, tmp_path: Path) -> None:
+    """A listing of every project's runs: one damaged row (an older version's, a disk fault) shows what it can
+    and never takes the others with it."""
+    _, broken = await _run(store, tmp_path, "oracle#1", RunStatus.COMPLETED)
+    _, fine = await _run(store, tmp_path, "oracle#2", RunStatus.COMPLETED)
+
+    def damage(conn) -> None:  # type: ignore[no-untyped-def]
+        conn.execute("UPDATE agent_runs SET usage = '{not json', options = '[1,' , status = 'no-such' WHERE id = ?",
+                     (broken,))
+
+    await store.transaction("damage a run", damage)
+    seen = await fleet(store)
+    rows = {r.run_id: r for r in seen.done + seen.needs_you + seen.working}
+    assert set(rows) == {broken, fine}
+    assert rows[broken].tokens == 0 and rows[broken].mode == "in_process" and rows[broken].status == "failed"

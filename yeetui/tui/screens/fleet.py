@@ -106,7 +106,7 @@ class FleetScreen(ModalScreen[FleetRow | None]):
         super().__init__(classes="full" if full else "")
         self.desk, self.host = desk, host
         self.rows: dict[str, FleetRow] = {}
-        self._shown: list[tuple[str, Text]] = []
+        self._shown: list[tuple[str, tuple[str, ...]]] = []
         self.looks = 0
         """How many times the store was read (tests wait on it)."""
 
@@ -135,26 +135,28 @@ class FleetScreen(ModalScreen[FleetRow | None]):
     def _show(self, seen: Fleet) -> None:
         listing = self.query_one(OptionList)
         highlighted = self.highlighted
-        lines: list[tuple[str, Text]] = []
+        lines: list[tuple[str, tuple[str, ...]]] = []
         self.rows = {}
         for title, rows in (("NEEDS YOU", seen.needs_you), ("WORKING", seen.working), ("DONE", seen.done)):
-            lines.append((f"#{title}", Text(f"{title} ({len(rows)})", style="bold")))
+            lines.append((f"#{title}", (f"{title} ({len(rows)})",)))
             for row in rows:
                 self.rows[row.run_id] = row
-                lines.append((row.run_id, _line(row)))
-        if lines != self._shown:  # unchanged: nothing rebuilt (500 rows every two seconds would be felt)
-            if [key for key, _ in lines] == [key for key, _ in self._shown]:
-                for index, ((_, text), (_, before)) in enumerate(zip(lines, self._shown, strict=True)):
-                    if text != before:
-                        listing.replace_option_prompt_at_index(index, text)
-            else:
-                listing.clear_options()
-                listing.add_options([Option(text, id=key, disabled=key.startswith("#")) for key, text in lines])
-                if highlighted is not None or self.rows:  # where it was, else the first run
-                    chosen = highlighted.run_id if highlighted is not None and highlighted.run_id in self.rows \
-                        else next(iter(self.rows))
-                    listing.highlighted = listing.get_option_index(chosen)
-            self._shown = lines
+                lines.append((row.run_id, _cells(row)))
+        if lines == self._shown:  # unchanged: nothing redrawn (500 rows every two seconds would be felt)
+            self._detail()
+            return
+        if [key for key, _ in lines] == [key for key, _ in self._shown]:  # the same rows: only changed ones
+            for index, ((_, cells), (_, before)) in enumerate(zip(lines, self._shown, strict=True)):
+                if cells != before:
+                    listing.replace_option_prompt_at_index(index, _text(cells))
+        else:
+            listing.clear_options()
+            listing.add_options([Option(_text(cells), id=key, disabled=key.startswith("#")) for key, cells in lines])
+            if highlighted is not None or self.rows:  # where it was, else the first run
+                chosen = highlighted.run_id if highlighted is not None and highlighted.run_id in self.rows \
+                    else next(iter(self.rows))
+                listing.highlighted = listing.get_option_index(chosen)
+        self._shown = lines
         self._detail()
 
     @property
@@ -254,15 +256,26 @@ def _answer(text: str) -> PermissionAnswer:
     return "allow_once" if text == "allow_once" else "allow_always" if text == "allow_always" else "deny"
 
 
-def _line(row: FleetRow) -> Text:
-    """`oracle#2  stalled  ~/proj  tmux  3:10  $0.04 12k tok  no progress for 3:10`."""
+def _cells(row: FleetRow) -> tuple[str, ...]:
+    """What a run's line shows, cheap to compare between two looks: the line is drawn only when it changed."""
     spend = f"{dollars(row.cost)} {tokens_text(row.tokens)}" if row.tokens else ""
     elapsed = format_elapsed(row.elapsed) if row.elapsed is not None else ""
-    style = {"stalled": "bold yellow", "gone": "dim", "waiting_permission": "bold yellow"}.get(row.status, "")
+    return (row.path, row.status, f" {shown(row.project)[-22:]:<22} {row.mode:<10} {elapsed:>6} {spend:<16} ",
+            row.why)
+
+
+_STYLES = {"stalled": "bold yellow", "gone": "dim", "waiting_permission": "bold yellow"}
+
+
+def _text(cells: tuple[str, ...]) -> Text:
+    """`oracle#2  stalled  ~/proj  tmux  3:10  $0.04 12k tok  no progress for 3:10`; a group's title."""
+    if len(cells) == 1:
+        return Text(cells[0], style="bold")
+    path, status, middle, why = cells
     text = Text()
-    text.append(f"  {shown(row.path)[-30:]:<30} ", style="bold")
-    text.append(f"{row.status:<16}", style=style)
-    text.append(f" {shown(row.project)[-22:]:<22} {row.mode:<10} {elapsed:>6} {spend:<16} {shown(row.why)[:60]}")
+    text.append(f"  {shown(path)[-30:]:<30} ", style="bold")
+    text.append(f"{status:<16}", style=_STYLES.get(status, ""))
+    text.append(middle + shown(why)[:60])
     text.no_wrap, text.overflow = True, "ellipsis"  # one line per run
     return text
 
