@@ -93,7 +93,7 @@ class FleetScreen(ModalScreen[FleetRow | None]):
     FleetScreen { align: center middle; }
     FleetScreen > Vertical { width: 96%; height: 90%; border: round $primary; background: $surface; }
     FleetScreen.full > Vertical { width: 100%; height: 100%; }
-    FleetScreen OptionList { height: 1fr; border: none; }
+    FleetScreen OptionList { height: 1fr; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
     FleetScreen #fleet-said { height: auto; color: $text-muted; padding: 0 1; }
     FleetScreen #fleet-detail { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
     """
@@ -274,7 +274,7 @@ def _text(cells: tuple[str, ...]) -> Text:
     path, status, middle, why = cells
     text = Text()
     text.append(f"  {shown(path)[-30:]:<30} ", style="bold")
-    text.append(f"{status:<16}", style=_STYLES.get(status, ""))
+    text.append(f"{status:<19}", style=_STYLES.get(status, ""))
     text.append(middle + shown(why)[:60])
     text.no_wrap, text.overflow = True, "ellipsis"  # one line per run
     return text
