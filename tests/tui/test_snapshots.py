@@ -31,6 +31,7 @@ from tests.integration.helpers import yeetui_argv, yeetui_env
 from tests.terminal import run_on_terminal
 from tests.tui.snapshot_apps.scenes import (
     MODEL,
+    FixedFleet,
     FrozenLedgerApp,
     SceneApp,
     conversation_messages,
@@ -410,3 +411,19 @@ def test_headless_progress_on_a_terminal(snap_compare, fake_env, project: Path) 
         yield Static(shown, id="terminal", markup=False)
 
     assert snap_compare(SceneApp(make), terminal_size=(100, 12))
+
+
+def test_fleet_full_screen(snap_compare) -> None:
+    """`yeetui fleet`: needs you (a pane child's question, a scheduled review not read), working (one stalled),
+    done (one whose process is gone); the first run highlighted with its details below."""
+    from yeetui.tui.fleet_app import FleetApp
+    from yeetui.tui.screens.fleet import FleetScreen
+
+    app = FleetApp(FixedFleet(), run_handover=lambda handover: 0)
+
+    async def run_before(pilot: Any) -> None:
+        await _until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and pilot.app.screen.rows,
+                     "the fleet")
+        await _settle(pilot)
+
+    assert snap_compare(app, terminal_size=(130, 20), run_before=run_before)

@@ -8,13 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
+from yeetui.application.fleet import Fleet, FleetDesk, FleetRow
 from yeetui.events import RunStatus
+from yeetui.store.coordination import PermissionAsk
 from yeetui.store.records import InboxItem
 from yeetui.subagents.ledger import WATCHING, LedgerRow
 from yeetui.tui import app as app_module
@@ -213,3 +215,36 @@ def final_summary_messages() -> list[Any]:
                                                       arguments={"output": summary, "status": "success"})]),
         Message(role="tool", parts=[ToolResultPart(call_id="call-1", name="complete", content="Run complete.")]),
     ]
+
+
+class FixedFleet(FleetDesk):
+    """The fleet as it stood at one moment (fixed rows: three projects, each group), for the fleet screen; its
+    actions are FleetDesk's own (none is used by the snapshots)."""
+
+    def __init__(self) -> None:
+        super().__init__(cast(Any, None), env={})
+
+        ask = PermissionAsk(7, "run-ask", "run-ask", "sess-ask", "builder#2", "bash", "make deploy",
+                            {"command": "make deploy"})
+        self.fleet = Fleet(
+            needs_you=[
+                FleetRow("run-ask", "builder#2", "builder", "/home/ada/shop", "generic#1 › builder#2", "tmux",
+                         "waiting_permission", "asks to run bash: make deploy", 192.0, 0.41, 48_200, "sess-ask",
+                         4242, ask=ask, pane="tmux -L yeetui-1a2b3c attach -t yeetui:builder-2"),
+                FleetRow("run-review", "reviewer#1", "reviewer", "/home/ada/api", "schedule 3f2a", "detached",
+                         "completed", "finished: not read yet", 75.0, 0.08, 12_400, "sess-review", None)],
+            working=[
+                FleetRow("run-oracle", "oracle#3", "oracle", "/home/ada/shop", "generic#1 › oracle#3", "in_process",
+                         "running", "", 44.0, 0.02, 6_100, "sess-oracle", 4100),
+                FleetRow("run-slow", "builder#4", "builder", "/home/ada/docs", "orchestrator#1 › builder#4",
+                         "detached", "stalled", "no progress for 3:10", 610.0, 1.27, 210_000, "sess-slow", 4300,
+                         worktree="/home/ada/docs/.yeetui/worktrees/builder-4")],
+            done=[
+                FleetRow("run-gone", "oracle#1", "oracle", "/home/ada/api", "oracle#1", "detached", "gone",
+                         "its process is gone (it is recorded interrupted at the next start)", 30.0, None, 0,
+                         "sess-gone", 999),
+                FleetRow("run-done", "planner#1", "planner", "/home/ada/shop", "generic#1 › planner#1",
+                         "in_process", "completed", "", 121.0, 0.05, 9_900, "sess-done", None)])
+
+    async def look(self, *, limit: int = 500) -> Fleet:
+        return self.fleet
