@@ -556,8 +556,9 @@ async def test_esc_with_only_subagents_running_names_them_and_a_second_esc_stops
 async def test_a_subagent_with_a_budget_shows_its_spend_and_is_halted_at_it(fake_env, project: Path) -> None:
     """`/oracle --max-turns 3 …`: the ledger row shows the spend against the budget, the oracle is halted at
     it (`budget exhausted`), and the user's inbox says so; a mistyped budget flag starts nothing and says why."""
+    from yeetui.subagents.ledger import LedgerRow
     from yeetui.tui.widgets.inbox import InboxPanel
-    from yeetui.tui.widgets.ledger import LedgerPanel
+    from yeetui.tui.widgets.ledger import LedgerPanel, row_content
 
     fake_env.script(Reply(text="Looking again.", tool_calls=[ToolCall("list_dir", {"path": "."})], repeat=True,
                           chunk_size=4, chunk_delay=0.02))
@@ -568,14 +569,18 @@ async def test_a_subagent_with_a_budget_shows_its_spend_and_is_halted_at_it(fake
         await _type(pilot, "/oracle --max-turns many why?")
         await _until(pilot, lambda: "--max-turns needs a positive whole number, not 'many'" in _text(view))
         assert not fake_env.requests
-        await _type(pilot, "/oracle --max-turns 3 why does it loop?")
         ledger = main.query_one(LedgerPanel)
+        seen: list[str] = []  # every row the panel is given to draw: no state is missed however fast it runs
+        update_row = ledger.update_row
 
-        def rows() -> str:
-            return "\n".join(str(ledger.get_option_at_index(i).prompt) for i in range(ledger.option_count))
+        def recording(run_id: str, row: LedgerRow | None) -> None:
+            if row is not None:
+                seen.append(row_content(row, 0).plain)
+            update_row(run_id, row)
 
-        seen: list[str] = []
-        await _until(pilot, lambda: seen.append(rows()) or "oracle#1 budget exhausted" in rows(), timeout=30)
+        ledger.update_row = recording  # type: ignore[method-assign]
+        await _type(pilot, "/oracle --max-turns 3 why does it loop?")
+        await _until(pilot, lambda: any("oracle#1 budget exhausted" in r for r in seen), timeout=30)
         assert any("budget 1/3 turns" in r or "budget 2/3 turns" in r for r in seen), seen[-3:]
         inbox = main.query_one(InboxPanel)
         await _until(pilot, lambda: "oracle#1 halted: budget exhausted" in [i.title for i in inbox.items.values()])
