@@ -50,7 +50,8 @@ class FleetRow:
     """`in_process`, `tmux`, `detached`, `external`."""
     status: str
     why: str = ""
-    """What it needs or does: the question waiting, `stalled 3:10`, its activity, how it ended."""
+    """What it needs or does: the question waiting, its activity (`calling bash`, `answering`), `no progress for
+    3:10`, how it ended."""
     elapsed: float | None = None
     cost: float | None = None
     tokens: int = 0
@@ -85,7 +86,9 @@ async def fleet(store: Store, *, now: datetime | None = None, stall_after: float
     seen = Fleet()
     runs = await store.run_briefs(limit=limit)
     above = await _sessions_and_ancestors(store, {r.parent_session_id for r in runs if r.parent_session_id})
-    progress = await store.last_progress([r for r in runs if r.status == RunStatus.RUNNING])
+    running = [r for r in runs if r.status == RunStatus.RUNNING]
+    progress = await store.last_progress(running)
+    doing = await store.last_activity(r.id for r in running)
     asks: dict[str, PermissionAsk] = {}
     for ask in await store.permission_asks.unanswered_any():
         asks.setdefault(ask.run_id, ask)
@@ -109,8 +112,10 @@ async def fleet(store: Store, *, now: datetime | None = None, stall_after: float
             seen.needs_you.append(row)
         elif run.status in LIVE:
             idle = (now - progress[run.id]).total_seconds() if run.id in progress else None
+            row.why = "queued" if run.status == RunStatus.QUEUED else doing.get(run.id, "starting")
             if stall_after is not None and idle is not None and idle >= stall_after:
-                row.status, row.why = "stalled", f"no progress for {int(idle // 60)}:{int(idle % 60):02d}"
+                row.status = "stalled"
+                row.why = f"no progress for {int(idle // 60)}:{int(idle % 60):02d} ({row.why})"
             seen.working.append(row)
         elif budget_item is not None and budget_item.kind == "budget":
             row.why = budget_item.title

@@ -615,6 +615,31 @@ class Store(Database):
                 progress[run_id] = max(t if t.tzinfo else t.replace(tzinfo=UTC) for t in times)
         return progress
 
+    async def last_activity(self, run_ids: Iterable[str]) -> dict[str, str]:
+        """What each run was last seen doing, from its newest message: `calling bash`, `answering` (a streamed
+        answer checkpointed as it grows), `thinking after grep` (a tool's result went back to the model)."""
+        wanted = list(dict.fromkeys(run_ids))
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = await self.fetch_all(
+            "look for the runs' last activity",
+            "SELECT m.run_id, m.role, m.partial, CASE WHEN json_valid(m.body) THEN (SELECT group_concat("
+            "json_extract(p.value, '$.name'), ', ') FROM json_each(m.body, '$.parts') AS p WHERE"
+            " json_extract(p.value, '$.kind') IN ('tool_call', 'tool_result')) END AS names FROM messages m"
+            f" JOIN (SELECT max(id) AS id FROM messages WHERE run_id IN ({marks}) GROUP BY run_id) AS newest"
+            " ON m.id = newest.id", wanted)
+        said: dict[str, str] = {}
+        for row in rows:
+            names = str(row["names"] or "")[:60]
+            if row["role"] == "assistant":
+                said[row["run_id"]] = f"calling {names}" if names else "answering" if row["partial"] else "thinking"
+            elif row["role"] == "tool":
+                said[row["run_id"]] = f"thinking after {names}" if names else "thinking"
+            else:
+                said[row["run_id"]] = "thinking"
+        return said
+
     async def tree_totals(self, session_id: str) -> TreeTotals:
         """What every run in `session_id` and the sessions below it spent, as a budget counts it: all tokens,
         the dollars of those whose price is known, the tokens of those whose price is not, model requests."""

@@ -93,3 +93,24 @@ async def test_a_run_whose_stored_usage_or_options_are_not_json_is_still_listed(
     rows = {r.run_id: r for r in seen.done + seen.needs_you + seen.working}
     assert set(rows) == {broken, fine}
     assert rows[broken].tokens == 0 and rows[broken].mode == "in_process" and rows[broken].status == "failed"
+
+
+async def test_a_working_run_says_what_it_is_doing(store: Store, tmp_path: Path) -> None:
+    """Working rows carry their activity, read from each run's newest message: a tool call, a result gone back
+    to the model, an answer streaming."""
+    from yeetui.messages import Message, ToolCallPart, ToolResultPart
+
+    calling_session, calling = await _run(store, tmp_path, "builder#1", RunStatus.RUNNING)
+    after_session, after = await _run(store, tmp_path, "oracle#2", RunStatus.RUNNING)
+    streaming_session, streaming = await _run(store, tmp_path, "oracle#3", RunStatus.RUNNING)
+    _, quiet = await _run(store, tmp_path, "oracle#4", RunStatus.RUNNING)
+    call = Message(role="assistant", parts=(ToolCallPart(id="c1", name="bash", arguments={"command": "make"}),))
+    await store.append_message(calling_session, Message.user("build it"), run_id=calling)
+    await store.append_message(calling_session, call, run_id=calling)
+    await store.append_message(after_session, call, run_id=after)
+    await store.append_message(after_session, Message(role="tool", parts=(
+        ToolResultPart(call_id="c1", name="grep", content="found"),)), run_id=after)
+    await store.append_message(streaming_session, Message.assistant("The flake comes from"), run_id=streaming,
+                               partial=True)
+    seen = {row.run_id: row.why for row in (await fleet(store)).working}
+    assert seen == {calling: "calling bash", after: "thinking after grep", streaming: "answering", quiet: "starting"}
