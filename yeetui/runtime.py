@@ -36,6 +36,7 @@ from yeetui.providers.base import Provider, split_model
 from yeetui.providers.factory import create_provider
 from yeetui.redact import secret_values_from_env
 from yeetui.resources import builtin_dir
+from yeetui.runs.asking import AskThroughStore
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.mcp_tools import McpLoadTool
 from yeetui.runs.permissions import answer_permissions_headless
@@ -101,6 +102,9 @@ class FrontEnd:
     open_asks: bool = True
     """With `answers_asks`: the questions open to every yeetui (of runs an MCP client spawned) come to it too.
     An editor's ACP agent asks only about its own sessions, so it takes none of those."""
+    ask_anywhere: bool = False
+    """Nobody is at this process's terminal, yet the user can answer: the permission questions of its runs wait
+    in the store for `yeetui fleet` or any yeetui app (a follow-up the fleet started in the background)."""
     headless: bool = False
     """Nobody is there to answer permission questions (`yeetui run`, `agents start --wait`): each is refused
     unattended (or allowed, with `approve_asks`), and the refusals are kept in `Runtime.refused`."""
@@ -163,6 +167,8 @@ class Runtime:
     """Permission questions of this process's runs refused because nobody could be asked (`FrontEnd.headless`)."""
     controls: list[SessionControl] = field(default_factory=list)
     """The conversations a front end drives; closing the runtime ends their running turns."""
+    asking: AskThroughStore | None = None
+    """`FrontEnd.ask_anywhere`: passes this process's permission questions on to the store."""
 
     @classmethod
     async def open(cls, *, cwd: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -256,6 +262,9 @@ class Runtime:
                           command_files=command_files)
             if front_end.headless:
                 runtime.refused = answer_permissions_headless(bus, approve=front_end.approve_asks)
+            elif front_end.ask_anywhere:
+                runtime.asking = AskThroughStore(store, "", open_to_all=True, wait=True)
+                bus.add_listener(runtime.asking.listen)
             if recover:
                 await delivery.recover()
                 await spawner.adopt_elsewhere()
@@ -278,6 +287,8 @@ class Runtime:
         running for the next start to find as a crash), then watchers, subagents and the store."""
         for control in self.controls:
             await control.close()
+        if self.asking is not None:
+            await self.asking.close()
         if self.relay is not None:
             await self.relay.close()
         await self.watchers.stop_all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
 from tests.processes import running_with, unique_sleep
+from yeetui.errors import YeetuiError
 from yeetui.subagents.spawner import process_running
 
 ORACLE = "you never change anything"
@@ -350,3 +352,42 @@ def test_fleet_lists_the_runs_of_every_project_grouped(fake_env, tmp_path: Path)
     # finished top-level runs nobody read are not "needs you" here: `yeetui run` printed them
     text = run_yeetui("fleet", cwd=tmp_path).stdout
     assert "NEEDS YOU (0)" in text and "DONE (24 h) (2)" in text
+
+
+async def test_a_follow_up_sent_from_the_fleet_asks_there_instead_of_being_refused(fake_env, project: Path) -> None:
+    """`m` on a finished subagent in the fleet: it goes on in the background (`agents send --ask-anywhere`), and
+    its tool call that would ask waits for an answer in the store — given here as the fleet gives it — instead
+    of being refused because no terminal is there."""
+    from yeetui.application.fleet import FleetDesk
+    from yeetui.store import Store
+
+    (project / ".git").mkdir()
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch FOLLOWED"})], when_contains="FOLLOW-Q"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "followed up"})], when_contains="FOLLOWED"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "FIRST done"})], when_contains="CHILD-TASK"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "parent done"})], when_contains="FIRST done"),
+        Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "generic", "prompt": "CHILD-TASK go",
+                                                      "blocking": True})]))
+    first = await asyncio.to_thread(run_yeetui, "run", "--json", "PARENT go", cwd=project, timeout=120)
+    assert first.result["status"] == "completed", first.result
+    async with await Store.open(Path(os.environ["YEETUI_DATA_DIR"]) / "yeetui.db") as store:
+        desk = FleetDesk(store)
+        rows = {r.label: r for r in (await desk.look()).done}
+        with pytest.raises(YeetuiError, match="conversation of its own"):
+            await desk.send(rows["generic#1"], "a top-level run is opened, not followed up")
+        child = next(r for r in rows.values() if r.label != "generic#1")
+        assert "goes on with your message" in await desk.send(child, "FOLLOW-Q touch it")
+        deadline = time.monotonic() + 60
+        while not (asks := [r for r in (await desk.look()).needs_you if r.ask is not None]):
+            assert time.monotonic() < deadline, "the follow-up's question never reached the fleet"
+            await asyncio.sleep(0.1)
+        assert asks[0].ask is not None and asks[0].ask.subject == "touch FOLLOWED"
+        assert "allowed once" in await desk.answer(asks[0], "allow_once")
+        while not (project / "FOLLOWED").exists() or await store.permission_asks.unanswered_any():
+            assert time.monotonic() < deadline, "the allowed command never ran"
+            await asyncio.sleep(0.1)
+        while (runs := [r for r in await store.list_runs(session_id=child.session_id)
+                        if not r.status.is_final]):
+            assert time.monotonic() < deadline, runs
+            await asyncio.sleep(0.1)

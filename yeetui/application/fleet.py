@@ -207,15 +207,20 @@ class FleetDesk:
 
     async def send(self, row: FleetRow, text: str) -> str:
         """A message for the run: guidance a running one reads at its next turn; a finished subagent goes on
-        with it in its own session (`yeetui agents send`, in the background in its project)."""
+        with it in its own session (`yeetui agents send`, in the background in its project; its permission
+        questions wait for an answer here or in any yeetui app)."""
         if not text.strip():
             raise YeetuiError("The message is empty.")
         run = await self.store.resolve_run(row.run_id)
         if run.status in LIVE:
             await steer_run(self.store, run, text)
             return f"{row.label} reads it at its next turn."
+        session = await self.store.get_session(run.session_id)
+        if session is None or session.parent_id is None:
+            raise YeetuiError(f"{row.label} is a conversation of its own, not a subagent: open it (enter) and type "
+                              "there to go on with it.")
         project = _project_of(row)
-        argv = [sys.executable, "-m", "yeetui", "agents", "send", "--json", run.id, "--", text]
+        argv = [sys.executable, "-m", "yeetui", "agents", "send", "--json", "--ask-anywhere", run.id, "--", text]
         pid = await asyncio.to_thread(spawn_worker, argv, cwd=project, env=self.env,
                                       log_path=worker_log(f"{run.id}-follow-up", self.env))
         return f"{row.label} goes on with your message (process {pid}; it shows here as it works)."

@@ -161,6 +161,9 @@ def _add_agents(sub: Subparsers) -> None:
     send.add_argument("message")
     send.add_argument("--json", action="store_true")
     send.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
+    send.add_argument("--ask-anywhere", action="store_true",
+                      help="a finished run's follow-up: its permission questions wait for an answer in `yeetui "
+                           "fleet` or any yeetui app instead of being refused")
     send.add_argument("--trust", action="store_true", help=TRUST_HELP)
     steer = asub.add_parser("steer", help="send guidance to a running run (read at its next turn)")
     steer.add_argument("id")

@@ -242,7 +242,8 @@ async def _send(args: argparse.Namespace) -> int:
         run = await store.resolve_run(args.id)
     if not run.status.is_final:
         return await _steer(args)
-    runtime = await open_runtime(args, _headless(args))
+    asking = args.ask_anywhere and not args.yes
+    runtime = await open_runtime(args, FrontEnd(ask_anywhere=True) if asking else _headless(args))
     try:
         if not args.json:
             HeadlessProgress(runtime.bus)

@@ -56,7 +56,7 @@ class AskThroughStore:
         try:
             unattended = self.open_to_all and not self.wait and not await self.store.front_ends.any_present()
             ask_id = await self.store.permission_asks.post(
-                self.pane_run_id, run_id=request.run_id, session_id=request.session_id,
+                self.pane_run_id or request.run_id, run_id=request.run_id, session_id=request.session_id,
                 agent_label=request.agent_label, tool=request.tool, subject=request.subject,
                 arguments=request.arguments, unattended=unattended, open_to_all=self.open_to_all)
         except YeetuiError as exc:
