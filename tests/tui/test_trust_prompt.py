@@ -46,7 +46,7 @@ async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, p
                     Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(110, 32)) as pilot:
-        screen = await _trust_screen(pilot)
+        screen = await _shown(pilot, TrustScreen)  # drawn: on top is not yet composed (a loaded machine saw that)
         shown = str(screen.query_one("#trust-grants-text").render())
         assert f"{agent}, line 2: permissions.bash: allow" in shown
         assert str(project) in str(screen.query_one("#trust-project").render())
