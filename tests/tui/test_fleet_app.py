@@ -87,8 +87,8 @@ async def test_the_full_screen_fleet_answers_steers_cancels_and_hands_over(store
         await pilot.press("y")
         await _until(pilot, lambda: "allowed once" in _said(screen))
         assert await store.permission_asks.read_answer(ask_id) == "allow_once"
-        await pilot.press("a")  # answered already: said, nothing asked
-        await _until(pilot, lambda: "no question waiting" in _said(screen))
+        await pilot.press("a")  # no question left in the store: where to answer is said, nothing asked
+        await _until(pilot, lambda: "answer it in the yeetui that runs it" in _said(screen))
 
         # m on a running run: guidance it reads at its next turn
         await _highlight(pilot, screen, working)

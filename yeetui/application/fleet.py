@@ -193,13 +193,20 @@ class FleetDesk:
     async def answer(self, row: FleetRow, answer: PermissionAnswer) -> str:
         """Answer the question the run waits on (the first answer wins, from here or any other yeetui)."""
         if row.ask is None:
-            where = f" in the yeetui that runs it (process {row.pid})" if row.pid else ""
-            raise YeetuiError(f"{row.label} has no question waiting in the store: answer it{where}.")
+            raise YeetuiError(self.no_question(row))
         if not await self.store.permission_asks.answer(row.ask.id, answer):
             raise YeetuiError(f"{row.label}'s question was answered already (or it stopped waiting).")
         said = {"allow_once": "allowed once", "allow_always": "allowed for the rest of its session",
                 "deny": "denied"}.get(answer, answer)
         return f"{row.label}: {row.ask.tool} {said}."
+
+    @staticmethod
+    def no_question(row: FleetRow) -> str:
+        """What to say of a row with no question in the store to answer."""
+        if row.status != "waiting_permission":
+            return f"{row.label} has no question waiting."
+        where = f" in the yeetui that runs it (process {row.pid})" if row.pid else " in the yeetui that runs it"
+        return f"{row.label}'s question is asked in its own dialog: answer it{where}."
 
     async def cancel(self, row: FleetRow) -> str:
         ended = await cancel_run(self.store, await self.store.resolve_run(row.run_id))

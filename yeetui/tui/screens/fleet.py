@@ -192,10 +192,10 @@ class FleetScreen(ModalScreen[FleetRow | None]):
         if row is not None:
             await self._do(self.host.open_row(row))
 
-    async def _do(self, action: object) -> None:
+    async def _do(self, action: Awaitable[str | None]) -> None:
         """Run an action's coroutine; what it says (or the refusal it raises) goes in the line at the top."""
         try:
-            said = await action  # type: ignore[misc]
+            said = await action
         except YeetuiError as exc:
             said = str(exc)
         if said:
@@ -212,7 +212,7 @@ class FleetScreen(ModalScreen[FleetRow | None]):
         if row is None:
             return
         if row.ask is None:
-            await self._do(self.desk.answer(row, "deny"))  # says where to answer it instead
+            self.say(self.desk.no_question(row))
             return
         ask = row.ask
 
