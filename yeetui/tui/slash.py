@@ -27,6 +27,7 @@ from yeetui.tui.textual_workarounds import app_bindings
 from yeetui.tui.themes import save_theme
 
 if TYPE_CHECKING:
+    from yeetui.application.runs import Pane
     from yeetui.profiles import ProfileSet
 
 COMPOSER_KEYS: tuple[tuple[str, str], ...] = (
@@ -294,13 +295,16 @@ async def _discard(screen: CommandScreen, args: str) -> None:
 async def _open(screen: CommandScreen, args: str) -> None:
     """A shell in a subagent's worktree, to look at or finish its work before merging."""
     wt = await _worktree(screen, args.strip())
+    await screen.notice("info", await open_worktree_shell(screen, wt, wt.label or wt.branch))
+
+
+async def open_worktree_shell(screen: CommandScreen, wt: WorktreeRecord, name: str) -> str:
+    """A shell in the worktree `wt` of `name`, beside the app (/open, alt+w, the fleet's w); what to say of it."""
     shown = await screen.worktrees.open_shell(wt)
-    name = wt.label or wt.branch
     if shown.how == "command":
-        await screen.notice("info", f"{name}'s worktree (branch {wt.branch}): {shown.detail}")
-    else:
-        where = "beside yeetui" if shown.how == "tmux-split" else f"in {shown.detail}"
-        await screen.notice("info", f"Opened a shell in {name}'s worktree {wt.path} {where} (branch {wt.branch}).")
+        return f"{name}'s worktree (branch {wt.branch}): {shown.detail}"
+    where = "beside yeetui" if shown.how == "tmux-split" else f"in {shown.detail}"
+    return f"Opened a shell in {name}'s worktree {wt.path} {where} (branch {wt.branch})."
 
 
 async def _worktrees(screen: CommandScreen, args: str) -> None:
@@ -327,12 +331,16 @@ async def _attach(screen: CommandScreen, args: str) -> None:
     if pane is None:
         await screen.notice("warning", f"The tmux window of {run.label or run.profile} is gone.")
         return
+    await screen.notice("info", await show_pane(screen, pane, run.label or run.profile))
+
+
+async def show_pane(screen: CommandScreen, pane: Pane, label: str) -> str:
+    """Put `label`'s tmux window in front of the user (/attach, alt+t, the fleet's t); what to say of it."""
     shown = await screen.runs.show_pane(pane)
-    text = {"tmux-split": f"{run.label} is in the split on the right (its own tmux: detach with the prefix key, d).",
-            "tmux-window": f"{run.label} is in a new window of your tmux.",
-            "terminal": f"{run.label} opened in a new {shown.detail} window.",
-            "command": f"Watch {run.label} from another terminal: {shown.detail}"}[shown.how]
-    await screen.notice("info", text)
+    return {"tmux-split": f"{label} is in the split on the right (its own tmux: detach with the prefix key, d).",
+            "tmux-window": f"{label} is in a new window of your tmux.",
+            "terminal": f"{label} opened in a new {shown.detail} window.",
+            "command": f"Watch {label} from another terminal: {shown.detail}"}[shown.how]
 
 
 async def _embed(screen: CommandScreen, args: str) -> None:

@@ -8,6 +8,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,10 +158,11 @@ async def test_a_process_that_shows_no_dialogs_leaves_questions_alone(stores: tu
 
 # -- questions open to every yeetui: a run nobody follows (an MCP client's spawn) ---------------------------------
 
-async def _asking_to_all(store: Store) -> tuple[str, Bus, AskThroughStore]:
+async def _asking_to_all(store: Store, **waiting: Any) -> tuple[str, Bus, AskThroughStore]:
+    """A run nobody follows asking every yeetui; `waiting`: `wait`, `timeout`, `poll` of its AskThroughStore."""
     run_id = await _pane_run(store)
     bus = Bus()
-    asking = AskThroughStore(store, run_id, poll=0.01, open_to_all=True)
+    asking = AskThroughStore(store, run_id, **{"poll": 0.01, **waiting}, open_to_all=True)
     bus.add_listener(asking.listen)
     return run_id, bus, asking
 
@@ -260,10 +262,7 @@ async def _posted(store: Store) -> int:
 async def test_a_waiting_question_outlasts_no_yeetui_open_and_a_yeetui_opened_later_answers_it(
         stores: tuple[Store, Store]) -> None:
     worker, front = stores
-    run_id = await _pane_run(worker)
-    bus = Bus()
-    asking = AskThroughStore(worker, run_id, poll=0.01, open_to_all=True, wait=True)
-    bus.add_listener(asking.listen)
+    run_id, bus, asking = await _asking_to_all(worker, wait=True)
     attending, shown = _front_end(front)
     try:
         request = _request(run_id)
@@ -285,10 +284,7 @@ async def test_a_waiting_question_outlasts_no_yeetui_open_and_a_yeetui_opened_la
 async def test_a_waiting_question_nobody_answers_in_its_time_is_refused_as_unattended(
         stores: tuple[Store, Store]) -> None:
     worker, front = stores
-    run_id = await _pane_run(worker)
-    bus = Bus()
-    asking = AskThroughStore(worker, run_id, poll=0.01, open_to_all=True, wait=True, timeout=0.2)
-    bus.add_listener(asking.listen)
+    run_id, bus, asking = await _asking_to_all(worker, wait=True, timeout=0.2)
     try:
         request = _request(run_id)
         bus.publish(request)
@@ -304,10 +300,7 @@ async def test_an_answer_given_as_the_time_runs_out_wins_over_the_refusal(stores
     """The fleet answers just before the timeout refuses: the store keeps the first answer, and the run hears
     that one — never a refusal recorded over an answer the user gave."""
     worker, front = stores
-    run_id = await _pane_run(worker)
-    bus = Bus()
-    asking = AskThroughStore(worker, run_id, poll=3600, open_to_all=True, wait=True, timeout=0.0)
-    bus.add_listener(asking.listen)
+    run_id, bus, asking = await _asking_to_all(worker, wait=True, timeout=0.0, poll=3600)
     real_read = worker.permission_asks.read_answer
     answered = asyncio.Event()
 

@@ -31,6 +31,7 @@ from yeetui.subagents.ledger import format_elapsed
 from yeetui.text import dollars, one_line, terminal_safe, tokens_text
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.screens.permission import PermissionScreen
+from yeetui.tui.slash import open_worktree_shell, show_pane
 
 if TYPE_CHECKING:
     from yeetui.tui.commands import CommandScreen
@@ -88,7 +89,7 @@ class MessageScreen(ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
 
-class FleetScreen(ModalScreen[FleetRow | None]):
+class FleetScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     FleetScreen { align: center middle; }
     FleetScreen > Vertical { width: 96%; height: 90%; border: round $primary; background: $surface; }
@@ -108,7 +109,7 @@ class FleetScreen(ModalScreen[FleetRow | None]):
         self.rows: dict[str, FleetRow] = {}
         self._shown: list[tuple[str, tuple[str, ...]]] = []
         self.looks = 0
-        """How many times the store was read (tests wait on it)."""
+        """How many times the store was read (bench/bench_fleet.py counts the refreshes)."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -304,20 +305,13 @@ class InAppFleetHost:
         pane = await self.desk.pane(row)
         if pane is None:
             return f"{row.label} has no tmux pane (any more)."
-        shown = await self.screen.runs.show_pane(pane)
-        return {"tmux-split": f"{row.label} is in the split on the right (detach with the prefix key, d).",
-                "tmux-window": f"{row.label} is in a new window of your tmux.",
-                "terminal": f"{row.label} opened in a new {shown.detail} window."}.get(
-                    shown.how, f"Watch {row.label} from another terminal: {shown.detail}")
+        return await show_pane(self.screen, pane, row.label)
 
     async def worktree_row(self, row: FleetRow) -> str | None:
         worktree = await self.desk.worktree(row)
         if worktree is None:
             return f"{row.label} works in no worktree of its own."
-        shown = await self.screen.worktrees.open_shell(worktree)
-        if shown.how == "command":
-            return f"{row.label}'s worktree (branch {worktree.branch}): {shown.detail}"
-        return f"Opened a shell in {row.label}'s worktree {worktree.path} (branch {worktree.branch})."
+        return await open_worktree_shell(self.screen, worktree, row.label)
 
     async def send_row(self, row: FleetRow, text: str) -> str | None:
         if row.status in LIVE_WORDS or not self._here(row):
