@@ -118,6 +118,9 @@ class Settings(_Model):
     budget: BudgetLimits = Field(default_factory=BudgetLimits)
     """What each of your requests may spend with every subagent it starts (a top-level run's budget; profiles,
     spawns and `--max-cost` may only tighten it). A project's config may lower these limits, never raise them."""
+    mcp_index_wait: float = Field(3.0, ge=0, le=120)
+    """Seconds a run's first request waits for its MCP servers to list their tools; a slower server is listed as
+    still starting (`mcp_load` waits for it), so a hung one never holds up the conversation."""
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
     """MCP servers of yeetui's own config, beside those Claude Code's, OpenCode's, Cursor's, Codex's and Gemini's
     files define; read and checked by `yeetui.mcp.sources` (a project's need the user's approval)."""

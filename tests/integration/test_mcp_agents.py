@@ -25,7 +25,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def config(text: str) -> None:
-    (Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml").write_text(text)
+    """The user's config.yaml; the first request waits for the servers' tool lists however loaded the machine
+    is (the default 3 s is for people, not for a suite beside a CPU hog)."""
+    (Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml").write_text("mcp_index_wait: 60\n" + text)
 
 
 def tool_names(body: dict) -> list[str]:

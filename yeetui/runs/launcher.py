@@ -231,7 +231,8 @@ class RunLauncher:
         servers = [name for name in self.mcp.names() if server_allowed(profile.mcp, name)
                    and (binding.allow_writes or self.mcp.spec(name).read_only)
                    and not {f"mcp__{name}", f"mcp__{name}__*"} & set(denied)]
-        return McpAccess(self.mcp, servers, profile.mcp, self.registry, denied=denied) if servers else None
+        return McpAccess(self.mcp, servers, profile.mcp, self.registry, denied=denied,
+                         index_wait=self.settings.mcp_index_wait) if servers else None
 
     @staticmethod
     def exit_tools(profile: Profile) -> list[str]:

@@ -23,9 +23,6 @@ from yeetui.text import clip
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 from yeetui.tools.registry import ToolRegistry
 
-INDEX_WAIT = 3.0
-"""Seconds a run's first request waits for its servers to list their tools; a slower one is indexed as still
-starting (`mcp_load` waits for it), so a hung server never holds up the conversation."""
 MAX_INDEXED_NAMES = 60
 """Tool names listed per server in the index; the rest are counted."""
 
@@ -49,13 +46,15 @@ class McpAccess:
     """What one run may use of the process's MCP servers, and which of their tools it has loaded."""
 
     def __init__(self, connections: McpConnections, servers: list[str], policy: str | list[str],
-                 registry: ToolRegistry, *, denied: list[str] | None = None) -> None:
+                 registry: ToolRegistry, *, denied: list[str] | None = None, index_wait: float = 3.0) -> None:
         self.connections = connections
         self.servers = servers
         self.policy = policy
         self.denied = denied or []
         """Qualified names or globs the profile withholds (`disallowedTools: [mcp__git__git_commit]`)."""
         self.registry = registry
+        self.index_wait = index_wait
+        """Seconds `index` waits for the servers to list their tools (the `mcp_index_wait` setting)."""
         self.loaded: list[str] = []
         """Qualified names offered from the next turn on, in the order they were loaded."""
 
@@ -72,7 +71,7 @@ class McpAccess:
         pending = [c.started_event() for n in self.servers if (c := self.connections.get(n)) is not None]
         if pending:
             waiters = [asyncio.ensure_future(e.wait()) for e in pending]
-            await asyncio.wait(waiters, timeout=INDEX_WAIT)
+            await asyncio.wait(waiters, timeout=self.index_wait)
             for waiter in waiters:
                 waiter.cancel()
         lines = []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from yeetui.mcp.client import McpConnections, McpTool
 from yeetui.mcp.servers import ServerSpec
 from yeetui.runs.mcp_tools import McpAccess, server_allowed, tool_allowed
@@ -55,3 +57,30 @@ async def test_a_read_only_workspace_gets_only_servers_the_user_marked_read_only
         assert "mcp_load" in launcher.offered_tools(generic, writable, mcp=True)
     finally:
         await runtime.close()
+
+
+async def test_the_index_waits_as_long_as_the_setting_says_for_a_server_that_does_not_answer(
+        isolated_env, tmp_path: Path) -> None:
+    """`mcp_index_wait` bounds how long a run's first request waits for its servers: a server that never
+    answers is listed as still starting once it has passed (and the setting refuses an hour)."""
+    import sys
+
+    from yeetui.config import ConfigError, load_settings
+    from yeetui.runtime import Runtime
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    config = isolated_env / "config" / "config.yaml"
+    hung = f"[{sys.executable}, -c, 'import time; time.sleep(60)']"
+    config.write_text(f"mcp_index_wait: 0.3\nmcp_servers:\n  slow: {{command: {hung}}}\n")
+    runtime = await Runtime.open(cwd=project, recover=False)
+    try:
+        generic = runtime.profiles.get("generic")
+        access = runtime.launcher.mcp_access(generic, runtime.launcher.binding_for(generic))
+        assert access is not None and access.index_wait == 0.3
+        assert "- slow: still starting (mcp_load waits for it)" in await access.index()
+    finally:
+        await runtime.close()
+    config.write_text("mcp_index_wait: 3600\n")
+    with pytest.raises(ConfigError, match="mcp_index_wait"):
+        load_settings(project_dir=project)
