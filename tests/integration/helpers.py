@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,28 @@ def run_yeetui(*args: str, cwd: Path, timeout: float = 60, **env: str) -> Comple
     proc = subprocess.run(yeetui_argv(*args), cwd=cwd, env=yeetui_env(**env), capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
     return Completed(proc.returncode, proc.stdout, proc.stderr)
+
+
+def stored_status(run_id: str) -> str | None:
+    """A run's status as the store holds it (read-only; None before the run or the database exists)."""
+    database = Path(os.environ["YEETUI_DATA_DIR"]) / "yeetui.db"
+    try:
+        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as conn:
+            row = conn.execute("SELECT status FROM agent_runs WHERE id = ?", (run_id,)).fetchone()
+    except sqlite3.OperationalError:  # not created yet
+        return None
+    return row[0] if row else None
+
+
+def wait_for_stored_status(run_id: str, wanted: set[str], timeout: float = 60.0) -> str:
+    """Wait until the store says the run is in one of `wanted` (reading the store: a `yeetui agents status` each
+    time would cost a Python start-up, and the suite is short of CPU, not of waiting)."""
+    deadline = time.monotonic() + timeout
+    while (status := stored_status(run_id)) not in wanted:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"run {run_id} stayed {status}, wanted {wanted}")
+        time.sleep(0.1)
+    return status
 
 
 def tool_results(request_body: dict[str, Any]) -> list[dict[str, Any]]:

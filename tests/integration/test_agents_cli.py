@@ -6,17 +6,15 @@ import asyncio
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
+from tests.integration.helpers import run_yeetui, wait_for_stored_status, yeetui_argv, yeetui_env
 from tests.processes import running_with, unique_sleep
 from yeetui.errors import YeetuiError
 from yeetui.subagents.spawner import process_running
@@ -62,24 +60,12 @@ def _status(project: Path, run_id: str) -> dict:
 
 
 def _wait_status(project: Path, run_id: str, wanted: set[str], timeout: float = 40.0) -> dict:
-    """Wait by reading the store (a `yeetui agents status` every 0.2 s cost a Python start-up each), then
-    return what `agents status --json` says of the run."""
-    deadline = time.monotonic() + timeout
-    database = Path(os.environ["YEETUI_DATA_DIR"]) / "yeetui.db"
-    while (status := _stored_status(database, run_id)) not in wanted:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"run {run_id} stayed {status}, wanted {wanted}: {_status(project, run_id)}")
-        time.sleep(0.1)
-    return _status(project, run_id)
-
-
-def _stored_status(database: Path, run_id: str) -> str | None:
+    """Wait by reading the store, then return what `agents status --json` says of the run."""
     try:
-        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as conn:
-            row = conn.execute("SELECT status FROM agent_runs WHERE id = ?", (run_id,)).fetchone()
-    except sqlite3.OperationalError:  # not created yet
-        return None
-    return row[0] if row else None
+        wait_for_stored_status(run_id, wanted, timeout)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: {_status(project, run_id)}") from None
+    return _status(project, run_id)
 
 
 def _wait_until(predicate, timeout: float = 20.0) -> None:
@@ -346,6 +332,7 @@ def test_a_run_that_gets_nowhere_is_listed_stalled_within_the_configured_time(fa
             break
         assert time.monotonic() < deadline, row
         assert row["status"] == "running"
+        time.sleep(max(0.2, 5 - (row.get("idle_seconds") or 0)))  # until it should read stalled, then look again
     assert row["idle_seconds"] >= 5
     table = run_yeetui("agents", "list", cwd=project)
     assert "stalled" in table.stdout

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui
+from tests.integration.helpers import run_yeetui, wait_for_stored_status
 
 
 @pytest.fixture
@@ -35,13 +34,8 @@ def test_a_schedule_from_add_to_remove(fake_env, project: Path) -> None:
     assert added["id"] in listed.stdout and "skip missed" in listed.stdout and "next " in listed.stdout
     # by hand: an ordinary detached run of the project, with the schedule's budget
     run_id = run_yeetui("schedule", "run-now", added["id"], cwd=project).stdout.strip()
-    deadline = time.monotonic() + 60
-    while True:
-        status = _json(run_yeetui("agents", "status", run_id, "--json", cwd=project))
-        if status["status"] not in ("queued", "running"):
-            break
-        assert time.monotonic() < deadline, status
-        time.sleep(0.2)
+    wait_for_stored_status(run_id, {"completed", "failed", "interrupted", "cancelled", "timeout"})
+    status = _json(run_yeetui("agents", "status", run_id, "--json", cwd=project))
     assert status["status"] == "completed" and status["output"] == "NIGHTLY: all commits look fine", status
     assert status["options"]["budget"] == {"max_cost_usd": 0.5}
     assert "paused" in run_yeetui("schedule", "pause", added["id"], cwd=project).stdout
