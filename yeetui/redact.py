@@ -3,13 +3,18 @@
 Two layers: well-known key formats (so a key pasted into a tool's output or echoed by a proxy is caught
 even when yeetui never knew it) and the exact secret values yeetui does know (its own provider keys, and
 whatever `secret_values_from_env` finds). Both are replaced with `[REDACTED]`.
+
+The patterns are the `regex` module's, not `re`'s: it lets go of the GIL while it matches. The store redacts
+each checkpoint of a streaming answer (the whole answer so far) in its database thread, and with `re` the
+event loop stood still for each pattern's pass over it (15 ms at 40 KB), a key typed meanwhile with it.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Mapping
+
+import regex
 
 REDACTED = "[REDACTED]"
 
@@ -33,33 +38,33 @@ _TOKEN_PATTERNS = (
     r"gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}",  # GitLab personal, deploy, runner and trigger tokens
     r"gsk_[A-Za-z0-9]{30,}",  # Groq
 )
-_TOKENS = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_PATTERNS) + r")")
+_TOKENS = regex.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_PATTERNS) + r")")
 
-_JWT = re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*")
+_JWT = regex.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*")
 """A JSON Web Token: a base64url JSON header (`{"` is `eyJ`), a payload and a signature (empty when unsigned),
 dot-separated. Its own pattern, with `-` in the look-behind: a JWT is one run of these characters, so a blob
 of failed candidates costs linear time."""
 _GAP = r"(?:\n[ \t]*\d+\t|\s)+"
 """Space between netrc words, a line break included, also when a tool numbered the lines (`     5\t`)."""
-_NETRC = re.compile(
+_NETRC = regex.compile(
     rf"\b(?P<head>(?:(?:machine{_GAP}\S+|default)(?:{_GAP}(?:account|port){_GAP}\S+)*{_GAP}login{_GAP}\S+"
     rf"|machine{_GAP}(?:[\w\-]+\.)+[\w\-]+(?::\d+)?)(?:{_GAP}(?:login|account|port){_GAP}\S+)*{_GAP}password{_GAP})"
     r"(?P<value>\"[^\"\n]*\"|[^\s\"'`]+)")
 """`.netrc` entries, on one line or across lines: `machine HOST login USER password SECRET`. Without `login`
 the host must look like one (`machine api.example.com password …`), so prose such as "the build machine
 uses password authentication" is left alone."""
-_NETRC_LINE = re.compile(r"(?m)^(?P<head>(?:[ \t]*\d+\t|[^\s:]*:\d+[:\-])?[ \t]*password[ \t]+)"
+_NETRC_LINE = regex.compile(r"(?m)^(?P<head>(?:[ \t]*\d+\t|[^\s:]*:\d+[:\-])?[ \t]*password[ \t]+)"
                          r"(?P<value>\"[^\"\n]*\"|(?=\S*[^a-z\s])\S+)[ \t]*$")
 """A line of its own `password SECRET` (a netrc file whose `machine` line is further up), also behind a line
 number (`     5\t` from `read_file` or `cat -n`, `file:5:` from `grep -n`). The value must hold something
 besides lowercase letters, so a heading like `password hashing` is left alone."""
-_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
-_BASIC = re.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/=]{8,}")
+_BEARER = regex.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
+_BASIC = regex.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/=]{8,}")
 """`Authorization: Basic dXNlcjpwYXNz` — base64 of user:password."""
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-                          re.DOTALL)
+_PRIVATE_KEY = regex.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+                          regex.DOTALL)
 """A PEM private key block, whole (to the end of the text when its END line is cut off)."""
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+(@)")
+_URL_PASSWORD = regex.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+(@)")
 """`scheme://user:password@host`: the password goes, the user and host stay. A scheme is at most 32 characters,
 so a long run of scheme characters (`a-b-c-…` in minified code) is not rescanned to its end from every word."""
 
@@ -68,7 +73,7 @@ so a long run of scheme characters (`a-b-c-…` in minified code) is not rescann
 # takes a brace or a bracket (a JSON object's structure: `{"APIKEY":-100}` stays a valid document). The name
 # starts at a word boundary and is bounded, so a long unbroken blob (base64 in tool output) costs linear
 # time instead of quadratic.
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = regex.compile(
     r"(?i)(?<![A-Za-z0-9_\-])"
     r"(?P<name>[A-Za-z0-9_\-]{0,48}?(?:api[_-]?key|(?:secret|private|access)[_-]?key|secret|token|"
     r"passw(?:or)?d|pwd))"
