@@ -54,15 +54,15 @@ _NETRC = regex.compile(
 the host must look like one (`machine api.example.com password …`), so prose such as "the build machine
 uses password authentication" is left alone."""
 _NETRC_LINE = regex.compile(r"(?m)^(?P<head>(?:[ \t]*\d+\t|[^\s:]*:\d+[:\-])?[ \t]*password[ \t]+)"
-                         r"(?P<value>\"[^\"\n]*\"|(?=\S*[^a-z\s])\S+)[ \t]*$")
+                            r"(?P<value>\"[^\"\n]*\"|(?=\S*[^a-z\s])\S+)[ \t]*$")
 """A line of its own `password SECRET` (a netrc file whose `machine` line is further up), also behind a line
 number (`     5\t` from `read_file` or `cat -n`, `file:5:` from `grep -n`). The value must hold something
 besides lowercase letters, so a heading like `password hashing` is left alone."""
 _BEARER = regex.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
 _BASIC = regex.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/=]{8,}")
 """`Authorization: Basic dXNlcjpwYXNz` — base64 of user:password."""
-_PRIVATE_KEY = regex.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-                          regex.DOTALL)
+_PRIVATE_KEY = regex.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", regex.DOTALL)
 """A PEM private key block, whole (to the end of the text when its END line is cut off)."""
 _URL_PASSWORD = regex.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^/\s:@\"'<>]+:)[^/\s@\"'<>]+(@)")
 """`scheme://user:password@host`: the password goes, the user and host stay. A scheme is at most 32 characters,

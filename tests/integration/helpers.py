@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yeetui.events import RunStatus
+
 
 @dataclass
 class Completed:
@@ -58,14 +60,21 @@ def stored_status(run_id: str) -> str | None:
     return row[0] if row else None
 
 
-def wait_for_stored_status(run_id: str, wanted: set[str], timeout: float = 60.0) -> str:
-    """Wait until the store says the run is in one of `wanted` (reading the store: a `yeetui agents status` each
-    time would cost a Python start-up, and the suite is short of CPU, not of waiting)."""
+def wait_for_stored_status(run_id: str, wanted: set[str] | None = None, timeout: float = 60.0) -> str:
+    """Wait until the store says the run is in one of `wanted` (None: any final status, `RunStatus.is_final`).
+    It reads the store: a `yeetui agents status` each time would cost a Python start-up, and the suite is short
+    of CPU, not of waiting."""
+    def reached(status: str | None) -> bool:
+        if wanted is not None:
+            return status in wanted
+        return status is not None and RunStatus(status).is_final
+
     deadline = time.monotonic() + timeout
-    while (status := stored_status(run_id)) not in wanted:
+    while not reached(status := stored_status(run_id)):
         if time.monotonic() > deadline:
-            raise AssertionError(f"run {run_id} stayed {status}, wanted {wanted}")
+            raise AssertionError(f"run {run_id} stayed {status}, wanted {wanted or 'a final status'}")
         time.sleep(0.1)
+    assert status is not None
     return status
 
 

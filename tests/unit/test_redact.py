@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import threading
 import time
 
 import pytest
@@ -220,8 +221,6 @@ def test_the_event_loop_thread_runs_while_another_thread_redacts_a_long_text() -
     the thread drawing the screen stood still for each pattern's whole pass (15 ms at 40 KB), and a key typed
     then waited. Counted, not timed: the main thread's turns while one redaction runs elsewhere (with `re`,
     about 90 turns, between patterns; here, about 18,000)."""
-    import threading
-
     text = ('{"text": "' + "The offset is kept across nested scopes; token = parse(stream). " * 40_000 + '"}')
     started, done = threading.Event(), threading.Event()
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
+from yeetui.errors import ConfigError
 from yeetui.mcp.client import McpConnections, McpTool
 from yeetui.mcp.servers import ServerSpec
 from yeetui.runs.mcp_tools import McpAccess, server_allowed, tool_allowed
@@ -63,9 +65,7 @@ async def test_the_index_waits_as_long_as_the_setting_says_for_a_server_that_doe
         isolated_env, tmp_path: Path) -> None:
     """`mcp_index_wait` bounds how long a run's first request waits for its servers: a server that never
     answers is listed as still starting once it has passed (and the setting refuses an hour)."""
-    import sys
-
-    from yeetui.config import ConfigError, load_settings
+    from yeetui.config import load_settings
     from yeetui.runtime import Runtime
 
     project = tmp_path / "project"
