@@ -45,11 +45,11 @@ async def _until(pilot, predicate, timeout: float = 15.0) -> None:
 
 def _text(widget) -> str:
     """The text the widget and its descendants show (Markdown as its source)."""
-    from yeetui.tui.widgets.message_views import RenderedMarkdown
+    from yeetui.tui.widgets.message_views import MarkdownBlocks, RenderedMarkdown
 
     def one(w) -> str:
         content = getattr(w, "content", None)
-        if isinstance(content, RenderedMarkdown):
+        if isinstance(content, RenderedMarkdown | MarkdownBlocks):
             return content.text
         return str(w.render()) if hasattr(w, "render") else ""
 

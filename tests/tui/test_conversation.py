@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.message import Message as TextualMessage
-from textual.widgets import Static
 
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from yeetui.store.records import StoredMessage
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.message_views import (
     AnnouncementView,
+    AnswerText,
     AssistantMessageView,
     NoticeView,
     OlderMarker,
@@ -104,13 +104,13 @@ async def test_streaming_500_deltas_renders_coalesced_writes(renders: list[str])
         assert 1 <= len(renders) < 100  # deltas were coalesced, never one render per token
         assert "w0 " in shown(live)
 
-        before, body = len(renders), live.query_one(".body:last-of-type", Static)
+        before, body = len(renders), live.query_one(".body:last-of-type", AnswerText)
         await view.add_message(Message.assistant(text), 7)
         await pilot.pause()
         views = view.query(AssistantMessageView)
         assert len(views) == 1  # the committed message did not duplicate the streamed one
         assert views.first().message_id == 7 and views.first().source == text
-        assert live.query_one(".body:last-of-type", Static) is body  # same widget kept
+        assert live.query_one(".body:last-of-type", AnswerText) is body  # same widget kept
         assert len(renders) == before  # identical text: not rendered again
 
 

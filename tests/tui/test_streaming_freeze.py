@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from rich.console import Console
 from textual._styles_cache import StylesCache
-from textual.widgets import Static
 
 from tests.tui.test_conversation import Host, wait_for
 from yeetui.messages import Message
@@ -19,14 +18,15 @@ from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.message_views import (
     FLUSH_INTERVAL,
     FREEZE_AT,
-    KEEP_LIVE,
     RESERVE_STEP,
     TYPING_FLUSH_INTERVAL,
+    AnswerText,
     AssistantMessageView,
+    MarkdownBlocks,
     Pacing,
     RenderedMarkdown,
     block_starts,
-    freeze_point,
+    markdown_blocks,
 )
 
 
@@ -48,36 +48,48 @@ def drawn(message: AssistantMessageView) -> list[str]:
     return [line.strip() for line in lines if line.strip()]
 
 
+def tail_lines(message: AssistantMessageView, app: Any, width: int) -> int:
+    """The lines the open end of a streaming answer takes: what rendering the whole text shown takes, less
+    what the frozen parts before it take."""
+    whole = RenderedMarkdown(message.shown_text, code_theme="monokai").height(app, width)
+    return whole - sum(frozen.content.height(app, width) for frozen in message.query(".frozen"))
+
+
 def whole(text: str, width: int) -> list[str]:
     """The non-blank lines rendering `text` at once draws."""
     return [line.strip() for line in rendered(text, width) if line.strip()]
 
 
-def rendered(text: str, width: int = 70) -> list[str]:
+def rendered(text: str | MarkdownBlocks, width: int = 70) -> list[str]:
     console = Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
-    console.print(RenderedMarkdown(text, code_theme="monokai"))
+    console.print(RenderedMarkdown(text, code_theme="monokai") if isinstance(text, str) else text)
     return [line.rstrip() for line in console.file.getvalue().splitlines()]
 
 
-@pytest.mark.parametrize("keep", [1, 2, KEEP_LIVE])
-def test_cutting_at_the_freeze_point_renders_like_the_whole(keep: int) -> None:
-    text = answer(6)
-    for end in range(200, len(text), 97):  # the text as it stands at many moments of the stream
+def test_drawn_block_by_block_markdown_shows_what_rendering_the_whole_shows() -> None:
+    """The open end is drawn block by block (`MarkdownBlocks`) and frozen blocks are drawn apart from it:
+    line for line, blank lines included, that must be what rendering the whole text draws, at any moment of
+    the stream (a horizontal rule, which Rich puts no blank line after, lists, quotes, an HTML block)."""
+    text = ("- a list first\n\n" + answer(3) + "# Title\n\na rule:\n\n***\n- right after a rule\n\n---\n\n"
+            "> quoted\n\n***\n\n| a |\n|---|\n| 1 |\n\nafter a rule:\n\n***\n\nafter the rule\n\n- a\n\n- b\n\n"
+            "> quote\n> more\n\n<div>x</div>\n\nthe end")
+    for end in range(1, len(text) + 1, 5):
         partial = text[:end]
-        cut = freeze_point(partial, keep)
-        if cut == 0:
-            continue
-        assert partial[cut - 1] == "\n"
-        before, after = rendered(partial[:cut]), rendered(partial[cut:])
-        whole = rendered(partial)
-        assert [line for line in [*before, *after] if line] == [line for line in whole if line], end
+        blocks = markdown_blocks(partial)
+        assert "".join(source for source, _ in blocks) == partial
+        drawn_blocks = [(RenderedMarkdown(source, code_theme="monokai"), gap) for source, gap in blocks]
+        assert rendered(MarkdownBlocks(drawn_blocks)) == rendered(partial), end
+        for cut in range(1, len(blocks)):  # frozen up to `cut`, the open end after it
+            frozen = MarkdownBlocks(drawn_blocks[:cut])
+            tail = MarkdownBlocks(drawn_blocks[cut:], after=frozen.gap)
+            assert rendered(frozen) + rendered(tail) == rendered(partial), (end, cut)
 
 
 async def test_a_long_answer_keeps_the_live_widget_small_and_never_redraws_frozen_blocks() -> None:
     text = answer(30)  # ~190 blocks
     view = ConversationView("s1")
     async with Host(view).run_test(size=(100, 30)) as pilot:
-        frozen_seen: dict[int, Static] = {}
+        frozen_seen: dict[int, AnswerText] = {}
         largest_live = 0
         for start in range(0, len(text), 120):
             await view.stream_text("r1", text[start:start + 120])
@@ -144,14 +156,19 @@ async def test_blocks_still_streaming_after_a_freeze_are_read_whole() -> None:
 async def test_writes_that_add_no_line_skip_the_layout_and_the_view_still_fits_its_text(
         monkeypatch: pytest.MonkeyPatch) -> None:
     layouts: list[bool] = []
-    original = Static.update
+    original, redraw = AnswerText.update, AnswerText.redraw_from
 
-    def update(self: Static, content: object = "", *, layout: bool = True) -> None:
-        if self.has_class("body") and not self.has_class("frozen"):
+    def update(self: AnswerText, content: Any, *, layout: bool = True) -> None:
+        if not self.has_class("frozen"):
             layouts.append(layout)
         original(self, content, layout=layout)
 
-    monkeypatch.setattr(Static, "update", update)
+    def redraw_from(self: AnswerText, content: Any, line: int) -> None:
+        layouts.append(False)
+        redraw(self, content, line)
+
+    monkeypatch.setattr(AnswerText, "update", update)
+    monkeypatch.setattr(AnswerText, "redraw_from", redraw_from)
     view = ConversationView("s1")
     async with Host(view).run_test(size=(60, 20)) as pilot:
         words = [f"word{n} " for n in range(120)] + ["\n\n- a list\n", "- grows\n\n", "## and a heading\n"]
@@ -164,9 +181,8 @@ async def test_writes_that_add_no_line_skip_the_layout_and_the_view_still_fits_i
             await pilot.pause()
             body = message.query(".body").last()
 
-            def fits(body: Static = body, message: AssistantMessageView = message) -> bool:
-                return body.size.height == RenderedMarkdown(message._tail, code_theme="monokai").height(
-                    pilot.app, body.content_size.width)
+            def fits(body: AnswerText = body, message: AssistantMessageView = message) -> bool:
+                return body.size.height == tail_lines(message, pilot.app, body.content_size.width)
 
             await wait_for(pilot, fits)  # never left at a stale height
             bottom = body.region.bottom  # the end of the text is on screen
@@ -263,11 +279,11 @@ async def test_a_line_that_scrolls_the_view_redraws_only_what_changed(monkeypatc
         await pilot.pause()
         assert any(part.region.overlaps(view.region) for part in message.query(".frozen"))  # frozen parts on screen
         monkeypatch.setattr(StylesCache, "render_line", render_line)
-        body = message.query_one(".body:last-of-type", Static)
+        body = message.query_one(".body:last-of-type", AnswerText)
 
         def settled() -> bool:  # the last write laid out, the view at its end
-            return (body.size.height == RenderedMarkdown(message._tail, code_theme="monokai").height(
-                pilot.app, body.content_size.width) and view.scroll_y == view.max_scroll_y)
+            return (body.size.height == tail_lines(message, pilot.app, body.content_size.width)
+                    and view.scroll_y == view.max_scroll_y)
 
         for n in range(6):
             await wait_for(pilot, settled)
@@ -347,8 +363,7 @@ async def test_while_the_user_types_new_lines_of_an_answer_lay_out_the_screen_on
         await view.stream_text("r1", "- the last item\n")
         await message.flush()
         await pilot.pause()
-        tail = RenderedMarkdown(message._tail, code_theme="monokai").height(pilot.app, body.content_size.width)
-        assert body.size.height == tail
+        assert body.size.height == tail_lines(message, pilot.app, body.content_size.width)
 
 
 async def test_the_reserved_room_moves_with_frozen_blocks_and_the_answer_still_reads_as_a_whole(
@@ -358,7 +373,7 @@ async def test_the_reserved_room_moves_with_frozen_blocks_and_the_answer_still_r
     laid out far less often than when nobody types, and what is drawn is what rendering the whole shows."""
     from textual.screen import Screen
 
-    text = answer(4)
+    text = answer(8)  # enough blocks to freeze while the user types too
     counts: dict[bool, int] = {}
     original = Screen._refresh_layout
     layouts = 0
@@ -393,3 +408,77 @@ async def test_the_reserved_room_moves_with_frozen_blocks_and_the_answer_still_r
             assert drawn(message) == whole(text, message.query_one(".body").content_size.width)
         counts[typing] = layouts
     assert counts[True] * 2 < counts[False], counts
+
+
+async def test_a_write_that_changes_the_last_block_draws_only_that_block_s_lines_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most writes add words to the last block of the open end. The blocks before it keep their lines: they
+    are neither rendered again (`MarkdownBlocks` keeps them) nor drawn again on screen (`redraw_from`), so a
+    write costs the lines it changed, not the whole open end, which is most of the screen."""
+    renders: Counter[str] = Counter()
+    original_render = RenderedMarkdown.__rich_console__
+
+    def counting_render(self: RenderedMarkdown, console: Any, options: Any) -> Any:
+        key = (options.max_width, options.justify, options.overflow, options.no_wrap)
+        if key not in self._segments:
+            renders[self.text] += 1
+        return original_render(self, console, options)
+
+    lines_drawn: list[int] = []
+    original_line = StylesCache.render_line
+
+    def render_line(self: StylesCache, styles: Any, y: int, *args: Any, **kw: Any) -> Any:
+        if isinstance(styles.node, AnswerText) and not styles.node.has_class("frozen"):
+            lines_drawn.append(y)
+        return original_line(self, styles, y, *args, **kw)
+
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        head = "## A heading\n\nA first paragraph that stays as it is.\n\n```python\nx = 1\n```\n\n"
+        message = None
+        for write in (head + "The last", " paragraph grows"):  # the second write finds the width laid out
+            await view.stream_text("r1", write)
+            message = view.query_one(AssistantMessageView)
+            await message.flush()
+            await pilot.pause()
+        assert message is not None
+        body = message.query_one(".body:last-of-type", AnswerText)
+        last_block_line = RenderedMarkdown(head, code_theme="monokai").height(pilot.app, body.content_size.width)
+        monkeypatch.setattr(RenderedMarkdown, "__rich_console__", counting_render)
+        monkeypatch.setattr(StylesCache, "render_line", render_line)
+        for word in (" word", " by", " word"):
+            await view.stream_text("r1", word)
+            await message.flush()
+            await pilot.pause()
+        assert renders and all(text.startswith("The last paragraph grows") for text in renders)  # the last block only
+        assert lines_drawn and min(lines_drawn) >= last_block_line - 1, (sorted(set(lines_drawn)), last_block_line)
+        assert drawn(message) == whole(head + "The last paragraph grows word by word", body.content_size.width)
+
+
+async def test_while_the_user_types_blocks_freeze_later_and_a_fast_answer_takes_more_room(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A freeze mounts a Static (a layout a key waits for): while the user types, the open end keeps up to
+    `FREEZE_AT_TYPING` blocks, and freezes down once the typing stops. An answer that grows by many lines per
+    draw takes room for about two more such draws (at most half the view), not `RESERVE_STEP` lines."""
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 40)) as pilot:
+        await view.stream_text("r1", "")
+        message = view.query_one(AssistantMessageView)
+        await pilot.pause()
+        view.pacing.typed()
+        await view.stream_text("r1", "".join(f"paragraph {n}\n\n" for n in range(2 * FREEZE_AT)))
+        await message.flush()
+        await pilot.pause()
+        assert not message.query(".frozen")  # the user types: not frozen yet
+        body = message.query_one(".body:last-of-type", AnswerText)
+        lines = tail_lines(message, pilot.app, body.content_size.width)
+        room = message._reserved - lines
+        assert room > RESERVE_STEP  # it grew by 2 × FREEZE_AT × 2 lines at once
+        assert room <= view.size.height // 2 + 1
+
+        view.pacing = message.pacing = Pacing()  # the typing stopped
+        await view.stream_text("r1", "the end")
+        await message.flush()
+        await pilot.pause()
+        assert message.query(".frozen") and len(block_starts(message._tail)) <= FREEZE_AT
+        assert drawn(message) == whole(message.shown_text, body.content_size.width)

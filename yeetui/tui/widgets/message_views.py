@@ -7,22 +7,25 @@ a streaming answer is a few of them (see `AssistantMessageView`).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
-from rich.console import Console, ConsoleOptions
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Region
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from yeetui.messages import Message, ThinkingPart, attachment_note
@@ -90,12 +93,15 @@ class Pacing:
 FREEZE_AT = 8
 """Blocks the open end of a streaming answer may hold before the older ones are frozen (see
 `AssistantMessageView`): it is rendered again on every draw, so the fewer the cheaper."""
+FREEZE_AT_TYPING = 3 * FREEZE_AT
+"""The same while the user types: a freeze mounts a Static, a layout of the screen that a key typed meanwhile
+waits for, and the open end, drawn block by block, costs little more for a few more blocks."""
 KEEP_LIVE = 2
-RESERVE_STEP = 8
-"""While the user types, the open end of a streaming answer grows in steps of this many lines (see
-`AssistantMessageView._show_tail`)."""
 """Blocks that stay open after a freeze: the last one, which a later delta may still change (a list or table
 growing, a paragraph that turns out to be a setext heading), and the one before it."""
+RESERVE_STEP = 8
+"""While the user types, the open end of a streaming answer takes room ahead of its text at least this many
+lines at a time (see `AssistantMessageView._show_tail`)."""
 
 
 def thinking_text(message: Message) -> str:
@@ -149,9 +155,11 @@ class UserMessageView(Entry, Static):
         super().__init__(Content.assemble(("you", "bold"), "\n", text, *notes))
 
 
+@functools.cache
 def _parser() -> MarkdownIt:
     """GFM-like, but without linkify: `conftest.py` must not turn into http://conftest.py while streaming
-    (finished messages render through Rich, which does not linkify either)."""
+    (finished messages render through Rich, which does not linkify either). Built once: a parser keeps no
+    state between documents."""
     return MarkdownIt("gfm-like").disable("linkify")
 
 
@@ -181,35 +189,120 @@ class ThinkingBlock(Collapsible):
 
 def block_starts(source: str) -> list[int]:
     """The line each top-level Markdown block of `source` starts on."""
+    return [start for start, _ in _top_level_blocks(source)]
+
+
+def _top_level_blocks(source: str) -> list[tuple[int, bool]]:
+    """Each top-level block of `source`: the line it starts on, and whether it is a horizontal rule."""
     tokens = _parser().parse(source)
-    return [t.map[0] for t in tokens if t.level == 0 and t.nesting in (0, 1) and t.map is not None]
+    return [(t.map[0], t.type == "hr") for t in tokens if t.level == 0 and t.nesting in (0, 1) and t.map is not None]
 
 
-def freeze_point(source: str, keep: int, starts: list[int] | None = None) -> int:
-    """Where `source` can be cut so that everything before is finished Markdown: the start of the `keep`-th
-    last top-level block (0 when there are not more than `keep`). Rendering the two parts one after the other
-    shows what rendering the whole would."""
-    starts = block_starts(source) if starts is None else starts
-    if len(starts) <= keep:
-        return 0
-    line = starts[-keep]
-    offset = 0
-    for _ in range(line):
-        offset = source.index("\n", offset) + 1
-    return offset
+def markdown_blocks(source: str) -> list[tuple[str, bool]]:
+    """`source` cut into its top-level Markdown blocks: each block's text, up to where the next one starts
+    (blank lines before the first belong to it), and whether rendering the whole puts a blank line after it
+    (Rich puts one after every block but a horizontal rule). The texts join up to `source`."""
+    blocks = _top_level_blocks(source)
+    if not blocks:
+        return [(source, True)] if source else []
+    offsets = [0]  # where each line starts (the parser counts lines by "\n", as `freeze` cuts)
+    while (end := source.find("\n", offsets[-1])) != -1:
+        offsets.append(end + 1)
+    cuts = [0] + [offsets[min(start, len(offsets) - 1)] for start, _ in blocks[1:]] + [len(source)]
+    return [(source[cuts[i]:cuts[i + 1]], not rule) for i, (_, rule) in enumerate(blocks)]
 
 
-class AnswerText(MeasuredAfterEachUpdate, SizedByLayout, Static):
-    """A stretch of an answer's text (it grows as the answer streams)."""
+class MarkdownBlocks:
+    """Markdown drawn block by block, each block a `RenderedMarkdown` (rendered once per width), with the
+    blank lines rendering the whole would put between them: so it shows what rendering its whole text shows.
+
+    A streaming answer's open end is one: a write renders again only the blocks it changed (mostly the last),
+    where rendering the open end whole cost 8 ms for 400 characters with code and a table (Rich highlights
+    code and lays tables out on every render); freezing hands finished blocks on as they are.
+
+    Rich puts a blank line before a block when the element it closed last asks for one: the block before
+    (every kind but a horizontal rule), or the block's own inner elements (a list's items, a quote's
+    paragraphs), which a block rendered alone therefore starts with. `after`: the blank-line flag of the block
+    drawn just before this run of blocks elsewhere (the frozen part before the open end), None at the start."""
+
+    def __init__(self, blocks: Sequence[tuple[RenderedMarkdown, bool]], *, after: bool | None = None) -> None:
+        self.blocks = tuple(blocks)
+        self.after = after
+        self.text = "".join(block.text for block, _ in self.blocks)
+
+    @property
+    def gap(self) -> bool | None:
+        """The blank-line flag of its last block (what a run drawn after it takes as `after`)."""
+        return self.blocks[-1][1] if self.blocks else self.after
+
+    def block_lines(self, app: App[Any], width: int) -> list[int]:
+        """Lines each block takes at `width`, with the blank line before it (see `RenderedMarkdown.height`)."""
+        options = app.console_options.update_width(width).update(highlight=False)
+        return [sum(segment.text.count("\n") for segment in drawn) for drawn in self._drawn(app.console, options)]
+
+    def height(self, app: App[Any], width: int) -> int:
+        """Lines it takes at `width`."""
+        return sum(self.block_lines(app, width))
+
+    def _drawn(self, console: Console, options: ConsoleOptions) -> Iterator[list[Segment]]:
+        """Each block's segments, after the blank line the whole would put before it."""
+        before = self.after
+        for block, gap in self.blocks:
+            segments = block.__rich_console__(console, options)
+            starts_blank = bool(segments) and segments[0].text == "\n"
+            yield [Segment.line(), *segments] if before and not starts_blank else segments
+            before = gap
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        for drawn in self._drawn(console, options):
+            yield from drawn
+
+
+class AnswerText(MeasuredAfterEachUpdate, SizedByLayout, Widget):
+    """A stretch of an answer's text (it grows as the answer streams).
+
+    A `Static` would do but for `redraw_from`: a Static's update repaints all its lines, and the open end of a
+    streaming answer is most of the screen while a write changes its last few lines."""
+
+    DEFAULT_CSS = """
+    AnswerText { height: auto; }
+    """
+
+    def __init__(self, content: RenderableType = "", *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self._content = content
+
+    @property
+    def content(self) -> RenderableType:
+        return self._content
+
+    def render(self) -> RenderableType:
+        return self._content
+
+    def update(self, content: RenderableType, *, layout: bool = True) -> None:
+        """Show `content`, all of it drawn again (and the screen laid out, with `layout`)."""
+        self._content = content
+        self.refresh(layout=layout)
+
+    def redraw_from(self, content: RenderableType, line: int) -> None:
+        """Show `content`, which takes as many lines as what was shown and differs from it only from `line`
+        on: only those lines are drawn again (no layout)."""
+        self._content = content
+        width, height = self.content_size
+        if line >= height or not width:
+            self.refresh()
+        else:
+            self.refresh(Region(0, line, width, height - line))
 
 
 class AssistantMessageView(SizedByLayout, Entry, Vertical):
     """An assistant message: optional thinking, then the text. Streams while `live`.
 
     The text is Rich Markdown in `Static`s, rendered once per width, streaming or not. While it streams, the
-    open end of the answer (`_tail`) is one Static rendered again on each write, and once it holds more than
-    `FREEZE_AT` blocks, all but the last `KEEP_LIVE` move into a `.frozen` Static before it that is never
-    rendered again. A write so costs the same at 40 KB as at 4 KB, and one widget's worth of layout.
+    open end of the answer (`_tail`) is one Static drawn again on each write (`MarkdownBlocks`: only the
+    blocks the write changed are rendered again), and once it holds more than `FREEZE_AT` blocks, all but the
+    last `KEEP_LIVE` move, rendered as they are, into a `.frozen` Static before it that is never rendered
+    again. A write so costs the same at 40 KB as at 4 KB, and one widget's worth of layout.
 
     (Textual's own `Markdown` widget, written through a `MarkdownStream`, keeps a child widget per block, and
     the screen lays them all out on every write: a 40 KB answer had ~1,800 children and took most of a core,
@@ -225,7 +318,6 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
         height: auto;
         margin: 1 0 0 0;
         & > .body { padding: 0 1; margin: 0; }
-        & > .frozen { margin: 0 0 1 0; }  /* Rich puts no blank line after a chunk's last block */
         & > .interrupted { color: $text-warning; padding: 0 1; }
     }
     """
@@ -246,8 +338,16 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
         """The start of the text, shown by the `.frozen` Statics before `_body`."""
         self._tail = text
         """The rest of the text, shown by `_body`."""
+        self._frozen_gap: bool | None = None
+        """The blank-line flag of the last frozen block (None: nothing frozen; see `MarkdownBlocks`)."""
+        self._tail_blocks: dict[str, tuple[RenderedMarkdown, bool]] = {}
+        """The open end's blocks as last drawn, by their text (a write renders again only new texts)."""
         self._tail_size: tuple[int, int] | None = None
         """The width `_body` was last rendered at while streaming, and the height it took then."""
+        self._tail_lines = 0
+        """Lines the open end's text took at its last draw (how fast it grows: see `_show_tail`)."""
+        self._tail_drawn: MarkdownBlocks | None = None
+        """What the open end showed at its last draw while streaming."""
         self._reserved = 0
         """Lines `_body` takes at least while the user types (0: as many as its text)."""
         self._body = AnswerText(classes="body")
@@ -318,36 +418,59 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
             self._thinking_buffer.clear()
             await self._show_thinking(self.thinking)
         if self._text_buffer and self.live:
-            chunk = "".join(self._text_buffer)
+            self._tail += "".join(self._text_buffer)
             self._text_buffer.clear()
-            self._tail += chunk
-            if "\n" in chunk:  # a block only starts on a new line: no need to count them otherwise
-                starts = block_starts(self._tail)
-                if len(starts) > FREEZE_AT:
-                    await self._freeze(freeze_point(self._tail, KEEP_LIVE, starts))
-            self._show_tail()
+            blocks = self._blocks(self._tail)
+            if len(blocks) > (FREEZE_AT_TYPING if self.pacing.typing else FREEZE_AT):
+                await self._freeze(blocks[:-KEEP_LIVE])
+                blocks = blocks[-KEEP_LIVE:]
+            self._show_tail(MarkdownBlocks(blocks, after=self._frozen_gap))
 
-    def _show_tail(self) -> None:
-        """Render the open end again. Most writes add words, not lines: while its height stays the same, the
-        screen is spared a layout (and a scroll of everything on it) and only the changed lines are drawn.
+    def _blocks(self, text: str) -> list[tuple[RenderedMarkdown, bool]]:
+        """`text`'s blocks, rendered: those drawn before as they were, the others new."""
+        drawn, self._tail_blocks = self._tail_blocks, {}
+        blocks = []
+        for source, gap in markdown_blocks(text):
+            block = drawn.get(source) or (self._rich(source), gap)
+            self._tail_blocks[source] = block
+            blocks.append(block)
+        return blocks
 
-        While the user types, it also takes its room in steps of `RESERVE_STEP` lines (its text fills blank
-        lines below it before the next step): a line more then costs a redraw of this one widget rather than a
-        layout of the screen and a repaint of the scrolled view, which a key typed meanwhile waits for. Once
-        the typing stops it shrinks back to its text."""
-        rich = self._rich(self._tail)
+    def _show_tail(self, rich: MarkdownBlocks) -> None:
+        """Draw the open end again. Most writes add words, not lines: while its height stays the same, the
+        screen is spared a layout (and a scroll of everything on it), and only the lines from the first block
+        that changed on are drawn again.
+
+        While the user types, it also takes room ahead of its text (blank lines below it that the next
+        writes fill): a line more then costs a redraw of this one widget rather than a layout of the screen
+        and a repaint of the scrolled view, which a key typed meanwhile waits for. The room is taken for
+        about two more writes like the last one (at least `RESERVE_STEP` lines, at most half the view, so the
+        text never leaves it). Once the typing stops it shrinks back to its text."""
         width = self._body.content_size.width
-        lines = rich.height(self.app, width) if width and self._body.display else None
+        per_block = rich.block_lines(self.app, width) if width and self._body.display else None
+        lines = sum(per_block) if per_block is not None else None
         reserved = 0
         if lines is not None and self.pacing.typing:
             reserved = self._reserved
-            if lines >= reserved:  # full: room for at least one line more, in whole steps
-                reserved += -(-(lines + 1 - reserved) // RESERVE_STEP) * RESERVE_STEP
+            if lines >= reserved:  # full: room for at least one line more
+                grown = lines - self._tail_lines
+                view = self.parent.size.height if isinstance(self.parent, Widget) else 0
+                reserved = lines + 1 + max(RESERVE_STEP, min(2 * grown, view // 2))
+        self._tail_lines = lines or 0
         if reserved != self._reserved:
             self._reserved = reserved
             self._body.styles.min_height = reserved or None
         size = (width, max(lines, reserved)) if lines is not None else None
-        self._body.update(rich, layout=size is None or size != self._tail_size)
+        drawn, self._tail_drawn = self._tail_drawn, rich
+        if per_block is not None and size == self._tail_size and drawn is not None and drawn.after == rich.after:
+            same = 0
+            for old, new in zip(drawn.blocks, rich.blocks, strict=False):
+                if old[0] is not new[0] or old[1] != new[1]:
+                    break
+                same += 1
+            self._body.redraw_from(rich, sum(per_block[:same]))
+        else:
+            self._body.update(rich, layout=size is None or size != self._tail_size)
         self._tail_size = size
         self._body.display = True
 
@@ -356,15 +479,18 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
             self._reserved = 0
             self._body.styles.min_height = None
 
-    async def _freeze(self, cut: int) -> None:
-        """Move the finished blocks (the tail up to `cut`) into a frozen Static (see the class docstring)."""
-        done, self._tail = self._tail[:cut], self._tail[cut:]
-        self._frozen += done
+    async def _freeze(self, blocks: Sequence[tuple[RenderedMarkdown, bool]]) -> None:
+        """Move finished blocks, the first of the open end, into a frozen Static (see the class docstring)."""
+        frozen = MarkdownBlocks(blocks, after=self._frozen_gap)
+        self._tail = self._tail[len(frozen.text):]
+        self._frozen += frozen.text
+        self._frozen_gap = frozen.gap
         self._tail_size = None
-        frozen = self._rich(done)
         if self._reserved:  # the room the frozen lines took moves with them: the answer keeps its height
             width = self._body.content_size.width
-            self._reserved = max(0, self._reserved - frozen.height(self.app, width) - 1) if width else 0
+            taken = frozen.height(self.app, width) if width else 0
+            self._reserved = max(0, self._reserved - taken) if width else 0
+            self._tail_lines = max(0, self._tail_lines - taken)
             self._body.styles.min_height = self._reserved or None
         await self.mount(AnswerText(frozen, classes="body frozen"), before=self._body)
 
@@ -408,7 +534,9 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
 
     async def _unfreeze(self) -> None:
         self._frozen = ""
+        self._frozen_gap = None
         self._tail_size = None
+        self._tail_blocks.clear()
         await self.query(".frozen").remove()
 
     async def abandon(self) -> None:
