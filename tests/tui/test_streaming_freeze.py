@@ -482,3 +482,26 @@ async def test_while_the_user_types_blocks_freeze_later_and_a_fast_answer_takes_
         await pilot.pause()
         assert message.query(".frozen") and len(block_starts(message._tail)) <= FREEZE_AT
         assert drawn(message) == whole(message.shown_text, body.content_size.width)
+
+
+async def test_an_answer_drawn_block_by_block_draws_the_lines_a_static_draws_for_the_whole() -> None:
+    """`AnswerText` turns Markdown into lines block by block (each block once per width): each line, text and
+    colours, is the line Textual's own Static draws for the whole text."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    text = answer(2) + "a rule:\n\n***\n- after the rule\n\n> quoted\n"
+    blocks = [(RenderedMarkdown(source, code_theme="monokai"), gap) for source, gap in markdown_blocks(text)]
+
+    class Both(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static(RenderedMarkdown(text, code_theme="monokai"), id="whole")
+            yield AnswerText(MarkdownBlocks(blocks), classes="blocks")
+
+    app = Both()
+    async with app.run_test(size=(70, 200)) as pilot:
+        await pilot.pause()
+        whole, parts = app.query_one("#whole", Static), app.query_one(AnswerText)
+        assert parts.size == whole.size and whole.size.height > 20
+        for y in range(whole.size.height):
+            assert parts.render_line(y).render(app.console) == whole.render_line(y).render(app.console), y

@@ -17,14 +17,17 @@ from typing import Any
 from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markdown import Markdown as RichMarkdown
-from rich.segment import Segment
+from rich.segment import Segment, Segments
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.message import Message as TextualMessage
+from textual.strip import Strip
+from textual.style import Style
 from textual.timer import Timer
+from textual.visual import Visual, visualize
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
@@ -244,14 +247,20 @@ class MarkdownBlocks:
         """Lines it takes at `width`."""
         return sum(self.block_lines(app, width))
 
-    def _drawn(self, console: Console, options: ConsoleOptions) -> Iterator[list[Segment]]:
-        """Each block's segments, after the blank line the whole would put before it."""
+    def drawn_blocks(self, console: Console,
+                     options: ConsoleOptions) -> Iterator[tuple[RenderedMarkdown, bool, list[Segment]]]:
+        """Each block, whether a blank line is drawn before it, and its segments (that line included)."""
         before = self.after
         for block, gap in self.blocks:
             segments = block.__rich_console__(console, options)
-            starts_blank = bool(segments) and segments[0].text == "\n"
-            yield [Segment.line(), *segments] if before and not starts_blank else segments
+            blank_before = bool(before) and not (segments and segments[0].text == "\n")
+            yield block, blank_before, [Segment.line(), *segments] if blank_before else segments
             before = gap
+
+    def _drawn(self, console: Console, options: ConsoleOptions) -> Iterator[list[Segment]]:
+        """Each block's segments, after the blank line the whole would put before it."""
+        for _, _, segments in self.drawn_blocks(console, options):
+            yield segments
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
         for drawn in self._drawn(console, options):
@@ -261,8 +270,11 @@ class MarkdownBlocks:
 class AnswerText(MeasuredAfterEachUpdate, SizedByLayout, Widget):
     """A stretch of an answer's text (it grows as the answer streams).
 
-    A `Static` would do but for `redraw_from`: a Static's update repaints all its lines, and the open end of a
-    streaming answer is most of the screen while a write changes its last few lines."""
+    A `Static` would draw the same; this one draws less. A Static's update repaints all its lines and turns
+    all of its text into lines again; the open end of a streaming answer is most of the screen while a write
+    changes its last few lines. So `redraw_from` repaints only the lines from a given one on, and Markdown
+    drawn block by block (`MarkdownBlocks`) is turned into lines block by block, each block once per width
+    and style: a write costs the lines of the blocks it changed."""
 
     DEFAULT_CSS = """
     AnswerText { height: auto; }
@@ -271,6 +283,12 @@ class AnswerText(MeasuredAfterEachUpdate, SizedByLayout, Widget):
     def __init__(self, content: RenderableType = "", *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self._content = content
+        self._block_lines: dict[tuple[RenderedMarkdown, bool], list[Strip]] = {}
+        """The lines of each block drawn last (by the block and whether a blank line comes before it)."""
+        self._drawn_at: tuple[int, Style] | None = None
+        """The width and style `_block_lines` were drawn at."""
+        self._lines: list[Strip] | None = None
+        """All the lines of the content, as drawn last (None: to draw again)."""
 
     @property
     def content(self) -> RenderableType:
@@ -281,18 +299,47 @@ class AnswerText(MeasuredAfterEachUpdate, SizedByLayout, Widget):
 
     def update(self, content: RenderableType, *, layout: bool = True) -> None:
         """Show `content`, all of it drawn again (and the screen laid out, with `layout`)."""
-        self._content = content
+        self._content, self._lines = content, None
         self.refresh(layout=layout)
 
     def redraw_from(self, content: RenderableType, line: int) -> None:
         """Show `content`, which takes as many lines as what was shown and differs from it only from `line`
         on: only those lines are drawn again (no layout)."""
-        self._content = content
+        self._content, self._lines = content, None
         width, height = self.content_size
         if line >= height or not width:
             self.refresh()
         else:
             self.refresh(Region(0, line, width, height - line))
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if isinstance(self._content, RenderedMarkdown | MarkdownBlocks):
+            return self._content.height(self.app, width) if width else 0
+        return super().get_content_height(container, viewport, width)
+
+    def render_line(self, y: int) -> Strip:
+        content = self._content
+        if not isinstance(content, MarkdownBlocks) or self.text_selection is not None:
+            return super().render_line(y)  # (a selection is drawn over the whole text, as Textual draws it)
+        lines = self._drawn_lines(content)
+        return lines[y] if y < len(lines) else Strip.blank(self.size.width, self.visual_style.rich_style)
+
+    def _drawn_lines(self, content: MarkdownBlocks) -> list[Strip]:
+        width, style = self.size.width, self.visual_style
+        if self._drawn_at != (width, style):
+            self._drawn_at, self._block_lines, self._lines = (width, style), {}, None
+        if self._lines is None:
+            options = self.app.console_options.update_width(width).update(highlight=False)
+            drawn, self._block_lines, lines = self._block_lines, {}, []
+            for block, blank_before, segments in content.drawn_blocks(self.app.console, options):
+                key = (block, blank_before)
+                strips = drawn.get(key)
+                if strips is None:
+                    strips = Visual.to_strips(self, visualize(self, Segments(segments)), width, None, style)
+                self._block_lines[key] = strips
+                lines.extend(strips)
+            self._lines = lines
+        return self._lines
 
 
 class AssistantMessageView(SizedByLayout, Entry, Vertical):
