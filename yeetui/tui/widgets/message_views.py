@@ -123,11 +123,18 @@ class RenderedMarkdown:
         self.text = text
         self.code_theme = code_theme
         self._segments: dict[tuple[object, ...], list[Segment]] = {}
+        self._heights: dict[int, int] = {}
 
     def height(self, app: App[Any], width: int) -> int:
         """Lines it takes at `width`, counted as Textual counts them (and rendered in the same cache slot)."""
-        options = app.console_options.update_width(width).update(highlight=False)
-        return sum(text.count("\n") for text, _, _ in self.__rich_console__(app.console, options))
+        height = self._heights.get(width)
+        if height is None:
+            options = app.console_options.update_width(width).update(highlight=False)
+            if len(self._heights) >= 2:
+                del self._heights[next(iter(self._heights))]
+            height = self._heights[width] = sum(text.count("\n") for text, _, _ in
+                                                self.__rich_console__(app.console, options))
+        return height
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> list[Segment]:
         key = (options.max_width, options.justify, options.overflow, options.no_wrap)
@@ -241,30 +248,30 @@ class MarkdownBlocks:
     def block_lines(self, app: App[Any], width: int) -> list[int]:
         """Lines each block takes at `width`, with the blank line before it (see `RenderedMarkdown.height`)."""
         options = app.console_options.update_width(width).update(highlight=False)
-        return [sum(segment.text.count("\n") for segment in drawn) for drawn in self._drawn(app.console, options)]
+        return [block.height(app, width) + blank for block, blank in self._blanks(app.console, options)]
 
     def height(self, app: App[Any], width: int) -> int:
         """Lines it takes at `width`."""
         return sum(self.block_lines(app, width))
 
-    def drawn_blocks(self, console: Console,
-                     options: ConsoleOptions) -> Iterator[tuple[RenderedMarkdown, bool, list[Segment]]]:
-        """Each block, whether a blank line is drawn before it, and its segments (that line included)."""
+    def _blanks(self, console: Console, options: ConsoleOptions) -> Iterator[tuple[RenderedMarkdown, bool]]:
+        """Each block, and whether a blank line is drawn before it."""
         before = self.after
         for block, gap in self.blocks:
             segments = block.__rich_console__(console, options)
-            blank_before = bool(before) and not (segments and segments[0].text == "\n")
-            yield block, blank_before, [Segment.line(), *segments] if blank_before else segments
+            yield block, bool(before) and not (segments and segments[0].text == "\n")
             before = gap
 
-    def _drawn(self, console: Console, options: ConsoleOptions) -> Iterator[list[Segment]]:
-        """Each block's segments, after the blank line the whole would put before it."""
-        for _, _, segments in self.drawn_blocks(console, options):
-            yield segments
+    def drawn_blocks(self, console: Console,
+                     options: ConsoleOptions) -> Iterator[tuple[RenderedMarkdown, bool, list[Segment]]]:
+        """Each block, whether a blank line is drawn before it, and its segments (that line included)."""
+        for block, blank in self._blanks(console, options):
+            segments = block.__rich_console__(console, options)
+            yield block, blank, [Segment.line(), *segments] if blank else segments
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
-        for drawn in self._drawn(console, options):
-            yield from drawn
+        for _, _, segments in self.drawn_blocks(console, options):
+            yield from segments
 
 
 class AnswerText(MeasuredAfterEachUpdate, SizedByLayout, Widget):
