@@ -505,3 +505,33 @@ async def test_an_answer_drawn_block_by_block_draws_the_lines_a_static_draws_for
         assert parts.size == whole.size and whole.size.height > 20
         for y in range(whole.size.height):
             assert parts.render_line(y).render(app.console) == whole.render_line(y).render(app.console), y
+
+
+async def test_a_write_parses_only_the_end_of_the_open_end_and_cuts_it_as_parsing_it_whole_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each write cuts the open end into blocks again; it parses only from the start of its last blocks (the
+    ones a write can change), and the blocks are the ones parsing the whole open end gives, at every write."""
+    from yeetui.tui.widgets import message_views
+
+    parsed: list[int] = []
+    original = message_views.markdown_blocks
+
+    def counting(source: str) -> list[tuple[str, bool]]:
+        parsed.append(len(source))
+        return original(source)
+
+    monkeypatch.setattr(message_views, "markdown_blocks", counting)
+    text = answer(3) + "A rule:\n\n***\nSetext\n---\n\n- a\n\n  continued\n- b\n\n```\ncode\n\n```\n\nthe end\n"
+    view = ConversationView("s1")
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        await view.stream_text("r1", "")
+        message = view.query_one(AssistantMessageView)
+        for start in range(0, len(text), 23):
+            view.pacing.typed()  # (no freeze below FREEZE_AT_TYPING blocks)
+            await view.stream_text("r1", text[start:start + 23])
+            await message.flush()
+            await pilot.pause()
+            drawn_blocks = message._tail_drawn.blocks if message._tail_drawn else ()
+            assert [block.text for block, _ in drawn_blocks] == [s for s, _ in original(message._tail)], start
+        assert not message.query(".frozen") and message._tail == text
+        assert max(parsed[-5:]) < len(text) // 4  # the last writes parsed the end only

@@ -396,6 +396,9 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
         """The blank-line flag of the last frozen block (None: nothing frozen; see `MarkdownBlocks`)."""
         self._tail_blocks: dict[str, tuple[RenderedMarkdown, bool]] = {}
         """The open end's blocks as last drawn, by their text (a write renders again only new texts)."""
+        self._tail_split: list[tuple[str, bool]] = []
+        self._tail_split_text = ""
+        """The open end's text as last cut into blocks (`markdown_blocks`), and that text."""
         self._tail_size: tuple[int, int] | None = None
         """The width `_body` was last rendered at while streaming, and the height it took then."""
         self._tail_lines = 0
@@ -481,10 +484,19 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
             self._show_tail(MarkdownBlocks(blocks, after=self._frozen_gap))
 
     def _blocks(self, text: str) -> list[tuple[RenderedMarkdown, bool]]:
-        """`text`'s blocks, rendered: those drawn before as they were, the others new."""
+        """`text`'s blocks, rendered: those drawn before as they were, the others new. When `text` continues
+        the text split last time, only its end is parsed again, from the start of the last `KEEP_LIVE` blocks
+        (a write can change only those: see `KEEP_LIVE`)."""
+        split = self._tail_split
+        if len(split) > KEEP_LIVE and text.startswith(self._tail_split_text):
+            kept = split[:-KEEP_LIVE]
+            split = kept + markdown_blocks(text[sum(len(source) for source, _ in kept):])
+        else:
+            split = markdown_blocks(text)
+        self._tail_split, self._tail_split_text = split, text
         drawn, self._tail_blocks = self._tail_blocks, {}
         blocks = []
-        for source, gap in markdown_blocks(text):
+        for source, gap in split:
             block = drawn.get(source) or (self._rich(source), gap)
             self._tail_blocks[source] = block
             blocks.append(block)
@@ -591,6 +603,7 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
         self._frozen_gap = None
         self._tail_size = None
         self._tail_blocks.clear()
+        self._tail_split, self._tail_split_text = [], ""
         await self.query(".frozen").remove()
 
     async def abandon(self) -> None:
