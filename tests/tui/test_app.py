@@ -45,7 +45,7 @@ async def _until(pilot, predicate, timeout: float = 15.0) -> None:
 
 def _text(widget) -> str:
     """The text the widget and its descendants show (Markdown as its source)."""
-    from yeetui.tui.widgets.message_views import MarkdownBlocks, RenderedMarkdown
+    from yeetui.tui.widgets.markdown_text import MarkdownBlocks, RenderedMarkdown
 
     def one(w) -> str:
         content = getattr(w, "content", None)

@@ -14,13 +14,12 @@ from textual.message import Message as TextualMessage
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from yeetui.store.records import StoredMessage
 from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.markdown_text import AnswerText, RenderedMarkdown
 from yeetui.tui.widgets.message_views import (
     AnnouncementView,
-    AnswerText,
     AssistantMessageView,
     NoticeView,
     OlderMarker,
-    RenderedMarkdown,
     SteerView,
     ThinkingBlock,
     UserMessageView,

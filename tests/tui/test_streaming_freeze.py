@@ -15,18 +15,20 @@ from textual._styles_cache import StylesCache
 from tests.tui.test_conversation import Host, wait_for
 from yeetui.messages import Message
 from yeetui.tui.widgets.conversation import ConversationView
+from yeetui.tui.widgets.markdown_text import (
+    AnswerText,
+    MarkdownBlocks,
+    RenderedMarkdown,
+    block_starts,
+    markdown_blocks,
+)
 from yeetui.tui.widgets.message_views import (
     FLUSH_INTERVAL,
     FREEZE_AT,
     RESERVE_STEP,
     TYPING_FLUSH_INTERVAL,
-    AnswerText,
     AssistantMessageView,
-    MarkdownBlocks,
     Pacing,
-    RenderedMarkdown,
-    block_starts,
-    markdown_blocks,
 )
 
 
