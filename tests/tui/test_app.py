@@ -668,3 +668,28 @@ async def test_schedule_command_adds_lists_pauses_resumes_and_removes(fake_env, 
         await _type(pilot, "/schedule add every 30m no-such-profile hello")
         await _until(pilot, lambda: "No profile 'no-such-profile'" in _text(view))
         assert len(await main.runtime.store.schedules.all()) == 1
+
+
+HOSTILE = ("Done.\x1b]52;c;cm0gLXJmIH4K\x07 Clipboard\x1b]0;pwned-title\x1b\\ set.\x1b[2J\x1b[H"
+           "\rOVERWRITTEN\x9b31m end")
+
+
+async def test_an_answer_s_escape_sequences_never_reach_the_terminal(fake_env, project: Path) -> None:
+    """A model's answer (and its echo in the prompt) may hold escape sequences: every line the app draws loses
+    its control characters (no clipboard write, title change or screen clear), the printable rest stays."""
+    from textual.geometry import Region
+    from textual.widget import Widget
+
+    fake_env.script(Reply(text=f"# Title\n\n{HOSTILE}\n\n- item {HOSTILE}\n\n```\ncode {HOSTILE}\n```\n\nlast"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 40)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, f"say {HOSTILE}")
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "last" in _text(view))
+        await pilot.pause()
+        drawn = "".join(segment.text for widget in main.query(Widget) if widget.size
+                        for strip in widget.render_lines(Region(0, 0, *widget.size)) for segment in strip)
+        assert "OVERWRITTEN31m end" in drawn and "pwned-title" in drawn  # shown, as plain text
+        for control in ("\x1b", "\x07", "\r", "\x9b"):
+            assert control not in drawn, f"{control!r} is drawn"

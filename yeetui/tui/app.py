@@ -20,18 +20,20 @@ import asyncio
 import importlib
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.theme import Theme
 
 from yeetui.tui.gc_pacing import FullCollections, calm_gc
 from yeetui.tui.startup import Pending, StartingScreen
+from yeetui.tui.terminal_filter import TerminalControls
 from yeetui.tui.themes import discover_themes, save_theme, saved_theme
 
 if TYPE_CHECKING:
@@ -69,6 +71,12 @@ class YeetuiApp(App[None]):
         Binding("ctrl+g", "fleet", "Fleet", id="fleet", show=False),
         Binding("ctrl+o", "parent_session", "Parent", id="parent_session", show=False),
     ]
+
+    _TERMINAL_CONTROLS = TerminalControls()
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, and one that keeps control characters off the terminal (`terminal_filter.py`)."""
+        return [*super().get_line_filters(), self._TERMINAL_CONTROLS]
 
     def __init__(self, *, cwd: Path | None = None, resume: str | None = None, continue_latest: bool = False,
                  model: str | None = None, runtime: Any = None, tune_gc: bool = False, **kw: Any) -> None:
