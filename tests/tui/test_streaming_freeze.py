@@ -50,6 +50,12 @@ def drawn(message: AssistantMessageView) -> list[str]:
     return [line.strip() for line in lines if line.strip()]
 
 
+class Typing(Pacing):
+    """The user types all along (a loaded machine may take longer than `TYPING_GRACE` between two writes)."""
+
+    typing = True  # type: ignore[assignment]  # a constant where Pacing computes it
+
+
 def tail_lines(message: AssistantMessageView, app: Any, width: int) -> int:
     """The lines the open end of a streaming answer takes: what rendering the whole text shown takes, less
     what the frozen parts before it take."""
@@ -467,7 +473,7 @@ async def test_while_the_user_types_blocks_freeze_later_and_a_fast_answer_takes_
         await view.stream_text("r1", "")
         message = view.query_one(AssistantMessageView)
         await pilot.pause()
-        view.pacing.typed()
+        view.pacing = message.pacing = Typing()
         await view.stream_text("r1", "".join(f"paragraph {n}\n\n" for n in range(2 * FREEZE_AT)))
         await message.flush()
         await pilot.pause()
@@ -528,8 +534,8 @@ async def test_a_write_parses_only_the_end_of_the_open_end_and_cuts_it_as_parsin
     async with Host(view).run_test(size=(100, 30)) as pilot:
         await view.stream_text("r1", "")
         message = view.query_one(AssistantMessageView)
+        view.pacing = message.pacing = Typing()  # (no freeze below FREEZE_AT_TYPING blocks)
         for start in range(0, len(text), 23):
-            view.pacing.typed()  # (no freeze below FREEZE_AT_TYPING blocks)
             await view.stream_text("r1", text[start:start + 23])
             await message.flush()
             await pilot.pause()

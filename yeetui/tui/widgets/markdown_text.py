@@ -83,7 +83,7 @@ def markdown_blocks(source: str) -> list[tuple[str, bool]]:
     blocks = _top_level_blocks(source)
     if not blocks:
         return [(source, True)] if source else []
-    offsets = [0]  # where each line starts (the parser counts lines by "\n", as `freeze` cuts)
+    offsets = [0]  # where each line starts (the parser counts lines by "\n")
     while (end := source.find("\n", offsets[-1])) != -1:
         offsets.append(end + 1)
     cuts = [0] + [offsets[min(start, len(offsets) - 1)] for start, _ in blocks[1:]] + [len(source)]
@@ -116,25 +116,25 @@ class MarkdownBlocks:
     def block_lines(self, app: App[Any], width: int) -> list[int]:
         """Lines each block takes at `width`, with the blank line before it (see `RenderedMarkdown.height`)."""
         options = app.console_options.update_width(width).update(highlight=False)
-        return [block.height(app, width) + blank for block, blank in self._blanks(app.console, options)]
+        return [block.height(app, width) + blank for block, blank, _ in self._blanks(app.console, options)]
 
     def height(self, app: App[Any], width: int) -> int:
         """Lines it takes at `width`."""
         return sum(self.block_lines(app, width))
 
-    def _blanks(self, console: Console, options: ConsoleOptions) -> Iterator[tuple[RenderedMarkdown, bool]]:
-        """Each block, and whether a blank line is drawn before it."""
+    def _blanks(self, console: Console,
+                options: ConsoleOptions) -> Iterator[tuple[RenderedMarkdown, bool, list[Segment]]]:
+        """Each block, whether a blank line is drawn before it, and its own segments."""
         before = self.after
         for block, gap in self.blocks:
             segments = block.__rich_console__(console, options)
-            yield block, bool(before) and not (segments and segments[0].text == "\n")
+            yield block, bool(before) and not (segments and segments[0].text == "\n"), segments
             before = gap
 
     def drawn_blocks(self, console: Console,
                      options: ConsoleOptions) -> Iterator[tuple[RenderedMarkdown, bool, list[Segment]]]:
         """Each block, whether a blank line is drawn before it, and its segments (that line included)."""
-        for block, blank in self._blanks(console, options):
-            segments = block.__rich_console__(console, options)
+        for block, blank, segments in self._blanks(console, options):
             yield block, blank, [Segment.line(), *segments] if blank else segments
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:

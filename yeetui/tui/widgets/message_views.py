@@ -94,7 +94,7 @@ FREEZE_AT = 8
 """Blocks the open end of a streaming answer may hold before the older ones are frozen (see
 `AssistantMessageView`): it is rendered again on every draw, so the fewer the cheaper."""
 FREEZE_AT_TYPING = 3 * FREEZE_AT
-"""The same while the user types: a freeze mounts a Static, a layout of the screen that a key typed meanwhile
+"""The same while the user types: a freeze mounts a widget, a layout of the screen that a key typed meanwhile
 waits for, and the open end, drawn block by block, costs little more for a few more blocks."""
 KEEP_LIVE = 2
 """Blocks that stay open after a freeze: the last one, which a later delta may still change (a list or table
@@ -154,10 +154,10 @@ class ThinkingBlock(Collapsible):
 class AssistantMessageView(SizedByLayout, Entry, Vertical):
     """An assistant message: optional thinking, then the text. Streams while `live`.
 
-    The text is Rich Markdown in `Static`s, rendered once per width, streaming or not. While it streams, the
-    open end of the answer (`_tail`) is one Static drawn again on each write (`MarkdownBlocks`: only the
-    blocks the write changed are rendered again), and once it holds more than `FREEZE_AT` blocks, all but the
-    last `KEEP_LIVE` move, rendered as they are, into a `.frozen` Static before it that is never rendered
+    The text is Rich Markdown in `AnswerText`s, rendered once per width, streaming or not. While it streams,
+    the open end of the answer (`_tail`) is one `AnswerText` drawn again on each write (`MarkdownBlocks`: only
+    the blocks the write changed are rendered again), and once it holds more than `FREEZE_AT` blocks, all but
+    the last `KEEP_LIVE` move, rendered as they are, into a `.frozen` one before it that is never rendered
     again. A write so costs the same at 40 KB as at 4 KB, and one widget's worth of layout.
 
     (Textual's own `Markdown` widget, written through a `MarkdownStream`, keeps a child widget per block, and
@@ -191,7 +191,7 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
         self._thinking_buffer: list[str] = []
         self._timer: Timer | None = None
         self._frozen = ""
-        """The start of the text, shown by the `.frozen` Statics before `_body`."""
+        """The start of the text, shown by the `.frozen` `AnswerText`s before `_body`."""
         self._tail = text
         """The rest of the text, shown by `_body`."""
         self._frozen_gap: bool | None = None
@@ -348,7 +348,7 @@ class AssistantMessageView(SizedByLayout, Entry, Vertical):
             self._body.styles.min_height = None
 
     async def _freeze(self, blocks: Sequence[tuple[RenderedMarkdown, bool]]) -> None:
-        """Move finished blocks, the first of the open end, into a frozen Static (see the class docstring)."""
+        """Move finished blocks, the first of the open end, into a frozen `AnswerText` (see the class docstring)."""
         frozen = MarkdownBlocks(blocks, after=self._frozen_gap)
         self._tail = self._tail[len(frozen.text):]
         self._frozen += frozen.text
