@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 from tests.e2e.tmux import flat
 from tests.fakellm import Reply, ToolCall
@@ -87,6 +88,27 @@ def test_burst_typed_command_is_sent_as_typed(launch, fake_env) -> None:
     app.wait_for("BURST-VERDICT: all keys arrived.", timeout=10,
                  why="the oracle started by the burst-typed `/oracle why does the login test flake?` + Enter")
     assert "why does the login test flake?" in fake_env.requests[0].text
+
+
+def test_a_typed_key_is_drawn_at_once_not_at_the_screen_s_next_frame(launch, monkeypatch) -> None:
+    """Textual draws a screen at most TEXTUAL_FPS times a second; here once a second. A key's echo is written
+    at once all the same: each of three keys, typed right after the last one showed (drawn by the frame
+    just before, had it waited for frames), shows well within the second the next frame would take."""
+    monkeypatch.setenv("TEXTUAL_FPS", "1")
+    app = launch()
+    typed = "zq"
+    app.send(typed)
+    app.wait_for(typed, why="the first keys in the composer")
+    waits = []
+    for key in "xkw":
+        typed += key
+        sent = time.monotonic()
+        app.send(key)
+        while typed not in app.screen():
+            assert time.monotonic() - sent < 5, f"{typed!r} never showed:\n{app.screen()}"
+            time.sleep(0.01)
+        waits.append(time.monotonic() - sent)
+    assert min(waits) < 0.5, f"each key waited for the next frame (1 s apart): {waits}"
 
 
 def test_f2_toggles_the_pair_watcher(launch, fake_env) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message as TextualMessage
@@ -326,3 +327,21 @@ def test_at_most_eight_rows() -> None:
                       file_source=lambda p: many)
     assert len(rows) == 8
     assert [r.value for r in rows[:3]] == ["@oracle", "@reviewer", "@builder"]
+
+
+async def test_keys_typed_in_one_burst_take_effect_in_the_order_typed() -> None:
+    """Characters, backspaces and arrows read in one burst (a fast typist, a paste, a terminal that
+    buffers): Textual inserts a character when the widget reads it but runs a binding (backspace, left)
+    only once the key has bubbled back to the app — behind the characters typed after it."""
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.query_one(Composer)
+        burst = [*"helo", "backspace", "backspace", *"llo", "space", *"wrld", "left", "left", "left", "o", "end",
+                 "ctrl+w", *"there"]
+        for key in burst:  # all in the app's queue before it reads the first, as from the terminal
+            app._driver.send_message(events.Key(key, _CHARACTERS.get(key, key if len(key) == 1 else None)))
+        await pilot.pause()
+        assert composer.text == "hello there"
+
+
+_CHARACTERS = {"space": " "}

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import gc
 
+from textual._compositor import CompositorUpdate
 from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.screen import ModalScreen
+from textual.widgets import Static, TextArea
 
-from yeetui.tui.textual_workarounds import MeasuredAfterEachUpdate, app_bindings, release_styles_caches, user_keymap
+from yeetui.tui.textual_workarounds import (
+    MeasuredAfterEachUpdate,
+    app_bindings,
+    own_bindings,
+    paint_now,
+    release_styles_caches,
+    user_keymap,
+)
 
 
 class Column(App[None]):
@@ -46,6 +55,13 @@ async def test_the_lines_of_unmounted_widgets_are_released() -> None:
 class Keyed(App[None]):
     BINDINGS = [("ctrl+t", "toggle_dark", "Theme"), Binding("f9", "bell", "Ring", id="ring")]
 
+    def compose(self) -> ComposeResult:
+        yield KeyedArea()
+
+
+class KeyedArea(TextArea):
+    BINDINGS = [Binding("f5", "select_all", id="area.all"), Binding("f6", "cursor_left", priority=True)]
+
 
 async def test_the_apps_own_bindings_and_the_users_keymap_are_read_where_textual_keeps_them() -> None:
     """`app_bindings` and `user_keymap` read Textual's private `_bindings` / `_keymap`: a release that moves
@@ -54,8 +70,13 @@ async def test_the_apps_own_bindings_and_the_users_keymap_are_read_where_textual
     async with app.run_test():
         assert {(b.key, b.description) for b in app_bindings(app)} >= {("ctrl+t", "Theme"), ("f9", "Ring")}
         assert all(isinstance(b, Binding) for b in app_bindings(app))
-        app.set_keymap({"ring": "f8"})
-        assert user_keymap(app) == {"ring": "f8"}
+        area = app.query_one(KeyedArea)
+        assert [b.action for b in own_bindings(area, "backspace")] == ["delete_left"]
+        assert [b.action for b in own_bindings(area, "f5")] == ["select_all"]
+        assert own_bindings(area, "f6") == [] and own_bindings(area, "f9") == []  # priority; the app's
+        app.set_keymap({"ring": "f8", "area.all": "f7"})
+        assert user_keymap(app) == {"ring": "f8", "area.all": "f7"}
+        assert own_bindings(area, "f5") == [] and [b.action for b in own_bindings(area, "f7")] == ["select_all"]
 
 
 class Measured(MeasuredAfterEachUpdate, Static):
@@ -83,3 +104,41 @@ async def test_a_widget_whose_content_changes_while_a_layout_is_pending_gets_its
         await pilot.pause()
         assert measured.size.height == 3
         assert plain.size.height != 3  # the height measured in between, kept
+
+
+class Typed(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Static("ELSEWHERE")
+        yield TextArea()
+
+
+async def test_a_widget_s_repaint_is_written_at_once_and_only_its_own() -> None:
+    """`paint_now` renders the screen's dirty regions through Textual's private compositor and `_display`:
+    a release that moves them fails here, not as keys echoed a frame late. Only the widget's own lines are
+    written, nothing while updates are batched or another screen is shown."""
+    app = Typed()
+    async with app.run_test(size=(40, 12)) as pilot:
+        area = app.query_one(TextArea)
+        area.focus()
+        await pilot.pause()
+        written: list[str] = []
+        display = app._display
+
+        def record(screen: object, update: CompositorUpdate | None) -> None:
+            written.append("" if update is None else update.render_segments(app.console))
+
+        app._display = record  # type: ignore[method-assign]
+        app.query_one(Static).update("CHANGED-TOO")
+        area.insert("typed-now")
+        assert paint_now(area)
+        assert len(written) == 1 and "typed-now" in written[0] and "CHANGED" not in written[0]
+        assert paint_now(area)  # nothing left to draw
+        assert written[-1] == ""
+        with app.batch_update():
+            area.insert("+")
+            assert not paint_now(area)
+        await app.push_screen(ModalScreen())
+        await pilot.pause()
+        area.insert("!")
+        assert not paint_now(area)
+        app._display = display  # type: ignore[method-assign]

@@ -15,6 +15,7 @@ from textual._styles_cache import StylesCache
 from textual.app import App
 from textual.binding import Binding
 from textual.geometry import Region, Size
+from textual.widget import Widget
 
 
 def release_styles_caches() -> None:
@@ -75,8 +76,47 @@ def app_bindings(app: App[Any]) -> list[Binding]:
     return [binding for _, binding in getattr(app, "_bindings", ())]
 
 
+def own_bindings(widget: Widget, key: str) -> list[Binding]:
+    """The widget's own bindings for `key` (not its ancestors', not priority ones), with the user's keymap
+    applied: those Textual runs once the key has bubbled back to the app. Textual keeps them in the private
+    `_bindings`."""
+    bindings = getattr(widget, "_bindings", None)
+    if bindings is None:
+        return []
+    bindings = bindings.copy()
+    keymap = user_keymap(widget.app)
+    if keymap:
+        bindings.apply_keymap(keymap)
+    return [binding for binding in bindings.key_to_bindings.get(key, ()) if not binding.priority]
+
+
 def user_keymap(app: App[Any]) -> Mapping[str, str]:
     """The keymap the user set (`set_keymap`): binding id → keys. Textual keeps it in the private `_keymap`;
     a widget that handles keys before Textual's bindings (the composer) must honour it too."""
     keymap = getattr(app, "_keymap", None)
     return keymap if isinstance(keymap, Mapping) else {}
+
+
+def paint_now(widget: Widget) -> bool:
+    """Write what `widget` has to repaint to the terminal now, rather than at its screen's next frame; whether
+    it did.
+
+    Textual draws a screen at most `TEXTUAL_FPS` (60) times a second: a refresh waits for the next frame, up
+    to 1/60 s, and that frame also carries whatever else changed meanwhile — while an answer streams, a layout
+    of the screen and a repaint of the conversation, 20 ms and more. For a typed key the user waits on the
+    echo alone, and drawing it at once is what terminal emulators and other TUIs do (television's 60 fps cap
+    dropped for input, alexpasmantier/television#1108; a synchronous render after input in ghostty-web,
+    coder/ghostty-web#161). Only the widget's own lines are drawn, where the screen's last frame put it: what
+    the terminal shows is that frame, so a layout still pending (which may move the widget) moves it, and
+    repaints both places, at the next frame as before. Nothing is drawn while updates are batched, or when
+    the widget is not on the screen shown.
+    """
+    app = widget.app
+    screen = widget.screen
+    compositor = getattr(screen, "_compositor", None)
+    if (compositor is None or not hasattr(app, "_display") or getattr(app, "_batch_count", True) or app.is_inline
+            or screen is not app.screen or widget not in compositor.visible_widgets):
+        return False
+    compositor.update_widgets({widget})
+    app._display(screen, compositor.render_update(screen_stack=getattr(app, "_background_screens", [])))
+    return True

@@ -20,9 +20,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import OptionList, Static, TextArea
-from textual.widgets.text_area import Selection
+from textual.widgets.text_area import Edit, EditResult, Selection
 
-from yeetui.tui.textual_workarounds import user_keymap
+from yeetui.tui.textual_workarounds import own_bindings, paint_now, user_keymap
 from yeetui.tui.widgets.completion import Candidate, CompletionPopup, Location, candidates, find_context
 
 PLACEHOLDER = "Message yeetui — / for commands, @ for files and agents, ! for shell"
@@ -49,11 +49,14 @@ _IN_ORDER = {"composer.submit": ("enter", "submit"),
 class ComposerInput(TextArea):
     """The TextArea inside the Composer (its own class so styles and tests can find it).
 
-    Enter and the newline keys are handled here, in the TextArea's own key order, not as priority bindings:
-    a priority binding runs as soon as the app reads the key, before the characters typed just ahead of
-    it (queued for this widget) are inserted — so text typed and sent in one burst (a fast typist, tmux
-    send-keys, a terminal that buffers) lost its tail or was not sent at all. The keys still follow the
-    user's keymap (binding ids `composer.submit`, `composer.newline`).
+    Every key is handled in the order typed. Textual inserts a character as soon as this widget reads its
+    key, but runs a key's binding only once the key has bubbled back up to the app, behind the keys typed
+    after it; and a priority binding runs as soon as the app reads the key, ahead of the keys typed before
+    it. In text typed in one burst (a fast typist, a paste, tmux send-keys, a terminal that buffers),
+    "helo", two backspaces and "lo world" came out "helolo wor"; and Enter, were it a priority binding,
+    sent the text without its tail. So Enter and the newline keys, and the TextArea's own bindings
+    (backspace, delete, the arrows …), run here, as each key is read. The keys still follow the user's
+    keymap (binding ids `composer.submit`, `composer.newline`, and the TextArea's).
     """
 
     DEFAULT_CSS = """
@@ -67,9 +70,17 @@ class ComposerInput(TextArea):
     }
     """
 
-    def on_key(self, event: events.Key) -> None:
-        """Enter and the newline keys, before the TextArea's own key handling: Textual dispatches a key to
-        each class of the widget in turn (this one first), and `prevent_default` stops it reaching TextArea."""
+    def edit(self, edit: Edit) -> EditResult:
+        """Every change to the text (a key, a paste, a deletion), drawn on the terminal at once: the echo of a
+        key does not wait for the screen's next frame, nor for what else that frame draws (`paint_now`)."""
+        result = super().edit(edit)
+        paint_now(self)
+        return result
+
+    async def on_key(self, event: events.Key) -> None:
+        """Enter, the newline keys and the TextArea's bindings, in key order (see the class docstring), before
+        the TextArea's own key handling: Textual dispatches a key to each class of the widget in turn (this
+        one first), and `prevent_default` stops it reaching TextArea."""
         composer = next((a for a in self.ancestors if isinstance(a, Composer)), None)
         if composer is None:
             return
@@ -79,6 +90,11 @@ class ComposerInput(TextArea):
                 event.stop()
                 event.prevent_default()
                 getattr(composer, f"action_{action}")()
+                return
+        for binding in own_bindings(self, event.key):
+            if await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
                 return
 
 
