@@ -86,11 +86,12 @@ def test_drawn_block_by_block_markdown_shows_what_rendering_the_whole_shows() ->
         blocks = markdown_blocks(partial)
         assert "".join(source for source, _ in blocks) == partial
         drawn_blocks = [(RenderedMarkdown(source, code_theme="monokai"), gap) for source, gap in blocks]
-        assert rendered(MarkdownBlocks(drawn_blocks)) == rendered(partial), end
+        whole = rendered(partial)
+        assert rendered(MarkdownBlocks(drawn_blocks)) == whole, end
         for cut in range(1, len(blocks)):  # frozen up to `cut`, the open end after it
             frozen = MarkdownBlocks(drawn_blocks[:cut])
             tail = MarkdownBlocks(drawn_blocks[cut:], after=frozen.gap)
-            assert rendered(frozen) + rendered(tail) == rendered(partial), (end, cut)
+            assert rendered(frozen) + rendered(tail) == whole, (end, cut)
 
 
 async def test_a_long_answer_keeps_the_live_widget_small_and_never_redraws_frozen_blocks() -> None:
