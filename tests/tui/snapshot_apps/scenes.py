@@ -35,12 +35,15 @@ def frozen_clock() -> float:
 
 
 def stop_blinking(app: App[Any]) -> None:
-    """Keep every text cursor steadily drawn, so a capture never lands on the "off" half of a blink."""
-    for widget in app.screen.query(TextArea):
-        widget.cursor_blink = False
-    for widget in app.screen.query(Input):
-        widget.cursor_blink = False
-        widget._cursor_visible = widget.has_focus  # the blink's pause hides it; a focused input shows it
+    """Keep every text cursor steadily drawn, so a capture never lands on the "off" half of a blink — on the
+    screens under a modal one too (the main screen's composer under /help): a screen that is not active
+    stops blinking in whatever half it was in, which on a loaded machine was the "off" one."""
+    for screen in app.screen_stack:
+        for widget in screen.query(TextArea):
+            widget.cursor_blink = False  # drawn, steadily, where it has focus
+        for widget in screen.query(Input):
+            widget.cursor_blink = False
+            widget._cursor_visible = widget.has_focus  # the blink's pause hides it; a focused input shows it
 
 
 # -- fixed domain records ---------------------------------------------------------------------------
