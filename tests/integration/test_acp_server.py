@@ -79,8 +79,11 @@ def project(tmp_path: Path) -> Path:
 
 
 def _agent(client: EditorClient, project: Path):
+    """`yeetui acp` as an editor starts it. On leaving, its stdin is closed and it exits on its own; the SDK's
+    default 2 s for that was too short beside two CPU hogs, and its terminate() after the wait timed out then
+    raised ProcessLookupError for a process that had exited meanwhile."""
     return spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
-                               transport_kwargs={"stderr": subprocess.DEVNULL})
+                               transport_kwargs={"stderr": subprocess.DEVNULL, "shutdown_timeout": 60.0})
 
 
 async def test_a_turn_streams_text_tool_calls_and_asks_permission_in_the_client(fake_env, project: Path) -> None:
