@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.integration.zygote import ZYGOTE
 from yeetui.events import RunStatus
 
 
@@ -43,9 +44,15 @@ def yeetui_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "yeetui", *args]
 
 
-def run_yeetui(*args: str, cwd: Path, timeout: float = 60, **env: str) -> Completed:
-    proc = subprocess.run(yeetui_argv(*args), cwd=cwd, env=yeetui_env(**env), capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+def run_yeetui(*args: str, cwd: Path, timeout: float = 60, fresh: bool = False, **env: str) -> Completed:
+    """`yeetui ARGS` in its own process, stdin empty, output captured. The process is forked from the worker's
+    warm server (`tests/integration/zygote.py`), which has paid the imports once; `fresh=True` starts a new
+    interpreter instead, for a test about start-up itself."""
+    if fresh:
+        proc = subprocess.run(yeetui_argv(*args), cwd=cwd, env=yeetui_env(**env), capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+    else:
+        proc = ZYGOTE.run(args, cwd=cwd, env=yeetui_env(**env), timeout=timeout)
     return Completed(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -1,0 +1,94 @@
+"""The warm start (`tests/integration/zygote.py`) behaves as the real binary does: the same output, exit status,
+working directory and environment, one process per command, and a timeout that kills."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply
+from tests.integration.helpers import run_yeetui
+from tests.integration.zygote import ZYGOTE
+from tests.processes import gone
+
+
+@pytest.mark.parametrize("args", [("--version",), ("no-such-command",), ("agents", "list"), ("profiles", "list"),
+                                  ("agents", "show", "nope")])
+def test_a_forked_command_answers_as_a_fresh_one(tmp_path: Path, args: tuple[str, ...]) -> None:
+    warm = run_yeetui(*args, cwd=tmp_path)
+    fresh = run_yeetui(*args, cwd=tmp_path, fresh=True)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+
+
+def test_each_command_gets_its_own_directory_and_environment(tmp_path: Path) -> None:
+    """The config directory comes from the environment and the project from the working directory: two
+    commands in a row with different ones must not see each other's."""
+    for name in ("first", "second"):
+        project = tmp_path / name
+        config = tmp_path / f"{name}-config"
+        (config / "agents").mkdir(parents=True)
+        (config / "agents" / f"{name}-only.md").write_text(
+            f"---\nname: {name}-only\ndescription: only in the {name} config\n---\nYou help.\n")
+        project.mkdir()
+        listed = run_yeetui("profiles", "list", cwd=project, YEETUI_CONFIG_DIR=str(config))
+        assert listed.returncode == 0, listed.stderr
+        assert f"{name}-only" in listed.stdout
+        other = "second" if name == "first" else "first"
+        assert f"{other}-only" not in listed.stdout
+
+
+def test_a_command_past_its_timeout_is_killed_and_holds_nothing_of_the_server(tmp_path: Path, fake_env) -> None:
+    """As with `subprocess.run`: TimeoutExpired, and the process no longer runs. While it ran it held none of
+    the server's sockets (its listener, other commands' connections)."""
+    fake_env.script(Reply(text="never sent", after_requests=10**6))
+    run_yeetui("--version", cwd=tmp_path)  # the server is up
+    before = set(_children_of_server())
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            run_yeetui("run", "wait for a reply that never comes", cwd=tmp_path, timeout=20)
+        except BaseException as error:
+            outcome.append(error)
+
+    waiting = threading.Thread(target=run)
+    waiting.start()
+    deadline = time.monotonic() + 30
+    while not (new := set(_children_of_server()) - before) or not fake_env.requests:
+        assert time.monotonic() < deadline, "the command never asked the model"
+        time.sleep(0.05)
+    [child] = new
+    server_sockets = _sockets(_server_pid())
+    assert server_sockets, "the server listens on a socket"
+    assert not server_sockets & _sockets(child)
+    waiting.join(timeout=60)
+    assert len(outcome) == 1 and isinstance(outcome[0], subprocess.TimeoutExpired), outcome
+    assert gone(child)
+
+
+def _children_of_server() -> list[int]:
+    pid = _server_pid()
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _server_pid() -> int:
+    pid = ZYGOTE.server_pid
+    assert pid is not None, "the warm server is not running"
+    return pid
+
+
+def _sockets(pid: int) -> set[str]:
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
