@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply
+from tests.fakellm.server import FakeLLM
 from tests.integration.helpers import run_yeetui
 from tests.integration.zygote import ZYGOTE
 from tests.processes import gone
@@ -42,7 +43,8 @@ def test_each_command_gets_its_own_directory_and_environment(tmp_path: Path) -> 
         assert f"{other}-only" not in listed.stdout
 
 
-def test_a_command_past_its_timeout_is_killed_and_holds_nothing_of_the_server(tmp_path: Path, fake_env) -> None:
+def test_a_command_past_its_timeout_is_killed_and_held_none_of_the_servers_sockets(tmp_path: Path,
+                                                                                   fake_env: FakeLLM) -> None:
     """As with `subprocess.run`: TimeoutExpired, and the process no longer runs. While it ran it held none of
     the server's sockets (its listener, other commands' connections)."""
     fake_env.script(Reply(text="never sent", after_requests=10**6))

@@ -82,12 +82,13 @@ def _become_command(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # gettempdir() caches TMPDIR as the server saw it
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=encoding,
-                                                 errors=errors)
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=encoding,
-                                                   errors=errors, line_buffering=os.isatty(1))
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=encoding,
-                                                   errors="backslashreplace", line_buffering=True)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=encoding, errors=errors)
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=encoding, errors=errors,
+                                  line_buffering=os.isatty(1))
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=encoding, errors="backslashreplace",
+                                  line_buffering=True)
+    # sys.__stdout__ and the others stay the server's objects: empty, on descriptors 0-2, which now are the
+    # command's
     sys.argv = [sys.executable, *request["argv"]]
     sys.path[0] = os.getcwd()  # `python -m` puts the working directory first
     code = 0
