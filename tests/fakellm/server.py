@@ -190,6 +190,11 @@ class FakeLLM:
             self._cond.notify_all()
             return record
 
+    def release(self) -> None:
+        """Count as one more request (recorded, path `/_fake/release`), without a client: lets a reply held by
+        `after_requests` go when the test says so rather than when some time has passed."""
+        self._begin("other", "POST", "/_fake/release", {}, None, "")
+
     def _hold_until(self, requests: int) -> None:
         with self._cond:
             while len(self._requests) < requests:

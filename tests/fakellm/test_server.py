@@ -485,3 +485,17 @@ def test_standalone_rejects_a_bad_script(tmp_path):
     )
     assert result.returncode == 2
     assert "bad.json: expected a JSON list of replies, got dict" in result.stderr
+
+
+async def test_a_held_reply_goes_when_the_test_releases_it(fake_llm: FakeLLM,
+                                                           claude: anthropic.AsyncAnthropic) -> None:
+    fake_llm.script(Reply(text="held", after_requests=2))
+    received: list[str] = []
+    streaming = asyncio.create_task(stream_text(claude, received))
+    await asyncio.to_thread(fake_llm.wait_for_requests, 1)
+    done, _ = await asyncio.wait({streaming}, timeout=0.3)
+    assert not done and received == []  # one request so far: still held
+    fake_llm.release()
+    await asyncio.wait_for(streaming, timeout=30)
+    assert "".join(received) == "held"
+    assert [r.path for r in fake_llm.requests][-1] == "/_fake/release"

@@ -100,15 +100,17 @@ def test_start_wait_json_prints_the_completed_record(fake_env, project: Path) ->
 def test_detached_start_returns_at_once_and_the_worker_completes_it(fake_env, project: Path, workers,
                                                                    isolated_env: Path) -> None:
     fake_env.script(
-        Reply(text="Reading the test first. " * 10, chunk_size=8, chunk_delay=0.05,
-              tool_calls=[ToolCall("complete", {"output": "DETACHED-ANSWER"})], when_contains="DETACHED-Q"),
+        Reply(text="Reading the test first. " * 10, chunk_size=8,
+              tool_calls=[ToolCall("complete", {"output": "DETACHED-ANSWER"})], when_contains="DETACHED-Q",
+              after_requests=2),  # held until the test has looked (the release below)
     )
     started = _start(project, workers, "oracle", "DETACHED-Q what is flaky?", "--timeout", "120")
     assert started["status"] == "queued" and started["label"] == "oracle#1"
     right_after = _status(project, started["run_id"])
-    assert right_after["status"] in ("queued", "running"), right_after  # the reply alone takes over a second
+    assert right_after["status"] in ("queued", "running"), right_after
     assert right_after["pid"] == started["pid"] != os.getpid()
     assert right_after["options"]["timeout"] == 120
+    fake_env.release()
 
     record = _wait_status(project, started["run_id"], {"completed", "failed", "interrupted", "timeout"})
     assert record["status"] == "completed", record
