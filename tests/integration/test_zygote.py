@@ -6,16 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.fakellm import Reply
+from tests.fakellm import Reply, ToolCall
 from tests.fakellm.server import FakeLLM
-from tests.integration.helpers import run_yeetui
+from tests.integration.helpers import Completed, run_yeetui
 from tests.integration.zygote import ZYGOTE
-from tests.processes import gone
 
 
 @pytest.mark.parametrize("args", [("--version",), ("no-such-command",), ("agents", "list"), ("profiles", "list"),
@@ -43,34 +41,33 @@ def test_each_command_gets_its_own_directory_and_environment(tmp_path: Path) -> 
         assert f"{other}-only" not in listed.stdout
 
 
-def test_a_command_past_its_timeout_is_killed_and_held_none_of_the_servers_sockets(tmp_path: Path,
-                                                                                   fake_env: FakeLLM) -> None:
-    """As with `subprocess.run`: TimeoutExpired, and the process no longer runs. While it ran it held none of
-    the server's sockets (its listener, other commands' connections)."""
+def test_a_command_past_its_timeout_is_killed(tmp_path: Path, fake_env: FakeLLM) -> None:
+    """As with `subprocess.run`: TimeoutExpired, once the process has been killed and reaped."""
     fake_env.script(Reply(text="never sent", after_requests=10**6))
     run_yeetui("--version", cwd=tmp_path)  # the server is up
     before = set(_children_of_server())
-    outcome: list[BaseException] = []
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_yeetui("run", "wait for a reply that never comes", cwd=tmp_path, timeout=3)
+    assert set(_children_of_server()) <= before
 
-    def run() -> None:
-        try:
-            run_yeetui("run", "wait for a reply that never comes", cwd=tmp_path, timeout=20)
-        except BaseException as error:
-            outcome.append(error)
 
-    waiting = threading.Thread(target=run)
+def test_a_command_holds_none_of_the_servers_sockets(tmp_path: Path, fake_env: FakeLLM) -> None:
+    """While a command runs it holds stdin, stdout and stderr from the test, and none of the server's sockets
+    (its listener, other commands' connections)."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "done"})], after_requests=2))
+    run_yeetui("--version", cwd=tmp_path)  # the server is up
+    before = set(_children_of_server())
+    finished: list[Completed] = []
+    waiting = threading.Thread(target=lambda: finished.append(run_yeetui("run", "hold on", cwd=tmp_path)))
     waiting.start()
-    deadline = time.monotonic() + 30
-    while not (new := set(_children_of_server()) - before) or not fake_env.requests:
-        assert time.monotonic() < deadline, "the command never asked the model"
-        time.sleep(0.05)
-    [child] = new
+    fake_env.wait_for_requests(1, timeout=60)  # the command is waiting for its reply
+    [child] = set(_children_of_server()) - before
     server_sockets = _sockets(_server_pid())
     assert server_sockets, "the server listens on a socket"
     assert not server_sockets & _sockets(child)
+    fake_env.release()
     waiting.join(timeout=60)
-    assert len(outcome) == 1 and isinstance(outcome[0], subprocess.TimeoutExpired), outcome
-    assert gone(child)
+    assert [done.returncode for done in finished] == [0], finished
 
 
 def _children_of_server() -> list[int]:
