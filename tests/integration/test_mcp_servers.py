@@ -3,6 +3,7 @@ are not there. Each failure is reported with its reason and stderr tail, and not
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -85,19 +86,22 @@ async def test_crash_hang_garbage_and_missing_are_reported_and_leave_nothing_run
     pids = tmp_path / "pids"
     pids.mkdir()
     note = f"import os; open({str(pids)!r} + '/' + str(os.getpid()), 'w').close()\n"
-    servers = McpConnections([
+    ending = McpConnections([  # these end by themselves: a long start timeout keeps a loaded machine out of it
         spec("crash", PY, "-c", "import sys; sys.stderr.write('boom: token s3cr3t-t0ken-value and \\x1b[2J'); "
                                 "sys.exit(3)", env={"TOKEN": "s3cr3t-t0ken-value"}),
+        spec("missing", "/nonexistent/mcp-server"),
+    ], start_timeout=60)
+    servers = McpConnections([
         spec("hang", PY, "-c", note + "import time; time.sleep(120)"),
         spec("garbage", PY, "-c", note + "import time; print('not json at all', flush=True); time.sleep(120)"),
-        spec("missing", "/nonexistent/mcp-server"),
     ], start_timeout=3)
-    crash, hang, garbage, missing = await servers.start_all()
+    (crash, missing), (hang, garbage) = await asyncio.gather(ending.start_all(), servers.start_all())
     assert crash.state == "failed" and "boom: token [REDACTED] and" in (crash.error or "")
     assert "s3cr3t" not in (crash.error or "") and "\x1b" not in (crash.error or "")
     assert hang.state == "failed" and "did not answer within 3 s" in (hang.error or "")
     assert garbage.state == "failed" and "did not answer within 3 s" in (garbage.error or "")
     assert missing.state == "failed" and "the command was not found" in (missing.error or "")
+    await ending.close()
     await servers.close()
     started = [int(p.name) for p in pids.iterdir()]
     assert len(started) == 2
