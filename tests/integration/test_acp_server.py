@@ -19,6 +19,7 @@ from acp.stdio import spawn_agent_process
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui
+from tests.integration.zygote import ZYGOTE
 from yeetui import paths
 from yeetui.messages import Usage
 from yeetui.providers.pricing import cost_usd
@@ -82,7 +83,7 @@ def _agent(client: EditorClient, project: Path):
     """`yeetui acp` as an editor starts it. On leaving, its stdin is closed and it exits on its own; the SDK's
     default 2 s for that was too short beside two CPU hogs, and its terminate() after the wait timed out then
     raised ProcessLookupError for a process that had exited meanwhile."""
-    return spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
+    return spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,
                                transport_kwargs={"stderr": subprocess.DEVNULL, "shutdown_timeout": 60.0})
 
 
@@ -272,7 +273,7 @@ def _tree_script(fake_env) -> None:
 async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fake_env, project: Path) -> None:
     _tree_script(fake_env)
     client, wire = EditorClient(), Wire()
-    async with spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
+    async with spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,
                                    transport_kwargs={"stderr": subprocess.DEVNULL},
                                    observers=[wire.observe]) as (conn, _process):
         await _opt_in(conn)
@@ -307,7 +308,7 @@ async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fak
 async def test_a_client_that_did_not_opt_in_sees_no_subagent_messages(fake_env, project: Path) -> None:
     _tree_script(fake_env)
     client, wire = EditorClient(), Wire()
-    async with spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
+    async with spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,
                                    transport_kwargs={"stderr": subprocess.DEVNULL},
                                    observers=[wire.observe]) as (conn, _process):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
@@ -333,7 +334,7 @@ async def test_a_childs_question_is_asked_on_its_session_and_a_child_is_cancelle
         Reply(text="slow " * 400, chunk_delay=0.05, when_contains="KID-RAN"),
         Reply(text="Parent carries on.", when_contains="cancel"))
     client, wire = EditorClient("allow_once"), Wire()
-    async with spawn_agent_process(client, sys.executable, "-m", "yeetui", "acp", env=_env(), cwd=project,
+    async with spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,
                                    transport_kwargs={"stderr": subprocess.DEVNULL},
                                    observers=[wire.observe]) as (conn, _process):
         await _opt_in(conn)

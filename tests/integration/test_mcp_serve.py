@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.integration.zygote import ZYGOTE
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
            "YEETUI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "LITELLM_LOCAL_MODEL_COST_MAP", "YEETUI_NETGUARD",
@@ -34,7 +35,7 @@ async def test_spawn_wait_and_collect_an_oracle(fake_env, tmp_path: Path) -> Non
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "The answer is 42."})], when_contains="ORACLE-Q"))
     env = {k: os.environ[k] for k in _PASSED if k in os.environ}
     env["YEETUI_MODEL"] = "anthropic/claude-sonnet-4-5"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "yeetui", "mcp", "serve"], env=env,
+    params = StdioServerParameters(command=sys.executable, args=ZYGOTE.argv("mcp", "serve")[1:], env=env,
                                    cwd=str(project))
     errors = (tmp_path / "stderr.txt").open("w")
     async with stdio_client(params, errlog=errors) as (read, write), ClientSession(read, write) as session:
@@ -217,7 +218,7 @@ def _stdio_params(project: Path):
 
     env = {k: os.environ[k] for k in _PASSED if k in os.environ}
     env["YEETUI_MODEL"] = "anthropic/claude-sonnet-4-5"
-    return StdioServerParameters(command=sys.executable, args=["-m", "yeetui", "mcp", "serve"], env=env,
+    return StdioServerParameters(command=sys.executable, args=ZYGOTE.argv("mcp", "serve")[1:], env=env,
                                  cwd=str(project))
 
 

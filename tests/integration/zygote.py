@@ -238,6 +238,13 @@ class Zygote:
                 atexit.register(self._process.kill)
             return self._socket
 
+    def argv(self, *args: str) -> list[str]:
+        """A command line that runs `yeetui ARGS` forked from the warm server, for code that starts a program
+        itself (the ACP and MCP SDKs' spawn). A small launcher (Python without site, standard library only)
+        hands its stdin, stdout, stderr, directory and environment to the server, passes SIGTERM, SIGINT and
+        SIGHUP on to the command, and ends as the command ended."""
+        return [sys.executable, "-S", __file__, "--launch", self._ensure(), *args]
+
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
             timeout: float) -> subprocess.CompletedProcess[str]:
         """`subprocess.run(["python", "-m", "yeetui", *argv], capture_output=True, text=True,
@@ -321,7 +328,44 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="strict").replace("\r\n", "\n").replace("\r", "\n")
 
 
+def _launch(path: str, args: list[str]) -> None:
+    """The launcher `Zygote.argv` starts: its stdio becomes the command's, then it waits for the command."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(path)
+    header = json.dumps({"argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    socket.send_fds(conn, [_LENGTH.pack(len(header))], [0, 1, 2])
+    conn.sendall(header)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # the command alone holds them now: its stdout closing is the end of file the caller sees
+        os.dup2(null, fd)
+    pending = b""
+    pid: int | None = None
+
+    def pass_on(signum: int, _frame: object) -> None:
+        if pid is not None:
+            os.kill(pid, signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, pass_on)
+    while True:
+        data = conn.recv(4096)
+        if not data:
+            os._exit(1)  # the server went away
+        *lines, pending = (pending + data).split(b"\n")
+        for line in lines:
+            reply = json.loads(line)
+            pid = reply.get("pid", pid)
+            if "status" in reply:
+                if os.WIFSIGNALED(reply["status"]):  # end the same way, as a shell or SDK would see it
+                    signal.signal(os.WTERMSIG(reply["status"]), signal.SIG_DFL)
+                    os.kill(os.getpid(), os.WTERMSIG(reply["status"]))
+                os._exit(os.waitstatus_to_exitcode(reply["status"]) & 0xFF)
+
+
 ZYGOTE = Zygote()
 
 if __name__ == "__main__":
-    _server_main(sys.argv[1])
+    if sys.argv[1] == "--launch":
+        _launch(sys.argv[2], sys.argv[3:])
+    else:
+        _server_main(sys.argv[1])
