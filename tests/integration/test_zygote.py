@@ -12,8 +12,9 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.fakellm.server import FakeLLM
-from tests.integration.helpers import Completed, run_yeetui
+from tests.integration.helpers import Completed, run_yeetui, yeetui_env
 from tests.integration.zygote import ZYGOTE
+from tests.processes import gone
 
 
 @pytest.mark.parametrize("args", [("--version",), ("no-such-command",), ("agents", "list"), ("profiles", "list"),
@@ -91,3 +92,25 @@ def _sockets(pid: int) -> set[str]:
         if target.startswith("socket:"):
             found.add(target)
     return found
+
+
+@pytest.mark.parametrize("args", [("--version",), ("no-such-command",)])
+def test_the_launcher_answers_as_a_fresh_command(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """`ZYGOTE.argv` is for SDKs that spawn a program themselves: its output and status are the command's."""
+    launched = subprocess.run(ZYGOTE.argv(*args), cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL, env=yeetui_env())
+    fresh = run_yeetui(*args, cwd=tmp_path, fresh=True)
+    assert (launched.returncode, launched.stdout, launched.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+
+
+def test_the_launcher_passes_sigterm_on_and_ends_when_the_command_does(tmp_path: Path, fake_env: FakeLLM) -> None:
+    fake_env.script(Reply(text="never sent", after_requests=10**6))
+    before = set(_children_of_server())
+    launcher = subprocess.Popen(ZYGOTE.argv("run", "hold on"), cwd=tmp_path, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=yeetui_env())
+    fake_env.wait_for_requests(1, timeout=60)
+    [command] = set(_children_of_server()) - before
+    launcher.terminate()
+    launcher.communicate(timeout=60)
+    assert launcher.returncode != 0
+    assert gone(command)
