@@ -8,11 +8,13 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.integration.helpers import run_yeetui
+from tests.processes import running_with
 from yeetui.mcp.client import RESTART_AFTER, McpConnection, McpConnections
 from yeetui.mcp.servers import ServerSpec
 
@@ -83,17 +85,15 @@ async def test_a_server_gets_no_provider_keys_and_its_process_tree_is_stopped(
 
 
 async def test_crash_hang_garbage_and_missing_are_reported_and_leave_nothing_running(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    note = f"import os; open({str(pids)!r} + '/' + str(os.getpid()), 'w').close()\n"
+    marker = f"mcp-test-{uuid.uuid4().hex}"  # in the hanging servers' command lines: found however far they got
     ending = McpConnections([  # these end by themselves: a long start timeout keeps a loaded machine out of it
         spec("crash", PY, "-c", "import sys; sys.stderr.write('boom: token s3cr3t-t0ken-value and \\x1b[2J'); "
                                 "sys.exit(3)", env={"TOKEN": "s3cr3t-t0ken-value"}),
         spec("missing", "/nonexistent/mcp-server"),
     ], start_timeout=60)
     servers = McpConnections([
-        spec("hang", PY, "-c", note + "import time; time.sleep(120)"),
-        spec("garbage", PY, "-c", note + "import time; print('not json at all', flush=True); time.sleep(120)"),
+        spec("hang", PY, "-c", "import time; time.sleep(120)", marker),
+        spec("garbage", PY, "-c", "import time; print('not json at all', flush=True); time.sleep(120)", marker),
     ], start_timeout=3)
     (crash, missing), (hang, garbage) = await asyncio.gather(ending.start_all(), servers.start_all())
     assert crash.state == "failed" and "boom: token [REDACTED] and" in (crash.error or "")
@@ -103,9 +103,10 @@ async def test_crash_hang_garbage_and_missing_are_reported_and_leave_nothing_run
     assert missing.state == "failed" and "the command was not found" in (missing.error or "")
     await ending.close()
     await servers.close()
-    started = [int(p.name) for p in pids.iterdir()]
-    assert len(started) == 2
-    assert all(wait_dead(pid) for pid in started)
+    deadline = time.monotonic() + 15
+    while left := running_with(marker):
+        assert time.monotonic() < deadline, f"still running after the connections closed: {left}"
+        await asyncio.sleep(0.05)
 
 
 async def test_a_failed_server_is_tried_again_only_after_a_pause(tmp_path: Path) -> None:
