@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """Compile yeetui and the tests to bytecode once, before any worker starts. The suite starts hundreds of
     Python processes (the real binary, pane and detached workers); where the environment says
     PYTHONDONTWRITEBYTECODE (sandboxes often do) none of them would write a cache, and each would compile
-    yeetui from source again — unlike an installed yeetui, whose bytecode pip writes at install."""
+    yeetui from source again — unlike an installed yeetui, whose bytecode pip writes at install. Likewise
+    each worker would rewrite every test module's asserts again, every run (about 10 s of CPU a worker)."""
+    sys.dont_write_bytecode = False  # and pytest may keep the test modules it rewrote for their asserts
     if hasattr(config, "workerinput"):
-        return  # an xdist worker: the controller has done it
+        return  # an xdist worker: the controller has done the rest
     root = Path(__file__).resolve().parents[1]
     for folder in ("yeetui", "tests", "bench"):
         compileall.compile_dir(root / folder, quiet=1)
