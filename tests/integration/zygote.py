@@ -24,6 +24,7 @@ import io
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import struct
@@ -225,6 +226,10 @@ class Zygote:
     def _ensure(self) -> str:
         with self._lock:
             if self._process is None or self._process.poll() is not None:
+                if self._process is not None:  # it died (a test killed its process group, say): start another
+                    for pipe in (self._process.stdin, self._process.stdout):
+                        if pipe is not None:
+                            pipe.close()
                 folder = tempfile.mkdtemp(prefix="yz-", dir="/tmp")  # AF_UNIX paths are short
                 self._socket = os.path.join(folder, "s")
                 env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
@@ -236,6 +241,7 @@ class Zygote:
                 if ready.strip() != b"ready":
                     raise RuntimeError(f"the warm yeetui server did not start (said {ready!r})")
                 atexit.register(self._process.kill)
+                atexit.register(shutil.rmtree, folder, True)
             return self._socket
 
     def argv(self, *args: str) -> list[str]:
