@@ -286,14 +286,13 @@ def test_a_killed_parent_finds_its_pane_child_running_and_hears_of_it_once(fake_
         asyncio.run(_wait_for_run("oracle", RunStatus.RUNNING))
         os.killpg(parent.pid, signal.SIGKILL)
         parent.wait(timeout=30)
-        listed = subprocess.run(yeetui_argv("agents", "list", "--json"), cwd=project, env=env, capture_output=True,
-                                text=True, timeout=60)
+        listed = run_yeetui("agents", "list", "--json", cwd=project)
         runs = {r["label"]: r for r in json.loads(listed.stdout)}
         assert runs["oracle#1"]["status"] == "running", runs  # reattached to, not marked interrupted
         release.touch()
         asyncio.run(_wait_for_run("oracle", RunStatus.COMPLETED))
         for _ in range(2):  # any command recovers: the pending announcement is made, once
-            subprocess.run(yeetui_argv("agents", "list"), cwd=project, env=env, capture_output=True, timeout=60)
+            run_yeetui("agents", "list", cwd=project)
         texts = asyncio.run(_parent_announcements())
         assert len(texts) == 1 and "PANE-LONG-ANSWER" in texts[0]
     finally:
