@@ -37,7 +37,7 @@ import pytest
 
 from tests.e2e.tmux import Tmux, tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import yeetui_argv, yeetui_env
+from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
 from tests.processes import gone, group_members
 from yeetui.cli import main as yeetui_main
 
@@ -164,9 +164,7 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
                                     stdin=subprocess.DEVNULL)
             killed.append(proc.pid)
         elif host == "worker":
-            started = subprocess.run(yeetui_argv("agents", "start", "generic", "PARENT-TASK: delegate", "--json"),
-                                     cwd=project, env=yeetui_env(), capture_output=True, text=True, timeout=60,
-                                     stdin=subprocess.DEVNULL)
+            started = run_yeetui("agents", "start", "generic", "PARENT-TASK: delegate", "--json", cwd=project)
             assert started.returncode == 0, started.stderr
             killed.append(json.loads(started.stdout)["pid"])
         else:
