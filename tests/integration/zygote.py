@@ -49,7 +49,6 @@ def _warm() -> None:
     interpreter)."""
     import anthropic  # noqa: F401
 
-    import yeetui.cli
     import yeetui.cli.common
     import yeetui.providers.anthropic  # noqa: F401
 
@@ -259,16 +258,41 @@ class Zygote:
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY)
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            conn.connect(path)
-            header = json.dumps({"argv": list(argv), "cwd": str(cwd), "env": dict(env)}).encode()
-            socket.send_fds(conn, [_LENGTH.pack(len(header))], [null, out_write, err_write])
-            conn.sendall(header)
+            conn = _ask(path, argv, cwd=str(cwd), env=env, stdio=(null, out_write, err_write))
         finally:
             for fd in (null, out_write, err_write):
                 os.close(fd)
         return _collect(conn, out_read, err_read, ["yeetui", *argv], timeout)
+
+
+def _ask(path: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str],
+         stdio: tuple[int, int, int]) -> socket.socket:
+    """Ask the server at `path` to run `yeetui ARGV` on these stdin, stdout and stderr; the connection then
+    brings its replies (`_Replies`)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(path)
+    header = json.dumps({"argv": list(argv), "cwd": cwd, "env": dict(env)}).encode()
+    socket.send_fds(conn, [_LENGTH.pack(len(header))], list(stdio))
+    conn.sendall(header)
+    return conn
+
+
+class _Replies:
+    """The server's replies on a connection, one JSON line each: `{"pid": …}` once forked, `{"status": …}`
+    (a wait status) once the command has ended."""
+
+    def __init__(self) -> None:
+        self._pending = b""
+        self.pid: int | None = None
+        self.status: int | None = None
+
+    def feed(self, data: bytes) -> None:
+        *lines, self._pending = (self._pending + data).split(b"\n")
+        for line in lines:
+            reply = json.loads(line)
+            self.pid = reply.get("pid", self.pid)
+            self.status = reply.get("status", self.status)
 
 
 def _collect(conn: socket.socket, out_read: int, err_read: int, args: list[str],
@@ -276,9 +300,7 @@ def _collect(conn: socket.socket, out_read: int, err_read: int, args: list[str],
     """Read the child's output until both pipes close and its exit status, as `subprocess.run` does; at the
     timeout, kill it, wait for its status only, and raise `TimeoutExpired` with what it wrote."""
     chunks: dict[int, list[bytes]] = {out_read: [], err_read: []}
-    pending = b""
-    pid: int | None = None
-    status: int | None = None
+    replies = _Replies()
     deadline = time.monotonic() + timeout
     timed_out = killed = False
     selector = selectors.DefaultSelector()
@@ -293,10 +315,10 @@ def _collect(conn: socket.socket, out_read: int, err_read: int, args: list[str],
                 for fd in (out_read, err_read):
                     if fd in selector.get_map():
                         selector.unregister(fd)
-            if timed_out and pid is not None and not killed:
+            if timed_out and replies.pid is not None and not killed:
                 killed = True
                 try:
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(replies.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             for key, _ in selector.select(timeout=None if timed_out else max(left, 0.0)):
@@ -304,11 +326,7 @@ def _collect(conn: socket.socket, out_read: int, err_read: int, args: list[str],
                     data = conn.recv(4096)
                     if not data:
                         selector.unregister(conn)
-                    *lines, pending = (pending + data).split(b"\n")
-                    for line in lines:
-                        reply = json.loads(line)
-                        pid = reply.get("pid", pid)
-                        status = reply.get("status", status)
+                    replies.feed(data)
                     continue
                 assert isinstance(key.fileobj, int)
                 data = os.read(key.fileobj, 65536)
@@ -324,9 +342,9 @@ def _collect(conn: socket.socket, out_read: int, err_read: int, args: list[str],
     stdout, stderr = (_text(b"".join(chunks[fd])) for fd in (out_read, err_read))
     if timed_out:
         raise subprocess.TimeoutExpired(args, timeout, output=stdout, stderr=stderr)
-    if status is None:
-        raise RuntimeError(f"the warm yeetui server lost {args} (pid {pid})")
-    return subprocess.CompletedProcess(args, os.waitstatus_to_exitcode(status), stdout, stderr)
+    if replies.status is None:
+        raise RuntimeError(f"the warm yeetui server lost {args} (pid {replies.pid})")
+    return subprocess.CompletedProcess(args, os.waitstatus_to_exitcode(replies.status), stdout, stderr)
 
 
 def _text(data: bytes) -> str:
@@ -336,36 +354,32 @@ def _text(data: bytes) -> str:
 
 def _launch(path: str, args: list[str]) -> None:
     """The launcher `Zygote.argv` starts: its stdio becomes the command's, then it waits for the command."""
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(path)
-    header = json.dumps({"argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
-    socket.send_fds(conn, [_LENGTH.pack(len(header))], [0, 1, 2])
-    conn.sendall(header)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):  # the command alone holds them now: its stdout closing is the end of file the caller sees
-        os.dup2(null, fd)
-    pending = b""
-    pid: int | None = None
+    replies = _Replies()
+    caught: list[int] = []  # signals that came before the command's pid: passed on once it is known
 
     def pass_on(signum: int, _frame: object) -> None:
-        if pid is not None:
-            os.kill(pid, signum)
+        if replies.pid is None:
+            caught.append(signum)
+        else:
+            os.kill(replies.pid, signum)
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, pass_on)
-    while True:
+    conn = _ask(path, args, cwd=os.getcwd(), env=os.environ, stdio=(0, 1, 2))
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # the command alone holds them now: its stdout closing is the end of file the caller sees
+        os.dup2(null, fd)
+    while replies.status is None:
         data = conn.recv(4096)
         if not data:
             os._exit(1)  # the server went away
-        *lines, pending = (pending + data).split(b"\n")
-        for line in lines:
-            reply = json.loads(line)
-            pid = reply.get("pid", pid)
-            if "status" in reply:
-                if os.WIFSIGNALED(reply["status"]):  # end the same way, as a shell or SDK would see it
-                    signal.signal(os.WTERMSIG(reply["status"]), signal.SIG_DFL)
-                    os.kill(os.getpid(), os.WTERMSIG(reply["status"]))
-                os._exit(os.waitstatus_to_exitcode(reply["status"]) & 0xFF)
+        replies.feed(data)
+        while caught and replies.pid is not None:
+            os.kill(replies.pid, caught.pop(0))
+    if os.WIFSIGNALED(replies.status):  # end the same way, as a shell or an SDK would see it
+        signal.signal(os.WTERMSIG(replies.status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(replies.status))
+    os._exit(os.waitstatus_to_exitcode(replies.status) & 0xFF)
 
 
 ZYGOTE = Zygote()
