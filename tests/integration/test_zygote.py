@@ -105,8 +105,9 @@ def test_the_launcher_answers_as_a_fresh_command(tmp_path: Path, args: tuple[str
 
 def test_the_launcher_passes_sigterm_on_and_ends_when_the_command_does(tmp_path: Path, fake_env: FakeLLM) -> None:
     fake_env.script(Reply(text="never sent", after_requests=10**6))
+    argv = ZYGOTE.argv("run", "hold on")  # starts the server if this worker has not yet
     before = set(_children_of_server())
-    launcher = subprocess.Popen(ZYGOTE.argv("run", "hold on"), cwd=tmp_path, stdin=subprocess.DEVNULL,
+    launcher = subprocess.Popen(argv, cwd=tmp_path, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=yeetui_env())
     fake_env.wait_for_requests(1, timeout=60)
     [command] = set(_children_of_server()) - before
