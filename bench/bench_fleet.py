@@ -47,6 +47,14 @@ async def _fill(store, runs: int, project: Path) -> None:  # type: ignore[no-unt
 
 
 async def _case(runs: int, keys: int, refresh: float) -> None:
+    import yeetui.tui.screens.fleet as fleet_screen
+
+    fleet_screen.REFRESH = refresh
+    with tempfile.TemporaryDirectory(prefix="bench-fleet-") as folder:
+        await _measure(Path(folder), runs, keys)
+
+
+async def _measure(home: Path, runs: int, keys: int) -> None:
     from textual import events
     from textual.widgets import OptionList
 
@@ -55,8 +63,6 @@ async def _case(runs: int, keys: int, refresh: float) -> None:
     from yeetui.store import Store
     from yeetui.tui.fleet_app import FleetApp
 
-    fleet_screen.REFRESH = refresh
-    home = Path(tempfile.mkdtemp(prefix="bench-fleet-"))
     async with await Store.open(home / "yeetui.db") as store:
         await _fill(store, runs, home)
         app = FleetApp(FleetDesk(store), run_handover=lambda handover: 0)

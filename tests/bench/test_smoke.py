@@ -54,7 +54,8 @@ def test_tui_benchmark_runs() -> None:
 @pytest.mark.timeout(300)
 def test_headless_benchmark_runs() -> None:
     figures = _run("bench_headless.py")
-    _has(figures, "yeetui run vs direct anthropic SDK call", "yeetui --version cold start")
+    _has(figures, "yeetui run vs direct anthropic SDK call", "yeetui --version cold start",
+         "import anthropic, collector paused")
 
 
 @pytest.mark.timeout(300)

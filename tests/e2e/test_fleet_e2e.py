@@ -92,7 +92,10 @@ def test_the_fleet_shows_three_projects_and_acts_on_each(launch, fake_env, proje
         fleet.press("Down")
         time.sleep(0.2)
     fleet.press("t")
-    fleet.wait_for(lambda s: "NEEDS YOU" not in s, timeout=20, why="the pane's window in the fleet's place")
+    # the pane server's status line: its client is attached and reads keys (sent sooner, a prefix key can be
+    # flushed with the input the client finds when it takes over the terminal)
+    fleet.wait_for(lambda s: "NEEDS YOU" not in s and "0:oracle-1" in s, timeout=20,
+                   why="the pane's window in the fleet's place")
     fleet.press("C-b", "d")
     fleet.wait_for("Back from oracle", timeout=20, why="the fleet again after detaching")
 

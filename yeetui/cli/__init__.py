@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from yeetui import __version__
 from yeetui.application.process import protect_process
+from yeetui.heavy_imports import gc_paused
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction["_Parser"]
@@ -290,9 +291,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_tui(args)
     # Imported on use: a command loads only what it needs (`yeetui` alone starts the TUI without them).
     module, name = COMMANDS[args.command]
-    from yeetui.cli.common import run_command
+    with gc_paused():
+        from yeetui.cli.common import run_command
 
-    return run_command(getattr(importlib.import_module(module), name), args)
+        command = getattr(importlib.import_module(module), name)
+    return run_command(command, args)
 
 
 def run_tui(args: argparse.Namespace) -> int:
@@ -305,8 +308,9 @@ def run_tui(args: argparse.Namespace) -> int:
         print("yeetui: the TUI needs a terminal; for scripts use `yeetui run PROMPT` (see yeetui --help).",
               file=sys.stderr)
         return 2
-    from yeetui.cli.common import setup_logging
-    from yeetui.tui.app import YeetuiApp
+    with gc_paused():
+        from yeetui.cli.common import setup_logging
+        from yeetui.tui.app import YeetuiApp
 
     setup_logging()
     app = YeetuiApp(resume=args.resume, continue_latest=args.cont, model=args.model, tune_gc=True)

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from yeetui.errors import ProviderError
+from yeetui.heavy_imports import gc_paused
 from yeetui.messages import (
     Message,
     Part,
@@ -319,7 +320,8 @@ class AnthropicProvider:
         return missing_key("anthropic", "Anthropic", self._api_key)
 
     def _new_client(self) -> Any:
-        import anthropic  # lazily: importing the SDK costs about a second
+        with gc_paused():
+            import anthropic  # lazily: importing the SDK costs about a second
 
         return anthropic.AsyncAnthropic(
             api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yeetui.errors import ProviderError
+from yeetui.heavy_imports import gc_paused
 from yeetui.messages import Message, Part, TextPart, ThinkingPart, ToolCallPart, Usage, pair_tool_results
 from yeetui.providers.base import (
     ModelRequest,
@@ -74,7 +75,8 @@ def _import_litellm() -> Any:
     # In its default "DEV" mode litellm loads a `.env` found above its install dir at import: with a venv
     # inside a cloned repository that is the repository's `.env`, whose OPENAI_BASE_URL would get the key.
     os.environ["LITELLM_MODE"] = "PRODUCTION"
-    import litellm
+    with gc_paused():
+        import litellm
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False
