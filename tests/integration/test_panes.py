@@ -322,24 +322,26 @@ async def _parent_announcements() -> list[str]:
         return await _announcements(store, parent.session_id)
 
 
-CHILDREN = 12
-"""Two waves of six: a descriptor kept per child, per wave or per parent shows as more at the end."""
+CHILDREN = 8
+WAVE = 4
+"""Two waves of four, two children to each of four parents: a descriptor kept per child, per wave or per parent
+shows as more at the end."""
 
 
 @pytest.mark.timeout(900)
-async def test_a_dozen_pane_children_leave_no_descriptor_open(runtime: Runtime, fake_env) -> None:
-    """Spawn and finish 12 tmux-mode children: the parent's open file descriptors return to where they were
+async def test_waves_of_pane_children_leave_no_descriptor_open(runtime: Runtime, fake_env) -> None:
+    """Spawn and finish 8 tmux-mode children: the parent's open file descriptors return to where they were
     (pipes to tmux, env files, store reads are all closed on every path)."""
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
     parents = [await runtime.store.create_session(profile="generic") for _ in range(4)]
     await runtime.spawner.panes.problem()  # type: ignore[union-attr]  # the version probe, before the baseline
     baseline = _open_fds()
     spawned = []
-    for n in range(CHILDREN):  # in waves of 6 (a wave ends before the next starts)
+    for n in range(CHILDREN):  # in waves (a wave ends before the next starts)
         spawned.append(await runtime.spawner.spawn(SpawnRequest("oracle", f"question {n}", mode="tmux",
                                                                 parent_session_id=parents[n % 4].id,
                                                                 requested_by="user")))
-        if n % 6 == 5:
+        if n % WAVE == WAVE - 1:
             await until(lambda: _all_final(runtime.store, [h.run_id for h in spawned]), "a wave to end", 300)
     await until(lambda: _all_final(runtime.store, [h.run_id for h in spawned]), "every child to end", 300)
     await until(lambda: not runtime.spawner.elsewhere.following(), "the parent to stop following them")
