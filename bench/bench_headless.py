@@ -1,7 +1,6 @@
 """`yeetui run` vs a minimal script calling the anthropic SDK directly, against the same fake server.
 
-Also the cold start of `yeetui --version` against `python -c pass`, and the SDK's import with the cyclic
-collector paused (as yeetui imports it, `yeetui/heavy_imports.py`) against a plain `import anthropic`.
+Also the cold start of `yeetui --version` against `python -c pass`.
 Usage: python bench/bench_headless.py [--quick] [--rounds N]
 """
 
@@ -46,10 +45,6 @@ def main() -> None:
         bare = [sys.executable, "-c", "pass"]
         a, b = alternate(version, bare, rounds=args.rounds, env=env, cwd=home)
         report("yeetui --version cold start vs python -c pass", a, b)
-        paused = [sys.executable, "-c", "from yeetui.heavy_imports import gc_paused\nwith gc_paused(): import anthropic"]
-        plain = [sys.executable, "-c", "import yeetui.heavy_imports\nimport anthropic"]
-        a, b = alternate(paused, plain, rounds=args.rounds, env=env, cwd=home)
-        report("import anthropic, collector paused vs not", a, b, goal=1.0)
 
 
 if __name__ == "__main__":

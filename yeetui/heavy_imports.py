@@ -3,8 +3,9 @@
 `import anthropic` alone builds ~1,500 pydantic model classes and loads ~3,500 modules. While it runs, CPython
 starts a young collection every 700 net allocations and a full one every hundred of those, each walking a heap
 that keeps growing: work thrown away, as nothing an import creates is garbage. Paused, the SDK's import takes
-about a tenth less (1.92 s against 2.12 s on a 2-core machine; `bench/bench_headless.py` prints both), and
-every subagent worker, `yeetui run`, ACP and MCP server pays it at start.
+a few per cent less CPU (1.61 s against 1.69 s on a 2-core machine, ten interleaved runs each; a subagent
+worker's imports 1.88 s against 1.94 s), which every subagent worker, `yeetui run`, ACP and MCP server pays at
+start.
 
 The pause is process-wide, so overlapping users (an import in a worker thread while the TUI starts) share it:
 the collector is turned back on when the last of them ends, and only if it was on when the first began.

@@ -54,8 +54,7 @@ def test_tui_benchmark_runs() -> None:
 @pytest.mark.timeout(300)
 def test_headless_benchmark_runs() -> None:
     figures = _run("bench_headless.py")
-    _has(figures, "yeetui run vs direct anthropic SDK call", "yeetui --version cold start",
-         "import anthropic, collector paused")
+    _has(figures, "yeetui run vs direct anthropic SDK call", "yeetui --version cold start")
 
 
 @pytest.mark.timeout(300)
