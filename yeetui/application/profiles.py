@@ -27,6 +27,6 @@ def unknown_names(profiles: ProfileSet) -> list[str]:
 
 
 def _known_providers() -> set[str]:
-    from yeetui.providers.litellm import known_providers  # imports litellm: only this command pays for it
+    from yeetui.providers.litellm import known_providers  # reads litellm's provider names, without importing it
 
     return known_providers() | {"anthropic"}

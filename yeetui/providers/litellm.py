@@ -7,7 +7,9 @@ to `True`; otherwise litellm fetches its price map from GitHub on import.
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import importlib.util
 import json
 import logging
 import os
@@ -15,6 +17,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from yeetui.errors import ProviderError
@@ -91,8 +94,31 @@ def _import_litellm() -> Any:
 
 
 def known_providers() -> set[str]:
-    """The provider prefixes litellm can call (imports litellm: seconds; for `profiles validate`)."""
-    return {str(getattr(p, "value", p)) for p in _import_litellm().provider_list}
+    """The provider prefixes litellm can call (for `profiles validate`): its `LlmProviders` enum, read from
+    litellm's source where it is found (milliseconds), else from the imported package (seconds)."""
+    return providers_in_source() or {str(getattr(p, "value", p)) for p in _import_litellm().provider_list}
+
+
+def providers_in_source() -> set[str]:
+    """The values of litellm's `LlmProviders` enum (what its `provider_list` is made of), read from
+    `litellm/types/utils.py` without importing litellm; empty when that file or class is not there."""
+    try:
+        spec = importlib.util.find_spec("litellm")
+    except (ImportError, ValueError):
+        return set()
+    if spec is None or not spec.submodule_search_locations:
+        return set()
+    for folder in spec.submodule_search_locations:
+        try:
+            tree = ast.parse(Path(folder, "types", "utils.py").read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == "LlmProviders":
+                return {statement.value.value for statement in node.body
+                        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+                        and isinstance(statement.value.value, str)}
+    return set()
 
 
 # ---------------------------------------------------------------------------------------------------

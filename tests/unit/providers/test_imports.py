@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.fakellm import Reply
 from tests.fakellm.fixtures import ANTHROPIC_TEST_KEY, OPENAI_TEST_KEY
 
@@ -84,3 +86,29 @@ def test_litellm_uses_its_local_price_map_and_prints_nothing(fake_llm) -> None:
     """, env=env)
     assert proc.stdout.splitlines() == ["hello from litellm / ProviderError", "True"]
     assert proc.stderr == ""
+
+
+def test_the_provider_names_litellm_knows_are_read_without_importing_it() -> None:
+    """`profiles validate` learns litellm's provider names from its source: the same names its `provider_list`
+    gives once imported, and litellm is not loaded to read them."""
+    proc = run_python("""
+        import json, os, sys
+        from yeetui.providers.litellm import known_providers
+        read = known_providers()
+        print("litellm" in sys.modules)
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        import litellm
+        print(json.dumps(sorted(read ^ {str(getattr(p, "value", p)) for p in litellm.provider_list})))
+        print(len(read) > 50 and "openai" in read)
+    """)
+    assert proc.stdout.splitlines() == ["False", "[]", "True"]
+
+
+def test_without_the_enum_in_its_source_the_names_come_from_the_imported_package(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A litellm release that moved `LlmProviders` elsewhere: the names still come, from the import."""
+    import yeetui.providers.litellm as adapter
+
+    monkeypatch.setattr(adapter, "providers_in_source", lambda: set())
+    names = adapter.known_providers()
+    assert {"openai", "gemini", "openrouter", "ollama"} <= names
