@@ -47,20 +47,20 @@ def test_overlapping_pauses_in_two_threads_end_with_the_last_one() -> None:
     def first() -> None:
         with gc_paused():
             a_in.set()
-            b_in.wait(5)
+            b_in.wait(60)
         a_out.set()
 
     def second() -> None:
-        a_in.wait(5)
+        a_in.wait(60)
         with gc_paused():
             b_in.set()
-            a_out.wait(5)
+            a_out.wait(60)
             seen["after A ended"] = gc.isenabled()
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(120)
     assert seen == {"after A ended": False}
     assert gc.isenabled()
