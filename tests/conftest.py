@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import compileall
+import contextlib
 import os
+import shutil
+import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,11 +34,37 @@ def pytest_configure(config: pytest.Config) -> None:
     yeetui from source again — unlike an installed yeetui, whose bytecode pip writes at install. Likewise
     each worker would rewrite every test module's asserts again, every run (about 10 s of CPU a worker)."""
     sys.dont_write_bytecode = False  # and pytest may keep the test modules it rewrote for their asserts
+    _private_runtime_dir()
     if hasattr(config, "workerinput"):
         return  # an xdist worker: the controller has done the rest
     root = Path(__file__).resolve().parents[1]
     for folder in ("yeetui", "tests", "bench"):
         compileall.compile_dir(root / folder, quiet=1)
+
+
+def _private_runtime_dir() -> None:
+    """Each test process (the controller, each xdist worker) gets an XDG_RUNTIME_DIR of its own: the warm
+    servers that the workers yeetui starts fork from (`yeetui/system/warm.py`) and the relay sockets live
+    there, so a test run shares one warm server per process and leaves none behind (`pytest_unconfigure`)."""
+    folder = tempfile.mkdtemp(prefix="yr-", dir="/tmp")  # short: socket paths are limited to 108 bytes
+    os.environ["XDG_RUNTIME_DIR"] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the warm servers this process's tests started, and remove their folder."""
+    from yeetui.system import warm
+
+    folder = os.environ.get("XDG_RUNTIME_DIR", "")
+    if not os.path.basename(folder).startswith("yr-"):
+        return
+    # Pane workers start from tmux's environment, which may not carry XDG_RUNTIME_DIR: their server is then this
+    # build's in the default folder (SIGTERM: it ends once the commands it runs have ended).
+    default = warm.place({}, key=warm.build_key())
+    for lock in [*Path(folder).glob("yeetui-*/warm-*.lock"), *([default.lock] if default else [])]:
+        with contextlib.suppress(OSError, ValueError):
+            if warm.server_alive(warm.Place(lock.with_suffix(".sock"), lock)):
+                os.kill(int(lock.read_text().split()[0]), signal.SIGTERM)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

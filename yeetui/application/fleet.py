@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -29,6 +28,7 @@ from yeetui.store.coordination import PermissionAsk
 from yeetui.store.records import RunBrief, SessionRecord, WorktreeRecord
 from yeetui.subagents.detached import spawn_worker, worker_log
 from yeetui.subagents.elsewhere import process_running
+from yeetui.system.processes import yeetui_command
 from yeetui.system.terminals import attach_argv
 from yeetui.system.tmux import Pane, TmuxServer
 
@@ -227,7 +227,7 @@ class FleetDesk:
             raise YeetuiError(f"{row.label} is a conversation of its own, not a subagent: open it (enter) and type "
                               "there to go on with it.")
         project = _project_of(row)
-        argv = [sys.executable, "-m", "yeetui", "agents", "send", "--json", "--ask-anywhere", run.id, "--", text]
+        argv = yeetui_command("agents", "send", "--json", "--ask-anywhere", run.id, "--", text)
         pid = await asyncio.to_thread(spawn_worker, argv, cwd=project, env=self.env,
                                       log_path=worker_log(f"{run.id}-follow-up", self.env))
         return f"{row.label} goes on with your message (process {pid}; it shows here as it works)."
@@ -264,7 +264,7 @@ class FleetDesk:
 
     def open_session(self, row: FleetRow) -> Handover:
         """yeetui on the run's session, in its project: `yeetui --resume SESSION`."""
-        return Handover([sys.executable, "-m", "yeetui", "--resume", row.session_id], str(_project_of(row)))
+        return Handover(yeetui_command("--resume", row.session_id), str(_project_of(row)))
 
 
 def _project_of(row: FleetRow) -> Path:

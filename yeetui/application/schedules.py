@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from yeetui.scheduling.times import check, next_after
 from yeetui.store import Store
 from yeetui.store.records import utcnow
 from yeetui.store.schedules import Fire, ScheduleRecord
+from yeetui.system.processes import yeetui_command
 from yeetui.trust import is_trusted
 
 __all__ = ["PAUSE_AFTER", "Fire", "ScheduleRecord", "Scheduler", "describe_fire", "describe_state",
@@ -152,7 +152,7 @@ def profile_names(project_dir: Path) -> set[str]:
 
 async def launch_detached(schedule: ScheduleRecord) -> str:
     """An ordinary detached run of the schedule's project: `yeetui agents start` in its folder."""
-    argv = [sys.executable, "-m", "yeetui", "agents", "start", "--json", "--label", f"schedule {schedule.id}"]
+    argv = yeetui_command("agents", "start", "--json", "--label", f"schedule {schedule.id}")
     # Headless: only what the user allowed for the schedule (--yes), the rest refused — never a question left
     # waiting overnight.
     argv.append("--yes" if schedule.approve else "--refuse-asks")

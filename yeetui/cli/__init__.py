@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from yeetui import __version__
-from yeetui.application.process import protect_process
+from yeetui.application.process import is_warm_server, protect_process, serve_warm_workers, start_warm
 from yeetui.heavy_imports import gc_paused
 
 if TYPE_CHECKING:
@@ -285,6 +285,20 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     protect_process()  # before any key is read: the agents' commands must not read this process's memory
+    if argv is None:  # this process's own command line: a worker's may be run by the warm server instead
+        argv = sys.argv[1:]
+        if is_warm_server(argv):
+            return serve_warm_workers(argv, preload=_preload, run=_command)
+        start_warm(argv)  # returns when no warm server ran it
+    return _command(list(argv))
+
+
+def _preload() -> None:
+    """What the warm server imports of the CLI for a worker: the command's module."""
+    from yeetui.cli import agents, common  # noqa: F401
+
+
+def _command(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -20,7 +20,6 @@ So `store.inbox.list(session_id)`, `store.slots.take(run_id, limit)`, `store.per
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterable
@@ -45,7 +44,7 @@ from yeetui.store.coordination import (
 )
 from yeetui.store.db import Database, first_row
 from yeetui.store.inbox import InboxItems
-from yeetui.store.liveness import pid_alive, process_gone, process_start
+from yeetui.store.liveness import own_pid, pid_alive, process_gone, process_start
 from yeetui.store.records import (
     RunBrief,
     RunRecord,
@@ -377,7 +376,7 @@ class Store(Database):
         run_id, now = uuid.uuid4().hex, utcnow()
         status = RunStatus(status)
         parent_session = (options or {}).get("parent_session_id")
-        pid = os.getpid() if pid is None else pid
+        pid = own_pid() if pid is None else pid
         pid_start = process_start(pid)
 
         def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from yeetui.runs.spec import RunOptions
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
 from yeetui.subagents.spawn_request import SpawnRefused
+from yeetui.system.processes import yeetui_command
 
 
 class DetachedRuns:
@@ -68,7 +68,7 @@ class DetachedRuns:
 
     async def launch(self, run_id: str, *, resume: bool = False) -> int:
         """Start `yeetui agent run` for `run_id` detached; its pid, recorded on the run."""
-        argv = [sys.executable, "-m", "yeetui", "agent", "run", "--run-id", run_id, *(["--resume"] if resume else [])]
+        argv = yeetui_command("agent", "run", "--run-id", run_id, *(["--resume"] if resume else []))
         env = dict(self.env)
         try:
             pid = spawn_worker(argv, cwd=self.project_dir, env=env, log_path=worker_log(run_id, env))

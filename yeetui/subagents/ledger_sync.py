@@ -11,7 +11,6 @@ session has subagents it also sets the tree's cost, so a parent row says what it
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from yeetui.events import RunStatus
 from yeetui.store import Store
-from yeetui.store.liveness import pid_alive
+from yeetui.store.liveness import own_pid, pid_alive
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.ledger import WATCHING, Ledger
 
@@ -51,7 +50,7 @@ class LedgerSync:
             self._busy = False
 
     async def _runs_elsewhere(self) -> None:
-        me = os.getpid()
+        me = own_pid()
         shown: set[str] = set()
         theirs = []
         for run in await self.store.list_runs(statuses=LIVE, limit=200):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from yeetui import paths
+from yeetui.system.processes import yeetui_command
 from yeetui.system.tmux import Pane, TmuxError, TmuxServer, server_name
 
 __all__ = ["Pane", "PaneHost", "TmuxError", "read_env_file"]
@@ -38,8 +38,8 @@ class PaneHost:
     async def start(self, run_id: str, label: str, *, resume: bool = False) -> Pane:
         """Open a window running the worker for `run_id`. Raises TmuxError when tmux refuses."""
         env_file = write_env_file(run_id, self.env)
-        argv = [sys.executable, "-m", "yeetui", "agent", "run", "--run-id", run_id, "--env-file", str(env_file),
-                "--show", *(["--resume"] if resume else [])]
+        argv = yeetui_command("agent", "run", "--run-id", run_id, "--env-file", str(env_file),
+                "--show", *(["--resume"] if resume else []))
         try:
             return await self.server.open_window(label, argv, cwd=self.project_dir)
         except (TmuxError, OSError):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import RunOptions, RunResult, cancel_reason
 from yeetui.store import Store
 from yeetui.store.coordination import RunCommand
+from yeetui.store.liveness import own_pid
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery
@@ -297,7 +297,7 @@ class AgentSpawner:
             # A new ending to deliver; and nobody waits inline for it any more (a blocking parent's tool call
             # ended with the process that ran it), so it is announced.
             opts = opts.but(attempt=opts.attempt + 1, blocking=False)
-        if await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid(),
+        if await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=own_pid(),
                                       options=opts.to_json()) is None:
             raise SpawnRefused(f"Run {run.id[:12]} was started by another process meanwhile.")
         timeout = float(opts.timeout or profile.limits.timeout or self.default_timeout)

@@ -14,11 +14,19 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from pathlib import Path
 
 KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL for the process group."""
 _POLL = 0.05
+
+
+def yeetui_command(*args: str) -> list[str]:
+    """A command line that runs this yeetui with `args`. `-P`: the working directory — often a cloned
+    repository — is not put on the import path, where a `yeetui/` or `anthropic.py` of its own would be
+    imported in place of ours."""
+    return [sys.executable, "-P", "-m", "yeetui", *args]
 
 
 def _stat_fields(pid: int) -> list[str] | None:

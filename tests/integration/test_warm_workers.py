@@ -1,0 +1,354 @@
+"""Worker processes forked from the warm server (`yeetui/system/warm.py`): the real binary, real detached and pane
+workers, the fake LLM server. A worker forked warm is still a process of its own that leads its process group;
+its stand-in (the process yeetui started) passes signals on and ends as it ended; killing the stand-in kills it;
+and nothing a project holds is imported in place of yeetui's code, warm or cold."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import struct
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import run_yeetui, wait_for_stored_status
+from tests.processes import gone
+from yeetui.system import warm
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An XDG_RUNTIME_DIR of this test's own, so it gets a warm server of its own (ended afterwards)."""
+    folder = Path(tempfile.mkdtemp(prefix="yw-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    yield folder
+    for pid in _servers(folder):
+        os.kill(pid, signal.SIGKILL)
+    for path in sorted(folder.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    folder.rmdir()
+
+
+def _servers(folder: Path) -> list[int]:
+    """Pids of the warm servers that hold their lock under `folder`."""
+    found = []
+    for lock in folder.glob("yeetui-*/warm-*.lock"):
+        text = lock.read_text().split()
+        if text and not gone(int(text[0])) and warm.server_alive(warm.Place(lock.with_suffix(".sock"), lock)):
+            found.append(int(text[0]))
+    return found
+
+
+def _stored_pid(run_id: str) -> int | None:
+    database = Path(os.environ["YEETUI_DATA_DIR"]) / "yeetui.db"
+    with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as conn:
+        row = conn.execute("SELECT pid FROM agent_runs WHERE id = ?", (run_id,)).fetchone()
+    return row[0] if row else None
+
+
+def _wait(predicate: Callable[[], object], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def _status(pid: int, field: str) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return line.split()[1]
+    raise AssertionError(f"no {field} for {pid}")
+
+
+def _start(project: Path, *args: str) -> dict:
+    done = run_yeetui("agents", "start", *args, "--json", cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int(_status(int(entry.name), "PPid")) == pid and not gone(int(entry.name)):
+                    found.append(int(entry.name))
+            except (OSError, AssertionError, ValueError):
+                continue
+    return found
+
+
+def _worker_of(started: dict, folder: Path) -> int:
+    """The process the warm server forked for a detached run: the child of the server writing to its log."""
+    def find() -> int | None:
+        for server in _servers(folder):
+            for child in _children(server):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{child}/fd/1") == started["log"]:
+                        return child
+        return None
+
+    _wait(find, "no forked worker writes to the run's log")
+    pid = find()
+    assert pid is not None
+    return pid
+
+
+def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_env, project: Path,
+                                                                         runtime_dir: Path) -> None:
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("complete", {"output": "first answer"})], when_contains="WARM-A", after_requests=3),
+        Reply(tool_calls=[ToolCall("complete", {"output": "second answer"})], when_contains="WARM-B",
+              after_requests=3),
+    )
+    first = _start(project, "oracle", "WARM-A look")
+    second = _start(project, "oracle", "WARM-B look")
+    workers = [_worker_of(first, runtime_dir), _worker_of(second, runtime_dir)]
+    (server,) = _servers(runtime_dir)
+    for started, worker in zip((first, second), workers, strict=True):
+        assert worker != started["pid"]
+        assert int(_status(worker, "PPid")) == server  # forked from the warm server, not started afresh
+        assert os.getpgid(worker) == worker and os.getsid(worker) == worker  # leads its group, as a detached one
+        assert not gone(started["pid"])  # its stand-in waits for it
+        assert _stored_pid(started["run_id"]) == started["pid"]  # and is who the run names: one pid throughout
+        assert os.readlink(f"/proc/{worker}/cwd") == str(project)
+    assert b"warm-server" in Path(f"/proc/{server}/cmdline").read_bytes()
+    fake_env.release()
+    for started, answer in zip((first, second), ("first answer", "second answer"), strict=True):
+        assert wait_for_stored_status(started["run_id"]) == "completed"
+        status = run_yeetui("agents", "status", started["run_id"], "--json", cwd=project)
+        assert json.loads(status.stdout)["output"] == answer
+        _wait(lambda started=started: gone(started["pid"]), "the stand-in outlived its worker")
+    log = Path(first["log"]).read_text()
+    assert "warm server" not in log  # no complaint from the stand-in
+
+
+def test_a_killed_stand_in_takes_its_worker_with_it(fake_env, project: Path, runtime_dir: Path) -> None:
+    fake_env.script(Reply(text="never sent", when_contains="KILL-STANDIN", after_requests=10**6))
+    started = _start(project, "oracle", "KILL-STANDIN hold on")
+    worker = _worker_of(started, runtime_dir)
+    fake_env.wait_for_requests(1, timeout=60)
+    os.kill(started["pid"], signal.SIGKILL)
+    _wait(lambda: gone(worker), "the worker outlived its killed stand-in", timeout=20)
+    status = run_yeetui("agents", "status", started["run_id"], "--json", cwd=project)  # which recovers it
+    assert json.loads(status.stdout)["status"] == "interrupted"
+
+
+def test_sigterm_to_the_stand_in_cancels_the_run_as_it_did_a_cold_worker(fake_env, project: Path,
+                                                                         runtime_dir: Path) -> None:
+    fake_env.script(Reply(text="never sent", when_contains="TERM-STANDIN", after_requests=10**6))
+    started = _start(project, "oracle", "TERM-STANDIN hold on")
+    worker = _worker_of(started, runtime_dir)
+    fake_env.wait_for_requests(1, timeout=60)
+    os.kill(started["pid"], signal.SIGTERM)
+    assert wait_for_stored_status(started["run_id"]) == "cancelled"
+    _wait(lambda: gone(worker) and gone(started["pid"]), "the worker or its stand-in stayed")
+
+
+def test_the_server_ends_when_idle_and_a_new_one_starts_after_a_kill(fake_env, project: Path, runtime_dir: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("YEETUI_WARM_IDLE", "1")
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "one"})], when_contains="IDLE-ONE"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "two"})], when_contains="IDLE-TWO"))
+    first = _start(project, "oracle", "IDLE-ONE")
+    _worker_of(first, runtime_dir)
+    (server,) = _servers(runtime_dir)
+    assert wait_for_stored_status(first["run_id"]) == "completed"
+    _wait(lambda: gone(server), "the idle server did not end")
+    assert not list(runtime_dir.glob("yeetui-*/warm-*.sock"))  # it took its socket with it
+
+    second = _start(project, "oracle", "IDLE-TWO")
+    worker = _worker_of(second, runtime_dir)
+    (again,) = _servers(runtime_dir)
+    assert again != server and int(_status(worker, "PPid")) == again
+    assert wait_for_stored_status(second["run_id"]) == "completed"
+
+
+def test_a_server_killed_outright_is_replaced(fake_env, project: Path, runtime_dir: Path) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "one"})], when_contains="DEAD-ONE"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "two"})], when_contains="DEAD-TWO"))
+    first = _start(project, "oracle", "DEAD-ONE")
+    assert wait_for_stored_status(first["run_id"]) == "completed"
+    (server,) = _servers(runtime_dir)
+    os.kill(server, signal.SIGKILL)
+    _wait(lambda: gone(server), "the server did not die")
+    second = _start(project, "oracle", "DEAD-TWO")  # its socket is still there; the lock says nobody serves it
+    assert wait_for_stored_status(second["run_id"]) == "completed"
+    (again,) = _servers(runtime_dir)
+    assert again != server
+
+
+def _ask_raw(path: Path, header: bytes, fds: list[int]) -> dict:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(str(path))
+        socket.send_fds(conn, [struct.pack("!I", len(header))], fds)
+        with contextlib.suppress(BrokenPipeError):  # refused before all of it was read
+            conn.sendall(header)
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return json.loads(reply)
+
+
+def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: Path, runtime_dir: Path) -> None:
+    """Only this user can reach the socket (a 0700 folder, the peer's uid checked); still, whatever it reads is
+    checked: a request that is not JSON, names another command, or brings the wrong descriptors is refused with
+    a reason, and the server serves the next worker."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "one"})], when_contains="HOSTILE-ONE"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "two"})], when_contains="HOSTILE-TWO"))
+    first = _start(project, "oracle", "HOSTILE-ONE")
+    assert wait_for_stored_status(first["run_id"]) == "completed"
+    (sock,) = runtime_dir.glob("yeetui-*/warm-*.sock")
+    assert sock.stat().st_mode & 0o777 == 0o600 and sock.parent.stat().st_mode & 0o777 == 0o700
+    null = os.open(os.devnull, os.O_RDWR)
+    here = os.open(project, os.O_RDONLY)
+    try:
+        four = [null, null, null, here]
+        good = {"argv": ["agent", "run", "--run-id", "x"], "env": {}, "umask": 0o22}
+        for header, fds, reason in (
+                (b"{not json", four, "Expecting"),
+                (json.dumps({**good, "argv": ["run", "rm -rf ~"]}).encode(), four, "not a command this server runs"),
+                (json.dumps({**good, "argv": "agent run"}).encode(), four, "argv must be"),
+                (json.dumps({**good, "env": {"A=B": "c"}}).encode(), four, "env must"),
+                (json.dumps({**good, "umask": -1}).encode(), four, "umask must"),
+                (json.dumps(good).encode(), [null], "four descriptors"),
+                (b"x" * 10, four, "Expecting value")):
+            answer = _ask_raw(sock, header, fds)
+            assert reason in answer.get("error", ""), (header, answer)
+    finally:
+        os.close(null)
+        os.close(here)
+    second = _start(project, "oracle", "HOSTILE-TWO")
+    assert wait_for_stored_status(second["run_id"]) == "completed"
+    assert len(_servers(runtime_dir)) == 1
+
+
+@pytest.mark.parametrize("warmth", ["warm", "cold"])
+def test_a_projects_own_yeetui_or_sdk_is_never_imported(fake_env, project: Path, runtime_dir: Path, warmth: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker runs in the project's folder. `python -m yeetui` would put that folder first on the import path,
+    and a cloned repository's `yeetui/` or `anthropic.py` would run in place of ours (it did, before `-P`)."""
+    if warmth == "cold":
+        monkeypatch.setenv("YEETUI_WARM", "0")
+    marker = project.parent / "pwned"
+    (project / "yeetui").mkdir()
+    for name in ("yeetui/__init__.py", "yeetui/__main__.py", "anthropic.py", "litellm.py", "aiosqlite.py"):
+        (project / name).write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "safe"})], when_contains="SHADOW"))
+    started = _start(project, "oracle", "SHADOW look")
+    assert wait_for_stored_status(started["run_id"]) == "completed"
+    assert not marker.exists(), marker.read_text()
+    assert bool(_servers(runtime_dir)) == (warmth == "warm")
+
+
+def test_an_unsafe_runtime_folder_means_no_warm_server(fake_env, project: Path, runtime_dir: Path) -> None:
+    """Where the socket's folder is another's or open to others, nothing listens there: workers start cold."""
+    folder = runtime_dir / f"yeetui-{os.getuid()}"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)
+    assert warm.place({"XDG_RUNTIME_DIR": str(runtime_dir)}) is None
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "cold"})], when_contains="UNSAFE"))
+    started = _start(project, "oracle", "UNSAFE look")
+    assert wait_for_stored_status(started["run_id"]) == "completed"
+    assert not _servers(runtime_dir) and not list(folder.iterdir())
+
+
+def test_sigterm_hands_over_to_a_new_server_and_the_old_one_finishes_its_work(fake_env, project: Path,
+                                                                               runtime_dir: Path) -> None:
+    """An upgrade, a shutdown: SIGTERM makes the server stop taking commands at once (its socket and lock go, so
+    the next worker starts a new one) while the command it runs goes on to its end and its stand-in hears of it."""
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("complete", {"output": "old"})], when_contains="TERM-OLD", after_requests=3),
+        Reply(tool_calls=[ToolCall("complete", {"output": "new"})], when_contains="TERM-NEW", after_requests=3))
+    first = _start(project, "oracle", "TERM-OLD")
+    _worker_of(first, runtime_dir)
+    (old,) = _servers(runtime_dir)
+    os.kill(old, signal.SIGTERM)
+    _wait(lambda: not list(runtime_dir.glob("yeetui-*/warm-*.sock")), "the draining server kept its socket")
+    assert not gone(old)  # it still runs the first worker
+    second = _start(project, "oracle", "TERM-NEW")
+    worker = _worker_of(second, runtime_dir)
+    assert int(_status(worker, "PPid")) != old
+    fake_env.release()
+    for started in (first, second):
+        assert wait_for_stored_status(started["run_id"]) == "completed"
+        _wait(lambda started=started: gone(started["pid"]), "a stand-in stayed")
+    _wait(lambda: gone(old), "the old server did not end once its command had")
+    assert "went away" not in Path(first["log"]).read_text()
+
+
+def test_the_build_key_follows_the_sources(tmp_path: Path) -> None:
+    """An edited or upgraded yeetui gets a server of its own: never a fork of code that is no longer there."""
+    package = tmp_path / "yeetui"
+    (package / "sub").mkdir(parents=True)
+    (package / "sub" / "module.py").write_text("A = 1\n")
+    before = warm.build_key(package)
+    assert warm.build_key(package) == before
+    os.utime(package / "sub" / "module.py", ns=(1, 1))
+    assert warm.build_key(package) != before
+    touched = warm.build_key(package)
+    (package / "new.py").write_text("")
+    assert warm.build_key(package) != touched
+
+
+def test_a_runtime_folder_that_is_a_link_or_another_users_is_not_used(tmp_path: Path) -> None:
+    base = tmp_path / "run"
+    base.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (base / f"yeetui-{os.getuid()}").symlink_to(elsewhere)
+    assert warm.place({"XDG_RUNTIME_DIR": str(base)}, key="k") is None
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / f"yeetui-{os.getuid()}").mkdir(mode=0o700)
+    if os.getuid() == 0:
+        os.chown(other / f"yeetui-{os.getuid()}", 65534, 65534)
+        assert warm.place({"XDG_RUNTIME_DIR": str(other)}, key="k") is None
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    assert warm.place({"XDG_RUNTIME_DIR": str(deep)}, key="k") is None  # no socket path that long
+    fine = tmp_path / "fine"
+    fine.mkdir()
+    found = warm.place({"XDG_RUNTIME_DIR": str(fine)}, key="k")
+    assert found is not None and found.socket.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_command_the_server_refuses_runs_cold_instead(fake_env, project: Path, runtime_dir: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server takes a request of up to 1 MB; a worker whose environment is larger is refused, and its
+    stand-in runs it itself, as a worker ran before there was a warm server."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "one"})], when_contains="BIG-ONE"),
+                    Reply(tool_calls=[ToolCall("complete", {"output": "two"})], when_contains="BIG-TWO",
+                          after_requests=3))
+    first = _start(project, "oracle", "BIG-ONE")
+    assert wait_for_stored_status(first["run_id"]) == "completed"
+    (server,) = _servers(runtime_dir)
+    for i in range(9):
+        monkeypatch.setenv(f"YEETUI_TEST_BULK_{i}", "x" * 120_000)
+    second = _start(project, "oracle", "BIG-TWO")
+    fake_env.wait_for_requests(2, timeout=60)  # the second worker is waiting for its reply: in its stand-in
+    assert not gone(second["pid"]) and not _children(server)
+    fake_env.release()
+    assert wait_for_stored_status(second["run_id"]) == "completed"
+    assert _servers(runtime_dir) == [server]
