@@ -46,6 +46,13 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder.rmdir()
 
 
+@pytest.fixture
+def shared_runtime_dir() -> Path:
+    """This test process's XDG_RUNTIME_DIR (tests/conftest.py): the warm server its other tests use too — a test
+    that needs no server of its own saves starting one."""
+    return Path(os.environ["XDG_RUNTIME_DIR"])
+
+
 def _servers(folder: Path) -> list[int]:
     """Pids of the warm servers that hold their lock under `folder`."""
     found = []
@@ -77,8 +84,8 @@ def _status(pid: int, field: str) -> str:
     raise AssertionError(f"no {field} for {pid}")
 
 
-def _start(project: Path, *args: str) -> dict:
-    done = run_yeetui("agents", "start", *args, "--json", cwd=project)
+def _start(project: Path, *args: str, fresh: bool = False, **env: str) -> dict:
+    done = run_yeetui("agents", "start", *args, "--json", cwd=project, fresh=fresh, **env)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)
 
@@ -112,7 +119,7 @@ def _worker_of(started: dict, folder: Path) -> int:
 
 
 def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_env, project: Path,
-                                                                         runtime_dir: Path) -> None:
+                                                                         shared_runtime_dir: Path) -> None:
     fake_env.script(
         Reply(tool_calls=[ToolCall("complete", {"output": "first answer"})], when_contains="WARM-A", after_requests=3),
         Reply(tool_calls=[ToolCall("complete", {"output": "second answer"})], when_contains="WARM-B",
@@ -120,8 +127,8 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
     )
     first = _start(project, "oracle", "WARM-A look")
     second = _start(project, "oracle", "WARM-B look")
-    workers = [_worker_of(first, runtime_dir), _worker_of(second, runtime_dir)]
-    (server,) = _servers(runtime_dir)
+    workers = [_worker_of(first, shared_runtime_dir), _worker_of(second, shared_runtime_dir)]
+    (server,) = _servers(shared_runtime_dir)
     for started, worker in zip((first, second), workers, strict=True):
         assert worker != started["pid"]
         assert int(_status(worker, "PPid")) == server  # forked from the warm server, not started afresh
@@ -140,10 +147,10 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
     assert "warm server" not in log  # no complaint from the stand-in
 
 
-def test_a_killed_stand_in_takes_its_worker_with_it(fake_env, project: Path, runtime_dir: Path) -> None:
+def test_a_killed_stand_in_takes_its_worker_with_it(fake_env, project: Path, shared_runtime_dir: Path) -> None:
     fake_env.script(Reply(text="never sent", when_contains="KILL-STANDIN", after_requests=10**6))
     started = _start(project, "oracle", "KILL-STANDIN hold on")
-    worker = _worker_of(started, runtime_dir)
+    worker = _worker_of(started, shared_runtime_dir)
     fake_env.wait_for_requests(1, timeout=60)
     os.kill(started["pid"], signal.SIGKILL)
     _wait(lambda: gone(worker), "the worker outlived its killed stand-in", timeout=20)
@@ -152,10 +159,10 @@ def test_a_killed_stand_in_takes_its_worker_with_it(fake_env, project: Path, run
 
 
 def test_sigterm_to_the_stand_in_cancels_the_run_as_it_did_a_cold_worker(fake_env, project: Path,
-                                                                         runtime_dir: Path) -> None:
+                                                                         shared_runtime_dir: Path) -> None:
     fake_env.script(Reply(text="never sent", when_contains="TERM-STANDIN", after_requests=10**6))
     started = _start(project, "oracle", "TERM-STANDIN hold on")
-    worker = _worker_of(started, runtime_dir)
+    worker = _worker_of(started, shared_runtime_dir)
     fake_env.wait_for_requests(1, timeout=60)
     os.kill(started["pid"], signal.SIGTERM)
     assert wait_for_stored_status(started["run_id"]) == "cancelled"
@@ -211,7 +218,7 @@ def _ask_raw(path: Path, header: bytes, fds: list[int]) -> dict:
     return json.loads(reply)
 
 
-def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: Path, runtime_dir: Path) -> None:
+def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: Path, shared_runtime_dir: Path) -> None:
     """Only this user can reach the socket (a 0700 folder, the peer's uid checked); still, whatever it reads is
     checked: a request that is not JSON, names another command, or brings the wrong descriptors is refused with
     a reason, and the server serves the next worker."""
@@ -219,7 +226,7 @@ def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: 
                     Reply(tool_calls=[ToolCall("complete", {"output": "two"})], when_contains="HOSTILE-TWO"))
     first = _start(project, "oracle", "HOSTILE-ONE")
     assert wait_for_stored_status(first["run_id"]) == "completed"
-    (sock,) = runtime_dir.glob("yeetui-*/warm-*.sock")
+    (sock,) = shared_runtime_dir.glob("yeetui-*/warm-*.sock")
     assert sock.stat().st_mode & 0o777 == 0o600 and sock.parent.stat().st_mode & 0o777 == 0o700
     null = os.open(os.devnull, os.O_RDWR)
     here = os.open(project, os.O_RDONLY)
@@ -241,14 +248,16 @@ def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: 
         os.close(here)
     second = _start(project, "oracle", "HOSTILE-TWO")
     assert wait_for_stored_status(second["run_id"]) == "completed"
-    assert len(_servers(runtime_dir)) == 1
+    assert len(_servers(shared_runtime_dir)) == 1
 
 
 @pytest.mark.parametrize("warmth", ["warm", "cold"])
-def test_a_projects_own_yeetui_or_sdk_is_never_imported(fake_env, project: Path, runtime_dir: Path, warmth: str,
+def test_a_projects_own_yeetui_or_sdk_is_never_imported(fake_env, project: Path, warmth: str,
+                                                        request: pytest.FixtureRequest,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker runs in the project's folder. `python -m yeetui` would put that folder first on the import path,
     and a cloned repository's `yeetui/` or `anthropic.py` would run in place of ours (it did, before `-P`)."""
+    folder = request.getfixturevalue("shared_runtime_dir" if warmth == "warm" else "runtime_dir")
     if warmth == "cold":
         monkeypatch.setenv("YEETUI_WARM", "0")
     marker = project.parent / "pwned"
@@ -259,7 +268,7 @@ def test_a_projects_own_yeetui_or_sdk_is_never_imported(fake_env, project: Path,
     started = _start(project, "oracle", "SHADOW look")
     assert wait_for_stored_status(started["run_id"]) == "completed"
     assert not marker.exists(), marker.read_text()
-    assert bool(_servers(runtime_dir)) == (warmth == "warm")
+    assert bool(_servers(folder)) == (warmth == "warm")
 
 
 def test_an_unsafe_runtime_folder_means_no_warm_server(fake_env, project: Path, runtime_dir: Path) -> None:
@@ -334,8 +343,7 @@ def test_a_runtime_folder_that_is_a_link_or_another_users_is_not_used(tmp_path: 
     assert found is not None and found.socket.parent.stat().st_mode & 0o777 == 0o700
 
 
-def test_a_command_the_server_refuses_runs_cold_instead(fake_env, project: Path, runtime_dir: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_command_the_server_refuses_runs_cold_instead(fake_env, project: Path, runtime_dir: Path) -> None:
     """The server takes a request of up to 1 MB; a worker whose environment is larger is refused, and its
     stand-in runs it itself, as a worker ran before there was a warm server."""
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "one"})], when_contains="BIG-ONE"),
@@ -344,9 +352,8 @@ def test_a_command_the_server_refuses_runs_cold_instead(fake_env, project: Path,
     first = _start(project, "oracle", "BIG-ONE")
     assert wait_for_stored_status(first["run_id"]) == "completed"
     (server,) = _servers(runtime_dir)
-    for i in range(9):
-        monkeypatch.setenv(f"YEETUI_TEST_BULK_{i}", "x" * 120_000)
-    second = _start(project, "oracle", "BIG-TWO")
+    bulk = {f"YEETUI_TEST_BULK_{i}": "x" * 120_000 for i in range(9)}
+    second = _start(project, "oracle", "BIG-TWO", fresh=True, **bulk)  # the test's own warm start takes 1 MB too
     fake_env.wait_for_requests(2, timeout=60)  # the second worker is waiting for its reply: in its stand-in
     assert not gone(second["pid"]) and not _children(server)
     fake_env.release()

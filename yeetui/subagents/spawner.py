@@ -297,8 +297,15 @@ class AgentSpawner:
             # A new ending to deliver; and nobody waits inline for it any more (a blocking parent's tool call
             # ended with the process that ran it), so it is announced.
             opts = opts.but(attempt=opts.attempt + 1, blocking=False)
-        if await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=own_pid(),
-                                      options=opts.to_json()) is None:
+        claimed = await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=own_pid(),
+                                             options=opts.to_json())
+        if claimed is None and (now := await self.store.get_run(run.id)) is not None and now.pid == own_pid() \
+                and now.status == run.status:
+            # What changed meanwhile was our own launcher recording the process it started — this one (a worker
+            # forked warm is quick enough to read the run before that record lands): claim it as it is now.
+            claimed = await self.store.claim_run(run.id, status=now.status, pid=now.pid, new_pid=own_pid(),
+                                                 options=opts.to_json())
+        if claimed is None:
             raise SpawnRefused(f"Run {run.id[:12]} was started by another process meanwhile.")
         timeout = float(opts.timeout or profile.limits.timeout or self.default_timeout)
         has_prompt = (not resume and run.status == RunStatus.QUEUED) or (

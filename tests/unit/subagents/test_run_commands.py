@@ -194,3 +194,50 @@ async def test_run_commands_keep_taking_only_while_runs_are_live(runtime: Runtim
         await asyncio.sleep(0.01)
     assert looks == [["run-a"]] * 3
     await commands.close()
+
+
+async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_still_starts_it(
+        runtime: Runtime, other: Runtime, scripted, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detached run is recorded by the process that made it, then given the pid of the worker process it
+    started. A worker forked warm can read the run before that second record lands: its claim (a compare-and-set
+    on the pid it read) then fails — but the pid that changed is its own (its stand-in's), so it claims again.
+    The launcher's record is forced in between the worker's read and its claim."""
+    import os
+
+    from yeetui.store import liveness
+
+    scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "claimed"})], when_contains="LATE-RECORD"))
+    run = await runtime.detached.create(profile_name="oracle", prompt="LATE-RECORD")
+    assert run.pid == os.getpid()
+    stand_in = os.getppid()  # a live process that is not this one: the worker's stand-in
+    monkeypatch.setattr(liveness, "_stand_in", stand_in)
+    claim, claims = other.store.claim_run, []
+
+    async def launcher_records_first(*args, **kwargs):
+        if not claims:
+            await runtime.store.update_run(run.id, pid=stand_in)  # `DetachedRuns.launch`, landing late
+        claims.append(kwargs["pid"])
+        return await claim(*args, **kwargs)
+
+    monkeypatch.setattr(other.store, "claim_run", launcher_records_first)
+    handle = await other.spawner.start_existing(run.id, blocking=True)
+    assert claims == [os.getpid(), stand_in]
+    assert handle.result is not None and handle.result.output == "claimed"
+    assert (await other.store.get_run(run.id)).pid == stand_in
+
+
+async def test_a_run_another_process_claimed_meanwhile_is_still_refused(runtime: Runtime, other: Runtime,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second claim is only for a pid that is this process's own: another's claim still wins alone."""
+    import os
+
+    run = await runtime.detached.create(profile_name="oracle", prompt="CLAIMED-ELSEWHERE")
+    claim = other.store.claim_run
+
+    async def someone_else_first(*args, **kwargs):
+        await runtime.store.update_run(run.id, pid=os.getppid())
+        return await claim(*args, **kwargs)
+
+    monkeypatch.setattr(other.store, "claim_run", someone_else_first)
+    with pytest.raises(SpawnRefused, match="started by another process meanwhile"):
+        await other.spawner.start_existing(run.id, blocking=True)
