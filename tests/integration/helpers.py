@@ -67,6 +67,17 @@ def stored_status(run_id: str) -> str | None:
     return row[0] if row else None
 
 
+def stored_pid(run_id: str) -> int | None:
+    """The pid the store records for a run: the process it lives in (its worker's own, once that claimed it)."""
+    database = Path(os.environ["YEETUI_DATA_DIR"]) / "yeetui.db"
+    try:
+        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as conn:
+            row = conn.execute("SELECT pid FROM agent_runs WHERE id = ?", (run_id,)).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return row[0] if row else None
+
+
 def wait_for_stored_status(run_id: str, wanted: set[str] | None = None, timeout: float = 60.0) -> str:
     """Wait until the store says the run is in one of `wanted` (None: any final status, `RunStatus.is_final`).
     It reads the store: a `yeetui agents status` each time would cost a Python start-up, and the suite is short

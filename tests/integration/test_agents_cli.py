@@ -108,7 +108,8 @@ def test_detached_start_returns_at_once_and_the_worker_completes_it(fake_env, pr
     assert started["status"] == "queued" and started["label"] == "oracle#1"
     right_after = _status(project, started["run_id"])
     assert right_after["status"] in ("queued", "running"), right_after
-    assert right_after["pid"] == started["pid"] != os.getpid()
+    # The process it started, or already the worker's own pid (a worker forked warm claims its run at once).
+    assert right_after["pid"] != os.getpid() and process_running(right_after["pid"])
     assert right_after["options"]["timeout"] == 120
     fake_env.release()
 

@@ -134,7 +134,8 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
         assert int(_status(worker, "PPid")) == server  # forked from the warm server, not started afresh
         assert os.getpgid(worker) == worker and os.getsid(worker) == worker  # leads its group, as a detached one
         assert not gone(started["pid"])  # its stand-in waits for it
-        assert _stored_pid(started["run_id"]) == started["pid"]  # and is who the run names: one pid throughout
+        # Once it claimed its run, the run names the process it lives in (until then, the stand-in).
+        _wait(lambda started=started, worker=worker: _stored_pid(started["run_id"]) == worker, "never claimed")
         assert os.readlink(f"/proc/{worker}/cwd") == str(project)
     assert b"warm-server" in Path(f"/proc/{server}/cmdline").read_bytes()
     fake_env.release()

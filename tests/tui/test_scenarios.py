@@ -20,6 +20,7 @@ import pytest
 from textual.message import Message as TextualMessage
 
 from tests.fakellm import Fault, Reply, ToolCall
+from tests.integration.helpers import stored_pid
 from tests.processes import gone
 from tests.tui.deliberate import SettleClock, answer
 from tests.tui.test_app import _main, _text, _type, _until
@@ -400,9 +401,14 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
     try:
         async with app.run_test(size=(120, 32)) as pilot:
             main = await _main(pilot)
-            # Queued until the worker takes a run slot (a moment on a busy machine), then running.
+            # Queued until the worker takes a run slot (a moment on a busy machine), then running — in the
+            # process the run records: the worker's own (`agents start` printed the one it started, the worker's
+            # stand-in when it is forked warm).
             await _until(pilot, lambda: any(line.startswith("generic#1 running · ") and
-                                            f"in process {worker['pid']}" in line for line in _ledger_lines(main)))
+                                            f"in process {stored_pid(worker['run_id'])}" in line
+                                            for line in _ledger_lines(main)))
+            lives_in = stored_pid(worker["run_id"])
+            assert lives_in is not None and not gone(lives_in)
 
             ledger = main.query_one(LedgerPanel)
             ledger.focus()
@@ -410,7 +416,7 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
             await _until(pilot, lambda: main.current == worker["session_id"])
             await _type(pilot, "WORKER-GUIDANCE: stop waiting")
             view = main.view(worker["session_id"])
-            await _until(pilot, lambda: f"in process {worker['pid']}" in _text(view) and "next turn" in _text(view))
+            await _until(pilot, lambda: f"in process {lives_in}" in _text(view) and "next turn" in _text(view))
             flag.touch()
             await _until(pilot, lambda: bool(_requests(fake_env, "WORKER-GUIDANCE")), timeout=30)
 
@@ -419,7 +425,7 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
             await answer(pilot, settle_clock, yes=True)
             await _until(pilot, lambda: any(line.startswith("generic#1 cancelled") for line in _ledger_lines(main)),
                          timeout=30)
-        assert _process_gone(worker["pid"])
+        assert _process_gone(worker["pid"]) and _process_gone(lives_in)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(worker["pid"], signal.SIGKILL)

@@ -27,7 +27,6 @@ from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
-from yeetui.store.liveness import own_pid
 from yeetui.store.records import RunRecord
 from yeetui.subagents.detached import worker_log
 from yeetui.subagents.elsewhere import process_running
@@ -104,7 +103,7 @@ def check_resumable(run: RunRecord) -> None:
 async def resume_detached(runtime: Runtime, run: RunRecord) -> int:
     """Resume an ended run in a detached worker; the worker's pid. The run is claimed first, atomically: of
     two resumes at once, one wins and the other is refused."""
-    if await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=own_pid()) is None:
+    if await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid()) is None:
         raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is being resumed by another process.")
     return await runtime.detached.launch(run.id, resume=True)
 
@@ -135,7 +134,7 @@ async def cancel_run(store: Store, run: RunRecord) -> RunRecord:
     name = f"Run {run.id[:12]} ({run.label or run.profile})"
     if run.status.is_final and run.status != RunStatus.INTERRUPTED:
         raise YeetuiError(f"{name} already ended: {run.status.value}.")
-    if run.status in LIVE and run.pid is not None and process_running(run.pid) and run.pid != own_pid():
+    if run.status in LIVE and run.pid is not None and process_running(run.pid) and run.pid != os.getpid():
         if RunOptions.of(run).detached and _leads_its_group(run.pid):
             os.killpg(run.pid, signal.SIGTERM)
         else:

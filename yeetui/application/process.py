@@ -76,9 +76,9 @@ def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run:
                              idle=_idle(), on_exit=lambda: warm.remove(where))
     request, fds = server.serve()
     warm.become(request, fds)
-    from yeetui.store.liveness import act_for  # loaded already (the preload); the stand-in's own import stays light
+    from yeetui.store.liveness import set_stand_in  # loaded already (the preload); the stand-in's stays light
 
-    act_for(request["peer"])  # yeetui recorded the stand-in it started: the run, its slots and leases name it
+    set_stand_in(request["peer"])
     try:
         code = run(request["argv"])
     except SystemExit as exit_:

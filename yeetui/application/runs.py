@@ -8,6 +8,7 @@ not need to know where it runs.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -17,7 +18,6 @@ from yeetui.runs.budget import Budget
 from yeetui.runs.spec import RunOptions, RunResult
 from yeetui.runtime import Runtime
 from yeetui.store.coordination import PermissionAsk
-from yeetui.store.liveness import own_pid
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import process_running
 from yeetui.subagents.review import review_request
@@ -87,7 +87,7 @@ class RunDesk:
         if not runs:
             return None
         run = runs[0]
-        if (run.status.is_final or run.pid in (None, own_pid()) or self._spawner.is_live(run.id)
+        if (run.status.is_final or run.pid in (None, os.getpid()) or self._spawner.is_live(run.id)
                 or not process_running(run.pid)):
             return None
         return run

@@ -49,7 +49,6 @@ from yeetui.messages import Message, Usage
 from yeetui.profiles import Profile
 from yeetui.runs.spec import RunResult, RunSpec
 from yeetui.store import Store
-from yeetui.store.liveness import own_pid
 from yeetui.text import cap, seconds_text, terminal_safe
 
 log = logging.getLogger(__name__)
@@ -395,7 +394,7 @@ class ExternalRun:
         label = f"{self.spec.label}/{await self.store.allocate_label(profile + '-sub')}"
         run = await self.store.create_run(session_id=session.id, profile=profile, model=None,
                                           prompt=cap(description or title, FIELD_CAP), status=RunStatus.RUNNING,
-                                          parent_run_id=self.run_id, label=label, pid=own_pid(),
+                                          parent_run_id=self.run_id, label=label, pid=os.getpid(),
                                           options={"parent_session_id": self.spec.session_id, "deliver": False,
                                                    "external": True, "cost_in_parent": cost_in_parent})
         node = _Node(run.id, session.id, label)

@@ -45,7 +45,6 @@ from yeetui.runs.slots import RunSlots
 from yeetui.runs.spec import RunOptions, RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor
 from yeetui.store import Store
-from yeetui.store.liveness import own_pid
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.text import title_from
 from yeetui.tools.base import ToolContext, ToolSettings
@@ -438,7 +437,7 @@ class RunLauncher:
 
         if spec.workflow is not None:
             await self.store.workflow_states.save(run_id, spec.workflow.workflow.name, spec.workflow.state())
-        await self.store.update_run(run_id, pid=own_pid())
+        await self.store.update_run(run_id, pid=os.getpid())
         await self.mailroom.begin_run(session_id)
         profile = self.profiles.get(spec.profile)
         if self.hooks is not None and spec.parent_session_id and self.hooks.has("SubagentStart"):

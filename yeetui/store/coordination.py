@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any
 
 from yeetui.errors import StoreError
 from yeetui.store.db import Database
-from yeetui.store.liveness import own_pid, pid_alive, process_gone, process_start
+from yeetui.store.liveness import pid_alive, process_gone, process_start
 from yeetui.store.records import utcnow
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ class SlotQueue:
 
     async def queue(self, run_id: str, *, pid: int | None = None) -> None:
         """Join the queue (or re-join it, keeping its place, after lending the slot away)."""
-        owner = own_pid() if pid is None else pid
+        owner = os.getpid() if pid is None else pid
 
         def queue(conn: sqlite3.Connection) -> None:
             row = conn.execute("SELECT pid, state FROM run_slots WHERE run_id = ?", (run_id,)).fetchone()
@@ -56,7 +57,7 @@ class SlotQueue:
 
         def take(conn: sqlite3.Connection) -> bool:
             for row in conn.execute("SELECT run_id, pid FROM run_slots").fetchall():
-                if row["pid"] != own_pid() and not is_alive(row["pid"]):
+                if row["pid"] != os.getpid() and not is_alive(row["pid"]):
                     conn.execute("DELETE FROM run_slots WHERE run_id = ?", (row["run_id"],))
             mine = conn.execute("SELECT seq, state FROM run_slots WHERE run_id = ?", (run_id,)).fetchone()
             if mine is None:
@@ -254,7 +255,7 @@ class ToolProcesses:
 
     async def note(self, run_id: str, pgid: int, leader_start: int | None, *,
                    owner_pid: int | None = None) -> None:
-        owner = own_pid() if owner_pid is None else owner_pid
+        owner = os.getpid() if owner_pid is None else owner_pid
 
         def note(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT OR REPLACE INTO tool_processes (owner_pid, pgid, leader_start, run_id, created_at)"
@@ -264,7 +265,7 @@ class ToolProcesses:
 
     async def forget(self, pgid: int) -> None:
         def forget(conn: sqlite3.Connection) -> None:
-            conn.execute("DELETE FROM tool_processes WHERE owner_pid = ? AND pgid = ?", (own_pid(), pgid))
+            conn.execute("DELETE FROM tool_processes WHERE owner_pid = ? AND pgid = ?", (os.getpid(), pgid))
 
         await self._db.transaction(f"forget process group {pgid}", forget)
 
@@ -273,7 +274,7 @@ class ToolProcesses:
         recovering at once, one ends each group."""
 
         def take(conn: sqlite3.Connection) -> list[LeftoverProcess]:
-            me = own_pid()
+            me = os.getpid()
             rows = [r for r in conn.execute("SELECT * FROM tool_processes").fetchall()
                     if r["owner_pid"] != me and not is_alive(r["owner_pid"])]
             for row in rows:

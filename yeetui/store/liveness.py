@@ -8,17 +8,15 @@ from collections.abc import Callable
 _stand_in: int | None = None
 
 
-def own_pid() -> int:
-    """The pid other processes know this one by, as recorded on its runs, slots, leases and process groups:
-    its own — or, in a worker forked from the warm server (`yeetui/system/warm.py`), its stand-in's: the
-    process yeetui started and recorded, which passes each signal on to it and ends as it ends."""
-    return os.getpid() if _stand_in is None else _stand_in
+def stand_in() -> int | None:
+    """In a worker forked from the warm server (`yeetui/system/warm.py`): the pid of its stand-in, the process
+    yeetui started for it (which passes each signal on to it and ends as it ends). None elsewhere."""
+    return _stand_in
 
 
-def act_for(stand_in: int) -> None:
-    """This process is the command `stand_in` asked the warm server for: it is known by that pid."""
+def set_stand_in(pid: int) -> None:
     global _stand_in
-    _stand_in = stand_in
+    _stand_in = pid
 
 
 def pid_alive(pid: int) -> bool:
@@ -61,7 +59,7 @@ def process_gone(pid: int | None, start: int | None, *, is_alive: Callable[[int]
     (the pid was reused); with no start recorded or readable, a running pid counts as the same process."""
     if pid is None:
         return True
-    if pid == own_pid():
+    if pid == os.getpid():
         return start != process_start(pid)
     if not is_alive(pid):
         return True

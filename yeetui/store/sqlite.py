@@ -20,6 +20,7 @@ So `store.inbox.list(session_id)`, `store.slots.take(run_id, limit)`, `store.per
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterable
@@ -44,7 +45,7 @@ from yeetui.store.coordination import (
 )
 from yeetui.store.db import Database, first_row
 from yeetui.store.inbox import InboxItems
-from yeetui.store.liveness import own_pid, pid_alive, process_gone, process_start
+from yeetui.store.liveness import pid_alive, process_gone, process_start
 from yeetui.store.records import (
     RunBrief,
     RunRecord,
@@ -376,7 +377,7 @@ class Store(Database):
         run_id, now = uuid.uuid4().hex, utcnow()
         status = RunStatus(status)
         parent_session = (options or {}).get("parent_session_id")
-        pid = own_pid() if pid is None else pid
+        pid = os.getpid() if pid is None else pid
         pid_start = process_start(pid)
 
         def insert(conn: sqlite3.Connection) -> sqlite3.Row | None:
@@ -424,6 +425,15 @@ class Store(Database):
 
         row = await self.transaction(f"claim run {run_id}", claim)
         return None if row is None else RunRecord.from_row(row)
+
+    async def hand_over(self, run_id: str, pid: int, *, from_pid: int) -> bool:
+        """Record `pid` as the process of a run this one (`from_pid`) made or claimed and then started a worker
+        for — unless the worker claimed it first (compare-and-set): its own pid stays. True when recorded."""
+        def hand(conn: sqlite3.Connection) -> bool:
+            return conn.execute("UPDATE agent_runs SET pid = ?, pid_start = ? WHERE id = ? AND pid IS ?",
+                                (pid, process_start(pid), run_id, from_pid)).rowcount > 0
+
+        return await self.transaction(f"hand run {run_id} to process {pid}", hand)
 
     async def allocate_label(self, profile: str) -> str:
         """The next `profile#N` of this data dir, taken for good (atomically, across processes)."""

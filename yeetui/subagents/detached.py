@@ -77,7 +77,7 @@ class DetachedRuns:
                 await self.store.update_run(run_id, status=RunStatus.FAILED,
                                             error=f"could not start its process: {exc}")
             raise YeetuiError(f"Could not start the worker process for run {run_id[:12]}: {exc}.") from None
-        await self.store.update_run(run_id, pid=pid)
+        await self.store.hand_over(run_id, pid, from_pid=os.getpid())  # a warm worker may have claimed it already
         return pid
 
 

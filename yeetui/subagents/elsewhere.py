@@ -27,7 +27,7 @@ from yeetui.errors import YeetuiError
 from yeetui.events import InboxItemAdded, PermissionAnswer, PermissionRequested, RunStatus
 from yeetui.runs.spec import RunOptions, RunResult
 from yeetui.store import RunRecord, Store
-from yeetui.store.liveness import own_pid, pid_alive
+from yeetui.store.liveness import pid_alive
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.panes import PaneHost
 
@@ -96,7 +96,7 @@ class RunsElsewhere:
         nobody follows (an MCP client's `spawn`), open to every yeetui, are asked here too, until `close`."""
         if self._attending is not None:
             return
-        await self.store.front_ends.enter(own_pid())
+        await self.store.front_ends.enter(os.getpid())
         self._attending = asyncio.create_task(self._attend(), name="yeetui open questions")
 
     async def _attend(self) -> None:
@@ -212,7 +212,7 @@ class RunsElsewhere:
             self._attending.cancel()
             await asyncio.gather(self._attending, return_exceptions=True)
             try:
-                await self.store.front_ends.leave(own_pid())
+                await self.store.front_ends.leave(os.getpid())
             except YeetuiError:
                 log.exception("could not leave the store's front ends")
         if self._watch is not None:

@@ -11,6 +11,7 @@ session has subagents it also sets the tree's cost, so a parent row says what it
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from yeetui.events import RunStatus
 from yeetui.store import Store
-from yeetui.store.liveness import own_pid, pid_alive
+from yeetui.store.liveness import pid_alive
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.ledger import WATCHING, Ledger
 
@@ -50,7 +51,7 @@ class LedgerSync:
             self._busy = False
 
     async def _runs_elsewhere(self) -> None:
-        me = own_pid()
+        me = os.getpid()
         shown: set[str] = set()
         theirs = []
         for run in await self.store.list_runs(statuses=LIVE, limit=200):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import RunOptions, RunResult, cancel_reason
 from yeetui.store import Store
 from yeetui.store.coordination import RunCommand
-from yeetui.store.liveness import own_pid
+from yeetui.store.liveness import stand_in
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery
@@ -297,13 +298,13 @@ class AgentSpawner:
             # A new ending to deliver; and nobody waits inline for it any more (a blocking parent's tool call
             # ended with the process that ran it), so it is announced.
             opts = opts.but(attempt=opts.attempt + 1, blocking=False)
-        claimed = await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=own_pid(),
+        claimed = await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid(),
                                              options=opts.to_json())
-        if claimed is None and (now := await self.store.get_run(run.id)) is not None and now.pid == own_pid() \
-                and now.status == run.status:
-            # What changed meanwhile was our own launcher recording the process it started — this one (a worker
+        if claimed is None and (mine := stand_in()) is not None and (now := await self.store.get_run(run.id)) \
+                and now.pid == mine and now.status == run.status:
+            # What changed meanwhile was our launcher recording the process it started — our stand-in (a worker
             # forked warm is quick enough to read the run before that record lands): claim it as it is now.
-            claimed = await self.store.claim_run(run.id, status=now.status, pid=now.pid, new_pid=own_pid(),
+            claimed = await self.store.claim_run(run.id, status=now.status, pid=mine, new_pid=os.getpid(),
                                                  options=opts.to_json())
         if claimed is None:
             raise SpawnRefused(f"Run {run.id[:12]} was started by another process meanwhile.")

@@ -198,10 +198,10 @@ async def test_run_commands_keep_taking_only_while_runs_are_live(runtime: Runtim
 
 async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_still_starts_it(
         runtime: Runtime, other: Runtime, scripted, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A detached run is recorded by the process that made it, then given the pid of the worker process it
-    started. A worker forked warm can read the run before that second record lands: its claim (a compare-and-set
-    on the pid it read) then fails — but the pid that changed is its own (its stand-in's), so it claims again.
-    The launcher's record is forced in between the worker's read and its claim."""
+    """A detached run is recorded by the process that made it, then handed to the process it started (the
+    worker's stand-in, when the worker is forked warm). A warm worker can read the run before that record lands:
+    its claim (a compare-and-set on the pid it read) then fails — but the pid that changed is its stand-in's,
+    so it claims again. The launcher's record is forced in between the worker's read and its claim."""
     import os
 
     from yeetui.store import liveness
@@ -209,13 +209,13 @@ async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_s
     scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "claimed"})], when_contains="LATE-RECORD"))
     run = await runtime.detached.create(profile_name="oracle", prompt="LATE-RECORD")
     assert run.pid == os.getpid()
-    stand_in = os.getppid()  # a live process that is not this one: the worker's stand-in
+    stand_in = os.getppid()  # a live process that is not this one
     monkeypatch.setattr(liveness, "_stand_in", stand_in)
     claim, claims = other.store.claim_run, []
 
     async def launcher_records_first(*args, **kwargs):
         if not claims:
-            await runtime.store.update_run(run.id, pid=stand_in)  # `DetachedRuns.launch`, landing late
+            assert await runtime.store.hand_over(run.id, stand_in, from_pid=os.getpid())  # landing late
         claims.append(kwargs["pid"])
         return await claim(*args, **kwargs)
 
@@ -223,7 +223,19 @@ async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_s
     handle = await other.spawner.start_existing(run.id, blocking=True)
     assert claims == [os.getpid(), stand_in]
     assert handle.result is not None and handle.result.output == "claimed"
-    assert (await other.store.get_run(run.id)).pid == stand_in
+    assert (await other.store.get_run(run.id)).pid == os.getpid()  # the worker's own
+
+
+async def test_a_launcher_record_landing_after_the_workers_claim_leaves_the_workers_pid(runtime: Runtime) -> None:
+    """The other order: the worker claimed first; the launcher's late record of its stand-in changes nothing, so
+    the run names the process it lives in (whose death, not its stand-in's, means the run died)."""
+    import os
+
+    run = await runtime.detached.create(profile_name="oracle", prompt="EARLY-CLAIM")
+    worker = os.getppid()
+    assert await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=worker) is not None
+    assert not await runtime.store.hand_over(run.id, 12345, from_pid=os.getpid())
+    assert (await runtime.store.get_run(run.id)).pid == worker
 
 
 async def test_a_run_another_process_claimed_meanwhile_is_still_refused(runtime: Runtime, other: Runtime,
