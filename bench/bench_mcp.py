@@ -97,11 +97,12 @@ async def main_async(servers: int, tools: int, rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny configuration (smoke test)")
-    parser.add_argument("--servers", type=int, default=5)
+    parser.add_argument("--servers", type=int, default=None, help="servers (default 5; --quick: 2)")
     parser.add_argument("--tools", type=int, default=20, help="tools per server")
     parser.add_argument("--rounds", type=int, default=None)
     args = parser.parse_args()
-    asyncio.run(main_async(args.servers, args.tools, args.rounds or (2 if args.quick else 10)))
+    asyncio.run(main_async(args.servers or (2 if args.quick else 5), args.tools,
+                           args.rounds or (2 if args.quick else 10)))
 
 
 if __name__ == "__main__":

@@ -174,8 +174,13 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
             tmux.send("PARENT-TASK: delegate", "Enter")
             killed.append(tmux.pid)
         _wait(f"{host}: {point}", _killed_at(point, data, pid_file))
+        if host == "worker":  # the process the run lives in: forked warm, it is not the one `agents start` started
+            (lives_in,) = _query(data, "SELECT r.pid FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
+                                       " WHERE s.parent_id IS NULL")
+            killed.insert(0, lives_in["pid"])
         for pid in killed:
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # a stand-in ends as its worker did
+                os.kill(pid, signal.SIGKILL)
         if proc is not None:
             proc.wait(timeout=10)
         _wait("the killed process is gone", lambda: all(gone(pid) for pid in killed), timeout=10)
