@@ -137,6 +137,7 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
         # Once it claimed its run, the run names the process it lives in (until then, the stand-in).
         _wait(lambda started=started, worker=worker: _stored_pid(started["run_id"]) == worker, "never claimed")
         assert os.readlink(f"/proc/{worker}/cwd") == str(project)
+        assert Path(f"/proc/{worker}/comm").read_text().strip() == "yeetui-worker"  # what `ps`, `top` show
     assert b"warm-server" in Path(f"/proc/{server}/cmdline").read_bytes()
     fake_env.release()
     for started, answer in zip((first, second), ("first answer", "second answer"), strict=True):

@@ -76,6 +76,7 @@ def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run:
                              idle=_idle(), on_exit=lambda: warm.remove(where))
     request, fds = server.serve()
     warm.become(request, fds)
+    warm.name_process("yeetui-worker")
     from yeetui.store.liveness import set_stand_in  # loaded already (the preload); the stand-in's stays light
 
     set_stand_in(request["peer"])
