@@ -1,5 +1,6 @@
 """Diagnosing this machine for yeetui (`yeetui doctor`): whether agents' `bash` runs in an OS sandbox here and
-how strong it is, tmux, the project's trust, the model's key (set or not, never shown), instruction files.
+how strong it is, tmux, whether workers start warm, the project's trust, the model's key (set or not, never
+shown), instruction files.
 
 One `Check` per line, `ok`, `warning` or `missing`.
 """
@@ -7,8 +8,10 @@ One `Check` per line, `ok`, `warning` or `missing`.
 from __future__ import annotations
 
 import asyncio
+import os
 import platform
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,7 +22,7 @@ from yeetui.errors import ConfigError
 from yeetui.profile_loader import load_profiles
 from yeetui.providers.base import split_model
 from yeetui.runs.prompting import read_context_files
-from yeetui.system import sandbox
+from yeetui.system import sandbox, warm
 from yeetui.system.tmux import TmuxServer, server_name
 from yeetui.trust import trust_state
 
@@ -79,6 +82,19 @@ def external_agents_check(project: Path) -> Check:
     return Check("external agents", "ok", text)
 
 
+def warm_check(env: Mapping[str, str]) -> Check:
+    """Whether pane and detached workers start warm here (`yeetui/system/warm.py`), and whether a server runs."""
+    if env.get("YEETUI_WARM", "").strip().lower() in ("0", "no", "off", "false"):
+        return Check("workers", "ok", "start afresh (YEETUI_WARM=0): each imports the SDK itself, about 2 s")
+    where = warm.place(env)
+    if where is None:
+        return Check("workers", "warning", "start afresh: no folder for the warm server's socket "
+                     "($XDG_RUNTIME_DIR/yeetui-UID, else /tmp/yeetui-UID, must be yours, 0700, and short enough "
+                     "for a socket's path)")
+    running = "running" if warm.server_alive(where) else "started by the first worker"
+    return Check("workers", "ok", f"fork from the warm server ({running}; {where.socket})")
+
+
 async def run_checks(project: Path) -> list[Check]:
     checks = [Check("yeetui", "ok", f"{__version__} on Python {platform.python_version()}")]
     try:  # only your own config may accept the unshielded sandbox: the project's trust does not matter here
@@ -90,6 +106,7 @@ async def run_checks(project: Path) -> list[Check]:
     problem = await TmuxServer(server_name(paths.data_dir())).problem()
     checks.append(Check("tmux", "warning", f"{problem}: subagents run in-process instead of panes") if problem
                   else Check("tmux", "ok", f"{shutil.which('tmux')}: subagents can run in panes"))
+    checks.append(await asyncio.to_thread(warm_check, os.environ))
     state = await asyncio.to_thread(trust_state, project)
     trusted = state.trusted
     trust = "trusted" if trusted else "not trusted: its config and agent files may narrow rights, not widen them"

@@ -4,6 +4,9 @@ there is none."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -111,3 +114,19 @@ async def test_the_start_up_notice_says_what_writable_agents_bash_runs_in(
         assert (notes == []) if said is None else any(said in w for w in notes), notes
     finally:
         await runtime.close()
+
+
+def test_doctor_says_whether_workers_start_warm(capsys, monkeypatch, tmp_path: Path) -> None:
+    run = Path(tempfile.mkdtemp(prefix="yd-", dir="/tmp"))  # short: a socket's path is limited
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+        _, checks = _doctor(capsys, monkeypatch, tmp_path)
+        assert checks["workers"]["state"] == "ok" and "started by the first worker" in checks["workers"]["detail"]
+        (run / f"yeetui-{os.getuid()}").chmod(0o755)  # others may read it: no socket there
+        _, checks = _doctor(capsys, monkeypatch, tmp_path)
+        assert checks["workers"]["state"] == "warning" and "no folder" in checks["workers"]["detail"]
+        monkeypatch.setenv("YEETUI_WARM", "0")
+        _, checks = _doctor(capsys, monkeypatch, tmp_path)
+        assert checks["workers"]["state"] == "ok" and "YEETUI_WARM=0" in checks["workers"]["detail"]
+    finally:
+        shutil.rmtree(run)
