@@ -285,8 +285,9 @@ def test_an_unsafe_runtime_folder_means_no_warm_server(fake_env, project: Path, 
     assert not _servers(runtime_dir) and not list(folder.iterdir())
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_sigterm_hands_over_to_a_new_server_and_the_old_one_finishes_its_work(fake_env, project: Path,
-                                                                               runtime_dir: Path) -> None:
+                                                                               runtime_dir: Path, signum: int) -> None:
     """An upgrade, a shutdown: SIGTERM makes the server stop taking commands at once (its socket and lock go, so
     the next worker starts a new one) while the command it runs goes on to its end and its stand-in hears of it."""
     fake_env.script(
@@ -295,7 +296,7 @@ def test_sigterm_hands_over_to_a_new_server_and_the_old_one_finishes_its_work(fa
     first = _start(project, "oracle", "TERM-OLD")
     _worker_of(first, runtime_dir)
     (old,) = _servers(runtime_dir)
-    os.kill(old, signal.SIGTERM)
+    os.kill(old, signum)
     _wait(lambda: not list(runtime_dir.glob("yeetui-*/warm-*.sock")), "the draining server kept its socket")
     assert not gone(old)  # it still runs the first worker
     second = _start(project, "oracle", "TERM-NEW")

@@ -286,8 +286,8 @@ class WarmServer:
         self.running: dict[int, _Running] = {}
 
     def serve(self) -> tuple[dict[str, Any], list[int]]:
-        """Serve until idle, or until SIGTERM: then it stops taking commands at once (a new server may start)
-        and ends when the ones it runs have ended."""
+        """Serve until idle, or until SIGTERM (or SIGINT, SIGHUP): then it stops taking commands at once (a new
+        server may start) and ends when the ones it runs have ended."""
         assert threading.active_count() == 1, "the warm server must not fork with threads running"
         os.close(os.pidfd_open(os.getpid()))  # Linux 5.3+: raises here, before anything is forked, where absent
         selector = selectors.DefaultSelector()
@@ -297,7 +297,8 @@ class WarmServer:
         self._wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self.private = (*self.private, self._wake_read, wake_write)
         signal.set_wakeup_fd(wake_write)
-        signal.signal(signal.SIGTERM, lambda *_: None)  # handled below, through the wakeup descriptor
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # each ends it, as below: through the
+            signal.signal(signum, lambda *_: None)  # wakeup descriptor, never mid-fork
         selector.register(self._wake_read, selectors.EVENT_READ, "signal")
         gc.collect()
         gc.freeze()  # the children's collections skip what the server made, and so do not copy its pages
