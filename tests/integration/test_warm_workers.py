@@ -286,7 +286,7 @@ def test_an_unsafe_runtime_folder_means_no_warm_server(fake_env, project: Path, 
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_sigterm_hands_over_to_a_new_server_and_the_old_one_finishes_its_work(fake_env, project: Path,
+def test_a_stopped_server_hands_over_to_a_new_one_and_finishes_its_work(fake_env, project: Path,
                                                                                runtime_dir: Path, signum: int) -> None:
     """An upgrade, a shutdown: SIGTERM makes the server stop taking commands at once (its socket and lock go, so
     the next worker starts a new one) while the command it runs goes on to its end and its stand-in hears of it."""
