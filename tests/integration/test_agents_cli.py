@@ -25,13 +25,6 @@ SLOW_TEXT = "".join(f"word{i} " for i in range(2000))
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def workers() -> Iterator[list[int]]:
     """Pids of detached workers a test started; any still running at the end is killed."""
     pids: list[int] = []

@@ -11,13 +11,6 @@ from tests.fakellm import Fault, Reply, ToolCall
 from tests.integration.helpers import result_text, run_yeetui, tool_results
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
 def test_run_json_creates_file_via_anthropic(fake_env, project: Path) -> None:
     fake_env.script(
         Reply(text="Writing the file.", tool_calls=[ToolCall("write_file", {"path": "hello.txt", "content": "hi"})]),

@@ -27,13 +27,6 @@ from yeetui.system import warm
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An XDG_RUNTIME_DIR of this test's own, so it gets a warm server of its own (ended afterwards)."""
     folder = Path(tempfile.mkdtemp(prefix="yw-", dir="/tmp"))

@@ -59,15 +59,11 @@ def _become_command(request: dict[str, Any], fds: list[int]) -> None:
 
     warm.become(request, fds, own_session=False)
     sys.path[0] = os.getcwd()  # `python -m` puts the working directory first
-    code = 0
-    try:
+
+    def program() -> None:
         runpy.run_module("yeetui", run_name="__main__", alter_sys=True)
-    except SystemExit as exit_:
-        code = warm.exit_code(exit_.code)
-    except BaseException:
-        sys.excepthook(*sys.exc_info())
-        code = 1
-    warm.finish(code)
+
+    warm.run_as_program(program)
 
 
 def _server_main(path: str) -> None:

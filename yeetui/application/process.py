@@ -13,7 +13,7 @@ from yeetui.system import warm
 from yeetui.system.hardening import protect_process
 from yeetui.system.processes import yeetui_command
 
-__all__ = ["WARM_COMMAND", "protect_process", "serve_warm_workers", "start_warm", "yeetui_command"]
+__all__ = ["is_warm_server", "protect_process", "serve_warm_workers", "start_warm"]
 """`protect_process()`: this process's memory (keys among it) cannot be read by the agents' commands."""
 
 WARM_COMMAND = ["agent", "run"]
@@ -77,17 +77,8 @@ def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run:
     request, fds = server.serve()
     warm.become(request, fds)
     warm.name_process("yeetui-worker")
-    from yeetui.store.liveness import set_stand_in  # loaded already (the preload); the stand-in's stays light
-
-    set_stand_in(request["peer"])
-    try:
-        code = run(request["argv"])
-    except SystemExit as exit_:
-        code = warm.exit_code(exit_.code)
-    except BaseException:
-        sys.excepthook(*sys.exc_info())
-        code = 1
-    warm.finish(code)
+    warm.set_stand_in(request["peer"])
+    warm.run_as_program(lambda: run(request["argv"]))
 
 
 def _idle() -> float:

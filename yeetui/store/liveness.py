@@ -5,19 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-_stand_in: int | None = None
-
-
-def stand_in() -> int | None:
-    """In a worker forked from the warm server (`yeetui/system/warm.py`): the pid of its stand-in, the process
-    yeetui started for it (which passes each signal on to it and ends as it ends). None elsewhere."""
-    return _stand_in
-
-
-def set_stand_in(pid: int) -> None:
-    global _stand_in
-    _stand_in = pid
-
 
 def pid_alive(pid: int) -> bool:
     """Whether a process with this id is running (signal 0 checks without sending anything). A zombie —

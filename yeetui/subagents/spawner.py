@@ -35,7 +35,6 @@ from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import RunOptions, RunResult, cancel_reason
 from yeetui.store import Store
 from yeetui.store.coordination import RunCommand
-from yeetui.store.liveness import stand_in
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery
@@ -44,6 +43,7 @@ from yeetui.subagents.pane_runs import PaneRuns
 from yeetui.subagents.panes import Pane, PaneHost
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawn_request import SpawnHandle, SpawnRefused, SpawnRequest
+from yeetui.system.warm import stand_in
 from yeetui.text import clip, seconds_text
 from yeetui.worktrees.manager import Worktrees
 

@@ -51,6 +51,18 @@ _PASSED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.
 _RESET = (*_PASSED, signal.SIGCHLD, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU, signal.SIGALRM)
 IDLE = 600.0
 """Seconds a server with nothing running waits for the next command before it ends."""
+_stand_in: int | None = None
+
+
+def stand_in() -> int | None:
+    """In a command forked from the warm server: the pid of its stand-in, the process that asked for it (which
+    passes each signal on to it and ends as it ends). None elsewhere."""
+    return _stand_in
+
+
+def set_stand_in(pid: int) -> None:
+    global _stand_in
+    _stand_in = pid
 
 
 @dataclass(frozen=True)
@@ -495,6 +507,19 @@ def finish(code: int) -> NoReturn:
         except (OSError, ValueError):
             code = code or 120  # the interpreter's status when flushing stdout fails at exit
     os._exit(code & 0xFF)
+
+
+def run_as_program(main: Callable[[], int | None]) -> NoReturn:
+    """In a forked command: run `main` as the interpreter runs a program — its return or `SystemExit` is the
+    exit status, an uncaught exception is printed and means 1 — then exit (`finish`)."""
+    try:
+        code = main() or 0
+    except SystemExit as exit_:
+        code = exit_code(exit_.code)
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    finish(code)
 
 
 def exit_code(code: object) -> int:

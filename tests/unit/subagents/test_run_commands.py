@@ -204,13 +204,13 @@ async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_s
     so it claims again. The launcher's record is forced in between the worker's read and its claim."""
     import os
 
-    from yeetui.store import liveness
+    from yeetui.system import warm
 
     scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "claimed"})], when_contains="LATE-RECORD"))
     run = await runtime.detached.create(profile_name="oracle", prompt="LATE-RECORD")
     assert run.pid == os.getpid()
     stand_in = os.getppid()  # a live process that is not this one
-    monkeypatch.setattr(liveness, "_stand_in", stand_in)
+    monkeypatch.setattr(warm, "_stand_in", stand_in)
     claim, claims = other.store.claim_run, []
 
     async def launcher_records_first(*args, **kwargs):
