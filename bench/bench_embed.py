@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import fake_llm, isolated_env
-from bench.measure import LagMonitor, emit, percentile, run_case, show
+from bench.measure import LagMonitor, emit, fork_cases, percentile, run_case, show
 
 SIZE = (120, 40)
 PRODUCER = ("import itertools, sys, time\nfor i in itertools.count():\n"
@@ -117,6 +117,8 @@ def main() -> None:
     if shutil.which("tmux") is None:
         raise SystemExit("bench_embed needs tmux")
     me = str(Path(__file__).resolve())
+    if args.quick:
+        fork_cases(["yeetui.runtime", "yeetui.tui.app", "yeetui.tui.widgets.embedded_pane"])
     with tempfile.TemporaryDirectory() as tmp, fake_llm([]) as url:
         def case(name: str) -> dict:
             home = Path(tempfile.mkdtemp(dir=tmp))

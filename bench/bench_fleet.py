@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.measure import LagMonitor, emit, median, percentile, run_case, show
+from bench.measure import LagMonitor, emit, fork_cases, median, percentile, run_case, show
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,6 +112,8 @@ def main() -> None:
     if args.case is not None:
         asyncio.run(_case(args.case, args.keys, args.refresh))
         return
+    if args.quick:
+        fork_cases(["yeetui.store", "yeetui.application.fleet", "yeetui.tui.fleet_app"])
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as home:
         env.update({"YEETUI_CONFIG_DIR": f"{home}/config", "YEETUI_DATA_DIR": f"{home}/data"})

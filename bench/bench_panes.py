@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import fake_llm, isolated_env
-from bench.measure import emit, fake_requests, median, run_case, show
+from bench.measure import emit, fake_requests, fork_cases, median, run_case, show
 
 COMPLETE = [{"name": "complete", "arguments": {"output": "done"}}]
 
@@ -152,6 +152,8 @@ def main() -> None:
     rounds = args.rounds or (1 if args.quick else 8)
     idle = args.idle or (1 if args.quick else 4)
     me = str(Path(__file__).resolve())
+    if args.quick:
+        fork_cases(["anthropic", "yeetui.runtime", "yeetui.subagents.spawner", "yeetui.system.tmux"])
     with tempfile.TemporaryDirectory() as tmp, fake_llm(script()) as url:
         def case(name: str, *extra: str) -> dict:
             home = Path(tempfile.mkdtemp(dir=tmp))

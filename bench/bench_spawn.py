@@ -7,7 +7,7 @@
 (b) Fan-out: N subagents (default 50) each streaming a ~2 KB scripted reply and calling `complete`, with
     `max_concurrent=N` and with the spawner's default of 8 — wall time, peak RSS and RSS per subagent —
     vs the same N streams made with the bare SDK. Each case runs in a fresh interpreter so memory peaks
-    are its own.
+    are its own (with --quick, a fork of the driver: quick figures only show that the benchmark works).
 
 Usage: python bench/bench_spawn.py [--quick] [--rounds N] [--agents N]
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import fake_llm, isolated_env
-from bench.measure import LagMonitor, emit, fake_requests, median, peak_rss_kb, rss_kb, run_case, show
+from bench.measure import LagMonitor, emit, fake_requests, fork_cases, median, peak_rss_kb, rss_kb, run_case, show
 
 MODEL = "claude-sonnet-4-6"
 PARAGRAPH = ("The parser walks the token stream once and keeps a small stack of open scopes; each scope "
@@ -184,6 +184,8 @@ def main() -> None:
     agents = args.agents or (4 if args.quick else 50)
     default_slots = 8 if not args.quick else 2  # the spawner's default is 8; --quick scales it with the agents
     me = str(Path(__file__).resolve())
+    if args.quick:
+        fork_cases(["anthropic", "yeetui.runtime", "yeetui.subagents.spawner"])
 
     with tempfile.TemporaryDirectory() as tmp, fake_llm(script()) as url:
         def case(name: str, *extra: str) -> dict:

@@ -22,7 +22,8 @@
     settled and redrawn), twice, and the process's RSS after each pass is compared with its RSS once the
     session was open (goal: within 20 %; each RSS is read after a full collection, as the app runs one when
     the user pauses); and ctrl+end from the top, timed the same way.
-Each measurement runs in a fresh interpreter against the standalone fake LLM server.
+Each measurement runs in a fresh interpreter against the standalone fake LLM server (with --quick, a fork of the
+driver, which has imported yeetui once: quick figures only show that the benchmark works).
 
 Key echo as drawn in the real binary, in a terminal, is bench/bench_typing.py.
 
@@ -43,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import fake_llm, isolated_env
-from bench.measure import LagMonitor, emit, median, percentile, run_case, show
+from bench.measure import LagMonitor, emit, fork_cases, median, percentile, run_case, show
 from bench.tui_fixtures import fill_session, long_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -478,6 +479,8 @@ def main() -> None:
     scroll_steps = args.scroll_steps if args.scroll_steps is not None else (6 if args.quick else 150)
     primary_chars, sub_chars = (2_500, 1_200) if args.quick else (24_000, 8_000)
     me = str(Path(__file__).resolve())
+    if args.quick:
+        fork_cases(["anthropic", "yeetui.runtime", "yeetui.tui.app"])
 
     with tempfile.TemporaryDirectory() as tmp, fake_llm(script(primary_chars=primary_chars,
                                                                sub_chars=sub_chars)) as url:

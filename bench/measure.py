@@ -8,6 +8,7 @@ here decides pass or fail on absolute times.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import resource
@@ -106,18 +107,86 @@ def emit(result: dict[str, Any]) -> None:
     print(RESULT_PREFIX + json.dumps(result), flush=True)
 
 
+_forking: list[str] | None = None
+"""Set by `fork_cases`: cases are then forked from the driver instead of started afresh."""
+
+
+def fork_cases(preload: Sequence[str]) -> None:
+    """For `--quick` (the test suite's smoke runs, whose figures mean nothing): import `preload` here once and fork
+    every later case from this process, so no case pays for those imports again. A forked case is still a process
+    of its own — its directory, environment, stdout and exit status — but its memory starts as a copy of the
+    driver's, so its RSS figures are not comparable: full runs start each case in a fresh interpreter."""
+    global _forking
+    import importlib
+
+    for module in preload:
+        importlib.import_module(module)
+    _forking = list(preload)
+
+
 def run_case(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float = 600.0) -> dict[str, Any]:
-    """Run one measured case in a fresh interpreter (so memory peaks and caches don't leak between cases)
-    and return the dict it `emit`ted."""
-    proc = subprocess.run([sys.executable, *argv], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
-    for line in reversed(proc.stdout.splitlines()):
+    """Run one measured case in a fresh interpreter (so memory peaks and caches don't leak between cases), or
+    forked when `fork_cases` was called, and return the dict it `emit`ted."""
+    if _forking is not None:
+        code, out, err = _run_forked(argv, env=env, cwd=cwd, timeout=timeout)
+    else:
+        proc = subprocess.run([sys.executable, *argv], env=env, cwd=cwd, capture_output=True, text=True,
+                              timeout=timeout)
+        code, out, err = proc.returncode, proc.stdout, proc.stderr
+    for line in reversed(out.splitlines()):
         if line.startswith(RESULT_PREFIX):
-            if proc.returncode != 0:
+            if code != 0:
                 break
             return json.loads(line[len(RESULT_PREFIX):])
-    raise RuntimeError(f"benchmark case {argv[1:]} failed (exit {proc.returncode}):\n"
-                       f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    raise RuntimeError(f"benchmark case {argv[1:]} failed (exit {code}):\n{out[-2000:]}\n{err[-4000:]}")
+
+
+def _run_forked(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float) -> tuple[int, str, str]:
+    """`python ARGV` as a fork of this process: the script runs as `__main__` with `sys.argv = ARGV`, its output
+    goes to files read back here. The child ends with `os._exit`: the driver's exit handlers (its temporary
+    directories) are the driver's, not the case's."""
+    import os
+    import runpy
+    import tempfile
+    import traceback
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the case
+            code = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+                sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+                os.chdir(cwd)
+                os.environ.clear()
+                os.environ.update(env)
+                sys.argv = list(argv)
+                runpy.run_path(argv[0], run_name="__main__")
+                code = 0
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(Exception):
+                        stream.flush()
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(argv, timeout)
+            time.sleep(0.02)
+        code = os.waitstatus_to_exitcode(done[1])
+        out.seek(0)
+        err.seek(0)
+        return code, out.read().decode(errors="replace"), err.read().decode(errors="replace")
 
 
 def fake_requests(base_url: str) -> list[dict[str, Any]]:

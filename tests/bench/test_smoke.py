@@ -1,7 +1,9 @@
 """The spawn and TUI benchmarks run end to end in their tiny `--quick` configuration.
 
 Only that they work is checked — exit status and the figure lines they print — never how fast anything was:
-the machine running the tests is too noisy for timing assertions.
+the machine running the tests is too noisy for timing assertions. In that configuration the benchmarks fork
+their measured cases from the driver (`bench.measure.fork_cases`) instead of starting each in a fresh
+interpreter: the cases' code is the same, and the suite does not pay for the imports again for every case.
 """
 
 from __future__ import annotations
