@@ -20,7 +20,7 @@ import pytest
 from textual.message import Message as TextualMessage
 
 from tests.fakellm import Fault, Reply, ToolCall
-from tests.integration.helpers import stored_pid
+from tests.integration.helpers import stored_pid, stored_status
 from tests.processes import gone
 from tests.tui.deliberate import SettleClock, answer
 from tests.tui.test_app import _main, _text, _type, _until
@@ -404,9 +404,14 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
             # Queued until the worker takes a run slot (a moment on a busy machine), then running — in the
             # process the run records: the worker's own (`agents start` printed the one it started, the worker's
             # stand-in when it is forked warm).
-            await _until(pilot, lambda: any(line.startswith("generic#1 running · ") and
-                                            f"in process {stored_pid(worker['run_id'])}" in line
-                                            for line in _ledger_lines(main)))
+            try:
+                await _until(pilot, lambda: any(line.startswith("generic#1 running · ") and
+                                                f"in process {stored_pid(worker['run_id'])}" in line
+                                                for line in _ledger_lines(main)))
+            except AssertionError as exc:
+                run_id = worker["run_id"]
+                raise AssertionError(f"the ledger shows {_ledger_lines(main)}; the run is {stored_status(run_id)} in"
+                                     f" process {stored_pid(run_id)}; `agents start` printed {worker}") from exc
             lives_in = stored_pid(worker["run_id"])
             assert lives_in is not None and not gone(lives_in)
 
