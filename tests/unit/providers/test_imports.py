@@ -60,16 +60,24 @@ def test_an_anthropic_stream_does_not_load_litellm(fake_llm) -> None:
     assert proc.stdout.splitlines() == ["hello from anthropic", "True False"]
 
 
-def test_litellm_uses_its_local_price_map_and_prints_nothing(fake_llm) -> None:
-    """Without LITELLM_LOCAL_MODEL_COST_MAP litellm fetches prices from GitHub on import (and logs
-    warnings about it to the terminal when that fails). A success and a failure must print nothing."""
+def test_litellm_names_are_read_without_it_and_once_loaded_it_uses_its_local_price_map_and_prints_nothing(
+        fake_llm) -> None:
+    """Two things about litellm in one fresh interpreter (each import of it costs seconds of CPU):
+    - `profiles validate` learns litellm's provider names from its source without loading it: the same names its
+      `provider_list` gives once imported.
+    - Without LITELLM_LOCAL_MODEL_COST_MAP litellm fetches prices from GitHub on import (and logs warnings about it
+      to the terminal when that fails). yeetui's import sets it: a success and a failure print nothing."""
     fake_llm.script(Reply(text="hello from litellm"), Reply.error(401))
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
     proc = run_python(f"""
-        import asyncio, os
+        import asyncio, json, os, sys
         from yeetui.messages import Message
         from yeetui.providers.base import ModelRequest, ProviderCredentials
         from yeetui.providers.factory import create_provider
+        from yeetui.providers.litellm import known_providers
+
+        read = known_providers()
+        print("litellm" in sys.modules)
 
         async def main():
             creds = ProviderCredentials({OPENAI_TEST_KEY!r}, {fake_llm.openai_base_url!r})
@@ -83,25 +91,12 @@ def test_litellm_uses_its_local_price_map_and_prints_nothing(fake_llm) -> None:
 
         print(asyncio.run(main()))
         print(os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP"))
-    """, env=env)
-    assert proc.stdout.splitlines() == ["hello from litellm / ProviderError", "True"]
-    assert proc.stderr == ""
-
-
-def test_the_provider_names_litellm_knows_are_read_without_importing_it() -> None:
-    """`profiles validate` learns litellm's provider names from its source: the same names its `provider_list`
-    gives once imported, and litellm is not loaded to read them."""
-    proc = run_python("""
-        import json, os, sys
-        from yeetui.providers.litellm import known_providers
-        read = known_providers()
-        print("litellm" in sys.modules)
-        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
         import litellm
-        print(json.dumps(sorted(read ^ {str(getattr(p, "value", p)) for p in litellm.provider_list})))
+        print(json.dumps(sorted(read ^ {{str(getattr(p, "value", p)) for p in litellm.provider_list}})))
         print(len(read) > 50 and "openai" in read)
-    """)
-    assert proc.stdout.splitlines() == ["False", "[]", "True"]
+    """, env=env)
+    assert proc.stdout.splitlines() == ["False", "hello from litellm / ProviderError", "True", "[]", "True"]
+    assert proc.stderr == ""
 
 
 def test_without_the_enum_in_its_source_the_names_come_from_the_imported_package(
