@@ -1,0 +1,59 @@
+"""RunsElsewhere announcing the ending of a run another process executed (a pane child): the run counts as
+followed until its ending is announced to its parent, so whoever waits for `following()` to turn false finds
+the announcement there (a full run of the suite once read the parents' announcements in between)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from yeetui.events import RunStatus
+from yeetui.messages import Message
+from yeetui.runs.spec import RunOptions
+from yeetui.runtime import Runtime
+from yeetui.subagents.elsewhere import RunsElsewhere
+from yeetui.subagents.inbox import Delivery
+
+
+class GatedDelivery(Delivery):
+    """Delivery whose announcing waits for `gate`: the moment between "the run is done" and "its parent heard of
+    it", held open."""
+
+    def __init__(self, delivery: Delivery) -> None:
+        super().__init__(delivery.store, delivery.bus)
+        self.gate = asyncio.Event()
+        self.flushing = asyncio.Event()
+
+    async def flush(self, session_id: str, *, only_if_idle: bool = False) -> list[Message]:
+        self.flushing.set()
+        await self.gate.wait()
+        return await super().flush(session_id, only_if_idle=only_if_idle)
+
+
+async def test_a_run_is_followed_until_its_ending_is_announced_to_its_parent(runtime: Runtime) -> None:
+    profile = runtime.profiles.get("generic")
+    parent = await runtime.launcher.new_session(profile)
+    child = await runtime.launcher.new_session(profile, parent_id=parent.id)
+    run = await runtime.launcher.create_run(child, profile, model="m", prompt="p",
+                                            options=RunOptions(parent_session_id=parent.id, mode="tmux"))
+    ended = await asyncio.create_subprocess_exec("true")  # the worker, come and gone
+    await ended.wait()
+    await runtime.store.update_run(run.id, status=RunStatus.COMPLETED, result={"output": "PANE-DONE"}, pid=ended.pid)
+    in_worker = Delivery(runtime.store, runtime.bus)  # as the worker records it: the announcing is left to us
+    in_worker.hold_for.add(parent.id)
+    await in_worker.completion(recipient_session_id=parent.id, run_id=run.id, child_session_id=child.id,
+                               label="generic#1", status=RunStatus.COMPLETED, output="PANE-DONE", error=None,
+                               result=None)
+    delivery = GatedDelivery(runtime.delivery)
+    elsewhere = RunsElsewhere(runtime.store, runtime.bus, delivery, None)
+
+    elsewhere.follow(run.id, parent.id)  # its worker is gone: the ending is announced now
+    await asyncio.wait_for(delivery.flushing.wait(), 10)
+    assert elsewhere.following(run.id) and elsewhere.following()  # mid-announcement: still followed
+    delivery.gate.set()
+    for _ in range(500):
+        if not elsewhere.following():
+            break
+        await asyncio.sleep(0.01)
+    assert not elsewhere.following(run.id)
+    announced = [m.message.text for m in await runtime.store.messages(parent.id) if m.message.meta.get("announcement")]
+    assert len(announced) == 1 and "PANE-DONE" in announced[0]
