@@ -11,11 +11,16 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import resource
+import runpy
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import traceback
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
@@ -107,7 +112,7 @@ def emit(result: dict[str, Any]) -> None:
     print(RESULT_PREFIX + json.dumps(result), flush=True)
 
 
-_forking: list[str] | None = None
+_forking = False
 """Set by `fork_cases`: cases are then forked from the driver instead of started afresh."""
 
 
@@ -121,13 +126,13 @@ def fork_cases(preload: Sequence[str]) -> None:
 
     for module in preload:
         importlib.import_module(module)
-    _forking = list(preload)
+    _forking = True
 
 
 def run_case(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float = 600.0) -> dict[str, Any]:
     """Run one measured case in a fresh interpreter (so memory peaks and caches don't leak between cases), or
     forked when `fork_cases` was called, and return the dict it `emit`ted."""
-    if _forking is not None:
+    if _forking:
         code, out, err = _run_forked(argv, env=env, cwd=cwd, timeout=timeout)
     else:
         proc = subprocess.run([sys.executable, *argv], env=env, cwd=cwd, capture_output=True, text=True,
@@ -145,11 +150,6 @@ def _run_forked(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: flo
     """`python ARGV` as a fork of this process: the script runs as `__main__` with `sys.argv = ARGV`, its output
     goes to files read back here. The child ends with `os._exit`: the driver's exit handlers (its temporary
     directories) are the driver's, not the case's."""
-    import os
-    import runpy
-    import tempfile
-    import traceback
-
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -167,8 +167,10 @@ def _run_forked(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: flo
                 sys.argv = list(argv)
                 runpy.run_path(argv[0], run_name="__main__")
                 code = 0
-            except SystemExit as exit_:
-                code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+            except SystemExit as exit_:  # as the interpreter takes it: None is 0, text is printed and means 1
+                code = exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 1
+                if isinstance(exit_.code, str):
+                    print(exit_.code, file=sys.stderr)
             except BaseException:
                 traceback.print_exc()
             finally:
@@ -179,7 +181,7 @@ def _run_forked(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: flo
         deadline = time.monotonic() + timeout
         while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
             if time.monotonic() > deadline:
-                os.kill(pid, 9)
+                os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 raise subprocess.TimeoutExpired(argv, timeout)
             time.sleep(0.02)

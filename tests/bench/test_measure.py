@@ -16,13 +16,15 @@ sys.path.insert(0, {root!r})
 from bench.measure import emit
 if sys.argv[1] == "fail":
     raise ValueError("the case broke")
+if sys.argv[1] == "exit":
+    sys.exit("the case gave up")
 emit({{"cwd": os.getcwd(), "env": os.environ.get("CASE_VALUE"), "argv": sys.argv[1:], "pid": os.getpid()}})
 """
 
 
 @pytest.fixture(params=["fresh", "forked"])
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(measure, "_forking", None)
+    monkeypatch.setattr(measure, "_forking", False)
     if request.param == "forked":
         measure.fork_cases(["json"])
     return str(request.param)
@@ -43,3 +45,5 @@ def test_a_failing_case_says_why(mode: str, tmp_path: Path) -> None:
     script.write_text(CASE.format(root=str(Path(measure.__file__).parents[1])), encoding="utf-8")
     with pytest.raises(RuntimeError, match=r"(?s)failed \(exit 1\).*ValueError: the case broke"):
         measure.run_case([str(script), "fail"], env=dict(os.environ), cwd=tmp_path)
+    with pytest.raises(RuntimeError, match=r"(?s)failed \(exit 1\).*the case gave up"):
+        measure.run_case([str(script), "exit"], env=dict(os.environ), cwd=tmp_path)
