@@ -174,9 +174,9 @@ async def test_scrolling_up_shows_older_messages_and_keeps_the_visible_lines_in_
 
 
 async def test_every_message_can_be_reached_and_views_far_below_are_unmounted(store: Store) -> None:
-    session = await fill(store, 36)  # 144 messages: three pages of 50
+    session = await fill(store, 24)  # 96 messages: four pages of 30
     view = ConversationView(session, window=40)
-    app = Paging(view, store, page=50)
+    app = Paging(view, store, page=30)
     async with app.run_test(size=SIZE) as pilot:
         await app.open()
         await pilot.pause(0.1)
@@ -190,9 +190,9 @@ async def test_every_message_can_be_reached_and_views_far_below_are_unmounted(st
             view.scroll_page_up(animate=False)
             await settle(pilot, view)
         assert "Question 0" in seen and not view.held and not view.has_older
-        assert seen >= {f"Question {n}" for n in range(36)}  # every turn was on screen on the way up
+        assert seen >= {f"Question {n}" for n in range(24)}  # every turn was on screen on the way up
         assert most <= 40 + 20  # the window (plus one step's chunk) was never exceeded
-        assert len(app.requests) == 2 and app.requests == sorted(app.requests, reverse=True)
+        assert len(app.requests) == 3 and app.requests == sorted(app.requests, reverse=True)
         first = next(e for e in view.entries if isinstance(e, UserMessageView))
         assert first.text.startswith("Question 0:") and on_screen(view, first)
         check_tool_blocks(view)
@@ -200,14 +200,14 @@ async def test_every_message_can_be_reached_and_views_far_below_are_unmounted(st
         seen.clear()  # back down: the views unmounted below come back, in order, up to the end
         for _ in range(400):
             seen.update(question(e) for e in view.entries if on_screen(view, e))
-            if view.scroll_y >= view.max_scroll_y and view.entries[-1].message_id == 144:
+            if view.scroll_y >= view.max_scroll_y and view.entries[-1].message_id == 96:
                 break
             view.scroll_page_down(animate=False)
             await settle(pilot, view)
-        assert seen >= {f"Question {n}" for n in range(36)}
+        assert seen >= {f"Question {n}" for n in range(24)}
         ids = [e.message_id for e in view.entries if e.message_id is not None]
         assert ids == sorted(ids)
-        assert "Answer 35, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
+        assert "Answer 23, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
         assert view.following  # back at the end: following again
         check_tool_blocks(view)
 
@@ -388,14 +388,14 @@ async def test_a_live_answer_survives_jumps_to_the_start_and_back(store: Store) 
 async def test_back_at_the_end_after_reading_far_up_memory_settles_and_every_message_is_still_reachable(
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(conversation_window, "SETTLED_HELD", 30)
-    session = await fill(store, 36)  # 144 messages
+    session = await fill(store, 24)  # 96 messages: four pages of 30
     view = ConversationView(session, window=40)
-    app = Paging(view, store, page=50)
+    app = Paging(view, store, page=30)
     async with app.run_test(size=SIZE) as pilot:
         await app.open()
         await settle(pilot, view)
         opened = len(view.entries)
-        for _ in range(24):  # read far up: the window fills
+        for _ in range(12):  # read far up: the window fills
             view.scroll_page_up(animate=False)
             await settle(pilot, view)
         assert len(view.entries) > 40 // 2
@@ -406,7 +406,7 @@ async def test_back_at_the_end_after_reading_far_up_memory_settles_and_every_mes
             await settle(pilot, view)
         await wait_for(pilot, lambda: view.following and len(view.entries) <= 40 // 2 and not view.paging)
         assert len(view.entries) <= max(opened, 40 // 4) + 6 and len(view.held) <= 30 and view.has_older
-        assert "Answer 35, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
+        assert "Answer 23, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
         seen: list[str] = []
         for _ in range(600):  # and all the way up again: every turn, newest first, none missing
             for entry in reversed(view.entries):
@@ -416,5 +416,5 @@ async def test_back_at_the_end_after_reading_far_up_memory_settles_and_every_mes
                 break
             view.scroll_page_up(animate=False)
             await settle(pilot, view)
-        assert seen == [f"Question {n}" for n in reversed(range(36))]
+        assert seen == [f"Question {n}" for n in reversed(range(24))]
         check_tool_blocks(view)
