@@ -10,18 +10,16 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import struct
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui, wait_for_stored_status
+from tests.integration.helpers import run_yeetui, stored_pid, wait_for_stored_status
 from tests.processes import gone
 from yeetui.system import warm
 
@@ -54,13 +52,6 @@ def _servers(folder: Path) -> list[int]:
         if text and not gone(int(text[0])) and warm.server_alive(warm.Place(lock.with_suffix(".sock"), lock)):
             found.append(int(text[0]))
     return found
-
-
-def _stored_pid(run_id: str) -> int | None:
-    database = Path(os.environ["YEETUI_DATA_DIR"]) / "yeetui.db"
-    with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as conn:
-        row = conn.execute("SELECT pid FROM agent_runs WHERE id = ?", (run_id,)).fetchone()
-    return row[0] if row else None
 
 
 def _wait(predicate: Callable[[], object], what: str, timeout: float = 60.0) -> None:
@@ -128,7 +119,7 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
         assert os.getpgid(worker) == worker and os.getsid(worker) == worker  # leads its group, as a detached one
         assert not gone(started["pid"])  # its stand-in waits for it
         # Once it claimed its run, the run names the process it lives in (until then, the stand-in).
-        _wait(lambda started=started, worker=worker: _stored_pid(started["run_id"]) == worker, "never claimed")
+        _wait(lambda started=started, worker=worker: stored_pid(started["run_id"]) == worker, "never claimed")
         assert os.readlink(f"/proc/{worker}/cwd") == str(project)
         assert Path(f"/proc/{worker}/comm").read_text().strip() == "yeetui-worker"  # what `ps`, `top` show
     assert b"warm-server" in Path(f"/proc/{server}/cmdline").read_bytes()

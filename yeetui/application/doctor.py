@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from yeetui import __version__, paths
+from yeetui.application.process import warm_disabled
 from yeetui.config import load_settings, provider_credentials
 from yeetui.errors import ConfigError
 from yeetui.profile_loader import load_profiles
@@ -84,7 +85,7 @@ def external_agents_check(project: Path) -> Check:
 
 def warm_check(env: Mapping[str, str]) -> Check:
     """Whether pane and detached workers start warm here (`yeetui/system/warm.py`), and whether a server runs."""
-    if env.get("YEETUI_WARM", "").strip().lower() in ("0", "no", "off", "false"):
+    if warm_disabled(env):
         return Check("workers", "ok", "start afresh (YEETUI_WARM=0): each imports the SDK itself, about 2 s")
     where = warm.place(env)
     if where is None:

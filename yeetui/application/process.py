@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from yeetui.heavy_imports import gc_paused
 from yeetui.system import warm
@@ -25,8 +25,10 @@ _SERVER_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "XDG_RUNTIME_DIR", 
 where it listens, how its interpreter finds packages and how text is encoded. No keys."""
 
 
-def warm_disabled() -> bool:
-    return os.environ.get("YEETUI_WARM", "").strip().lower() in ("0", "no", "off", "false")
+def warm_disabled(env: Mapping[str, str] | None = None) -> bool:
+    """`YEETUI_WARM=0` (or no, off, false): every worker starts afresh."""
+    env = os.environ if env is None else env
+    return env.get("YEETUI_WARM", "").strip().lower() in ("0", "no", "off", "false")
 
 
 def start_warm(argv: Sequence[str]) -> None:

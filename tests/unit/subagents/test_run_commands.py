@@ -5,6 +5,7 @@ its own spawner, and a run is live in only one of them."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from yeetui.runtime import Runtime
 from yeetui.store.coordination import RunCommand
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
+from yeetui.system import warm
 
 
 def _until_file(flag: Path) -> ToolCall:
@@ -202,10 +204,6 @@ async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_s
     worker's stand-in, when the worker is forked warm). A warm worker can read the run before that record lands:
     its claim (a compare-and-set on the pid it read) then fails — but the pid that changed is its stand-in's,
     so it claims again. The launcher's record is forced in between the worker's read and its claim."""
-    import os
-
-    from yeetui.system import warm
-
     scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "claimed"})], when_contains="LATE-RECORD"))
     run = await runtime.detached.create(profile_name="oracle", prompt="LATE-RECORD")
     assert run.pid == os.getpid()
@@ -229,8 +227,6 @@ async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_s
 async def test_a_launcher_record_landing_after_the_workers_claim_leaves_the_workers_pid(runtime: Runtime) -> None:
     """The other order: the worker claimed first; the launcher's late record of its stand-in changes nothing, so
     the run names the process it lives in (whose death, not its stand-in's, means the run died)."""
-    import os
-
     run = await runtime.detached.create(profile_name="oracle", prompt="EARLY-CLAIM")
     worker = os.getppid()
     assert await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=worker) is not None
@@ -241,8 +237,6 @@ async def test_a_launcher_record_landing_after_the_workers_claim_leaves_the_work
 async def test_a_run_another_process_claimed_meanwhile_is_still_refused(runtime: Runtime, other: Runtime,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The second claim is only for a pid that is this process's own: another's claim still wins alone."""
-    import os
-
     run = await runtime.detached.create(profile_name="oracle", prompt="CLAIMED-ELSEWHERE")
     claim = other.store.claim_run
 
