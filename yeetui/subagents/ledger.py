@@ -261,6 +261,9 @@ class Ledger:
         changes: dict[str, Any] = {"status": run.status, "cost": run.cost, "tokens": run.usage.total_tokens}
         if run.status == RunStatus.RUNNING and row.started is None:
             changes["started"] = now
+        if not run.status.is_final and run.pid != row.elsewhere:  # claimed by another process (a warm worker)
+            changes["elsewhere"] = run.pid
+            changes["activity"] = f"in process {run.pid}"
         if run.status.is_final:
             changes["ended"] = now
             changes["activity"] = (run.error or "")[:80]

@@ -62,6 +62,29 @@ async def test_a_run_of_another_process_gets_a_row_until_it_ends(store: Store, t
     assert "cancelled by the user" in format_row(ended)
 
 
+async def test_a_row_follows_its_run_to_the_process_that_claims_it(store: Store, tmp_path: Path) -> None:
+    """`agents start` records the run queued in the process it started; a worker forked warm then claims it and
+    records its own pid. The row says where the run lives now, and steering and cancelling go there."""
+    stand_in = await asyncio.create_subprocess_exec("sleep", "300")
+    claimer = await asyncio.create_subprocess_exec("sleep", "300")
+    try:
+        ledger = Ledger(Bus(), linger=60)
+        sync = LedgerSync(store, ledger, project_dir=tmp_path, is_local=lambda run_id: False)
+        _, run = await _run(store, tmp_path, pid=stand_in.pid, status=RunStatus.QUEUED)
+        await sync.refresh()
+        assert ledger.get(run.id).elsewhere == stand_in.pid  # type: ignore[union-attr]
+
+        await store.update_run(run.id, pid=claimer.pid, status=RunStatus.RUNNING)
+        await sync.refresh()
+        row = ledger.get(run.id)
+        assert row is not None and row.elsewhere == claimer.pid and row.status == RunStatus.RUNNING
+        assert f"in process {claimer.pid}" in format_row(row)
+    finally:
+        for proc in (stand_in, claimer):
+            proc.kill()
+            await proc.wait()
+
+
 async def test_runs_of_this_process_other_projects_and_dead_processes_are_not_shown(
         store: Store, tmp_path: Path, worker: int) -> None:
     ledger = Ledger(Bus())
