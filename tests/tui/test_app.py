@@ -245,6 +245,24 @@ async def test_the_config_theme_applies_once_the_runtime_is_open(project: Path, 
         assert app.theme == "yeetui-light"
 
 
+async def test_taken_down_while_the_session_opens_it_leaves_quietly(project: Path, monkeypatch) -> None:
+    """The app is taken down the moment the conversation appears (the user quits; a Pilot test ends there) while
+    start-up still has notices to show (here: no key for the provider). Textual removes a screen's widgets before
+    it stops the screen's workers, so start-up can go on for a moment without a conversation to write in: the
+    notices that come then are dropped, not a crash. (The take-down's order is forced: the conversations go as
+    soon as the session is open, as Textual's pruning takes them.)"""
+    opened = MainScreen.refresh_header
+
+    async def then_taken_down(screen: MainScreen) -> None:
+        await opened(screen)
+        await screen.query_one("#conversations").remove()
+
+    monkeypatch.setattr(MainScreen, "refresh_header", then_taken_down)
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.startup.ready)
+
+
 async def test_a_broken_config_file_is_named_on_the_starting_screen(project: Path, isolated_env: Path) -> None:
     config = isolated_env / "config" / "config.yaml"
     config.write_text("model: [unclosed\n", encoding="utf-8")

@@ -274,7 +274,11 @@ class MainScreen(Screen[None]):
         return self.query_one(f"#conv-{session_id or self.current}", ConversationView)
 
     async def notice(self, level: str, text: str) -> None:
-        """A line in the open conversation (`level`: info, warning or error)."""
+        """A line in the open conversation (`level`: info, warning or error); dropped while the app takes the
+        screen down: Textual removes the widgets before it stops the screen's workers, and start-up may still
+        have notices for a moment (the app quit as the session opened)."""
+        if not self.query("#conversations"):
+            return
         await self.view().add_notice(level, text)
 
     def control(self, session_id: str) -> SessionControl:
