@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.tui.deliberate import SettleClock
 from yeetui.tui.screens.deliberate import DeliberateScreen
+from yeetui.tui.textual_workarounds import release_styles_caches
+
+
+@pytest.fixture(autouse=True)
+def _no_lines_kept_between_apps() -> Iterator[None]:
+    """Let go of the lines the test's app drew once it is done. Textual keeps the styles cache of the last
+    1,024 widgets drawn, in any app, and through it every line each one last drew (`release_styles_caches`):
+    ~20,000 `Strip`s and 130,000 small caches a worker would carry from test to test, and walk in each full
+    collection. The app itself frees them the same way (`gc_pacing.collect_fully`)."""
+    yield
+    release_styles_caches()
 
 
 @pytest.fixture
