@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import time
 
 from tests.e2e.tmux import flat
 from tests.fakellm import Reply, ToolCall
 from tests.fakellm.fixtures import KEY_MARKER
+from tests.integration.helpers import run_yeetui
 
 ORACLE_MARKER = "You are the oracle: a senior engineer consulted"
 """The first words of agents/oracle.md's system prompt."""
@@ -179,8 +179,8 @@ def test_ctrl_q_while_the_primary_answers_records_the_turn_as_cancelled(launch, 
     app.wait_for("slowly streaming words slowly", why="the answer streaming in")
     app.press("C-q")
     assert app.wait_exit(timeout=15) == 0
-    listed = subprocess.run([sys.executable, "-m", "yeetui", "agents", "list", "--json"], cwd=project,
-                            capture_output=True, text=True, timeout=60, check=True)
+    listed = run_yeetui("agents", "list", "--json", cwd=project)
+    assert listed.returncode == 0, listed.stderr
     [run] = json.loads(listed.stdout)
     assert (run["status"], run["error"]) == ("cancelled", "yeetui quit while it ran")
     again = launch("--continue")
@@ -218,7 +218,6 @@ def test_resize_to_60x20_redraws_and_keeps_the_composer(launch, fake_env) -> Non
 def test_orchestrate_two_builders_in_parallel_worktrees_then_merge(launch, fake_env, project) -> None:
     """`/orchestrate` with two independent builder steps: they run at once, each in a worktree of its own;
     the user's checkout and branch stay as they were until the user merges; then the branch holds both."""
-    import subprocess
 
     def git(*args: str) -> str:
         return subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@e.st", *args], cwd=project,

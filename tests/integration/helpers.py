@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.integration.zygote import ZYGOTE
+from tests.integration.zygote import ZYGOTE, Forked
 from yeetui.events import RunStatus
 
 
@@ -54,6 +54,14 @@ def run_yeetui(*args: str, cwd: Path, timeout: float = 60, fresh: bool = False, 
     else:
         proc = ZYGOTE.run(args, cwd=cwd, env=yeetui_env(**env), timeout=timeout)
     return Completed(proc.returncode, proc.stdout, proc.stderr)
+
+
+def start_yeetui(*args: str, cwd: Path, stdout: int | None = None, stderr: int | None = None, text: bool = False,
+                 **env: str) -> Forked:
+    """`yeetui ARGS` started and left running, for a test that acts while it runs (signals it, kills it, reads
+    its output as it comes): `subprocess.Popen` with stdin empty, forked from the worker's warm server like
+    `run_yeetui`. Its `pid` is the command's own."""
+    return ZYGOTE.start(args, cwd=cwd, env=yeetui_env(**env), stdout=stdout, stderr=stderr, text=text)
 
 
 def stored_status(run_id: str) -> str | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui, wait_for_stored_status, yeetui_argv, yeetui_env
+from tests.integration.helpers import run_yeetui, start_yeetui, wait_for_stored_status
 from tests.processes import running_with, unique_sleep
 from yeetui.errors import YeetuiError
 from yeetui.subagents.spawner import process_running
@@ -179,9 +179,8 @@ def test_killed_worker_shows_interrupted_and_resumes_detached(fake_env, project:
 
 def test_sigterm_cancels_a_waiting_start_which_resume_wait_finishes(fake_env, project: Path) -> None:
     fake_env.script(Reply(text=SLOW_TEXT, chunk_size=4, chunk_delay=0.05, when_contains="TERM-Q"))
-    proc = subprocess.Popen(yeetui_argv("agents", "start", "oracle", "TERM-Q", "--wait", "--json"), cwd=project,
-                            env=yeetui_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+    proc = start_yeetui("agents", "start", "oracle", "TERM-Q", "--wait", "--json", cwd=project,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         fake_env.wait_for_requests(1, timeout=30)
         proc.send_signal(signal.SIGTERM)
@@ -225,8 +224,8 @@ def test_steer_and_cancel_reach_a_subagent_of_another_process(fake_env, project:
         Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {flag} ]; do sleep 0.02; done"})],
               when_contains="REMOTE-CHILD"),
     )
-    proc = subprocess.Popen(yeetui_argv("run", "--yes", "REMOTE-PARENT"), cwd=project, env=yeetui_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    proc = start_yeetui("run", "--yes", "REMOTE-PARENT", cwd=project, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True)
     try:
         fake_env.wait_for_requests(3, timeout=30)  # parent, parent again, the child's first turn
         child = next(r for r in _json(run_yeetui("agents", "list", "--json", cwd=project))
@@ -250,8 +249,7 @@ def test_labels_name_runs_and_a_closed_pipe_is_no_error(fake_env, project: Path)
     done = _json(run_yeetui("agents", "start", "oracle", "why?", "--wait", "--json", cwd=project))
     status = _json(run_yeetui("agents", "status", done["label"], "--json", cwd=project))
     assert status["id"] == done["id"] and status["output"] == "LABELLED"
-    proc = subprocess.Popen(yeetui_argv("profiles", "show", "generic"), cwd=project, env=yeetui_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    proc = start_yeetui("profiles", "show", "generic", cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader is gone before the first line
     err = proc.stderr.read().decode()

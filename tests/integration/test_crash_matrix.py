@@ -37,7 +37,8 @@ import pytest
 
 from tests.e2e.tmux import Tmux, tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
+from tests.integration.helpers import run_yeetui, start_yeetui, yeetui_env
+from tests.integration.zygote import Forked
 from tests.processes import gone, group_members
 from yeetui.cli import main as yeetui_main
 
@@ -156,12 +157,11 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
     _script(fake, point, pid_file)
     killed: list[int] = []
     tmux: Tmux | None = None
-    proc: subprocess.Popen | None = None
+    proc: Forked | None = None
     try:
         if host == "run":
-            proc = subprocess.Popen(yeetui_argv("run", "--json", "PARENT-TASK: delegate"), cwd=project,
-                                    env=yeetui_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    stdin=subprocess.DEVNULL)
+            proc = start_yeetui("run", "--json", "PARENT-TASK: delegate", cwd=project, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
             killed.append(proc.pid)
         elif host == "worker":
             started = run_yeetui("agents", "start", "generic", "PARENT-TASK: delegate", "--json", cwd=project)

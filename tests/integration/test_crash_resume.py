@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
+from tests.integration.helpers import result_text, run_yeetui, start_yeetui, tool_results, yeetui_env
+from tests.integration.zygote import Forked
 from yeetui import paths
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
 
 
-def _start(project: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(yeetui_argv("run", "--json", *args), cwd=project, env=yeetui_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+def _start(project: Path, *args: str) -> Forked:
+    return start_yeetui("run", "--json", *args, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _wait_for(predicate, timeout: float = 20.0) -> None:

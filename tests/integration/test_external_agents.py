@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui, yeetui_argv, yeetui_env
+from tests.integration.helpers import run_yeetui, start_yeetui
+from tests.integration.zygote import ZYGOTE
 from tests.processes import gone
 from yeetui import paths
 from yeetui.system.tmux import TmuxServer, server_name
@@ -130,16 +131,19 @@ def test_claude_codes_permission_questions_are_yeetuis(fake_env, project: Path, 
         assert "refused 1 tool call that need your permission: bash" in done.stderr, done.stderr
 
 
+def _inner_yeetui() -> str:
+    """A profile whose agent is `yeetui acp`: another yeetui, started as the test worker's other yeetui
+    commands are (forked warm, `ZYGOTE.argv`)."""
+    command, *args = ZYGOTE.argv("acp")
+    return (f"description: another yeetui, over ACP\nrunner: acp\nacp:\n  command: {command}\n"
+            f"  args: {json.dumps(args)}\n")
+
+
 def test_yeetui_acp_as_an_external_agent_with_its_subagent_tree(fake_env, project: Path) -> None:
     """yeetui's own ACP agent, run as another yeetui's subagent: its oracle comes over as a subagent session
     (`subagent_update`), a node of this yeetui's tree with its own transcript and the usage its idle state
     says; the cost the inner yeetui reports is its whole session's, so the tree counts it once."""
-    _profile("inner", f"""description: another yeetui, over ACP
-runner: acp
-acp:
-  command: {sys.executable}
-  args: [-m, yeetui, acp]
-""")
+    _profile("inner", _inner_yeetui())
     fake_env.script(
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "INNER-CHILD look",
                                                       "blocking": True})], when_contains="INNER-PARENT",
@@ -333,15 +337,14 @@ def test_an_external_agents_question_is_refused_headless_and_garbage_on_its_stdo
 def test_cancelling_an_external_agents_subagent_stops_it_alone(fake_env, project: Path) -> None:
     """`yeetui agents cancel` on a node of the tree that an external agent's subagent is (here another
     yeetui's oracle, which its agent lets be cancelled alone): that subagent stops, its parent goes on."""
-    _profile("inner", f"description: another yeetui, over ACP\nrunner: acp\nacp:\n  command: {sys.executable}\n"
-                      f"  args: [-m, yeetui, acp]\n")
+    _profile("inner", _inner_yeetui())
     fake_env.script(
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "SLOW-CHILD think",
                                                       "blocking": True})], when_contains="CANCEL-PARENT"),
         Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="You are the oracle"),
         Reply(text="INNER-CARRIED-ON", when_contains="cancel"))
-    outer = subprocess.Popen(yeetui_argv("run", "--json", "--profile", "inner", "CANCEL-PARENT go"), cwd=project,
-                             env=yeetui_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    outer = start_yeetui("run", "--json", "--profile", "inner", "CANCEL-PARENT go", cwd=project,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 90
         child = None

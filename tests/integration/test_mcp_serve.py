@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import start_yeetui
 from tests.integration.zygote import ZYGOTE
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
@@ -78,9 +79,8 @@ def _serve_http(project: Path, *extra: str, env: dict[str, str] | None = None):
     import subprocess
     import time
 
-    process = subprocess.Popen([sys.executable, "-m", "yeetui", "mcp", "serve", "--http", *extra], cwd=project,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, **(env or {})})
+    process = start_yeetui("mcp", "serve", "--http", *extra, cwd=project, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, **(env or {}))
     deadline = time.monotonic() + 60
     assert process.stderr is not None
     while time.monotonic() < deadline:

@@ -3,7 +3,9 @@ working directory and environment, one process per command, and a timeout that k
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -12,9 +14,10 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.fakellm.server import FakeLLM
-from tests.integration.helpers import Completed, run_yeetui, yeetui_env
+from tests.integration.helpers import Completed, run_yeetui, start_yeetui, yeetui_env
 from tests.integration.zygote import ZYGOTE
 from tests.processes import gone
+from yeetui.cli.common import EXIT_CANCELLED
 
 
 @pytest.mark.parametrize("args", [("--version",), ("no-such-command",), ("agents", "list"), ("profiles", "list"),
@@ -115,3 +118,27 @@ def test_the_launcher_passes_sigterm_on_and_ends_when_the_command_does(tmp_path:
     launcher.communicate(timeout=60)
     assert launcher.returncode != 0
     assert gone(command)
+
+
+def test_a_started_command_is_the_process_its_pid_names(tmp_path: Path, fake_env: FakeLLM) -> None:
+    """`start_yeetui` (`Zygote.start`), for tests that signal or kill yeetui while it runs: `pid` is the forked
+    command itself, its pipes bring what it writes, and a signal sent to it ends it as it ends a fresh one."""
+    fake_env.script(Reply(text="never sent", after_requests=10**6))
+    run_yeetui("--version", cwd=tmp_path)  # the server is up
+    before = set(_children_of_server())
+    proc = start_yeetui("run", "--json", "hold on", cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        text=True)
+    try:
+        fake_env.wait_for_requests(1, timeout=60)
+        assert set(_children_of_server()) - before == {proc.pid}
+        assert proc.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == EXIT_CANCELLED, err
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["status"] for e in events if e["type"] == "run_status"] == ["running", "cancelled"], out
+    assert gone(proc.pid)

@@ -19,7 +19,9 @@ when its stdin — the test worker's pipe — closes.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -31,7 +33,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 _ROOT = Path(__file__).resolve().parents[2]
 if __name__ == "__main__" and sys.argv[1:2] == ["--launch"]:
@@ -120,6 +122,30 @@ class Zygote:
         SIGHUP on to the command, and ends as the command ended."""
         return [sys.executable, "-S", __file__, "--launch", self._ensure(), *args]
 
+    def start(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: int | None = None,
+              stderr: int | None = None, text: bool = False) -> Forked:
+        """`subprocess.Popen(["python", "-m", "yeetui", *argv], stdin=DEVNULL, stdout=…, stderr=…, text=…)`,
+        forked from the warm server: `stdout` and `stderr` are `subprocess.PIPE`, `subprocess.DEVNULL` or None
+        (this process's)."""
+        path = self._ensure()
+        ours: dict[int, IO[Any]] = {}
+        theirs: list[int] = [os.open(os.devnull, os.O_RDONLY)]
+        for target, how in ((1, stdout), (2, stderr)):
+            if how == subprocess.PIPE:
+                read_end, write_end = os.pipe()
+                ours[target] = open(read_end, "r" if text else "rb")  # the caller closes it, as with Popen
+                theirs.append(write_end)
+            elif how == subprocess.DEVNULL:
+                theirs.append(os.open(os.devnull, os.O_WRONLY))
+            else:
+                theirs.append(os.dup(target))
+        try:
+            conn = warm.ask(path, argv, cwd=str(cwd), env=env, stdio=(theirs[0], theirs[1], theirs[2]))
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        return Forked(conn, ["yeetui", *argv], ours.get(1), ours.get(2))
+
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
             timeout: float) -> subprocess.CompletedProcess[str]:
         """`subprocess.run(["python", "-m", "yeetui", *argv], capture_output=True, text=True,
@@ -134,6 +160,79 @@ class Zygote:
             for fd in (null, out_write, err_write):
                 os.close(fd)
         return _collect(conn, out_read, err_read, ["yeetui", *argv], timeout)
+
+
+class Forked:
+    """A command forked from the warm server, for a test that needs it running while it acts: the part of
+    `subprocess.Popen` the tests use. `pid` is the command's own (a signal or `kill -9` reaches yeetui itself,
+    not a stand-in); its exit status comes over the server's connection, as the server reaps it."""
+
+    def __init__(self, conn: socket.socket, args: list[str], stdout: IO[Any] | None, stderr: IO[Any] | None) -> None:
+        self.args = args
+        self.stdout, self.stderr = stdout, stderr
+        self.returncode: int | None = None
+        self._conn = conn
+        self._replies = warm.Replies()
+        while self._replies.pid is None:
+            data = conn.recv(4096)
+            if not data:
+                raise RuntimeError(f"the warm yeetui server did not fork {args}")
+            self._replies.feed(data)
+            if self._replies.error is not None:
+                raise RuntimeError(f"the warm yeetui server refused {args}: {self._replies.error}")
+        self.pid: int = self._replies.pid
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self._conn], [], [], 0)[0]:
+            self._read()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            if select.select([self._conn], [], [], left)[0]:
+                self._read()
+        return self.returncode
+
+    def _read(self) -> None:
+        data = self._conn.recv(4096)
+        self._replies.feed(data)
+        if self._replies.status is not None:
+            self.returncode = os.waitstatus_to_exitcode(self._replies.status)
+        elif not data:
+            raise RuntimeError(f"the warm yeetui server lost {self.args} (pid {self.pid})")
+        if self.returncode is not None:
+            self._conn.close()
+
+    def communicate(self, timeout: float | None = None) -> tuple[Any, Any]:
+        """Read stdout and stderr to their end, then wait (`TimeoutExpired` if that takes longer than
+        `timeout`; the command goes on)."""
+        read: dict[str, Any] = {}
+        readers = [threading.Thread(target=lambda n=name, f=pipe: read.__setitem__(n, f.read()), daemon=True)
+                   for name, pipe in (("out", self.stdout), ("err", self.stderr)) if pipe is not None]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(None if deadline is None else max(deadline - time.monotonic(), 0))
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self.wait(None if deadline is None else max(deadline - time.monotonic(), 0.01))
+        return read.get("out"), read.get("err")
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 def _collect(conn: socket.socket, out_read: int, err_read: int, args: list[str],

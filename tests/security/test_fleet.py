@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from textual.widgets import OptionList, Static
 
+from tests.integration.helpers import run_yeetui
 from yeetui.application.fleet import FleetDesk
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
@@ -48,9 +47,7 @@ async def _asking(store: Store, project: Path) -> tuple[str, int]:
 
 async def test_a_hostile_question_reaches_the_fleet_as_plain_text_on_one_line(store: Store, tmp_path: Path) -> None:
     await _asking(store, tmp_path / "proj")
-    printed = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "yeetui", "fleet", "--print"], capture_output=True, text=True,
-        env={**os.environ}, cwd=tmp_path, timeout=60)
+    printed = await asyncio.to_thread(run_yeetui, "fleet", "--print", cwd=tmp_path)
     assert printed.returncode == 0, printed.stderr
     assert "asks to run bash: make deploy" in printed.stdout
     for control in ("\x1b", "\x07", "\x9b", "\r"):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import yeetui_argv, yeetui_env
+from tests.integration.helpers import start_yeetui
 from tests.processes import gone, group_members, running_with, unique_sleep
 from yeetui.cli.common import EXIT_CANCELLED
 
@@ -63,9 +63,8 @@ def test_a_signal_mid_tool_ends_yeetui_and_the_command_s_group(fake_env, tmp_pat
     fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": f"sleep {marker} & sleep {marker}; wait"})],
                           when_contains="SLEEP"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "woke"})]))
-    proc = subprocess.Popen(yeetui_argv("run", "--json", "--yes", "--profile", profile, "SLEEP a while"),
-                            cwd=project, env=yeetui_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = start_yeetui("run", "--json", "--yes", "--profile", profile, "SLEEP a while", cwd=project,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sleepers: list[int] = []
     try:
         _wait("both sleeps of the command run", lambda: len(running_with(marker)) == 2 or proc.poll() is not None)

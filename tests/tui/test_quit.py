@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from asyncio.subprocess import PIPE
 from pathlib import Path
 
 from tests.fakellm import Reply
+from tests.integration.helpers import run_yeetui
 from tests.tui.test_app import _main, _text, _type, _until
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
@@ -40,11 +39,9 @@ async def test_ctrl_q_while_the_primary_answers_ends_its_turn_as_cancelled(fake_
     finally:
         await runtime.close()
 
-    listed = await asyncio.create_subprocess_exec(sys.executable, "-m", "yeetui", "agents", "list", "--json",
-                                                  cwd=project, stdout=PIPE, stderr=PIPE)
-    out, err = await asyncio.wait_for(listed.communicate(), 120)
-    assert listed.returncode == 0, err.decode()
-    [shown] = [r for r in json.loads(out) if r["id"] == run.id]
+    listed = await asyncio.to_thread(run_yeetui, "agents", "list", "--json", cwd=project, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    [shown] = [r for r in json.loads(listed.stdout) if r["id"] == run.id]
     assert shown["status"] == "cancelled"
 
     again = YeetuiApp(cwd=project, continue_latest=True)  # recovery runs: nothing to find

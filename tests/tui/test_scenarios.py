@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import pytest
 from textual.message import Message as TextualMessage
 
 from tests.fakellm import Fault, Reply, ToolCall
-from tests.integration.helpers import stored_pid, stored_status
+from tests.integration.helpers import run_yeetui, stored_pid, stored_status
 from tests.processes import gone
 from tests.tui.deliberate import SettleClock, answer
 from tests.tui.test_app import _main, _text, _type, _until
@@ -391,12 +390,10 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
               when_contains="WORKER-TASK"),
         Reply(tool_calls=[ToolCall("bash", {"command": "sleep 300"})], when_contains="WORKER-GUIDANCE"),
     )
-    started = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "yeetui", "agents", "start", "generic", "WORKER-TASK: wait for the flag", "--yes",
-        "--json", cwd=project, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await started.communicate()
-    assert started.returncode == 0, err.decode()
-    worker = json.loads(out)
+    started = await asyncio.to_thread(run_yeetui, "agents", "start", "generic", "WORKER-TASK: wait for the flag",
+                                      "--yes", "--json", cwd=project)
+    assert started.returncode == 0, started.stderr
+    worker = json.loads(started.stdout)
     app = YeetuiApp(cwd=project)
     try:
         async with app.run_test(size=(120, 32)) as pilot:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import run_yeetui
 from yeetui import paths
 from yeetui.events import RunStatus
 from yeetui.messages import Message
@@ -164,11 +164,8 @@ async def test_recovery_tells_the_parent_once_whichever_command_runs_first(scrip
     project.mkdir()
     parent, child = await _crashed_child(project, blocking=False)
     for command in (["agents", "list", "--all"], ["sessions", "list"], ["agents", "status", child]):
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "yeetui", *command, cwd=project,
-                                                    env=os.environ.copy(), stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.PIPE)
-        _, err = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 0, err.decode()
+        done = await asyncio.to_thread(run_yeetui, *command, cwd=project)
+        assert done.returncode == 0, done.stderr
     runtime = await Runtime.open(cwd=project, provider_factory=scripted.provider_factory)
     try:
         assert (await runtime.store.get_run(child)).status == RunStatus.INTERRUPTED
