@@ -2,7 +2,9 @@
 life, then every order of the recovery commands.
 
 Hosts: `yeetui run` (the parent is the primary, the child runs in-process beside it), a detached worker
-(`yeetui agents start`, whose run spawns the child inside the worker) and the TUI (the real binary in tmux).
+(`yeetui agents start`, whose run spawns the child inside the worker) and the TUI (the real app in tmux). Each is
+forked from the test worker's warm server (`tests/integration/zygote.py`) and killed by its own pid; the TUI's
+start-up from a fresh interpreter is the end-to-end tests' part (tests/e2e).
 Points: (a) the child mid-stream, (b) the child mid-tool (a `bash` command with a process group of its
 own), (c) the child completed while its parent was mid-turn, so its announcement was recorded and not yet
 made. Each cell crashes once; its data dir is then copied for each order of `agents list` (any command
@@ -26,7 +28,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -38,7 +39,7 @@ import pytest
 from tests.e2e.tmux import Tmux, tmux_path
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, start_yeetui, yeetui_env
-from tests.integration.zygote import Forked
+from tests.integration.zygote import ZYGOTE, Forked
 from tests.processes import gone, group_members
 from yeetui.cli import main as yeetui_main
 
@@ -169,12 +170,13 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
             killed.append(json.loads(started.stdout)["pid"])
         else:
             tmux = Tmux(110, 32)
-            tmux.start([sys.executable, "-m", "yeetui"], cwd=project, env=yeetui_env())
+            tmux.start(ZYGOTE.argv(), cwd=project, env=yeetui_env())
             tmux.wait_for("Message yeetui", timeout=30)
             tmux.send("PARENT-TASK: delegate", "Enter")
             killed.append(tmux.pid)
         _wait(f"{host}: {point}", _killed_at(point, data, pid_file))
-        if host == "worker":  # the process the run lives in: forked warm, it is not the one `agents start` started
+        if host != "run":  # the process the run lives in: forked warm, it is not the one `agents start` started,
+            # nor the stand-in in the tmux pane (`ZYGOTE.argv`)
             (lives_in,) = _query(data, "SELECT r.pid FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
                                        " WHERE s.parent_id IS NULL")
             killed.insert(0, lives_in["pid"])
@@ -227,7 +229,7 @@ def _recover(order: tuple[str, ...], crashed: Crashed, host: str, point: str, fa
             assert yeetui_main(["agents", "list", "--all", "--json"]) == 0
         elif step == "tui":  # the user starts yeetui again and quits
             with Tmux(110, 32) as tmux:
-                tmux.start([sys.executable, "-m", "yeetui"], cwd=project, env=yeetui_env())
+                tmux.start(ZYGOTE.argv(), cwd=project, env=yeetui_env())
                 tmux.wait_for("Message yeetui", timeout=30)
                 tmux.press("C-q")
                 assert tmux.wait_exit(20) == 0, tmux.screen()

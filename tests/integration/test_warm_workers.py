@@ -223,6 +223,7 @@ def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: 
                 (b"{not json", four, "Expecting"),
                 (json.dumps({**good, "argv": ["run", "rm -rf ~"]}).encode(), four, "not a command this server runs"),
                 (json.dumps({**good, "argv": "agent run"}).encode(), four, "argv must be"),
+                (json.dumps({**good, "argv": []}).encode(), four, "not a command this server runs"),  # the TUI
                 (json.dumps({**good, "env": {"A=B": "c"}}).encode(), four, "env must"),
                 (json.dumps({**good, "umask": -1}).encode(), four, "umask must"),
                 (json.dumps(good).encode(), [null], "four descriptors"),

@@ -44,13 +44,13 @@ from yeetui.system import warm  # noqa: E402  (standard library only: light enou
 # --- the server: a warm interpreter that forks commands ---------------------------------------------------
 
 def _warm() -> None:
-    """Import what the command imports, so that no child pays for it. Not litellm (the tests about lazy
-    imports need it absent, and few commands use it) and not Textual (the TUI runs in tmux, from a fresh
-    interpreter)."""
+    """Import what the command imports, so that no child pays for it: the TUI too (the crash matrix runs it in
+    tmux, `ZYGOTE.argv()`). Not litellm: the tests about lazy imports need it absent, and few commands use it."""
     import anthropic  # noqa: F401
 
     import yeetui.cli.common
-    import yeetui.providers.anthropic  # noqa: F401
+    import yeetui.providers.anthropic
+    import yeetui.tui.app  # noqa: F401
 
 
 def _become_command(request: dict[str, Any], fds: list[int]) -> None:

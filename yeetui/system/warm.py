@@ -437,11 +437,12 @@ def _read_exactly(conn: socket.socket, size: int) -> bytes:
 
 
 def _checked(request: object) -> dict[str, Any]:
-    """A request as the server trusts it: argv a list of strings, env a map of strings, umask a mode."""
+    """A request as the server trusts it: argv a list of strings (the arguments after the program's name: none
+    at all is a command too, which the server's `allow` may refuse), env a map of strings, umask a mode."""
     if not isinstance(request, dict):
         raise ValueError("a request is a JSON object")
     argv, env, umask = request.get("argv"), request.get("env"), request.get("umask")
-    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise ValueError("argv must be a list of strings")
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and "=" not in k
                                             and "\0" not in k + v for k, v in env.items()):
