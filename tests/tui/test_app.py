@@ -246,21 +246,30 @@ async def test_the_config_theme_applies_once_the_runtime_is_open(project: Path, 
 
 
 async def test_taken_down_while_the_session_opens_it_leaves_quietly(project: Path, monkeypatch) -> None:
-    """The app is taken down the moment the conversation appears (the user quits; a Pilot test ends there) while
-    start-up still has notices to show (here: no key for the provider). Textual removes a screen's widgets before
-    it stops the screen's workers, so start-up can go on for a moment without a conversation to write in: the
-    notices that come then are dropped, not a crash. (The take-down's order is forced: the conversations go as
-    soon as the session is open, as Textual's pruning takes them.)"""
+    """The app is taken down just as the conversation appears (a Pilot test ends there), while start-up awaits
+    the store with notices still to show (here: no key for the provider). Textual removes the screen's widgets
+    before it stops the screen's workers: start-up may run on in between, the conversation gone. Its notices
+    are dropped, not a crash. (Forced: start-up's store read returns in that moment, by its own clock.)"""
     opened = MainScreen.refresh_header
+    shown = asyncio.Event()
 
-    async def then_taken_down(screen: MainScreen) -> None:
+    async def answered_while_taken_down(screen: MainScreen) -> None:
         await opened(screen)
-        await screen.query_one("#conversations").remove()
+        selector = f"#conv-{screen.current}"
+        shown.set()
+        try:
+            for _ in range(30_000):  # each look at the DOM a few ms apart, up to a minute
+                if not screen.query(selector):
+                    break
+                await asyncio.sleep(0.002)
+        except asyncio.CancelledError:  # the screen's workers stopped: the read had already returned
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        assert not screen.query(selector)
 
-    monkeypatch.setattr(MainScreen, "refresh_header", then_taken_down)
+    monkeypatch.setattr(MainScreen, "refresh_header", answered_while_taken_down)
     app = YeetuiApp(cwd=project)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, MainScreen) and app.screen.startup.ready)
+    async with app.run_test(size=(100, 30)):
+        await asyncio.wait_for(shown.wait(), 60)
 
 
 async def test_a_broken_config_file_is_named_on_the_starting_screen(project: Path, isolated_env: Path) -> None:

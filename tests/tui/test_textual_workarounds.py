@@ -15,6 +15,7 @@ from textual.widgets import Static, TextArea
 from yeetui.tui.textual_workarounds import (
     MeasuredAfterEachUpdate,
     app_bindings,
+    being_removed,
     own_bindings,
     paint_now,
     release_styles_caches,
@@ -142,3 +143,20 @@ async def test_a_widget_s_repaint_is_written_at_once_and_only_its_own() -> None:
         area.insert("!")
         assert not paint_now(area)
         app._display = display  # type: ignore[method-assign]
+
+
+async def test_a_widget_being_removed_says_so_from_the_start_of_its_removal() -> None:
+    """`being_removed` reads Textual's private flags: false while mounted; true for the node and every child as
+    soon as `remove()` starts, while the children are still there; true once it is gone."""
+    app = Column()
+    async with app.run_test(size=(40, 10)) as pilot:
+        column = app.query_one(VerticalScroll)
+        line = Static("a line")
+        await column.mount(line)
+        assert not being_removed(column) and not being_removed(line) and not being_removed(app.screen)
+        removal = column.remove()
+        assert being_removed(column) and being_removed(line)
+        assert not being_removed(app.screen)
+        await removal
+        await pilot.pause()
+        assert being_removed(column) and being_removed(line)

@@ -14,6 +14,7 @@ from typing import Any, Self
 from textual._styles_cache import StylesCache
 from textual.app import App
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.geometry import Region, Size
 from textual.widget import Widget
 
@@ -120,3 +121,14 @@ def paint_now(widget: Widget) -> bool:
     compositor.update_widgets({widget})
     app._display(screen, compositor.render_update(screen_stack=getattr(app, "_background_screens", [])))
     return True
+
+
+def being_removed(node: DOMNode) -> bool:
+    """Whether Textual has begun taking `node` down (its `remove()`, or the app's shutdown).
+
+    Textual marks the whole subtree at once (the private `_pruning`; `_closing` and `_closed` later), then
+    removes the children first and the node last, and stops the node's workers only then. A worker of the node
+    that was awaiting I/O meanwhile runs on and finds its children gone: the main screen's start-up, when the
+    app is taken down just as the session opens (a `query_one` raised NoMatches). No public property says so.
+    """
+    return any(getattr(node, flag, False) is True for flag in ("_pruning", "_closing", "_closed"))

@@ -23,6 +23,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
@@ -55,7 +56,7 @@ from yeetui.tui.screens.picker import Choice, PickerScreen
 from yeetui.tui.screens.switcher import SwitcherScreen
 from yeetui.tui.slash import FlagError, all_commands, ask_merge, run_slash, spawn_flags, stop_question
 from yeetui.tui.startup import LOADING, Pending, SessionStart
-from yeetui.tui.textual_workarounds import app_bindings
+from yeetui.tui.textual_workarounds import app_bindings, being_removed
 from yeetui.tui.widgets.composer import Composer, Draft
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.conversation_pages import ConversationPages
@@ -194,7 +195,12 @@ class MainScreen(Screen[None]):
             await self.notice("warning", f"Could not look at the schedules: {exc}")
 
     async def _start(self) -> None:
-        await self.startup.run()
+        try:
+            await self.startup.run()
+        except NoMatches:
+            if being_removed(self):  # taken down while start-up awaited the store: its widgets are gone
+                return
+            raise
         self.post_message(self.Ready())
 
     def _files(self, prefix: str) -> list[str]:
@@ -274,11 +280,7 @@ class MainScreen(Screen[None]):
         return self.query_one(f"#conv-{session_id or self.current}", ConversationView)
 
     async def notice(self, level: str, text: str) -> None:
-        """A line in the open conversation (`level`: info, warning or error); dropped while the app takes the
-        screen down: Textual removes the widgets before it stops the screen's workers, and start-up may still
-        have notices for a moment (the app quit as the session opened)."""
-        if not self.query("#conversations"):
-            return
+        """A line in the open conversation (`level`: info, warning or error)."""
         await self.view().add_notice(level, text)
 
     def control(self, session_id: str) -> SessionControl:
