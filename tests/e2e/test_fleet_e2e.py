@@ -55,8 +55,9 @@ def test_the_fleet_shows_three_projects_and_acts_on_each(launch, fake_env, proje
     fake_env.script(
         Reply(tool_calls=[ToolCall("bash", {"command": "touch DEPLOYED"})], when_contains="ASK-TASK"),
         Reply(tool_calls=[ToolCall("complete", {"output": "ASK-DONE: deployed."})], when_contains="DEPLOYED"),
-        Reply(text="slow reading " * 400, chunk_size=4, chunk_delay=0.1, when_contains="SLOW-TASK"),
-        Reply(text="pane thinking " * 400, chunk_size=4, chunk_delay=0.1, when_contains="PANE-Q"),
+        # Working for minutes, a delta a second: no faster, four runs and a fleet share the machine's two cores
+        Reply(text="slow reading " * 400, chunk_size=26, chunk_delay=1.0, when_contains="SLOW-TASK"),
+        Reply(text="pane thinking " * 400, chunk_size=28, chunk_delay=1.0, when_contains="PANE-Q"),
     )
     asking = _started(asks_in, "generic", "ASK-TASK deploy it")  # no --yes: its question waits
     working = _started(works_in, "--yes", "generic", "SLOW-TASK read everything")

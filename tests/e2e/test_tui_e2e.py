@@ -170,8 +170,8 @@ def test_switcher_opens_and_closes_then_ctrl_q_quits(launch, fake_env) -> None:
 def test_ctrl_q_while_the_primary_answers_records_the_turn_as_cancelled(launch, fake_env, project) -> None:
     """Issue 24, item 6: quitting mid-answer left the run `running`; the next start reported it interrupted
     (found running, its process gone). Now it is cancelled because yeetui quit, and `--continue` says so."""
-    fake_env.script(Reply(text="QUIT-ANSWER " + "slowly streaming words " * 200, chunk_size=4, chunk_delay=0.05,
-                          when_contains="talk slowly"))
+    fake_env.script(Reply(text="QUIT-ANSWER " + "slowly streaming words " * 200, chunk_size=60, chunk_delay=1.0,
+                          when_contains="talk slowly"))  # mid-answer from the first delta on, a delta a second
     app = launch()
     app.send("talk slowly")
     app.wait_for("▊ talk slowly", why="the typed text in the composer")

@@ -153,7 +153,7 @@ async def test_a_slash_command_runs_its_subagent_as_a_tool_call_of_the_turn(fake
 
 
 async def test_cancel_ends_the_turn_as_cancelled(fake_env, project: Path) -> None:
-    fake_env.script(Reply(text="slow " * 400, chunk_delay=0.05, when_contains="ACP-SLOW"))
+    fake_env.script(Reply(text="slow " * 400, chunk_size=20, chunk_delay=1.0, when_contains="ACP-SLOW"))
     client = EditorClient()
     async with _agent(client, project) as (conn, _process):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
@@ -331,7 +331,7 @@ async def test_a_childs_question_is_asked_on_its_session_and_a_child_is_cancelle
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "generic", "prompt": "KID-ASK run it",
                                                       "blocking": True})], when_contains="TREE-ASK"),
         Reply(tool_calls=[ToolCall("bash", {"command": "echo KID-RAN"})], when_contains="KID-ASK"),
-        Reply(text="slow " * 400, chunk_delay=0.05, when_contains="KID-RAN"),
+        Reply(text="slow " * 400, chunk_size=20, chunk_delay=1.0, when_contains="KID-RAN"),
         Reply(text="Parent carries on.", when_contains="cancel"))
     client, wire = EditorClient("allow_once"), Wire()
     async with spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,

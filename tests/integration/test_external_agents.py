@@ -341,7 +341,7 @@ def test_cancelling_an_external_agents_subagent_stops_it_alone(fake_env, project
     fake_env.script(
         Reply(tool_calls=[ToolCall("spawn_subagent", {"profile": "oracle", "prompt": "SLOW-CHILD think",
                                                       "blocking": True})], when_contains="CANCEL-PARENT"),
-        Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="You are the oracle"),
+        Reply(text="pondering " * 2000, chunk_size=30, chunk_delay=1.0, when_contains="You are the oracle"),
         Reply(text="INNER-CARRIED-ON", when_contains="cancel"))
     outer = start_yeetui("run", "--json", "--profile", "inner", "CANCEL-PARENT go", cwd=project,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -254,7 +254,7 @@ async def test_a_task_is_cancelled_with_tasks_cancel_and_unknown_tasks_are_error
 
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
-    fake_env.script(Reply(text="slow " * 400, chunk_delay=0.05, when_contains="SLOW-Q"))
+    fake_env.script(Reply(text="slow " * 400, chunk_size=20, chunk_delay=1.0, when_contains="SLOW-Q"))
     tasks = _tasks_client()
     tasks.cancel_after_first_poll = True
     async with Client(_stdio_params(project), extensions=[tasks]) as client:

@@ -141,7 +141,7 @@ async def test_a_pane_child_is_among_the_running_and_a_cancel_by_its_label_ends_
                                                                                    fake_env) -> None:
     """What `/cancel oracle#1` resolves through: the spawner's running runs include the child another process
     executes in its pane (found by label); cancelling it there ends its run cancelled."""
-    fake_env.script(Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="PANE-RUNNING",
+    fake_env.script(Reply(text="pondering " * 2000, chunk_size=30, chunk_delay=1.0, when_contains="PANE-RUNNING",
                           repeat=True))
     parent = await runtime.store.create_session(profile="generic")
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-RUNNING: think", mode="tmux",
@@ -519,7 +519,7 @@ def test_a_headless_runs_pane_child_refuses_unattended_and_the_summary_counts_it
 
 
 async def test_closing_a_childs_pane_cancels_it_saying_so(runtime: Runtime, fake_env) -> None:
-    fake_env.script(Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="PANE-CLOSED"))
+    fake_env.script(Reply(text="pondering " * 2000, chunk_size=30, chunk_delay=1.0, when_contains="PANE-CLOSED"))
     parent = await runtime.store.create_session(profile="generic")
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-CLOSED: think", mode="tmux",
                                                       parent_session_id=parent.id, requested_by="user"))

@@ -555,7 +555,7 @@ async def test_esc_with_only_subagents_running_names_them_and_a_second_esc_stops
     from yeetui.tui.widgets.message_views import NoticeView
 
     monkeypatch.setattr(main_screen, "SECOND_ESC", 600.0)  # a loaded machine may take seconds between the keys
-    fake_env.script(*[Reply(text="Thinking hard. " * 400, chunk_size=4, chunk_delay=0.05, when_contains=question)
+    fake_env.script(*[Reply(text="Thinking hard. " * 400, chunk_size=30, chunk_delay=1.0, when_contains=question)
                       for question in ("why is it slow", "and now")])
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(120, 32)) as pilot:

@@ -88,7 +88,7 @@ async def test_typing_make_with_the_inbox_focused_writes_make_and_merges_only_wh
 
 async def test_typing_with_the_ledger_focused_writes_to_the_composer_and_stopping_asks(
         fake_env, project: Path, settle_clock: SettleClock) -> None:
-    fake_env.script(Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOW-Q"))
+    fake_env.script(Reply(text="pondering " * 600, chunk_size=30, chunk_delay=1.0, when_contains="SLOW-Q"))
     app = YeetuiApp(cwd=project)
     messages: list[Message] = []
     async with app.run_test(size=(120, 32), message_hook=messages.append) as pilot:

@@ -140,7 +140,7 @@ async def test_cancel_finds_a_pane_child_by_its_label(fake_env, project: Path, s
     """`/cancel oracle#1` reaches a child another yeetui process runs in a tmux pane: the first asks it to wrap
     up (through the store, as `yeetui agents cancel` does), the second stops it now, and its run ends
     cancelled; `/cancel` alone finds it too, as this session's running child."""
-    fake_env.script(Reply(text="pondering " * 2000, chunk_size=6, chunk_delay=0.05, when_contains="PANE-SLOW-Q",
+    fake_env.script(Reply(text="pondering " * 2000, chunk_size=30, chunk_delay=1.0, when_contains="PANE-SLOW-Q",
                           repeat=True))
     app = YeetuiApp(cwd=project)
     try:

@@ -19,7 +19,7 @@ from yeetui.tui.widgets.message_views import NoticeView
 
 
 async def test_ctrl_q_while_the_primary_answers_ends_its_turn_as_cancelled(fake_env, project: Path) -> None:
-    fake_env.script(Reply(text="slow " * 600, chunk_size=4, chunk_delay=0.05))
+    fake_env.script(Reply(text="slow " * 600, chunk_size=20, chunk_delay=1.0))
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)

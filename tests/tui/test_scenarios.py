@@ -445,8 +445,8 @@ async def test_a_second_cancel_or_cancel_bang_stops_a_subagent_now(fake_env, pro
                                                                   settle_clock: SettleClock) -> None:
     """`/cancel` asks the subagent to wrap up (it may take its time); `/cancel` again stops it at once, as
     does `/cancel!`. Each asks first."""
-    fake_env.script(Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOW-Q"),
-                    Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOWER-Q"))
+    fake_env.script(Reply(text="pondering " * 600, chunk_size=30, chunk_delay=1.0, when_contains="SLOW-Q"),
+                    Reply(text="pondering " * 600, chunk_size=30, chunk_delay=1.0, when_contains="SLOWER-Q"))
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(120, 32)) as pilot:
         main = await _main(pilot)
@@ -473,7 +473,7 @@ async def test_cancelling_a_queued_subagent_takes_it_out_of_the_queue_and_the_le
         fake_env, project: Path, settle_clock: SettleClock) -> None:
     """Issue 24, item 10: `oracle#2 queued` stayed in the ledger after its /cancel. The question says what a
     cancel does to a run that has not started; the row reads cancelled, then goes like a finished one."""
-    fake_env.script(Reply(text="pondering " * 600, chunk_size=6, chunk_delay=0.05, when_contains="SLOW-Q"))
+    fake_env.script(Reply(text="pondering " * 600, chunk_size=30, chunk_delay=1.0, when_contains="SLOW-Q"))
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(120, 32)) as pilot:
         main = await _main(pilot)
