@@ -98,6 +98,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 _frozen_modules = 0
 """How many modules were loaded when the worker last froze what it holds (`_calm_collector`)."""
+FREEZE_EVERY = 20
+"""Tests after which a worker freezes again what survived them (`_calm_collector`)."""
+_since_frozen = 0
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -112,17 +115,22 @@ def _freeze_what_is_loaded() -> None:
     full collection walked all of it again: 30–40 of them per worker in `tests/tui` alone, a third of a second
     each, about a sixth of the workers' CPU. Frozen, they are still there and still counted in `gc.get_objects()`;
     a full collection just no longer walks them. Garbage is collected first, so none is frozen with them."""
-    global _frozen_modules
+    global _frozen_modules, _since_frozen
     gc.collect()
     gc.freeze()
-    _frozen_modules = len(sys.modules)
+    _frozen_modules, _since_frozen = len(sys.modules), 0
 
 
 @pytest.fixture(autouse=True)
 def _calm_collector() -> Iterator[None]:
-    """After a test that loaded a library (litellm's first use adds ~400,000 objects), freeze again."""
+    """Freeze again after a test that loaded a library, and every `FREEZE_EVERY` tests: what lasts past a test
+    is mostly what a library built on its first use (litellm's import adds ~400,000 objects, its price map
+    ~300,000 more once read), and unfrozen it was walked again by every full collection — and five times over
+    by pytest's own at the end of the session (`gc_collect_harder`: 3 s in the worker that had loaded it)."""
+    global _since_frozen
     yield
-    if len(sys.modules) > _frozen_modules + 50:
+    _since_frozen += 1
+    if _since_frozen >= FREEZE_EVERY or len(sys.modules) > _frozen_modules + 50:
         _freeze_what_is_loaded()
 
 
