@@ -139,6 +139,7 @@ def test_a_started_command_is_the_process_its_pid_names(tmp_path: Path, fake_env
     finally:
         proc.kill()
     assert proc.returncode == EXIT_CANCELLED, err
+    assert proc.stdout is not None and proc.stdout.closed  # as Popen.communicate leaves them
     events = [json.loads(line) for line in out.splitlines()]
     assert [e["status"] for e in events if e["type"] == "run_status"] == ["running", "cancelled"], out
     assert gone(proc.pid)

@@ -208,10 +208,15 @@ class Forked:
             self._conn.close()
 
     def communicate(self, timeout: float | None = None) -> tuple[Any, Any]:
-        """Read stdout and stderr to their end, then wait (`TimeoutExpired` if that takes longer than
-        `timeout`; the command goes on)."""
+        """Read stdout and stderr to their end and close them, then wait (`TimeoutExpired` if that takes longer
+        than `timeout`; the command goes on)."""
         read: dict[str, Any] = {}
-        readers = [threading.Thread(target=lambda n=name, f=pipe: read.__setitem__(n, f.read()), daemon=True)
+
+        def drain(name: str, pipe: IO[Any]) -> None:
+            with pipe:
+                read[name] = pipe.read()
+
+        readers = [threading.Thread(target=drain, args=(name, pipe), daemon=True)
                    for name, pipe in (("out", self.stdout), ("err", self.stderr)) if pipe is not None]
         deadline = None if timeout is None else time.monotonic() + timeout
         for reader in readers:
