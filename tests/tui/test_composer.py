@@ -166,7 +166,7 @@ async def test_slash_popup_filters_and_tab_inserts() -> None:
         await pilot.pause()
         assert popup_values(app) == ["/oracle", "/orchestrate"]
         popup = app.query_one(CompletionPopup)
-        assert popup.region.bottom <= composer.input.region.y  # drawn above the input
+        assert popup.region.height > 0 and popup.region.bottom <= composer.input.region.y  # drawn above the input
         await pilot.press("tab")
         assert composer.text == "/oracle "
         assert not popup.is_open
