@@ -72,11 +72,19 @@ async def _until(pilot: Any, predicate: Callable[[], bool], what: str, timeout: 
 
 
 async def _settle(pilot: Any) -> None:
-    """Let pending layout, Markdown flushes (50 ms) and call_after_refresh callbacks run, then freeze cursors."""
+    """Let pending layout, Markdown flushes (50 ms) and call_after_refresh callbacks run, freeze cursors, and
+    wait until the screen stays as it is: on a loaded machine a fixed pause was sometimes not enough."""
     await pilot.pause(0.2)
     await pilot.wait_for_scheduled_animations()
     stop_blinking(pilot.app)
     await pilot.pause()
+    shot = pilot.app.export_screenshot()
+    for _ in range(200):
+        await pilot.pause(0.05)
+        previous, shot = shot, pilot.app.export_screenshot()
+        if shot == previous:
+            return
+    raise AssertionError("the screen kept changing: a snapshot of it could not be compared")
 
 
 def _background() -> ComposeResult:
