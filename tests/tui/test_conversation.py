@@ -351,8 +351,7 @@ async def test_streaming_follows_the_end_only_while_the_user_is_there() -> None:
         assert view.scroll_y == view.max_scroll_y > 0
         await view.stream_text("r1", "\n\n".join(f"paragraph {i}" for i in range(10)))
         await wait_for(pilot, lambda: "paragraph 9" in shown(view.query_one(AssistantMessageView)))
-        await pilot.pause(0.1)
-        assert view.scroll_y == view.max_scroll_y  # followed the growing reply
+        await wait_for(pilot, lambda: view.scroll_y == view.max_scroll_y)  # followed the growing reply
 
         view.scroll_to(y=5, animate=False, immediate=True)  # the user scrolls up to read
         await wait_for(pilot, lambda: not view.paging)  # (older messages may be mounted above)

@@ -141,7 +141,7 @@ async def test_opening_a_long_session_mounts_about_two_screens_and_shows_the_end
     app = Paging(view, store)
     async with app.run_test(size=SIZE) as pilot:
         await app.open()
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: bool(view.entries) and on_screen(view, view.entries[-1]))  # laid out
         assert 3 <= len(view.entries) <= 20  # not the page of 100 messages (~250 views)
         assert len(view.held) + len({e.message_id for e in view.entries}) >= 90  # the rest of the page is held
         assert view.query(OlderMarker) and app.requests == []  # nothing fetched yet
