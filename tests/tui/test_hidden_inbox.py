@@ -85,7 +85,7 @@ async def test_the_footer_is_cut_between_hints_at_80_columns(fake_env, project: 
 
         await _until(pilot, fitted)
         await pilot.pause()
-        docked, shown = keys()
+        _, shown = keys()
         assert fitted(), "the footer stays cut once it is fitted"
         bottom = screen_lines(app)[-1]
         hints = bottom.split("▏")[0].rstrip()

@@ -153,13 +153,14 @@ class RunsElsewhere:
                     # the run is done with only once its process has gone (a load run caught one announcement
                     # missed when this looked only at the status).
                     if run is None or (run.status.is_final and not process_running(run.pid)):
-                        try:
-                            if parent:
-                                await self._show_delivered(run_id, parent)
-                                if not self.delivery.is_active(parent):
-                                    await self.delivery.flush(parent, only_if_idle=True)
-                        finally:  # only now: who asks `following` finds its ending announced
-                            self._followed.pop(run_id, None)
+                        if parent:
+                            await self._show_delivered(run_id, parent)
+                            if not self.delivery.is_active(parent):
+                                await self.delivery.flush(parent, only_if_idle=True)
+                        # Only now: who asks `following` finds its ending announced. A store error on the way
+                        # leaves the run followed, and the next round announces it (else the announcement
+                        # waited, recorded, for the next start of a yeetui).
+                        self._followed.pop(run_id, None)
             except YeetuiError:
                 log.exception("could not follow the runs this process started elsewhere")
             self.rounds += 1
