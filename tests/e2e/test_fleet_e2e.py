@@ -9,10 +9,12 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.tmux import Tmux
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui
 from yeetui.system.tmux import server_name
@@ -87,11 +89,7 @@ def test_the_fleet_shows_three_projects_and_acts_on_each(launch, fake_env, proje
     assert (asks_in / "DEPLOYED").exists()
 
     # t on the pane child: the terminal is handed to its tmux window; detaching comes back to the fleet
-    for _ in range(4):
-        if "oracle#1" in _highlighted(fleet.screen()):
-            break
-        fleet.press("Down")
-        time.sleep(0.2)
+    _highlight(fleet, lambda row: "oracle#1" in row, "the pane child")
     fleet.press("t")
     # the pane server's status line: its client is attached and reads keys (sent sooner, a prefix key can be
     # flushed with the input the client finds when it takes over the terminal)
@@ -101,15 +99,23 @@ def test_the_fleet_shows_three_projects_and_acts_on_each(launch, fake_env, proje
     fleet.wait_for("Back from oracle", timeout=20, why="the fleet again after detaching")
 
     # c on the other project's working run: cancelled, wherever it runs
-    for _ in range(4):  # the other project's working run
-        if _highlighted(fleet.screen()).endswith("/reads)"):
-            break
-        fleet.press("Down")
-        time.sleep(0.2)
+    _highlight(fleet, lambda row: row.endswith("/reads)"), "the other project's working run")
     fleet.press("c")
     fleet.wait_for("cancelled", timeout=30, why="the cancel said")
     _wait_json(project, lambda s: _ids(s["done"]).get(working["run_id"], {}).get("status") == "cancelled",
                "the working run cancelled")
+
+
+def _highlight(fleet: Tmux, wanted: Callable[[str], bool], what: str) -> None:
+    """Move the fleet's highlight down to the row `wanted` finds, a key at a time, each seen drawn before the
+    next (on a loaded machine a fixed pause let a key go unseen, and the next one went past the row)."""
+    for _ in range(8):
+        shown = _highlighted(fleet.screen())
+        if wanted(shown):
+            return
+        fleet.press("Down")
+        fleet.wait_for(lambda s, before=shown: _highlighted(s) != before, timeout=10, why=f"a step down to {what}")
+    assert wanted(_highlighted(fleet.screen())), f"{what} never highlighted: {fleet.screen()}"
 
 
 def _highlighted(screen: str) -> str:
