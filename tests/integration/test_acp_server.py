@@ -27,7 +27,9 @@ from yeetui.system.tmux import TmuxServer, server_name
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
            "YEETUI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "LITELLM_LOCAL_MODEL_COST_MAP", "YEETUI_NETGUARD",
-           "YEETUI_SANDBOX", "PYTHONPATH", "HOME", "PATH")
+           "YEETUI_SANDBOX", "PYTHONPATH", "HOME", "PATH", "XDG_RUNTIME_DIR")
+"""What the client passes on to the yeetui it starts. XDG_RUNTIME_DIR too, as a desktop session's has it:
+without it yeetui's relay folder for each test's data dir was left in /tmp/yeetui-UID."""
 WAIT = 60.0
 
 

@@ -16,7 +16,9 @@ from tests.integration.zygote import ZYGOTE
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
            "YEETUI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "LITELLM_LOCAL_MODEL_COST_MAP", "YEETUI_NETGUARD",
-           "YEETUI_SANDBOX", "PYTHONPATH")
+           "YEETUI_SANDBOX", "PYTHONPATH", "XDG_RUNTIME_DIR")
+"""What the client passes on to the yeetui it starts. XDG_RUNTIME_DIR too, as a desktop session's has it:
+without it yeetui's relay folder for each test's data dir was left in /tmp/yeetui-UID."""
 
 
 def _json(result) -> dict:
