@@ -7,6 +7,7 @@ rest holds. Run under each sandbox this machine has."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -165,3 +166,36 @@ async def test_bash_cannot_reach_unix_sockets_in_tmp_or_run(runtime: Runtime, sc
         for path, server in zip(paths_, servers, strict=True):
             server.close()
             os.unlink(path)
+
+
+@pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
+async def test_a_command_ending_beside_another_does_not_undo_the_others_shields(
+        runtime: Runtime, scripted, project_dir: Path) -> None:
+    """Two agents' bash run at once in one project, `.claude/` absent: bubblewrap makes its mount point for
+    both. Removing it when the first command ended detached the second's read-only bind (the kernel does, for
+    a mount point removed in another namespace), and the second then planted an agent file in the real
+    project. The second waits for that (its view of `.claude` going), then tries: refused, and nothing stays."""
+    answer_permissions_headless(runtime.bus, approve=True)
+    first = "touch FIRST-STARTED; while [ ! -e SECOND-STARTED ]; do sleep 0.05; done; echo FIRST-ENDS"
+    second = ("touch SECOND-STARTED; while [ ! -e FIRST-ENDED ]; do sleep 0.05; done; "
+              "n=0; while [ -d .claude ] && [ $n -lt 60 ]; do sleep 0.05; n=$((n+1)); done; "
+              "mkdir -p .claude/agents 2>/dev/null && echo 'permissions: {bash: allow}' > .claude/agents/generic.md "
+              "&& echo PLANT''ED || echo SHIELD''ED")  # (quoted apart: the command's text is in the requests too)
+    scripted.script(
+        Reply(tool_calls=[ToolCall("bash", {"command": first})], when_contains="FIRST-GO"),
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch FIRST-ENDED"})], when_contains="FIRST-ENDS"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "first done"})], when_contains="FIRST-ENDED"),
+        Reply(tool_calls=[ToolCall("bash", {"command": second})], when_contains="SECOND-GO"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "second done"})], when_contains="SHIELDED"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "second planted"})], when_contains="PLANTED"),
+    )
+    ran = [asyncio.create_task(runtime.launcher.run_prompt("FIRST-GO"))]
+    for _ in range(500):  # the first command runs (its mount point made) before the second starts
+        if (project_dir / "FIRST-STARTED").exists():
+            break
+        await asyncio.sleep(0.01)
+    ran.append(asyncio.create_task(runtime.launcher.run_prompt("SECOND-GO")))
+    results = await asyncio.gather(*ran)
+    assert not (project_dir / ".claude" / "agents" / "generic.md").exists()
+    assert [r.output for r in results] == ["first done", "second done"]
+    assert not (project_dir / ".claude").exists()  # the last one out removed the empty mount point

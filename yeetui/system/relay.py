@@ -25,6 +25,7 @@ from typing import Any
 
 from yeetui import events as ev
 from yeetui.messages import Message, Usage
+from yeetui.system.private_folder import user_folder
 
 log = logging.getLogger(__name__)
 
@@ -39,20 +40,19 @@ RESCAN = 1.0
 def relay_dir(data_dir: Path, env: Mapping[str, str] | None = None) -> Path | None:
     """This user's socket dir for `data_dir`, created 0700; None when it cannot be made safely (a path someone
     else owns, or that others may write)."""
-    env = os.environ if env is None else env
-    runtime = env.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) if runtime and os.path.isdir(runtime) else Path("/tmp")
-    digest = hashlib.sha256(str(data_dir).encode()).hexdigest()[:12]
-    path = base / f"yeetui-{os.getuid()}" / digest
+    base = user_folder(env)
+    if base is None:
+        log.warning("not relaying live events: this user has no private runtime folder")
+        return None
+    path = base / hashlib.sha256(str(data_dir).encode()).hexdigest()[:12]
     try:
-        for folder in (path.parent, path):
-            folder.mkdir(mode=0o700, exist_ok=True)
-            info = os.lstat(folder)
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-                log.warning("not relaying live events: %s is not a private directory of this user", folder)
-                return None
+        path.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(path)
     except OSError as exc:
         log.warning("not relaying live events: %s", exc)
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        log.warning("not relaying live events: %s is not a private directory of this user", path)
         return None
     return path
 

@@ -30,7 +30,6 @@ import os
 import selectors
 import signal
 import socket
-import stat
 import struct
 import sys
 import sysconfig
@@ -41,6 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
+
+from yeetui.system.private_folder import user_folder
 
 _LENGTH = struct.Struct("!I")
 _REQUEST_LIMIT = 1 << 20
@@ -77,15 +78,8 @@ def place(env: Mapping[str, str], *, key: str | None = None) -> Place | None:
     """This user's warm server for this build: in `$XDG_RUNTIME_DIR/yeetui-UID` (or `/tmp/yeetui-UID`), created
     0700. None when that folder cannot be made safely (someone else owns it, or others may write in it) or
     its path is too long for a socket."""
-    runtime = env.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) if runtime and os.path.isdir(runtime) else Path("/tmp")
-    folder = base / f"yeetui-{os.getuid()}"
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        info = os.lstat(folder)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+    folder = user_folder(env)
+    if folder is None:
         return None
     name = f"warm-{key or build_key()}"
     found = Place(folder / f"{name}.sock", folder / f"{name}.lock")

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from yeetui.errors import ToolError
 from yeetui.redact import redact, secret_values_from_env
-from yeetui.system import sandbox
+from yeetui.system import mount_points, sandbox
 from yeetui.system.git import blank_drivers, hermetic_env, user_identity
 from yeetui.system.processes import KILL_GRACE, GroupWatcher, group_alive, kill_group, start_ticks
 from yeetui.system.shell_syntax import simple_commands
@@ -127,46 +127,7 @@ class BashTool(Tool):
             commits = not git_lines or any(set(argv) & _COMMITTING for argv in git_lines)
             identity = await user_identity(ctx.binding.cwd, env) if commits else {}
             env = hermetic_env(env, [*await blank_drivers(ctx.binding.cwd, env), *identity.items()])
-        mechanism: sandbox.Sandbox | None = None
-        private_tmp: str | None = None
-        absent: list[Path] = []
-        seccomp: int | None = None
-        binding = ctx.binding
-        hidden = binding.protected  # yeetui's config (keys) and data (every project's transcripts) dirs
-        if not binding.allow_writes:
-            mechanism = await self._readonly_sandbox(ctx)
-            if mechanism == "landlock":
-                private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
-                env["TMPDIR"] = private_tmp
-            else:
-                seccomp = sandbox.seccomp_fd(network=False, read_only=True)
-            argv = sandbox.wrap_readonly(argv, binding.cwd, roots=binding.roots, private_tmp=private_tmp,
-                                         mechanism=mechanism, hidden=hidden, seccomp=seccomp)
-        elif (mechanism := await self._writing_sandbox(ctx)) is not None:
-            private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
-            if mechanism == "landlock":
-                env["TMPDIR"] = private_tmp
-            else:
-                seccomp = sandbox.seccomp_fd(network=binding.network, read_only=False)
-            shielded = binding.shielded()
-            absent = binding.shielded_absent()  # bwrap makes their mount points; removed afterwards
-            argv = sandbox.wrap_confined(argv, binding.cwd, writable=(*binding.roots, *binding.git_writable),
-                                         readable=binding.git_readable, shielded=shielded,
-                                         empty_dir=Path(private_tmp), network=binding.network,
-                                         private_tmp=private_tmp, mechanism=mechanism, hidden=hidden,
-                                         seccomp=seccomp)
-        try:
-            exit_code, output, timed_out = await self._execute(argv, binding.cwd, env, timeout,
-                                                               settings.output_cap, ctx.processes,
-                                                               pass_fds=(seccomp,) if seccomp is not None else ())
-        finally:
-            if seccomp is not None:
-                os.close(seccomp)
-            if private_tmp:
-                shutil.rmtree(private_tmp, ignore_errors=True)
-            for path in absent:  # the empty mount points bwrap left, where nothing existed before
-                with contextlib.suppress(OSError):
-                    path.rmdir()
+        mechanism, exit_code, output, timed_out = await self._sandboxed(ctx, argv, env, timeout)
         output = redact(output, secrets)
         if timed_out:
             note = f"[command timed out after {timeout:g} s and was killed]"
@@ -176,6 +137,55 @@ class BashTool(Tool):
         content = f"{body}\n{note}" if body else note
         return ToolOutput(content=content, is_error=timed_out,
                           data={"sandbox": mechanism, "exit_code": exit_code, "timed_out": timed_out})
+
+    async def _sandboxed(self, ctx: ToolContext, argv: list[str], env: dict[str, str],
+                         timeout: float) -> tuple[sandbox.Sandbox | None, int | None, str, bool]:
+        """Run `argv` under the sandbox the binding calls for: (the sandbox, exit code, output, timed out).
+        A writable binding under bubblewrap holds its roots' mount points until the command has ended (see
+        `yeetui.system.mount_points`)."""
+        async with contextlib.AsyncExitStack() as shields:
+            mechanism: sandbox.Sandbox | None = None
+            private_tmp: str | None = None
+            seccomp: int | None = None
+            binding = ctx.binding
+            hidden = binding.protected  # yeetui's config (keys) and data (every project's transcripts) dirs
+            if not binding.allow_writes:
+                mechanism = await self._readonly_sandbox(ctx)
+                if mechanism == "landlock":
+                    private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
+                    env["TMPDIR"] = private_tmp
+                else:
+                    seccomp = sandbox.seccomp_fd(network=False, read_only=True)
+                argv = sandbox.wrap_readonly(argv, binding.cwd, roots=binding.roots, private_tmp=private_tmp,
+                                             mechanism=mechanism, hidden=hidden, seccomp=seccomp)
+            elif (mechanism := await self._writing_sandbox(ctx)) is not None:
+                if mechanism == "bwrap":  # it makes mount points for absent shielded folders: held until the end
+                    try:
+                        held = await shields.enter_async_context(mount_points.shields(binding.roots))
+                    except mount_points.MountPointsBusy as exc:
+                        raise ToolError(f"bash could not start: {exc}") from exc
+                    if held is not None:  # noted before they are made: a crash leaves the note for the next command
+                        held.made(binding.shielded_absent())
+                private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
+                if mechanism == "landlock":
+                    env["TMPDIR"] = private_tmp
+                else:
+                    seccomp = sandbox.seccomp_fd(network=binding.network, read_only=False)
+                argv = sandbox.wrap_confined(argv, binding.cwd, writable=(*binding.roots, *binding.git_writable),
+                                             readable=binding.git_readable, shielded=binding.shielded(),
+                                             empty_dir=Path(private_tmp), network=binding.network,
+                                             private_tmp=private_tmp, mechanism=mechanism, hidden=hidden,
+                                             seccomp=seccomp)
+            try:
+                exit_code, output, timed_out = await self._execute(argv, binding.cwd, env, timeout,
+                                                                   ctx.settings.output_cap, ctx.processes,
+                                                                   pass_fds=(seccomp,) if seccomp is not None else ())
+            finally:
+                if seccomp is not None:
+                    os.close(seccomp)
+                if private_tmp:
+                    shutil.rmtree(private_tmp, ignore_errors=True)
+            return mechanism, exit_code, output, timed_out
 
     @staticmethod
     async def _writing_sandbox(ctx: ToolContext) -> sandbox.Sandbox | None:
