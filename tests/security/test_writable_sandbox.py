@@ -8,6 +8,7 @@ rest holds. Run under each sandbox this machine has."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from tests.fakellm import Reply, ToolCall
 from yeetui import paths
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
-from yeetui.system import sandbox
+from yeetui.system import mount_points, sandbox
 
 MECHANISMS = [m for m, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sandbox.probe_landlock)) if works()]
 SHIELDED = (".yeetui", ".claude", ".opencode")
@@ -199,3 +200,28 @@ async def test_a_command_ending_beside_another_does_not_undo_the_others_shields(
     assert not (project_dir / ".claude" / "agents" / "generic.md").exists()
     assert [r.output for r in results] == ["first done", "second done"]
     assert not (project_dir / ".claude").exists()  # the last one out removed the empty mount point
+
+
+@pytest.mark.skipif(not sandbox.probe_bwrap(), reason="bubblewrap does not work on this machine")
+async def test_bash_waits_for_a_tidy_and_past_its_wait_is_refused_not_run_unshielded(
+        runtime: Runtime, scripted, project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another yeetui holds the project's mount points alone (it tidies them) for longer than a command waits:
+    the command is refused, saying why, and does not run."""
+    monkeypatch.setattr(mount_points, "LOCK_WAIT", 0.3)
+    async with mount_points.shields([project_dir]):  # its lock file
+        pass
+    folder = mount_points.user_folder()
+    assert folder is not None
+    lock, _ = mount_points.files(folder, project_dir.resolve())
+    tidying = os.open(lock, os.O_RDWR)
+    fcntl.flock(tidying, fcntl.LOCK_EX)
+    try:
+        answer_permissions_headless(runtime.bus, approve=True)
+        scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": "touch RAN"})], when_contains="GO"),
+                        Reply(tool_calls=[ToolCall("complete", {"output": "done"})]))
+        await runtime.launcher.run_prompt("GO")
+    finally:
+        os.close(tidying)
+    assert not (project_dir / "RAN").exists()
+    assert "bash could not start: another yeetui has been tidying the sandbox's mount points in" in \
+        scripted.requests[-1].text

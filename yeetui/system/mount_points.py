@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import fcntl
 import hashlib
 import json
@@ -34,6 +33,12 @@ LOCK_WAIT = 30.0
 """Seconds a command waits for another yeetui to finish tidying a root (it takes a moment: a few rmdirs)."""
 
 
+def files(folder: Path, root: Path) -> tuple[Path, Path]:
+    """The lock and the notes of the workspace root `root`, in the private runtime folder `folder`."""
+    key = hashlib.sha256(os.fsencode(root)).hexdigest()[:20]
+    return folder / f"shield-{key}.lock", folder / f"shield-{key}.made"
+
+
 class MountPointsBusy(OSError):
     """Another yeetui held a root's lock alone for longer than `LOCK_WAIT`."""
 
@@ -46,14 +51,10 @@ class Shields:
         self._roots = sorted({Path(r) for r in roots})
         self._locks: dict[Path, int] = {}
 
-    def _paths(self, root: Path) -> tuple[Path, Path]:
-        key = hashlib.sha256(os.fsencode(root)).hexdigest()[:20]
-        return self._folder / f"shield-{key}.lock", self._folder / f"shield-{key}.made"
-
     async def hold(self) -> None:
         loop = asyncio.get_running_loop()
         for root in self._roots:
-            lock, _ = self._paths(root)
+            lock, _ = files(self._folder, root)
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             self._locks[root] = fd
             deadline = loop.time() + LOCK_WAIT
@@ -63,8 +64,8 @@ class Shields:
                     break
                 except BlockingIOError:
                     if loop.time() > deadline:
-                        raise MountPointsBusy(errno.EBUSY, f"another yeetui is tidying the sandbox's mount points "
-                                                          f"in {root}") from None
+                        raise MountPointsBusy(f"another yeetui has been tidying the sandbox's mount points in "
+                                              f"{root} for over {LOCK_WAIT:g} s") from None
                     await asyncio.sleep(0.01)
 
     def made(self, paths: Sequence[Path]) -> None:
@@ -73,7 +74,7 @@ class Shields:
             mine = [p for p in paths if root in Path(p).parents]
             if not mine:
                 continue
-            _, notes = self._paths(root)
+            _, notes = files(self._folder, root)
             fd = os.open(notes, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             try:
                 os.write(fd, "".join(json.dumps(os.fspath(p)) + "\n" for p in mine).encode())
@@ -97,7 +98,7 @@ class Shields:
         self._locks.clear()
 
     def _tidy(self, root: Path) -> None:
-        _, notes = self._paths(root)
+        _, notes = files(self._folder, root)
         try:
             fd = os.open(notes, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:

@@ -162,10 +162,13 @@ class BashTool(Tool):
                 if mechanism == "bwrap":  # it makes mount points for absent shielded folders: held until the end
                     try:
                         held = await shields.enter_async_context(mount_points.shields(binding.roots))
+                        if held is not None:  # noted before they are made: a crash leaves the note for the next
+                            held.made(binding.shielded_absent())
                     except mount_points.MountPointsBusy as exc:
                         raise ToolError(f"bash could not start: {exc}") from exc
-                    if held is not None:  # noted before they are made: a crash leaves the note for the next command
-                        held.made(binding.shielded_absent())
+                    except OSError as exc:  # fail closed
+                        raise ToolError(f"bash could not start: the sandbox's mount points could not be noted "
+                                        f"({exc})") from exc
                 private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
                 if mechanism == "landlock":
                     env["TMPDIR"] = private_tmp
