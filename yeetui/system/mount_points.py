@@ -109,9 +109,9 @@ class Shields:
             for line in lines:
                 try:
                     path = Path(json.loads(line))
-                except ValueError:
+                except (ValueError, TypeError):
                     continue
-                if root not in path.parents:
+                if root not in path.parents or ".." in path.parts:
                     continue
                 with contextlib.suppress(OSError):  # gone already, or not empty: then it is someone's folder
                     os.rmdir(path)

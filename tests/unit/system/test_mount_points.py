@@ -119,3 +119,17 @@ async def test_without_a_private_runtime_folder_mount_points_are_never_removed(
     monkeypatch.setattr(mount_points, "user_folder", lambda env=None: None)
     async with shields([root]) as held:
         assert held is None  # nothing could tell whether another command has them bound
+
+
+async def test_notes_that_are_not_a_path_beneath_the_root_are_skipped(runtime_dir: Path, root: Path,
+                                                                      tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _, notes = mount_points.files(runtime_dir / f"yeetui-{os.getuid()}", root)
+    async with shields([root]) as held:
+        _made(held, root / ".claude")
+        with notes.open("a") as stream:
+            stream.write(f'123\nnot json\n"{root}/../outside"\n')
+    assert outside.is_dir()  # an empty folder, but out of the root by '..'
+    assert not (root / ".claude").exists()  # the good note is still acted on
+    assert notes.read_text() == ""
