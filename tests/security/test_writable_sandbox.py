@@ -212,7 +212,7 @@ async def test_bash_waits_for_a_tidy_and_past_its_wait_is_refused_not_run_unshie
         pass
     folder = mount_points.user_folder()
     assert folder is not None
-    lock, _ = mount_points.files(folder, project_dir.resolve())
+    lock, _ = mount_points.files(folder, project_dir)  # (tmp_path is resolved already)
     tidying = os.open(lock, os.O_RDWR)
     fcntl.flock(tidying, fcntl.LOCK_EX)
     try:
