@@ -208,12 +208,7 @@ async def test_bash_waits_for_a_tidy_and_past_its_wait_is_refused_not_run_unshie
     """Another yeetui holds the project's mount points alone (it tidies them) for longer than a command waits:
     the command is refused, saying why, and does not run."""
     monkeypatch.setattr(mount_points, "LOCK_WAIT", 0.3)
-    async with mount_points.shields([project_dir]):  # its lock file
-        pass
-    folder = mount_points.user_folder()
-    assert folder is not None
-    lock, _ = mount_points.files(folder, project_dir)  # (tmp_path is resolved already)
-    tidying = os.open(lock, os.O_RDWR)
+    tidying = os.open(project_dir, os.O_RDONLY | os.O_DIRECTORY)  # the lock is the project folder's own
     fcntl.flock(tidying, fcntl.LOCK_EX)
     try:
         answer_permissions_headless(runtime.bus, approve=True)

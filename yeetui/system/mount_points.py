@@ -6,11 +6,14 @@ mount point for it in the workspace itself. Removing that folder while another c
 bound undoes that sandbox's shield: the kernel detaches a mount whose mount point is removed in another
 namespace, and the other command could then create `.claude/agents/…` in the real project (it did, in a test).
 
-So every yeetui process of this user takes a shared lock on the workspace root while a sandboxed command runs
-there, and notes the mount points it is about to make. When its command ends it asks for the lock alone:
-only the last command out gets it, and removes the noted folders that are still empty. The notes outlive a
-crash, so the next command in that root tidies what a killed yeetui left. The locks and notes live in this
-user's private runtime folder (0700), which the sandbox does not see (its /run and /tmp are its own).
+So while a sandboxed command runs in a workspace root, its yeetui process holds a shared `flock` on the root
+folder itself, and it notes the mount points it is about to make. When its command ends it asks for the lock
+alone: only the last command out gets it, and removes the noted folders that are still empty (found from the
+root without following a symlink). The lock is the folder's own, so every yeetui sees it whatever its
+environment says (a yeetui left in tmux after logout and a new login's name different runtime folders). The
+notes outlive a crash, so the next command in that root tidies what a killed yeetui left; they live in this
+user's private runtime folder (0700), which the sandbox does not see (its /run and /tmp are its own). Where
+two processes' notes are in different folders, a mount point may stay, empty, until the other's next tidy.
 """
 
 from __future__ import annotations
@@ -33,10 +36,28 @@ LOCK_WAIT = 30.0
 """Seconds a command waits for another yeetui to finish tidying a root (it takes a moment: a few rmdirs)."""
 
 
-def files(folder: Path, root: Path) -> tuple[Path, Path]:
-    """The lock and the notes of the workspace root `root`, in the private runtime folder `folder`."""
-    key = hashlib.sha256(os.fsencode(root)).hexdigest()[:20]
-    return folder / f"shield-{key}.lock", folder / f"shield-{key}.made"
+def notes_file(folder: Path, root: Path) -> Path:
+    """The notes of the workspace root `root`, in the private runtime folder `folder`."""
+    return folder / f"shield-{hashlib.sha256(os.fsencode(root)).hexdigest()[:20]}.made"
+
+
+def _open_dir(path: str | Path, dir_fd: int | None = None) -> int:
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+
+
+def _remove_empty(root: Path, path: Path) -> None:
+    """rmdir `path`, found from `root` one folder at a time without following a symlink: a command may have
+    swapped a folder on the way for a link elsewhere (a clone's own `.git/` is writable)."""
+    parts = path.relative_to(root).parts
+    fd = _open_dir(root)
+    try:
+        for part in parts[:-1]:
+            inner = _open_dir(part, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.rmdir(parts[-1], dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 class MountPointsBusy(OSError):
@@ -54,8 +75,7 @@ class Shields:
     async def hold(self) -> None:
         loop = asyncio.get_running_loop()
         for root in self._roots:
-            lock, _ = files(self._folder, root)
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = _open_dir(root)  # the lock is the folder's own: the same whatever a process's environment says
             self._locks[root] = fd
             deadline = loop.time() + LOCK_WAIT
             while True:
@@ -74,7 +94,7 @@ class Shields:
             mine = [p for p in paths if root in Path(p).parents]
             if not mine:
                 continue
-            _, notes = files(self._folder, root)
+            notes = notes_file(self._folder, root)
             fd = os.open(notes, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             try:
                 os.write(fd, "".join(json.dumps(os.fspath(p)) + "\n" for p in mine).encode())
@@ -98,7 +118,7 @@ class Shields:
         self._locks.clear()
 
     def _tidy(self, root: Path) -> None:
-        _, notes = files(self._folder, root)
+        notes = notes_file(self._folder, root)
         try:
             fd = os.open(notes, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -114,7 +134,7 @@ class Shields:
                 if root not in path.parents or ".." in path.parts:
                     continue
                 with contextlib.suppress(OSError):  # gone already, or not empty: then it is someone's folder
-                    os.rmdir(path)
+                    _remove_empty(root, path)
             os.ftruncate(fd, 0)
         finally:
             os.close(fd)

@@ -94,11 +94,8 @@ async def test_a_crashed_commands_mount_points_are_removed_by_the_next_command_t
 
 
 async def test_a_command_waits_while_another_tidies(runtime_dir: Path, root: Path) -> None:
-    async with shields([root]) as held:  # makes the lock file
-        assert held is not None
-    [lock] = (runtime_dir / f"yeetui-{os.getuid()}").glob("shield-*.lock")
-    tidying = os.open(lock, os.O_RDWR)
-    fcntl.flock(tidying, fcntl.LOCK_EX)  # another yeetui, tidying
+    tidying = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(tidying, fcntl.LOCK_EX)  # another yeetui, tidying (the lock is the root folder's own)
     entered = asyncio.Event()
 
     async def command() -> None:
@@ -125,7 +122,7 @@ async def test_notes_that_are_not_a_path_beneath_the_root_are_skipped(runtime_di
                                                                       tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    _, notes = mount_points.files(runtime_dir / f"yeetui-{os.getuid()}", root)
+    notes = mount_points.notes_file(runtime_dir / f"yeetui-{os.getuid()}", root)
     async with shields([root]) as held:
         _made(held, root / ".claude")
         with notes.open("a") as stream:
@@ -133,3 +130,33 @@ async def test_notes_that_are_not_a_path_beneath_the_root_are_skipped(runtime_di
     assert outside.is_dir()  # an empty folder, but out of the root by '..'
     assert not (root / ".claude").exists()  # the good note is still acted on
     assert notes.read_text() == ""
+
+
+async def test_commands_whose_environments_name_different_runtime_folders_still_see_each_other(
+        runtime_dir: Path, root: Path, tmp_path: Path) -> None:
+    """A yeetui left in tmux after logout (no /run/user/UID any more) beside a new login's, an ssh session beside
+    a desktop one: their private folders differ. The lock is the root folder's own, so the one whose notes
+    name `.claude` does not remove it while the other's sandbox may have it bound."""
+    other = tmp_path / "other-run"
+    other.mkdir()
+    first = shields([root], {"XDG_RUNTIME_DIR": str(other)})
+    held = await first.__aenter__()
+    _made(held, root / ".claude")
+    async with shields([root]) as second:  # found `.claude` there: bound, not noted
+        assert second is not None
+        await first.__aexit__(None, None, None)
+        assert (root / ".claude").is_dir()  # the second still holds the root
+
+
+async def test_a_folder_swapped_for_a_link_on_the_way_is_not_followed(runtime_dir: Path, root: Path,
+                                                                      tmp_path: Path) -> None:
+    """A clone's own `.git/` is writable: a command may move it and put a link to anywhere in its place. The
+    noted `.git/hooks` is then not looked for through the link."""
+    (root / ".git").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "hooks").mkdir(parents=True)
+    async with shields([root]) as held:
+        _made(held, root / ".git" / "hooks")
+        (root / ".git").rename(root / ".git2")
+        (root / ".git").symlink_to(elsewhere)
+    assert (elsewhere / "hooks").is_dir()  # empty, but reached only through the link
