@@ -5,7 +5,6 @@ Enforced by the tool layer (`yeetui.tools.*` via `yeetui.system.safepath`), neve
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -65,7 +64,3 @@ class WorkspaceBinding:
         own_git = CLONE_GIT_SHIELDED if self.mode == "clone" else ()
         return (tuple(root / name for root in self.roots for name in names)
                 + tuple(root / ".git" / part for root in self.roots for part in own_git) + inside)
-
-    def shielded_absent(self) -> list[Path]:
-        """The shielded paths that do not exist (a sandbox must stop them being created)."""
-        return [p for p in self.shielded() if not os.path.lexists(p)]

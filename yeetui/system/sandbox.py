@@ -578,6 +578,43 @@ def wrap_readonly(argv: Sequence[str], cwd: str | os.PathLike[str], *, roots: Se
     raise RuntimeError("No read-only sandbox (bubblewrap or Landlock) is available on this machine.")
 
 
+def shield_binds(shielded: Sequence[Path], writable: Sequence[Path], hidden: Sequence[Path] = ()
+                 ) -> tuple[list[Path], list[Path], list[Path]]:
+    """Where a confined command's shields go: (paths bound read-only as they are, folders an empty read-only
+    folder is bound over, folders bound onto themselves).
+
+    An absent shielded path gets the empty folder at its highest missing folder below the writable dir it is
+    in (`~/.config/yeetui` with no `~/.config`: `~/.config`), so nothing can be made on the way to it either.
+    The existing folders between that writable dir and a shield are bound onto themselves: a mount point
+    cannot be renamed or removed, so a command cannot move `.git/` (a clone's own, writable) or `~/.config/`
+    aside and make a new one without the shield. A hidden path that exists has its own tmpfs
+    (`_hidden_args`); one that does not is shielded like any other."""
+    as_is: list[Path] = []
+    empty: list[Path] = []
+    pinned: list[Path] = []
+    hidden_dirs = {Path(p) for p in hidden if os.path.isdir(p)}
+    shields = {Path(p) for p in shielded}
+    for path in map(Path, shielded):
+        inside = [Path(w) for w in writable if Path(w) in path.parents]
+        if not inside:
+            continue
+        base = max(inside, key=lambda w: len(w.parts))
+        top = path
+        while top.parent != base and not os.path.lexists(top.parent):
+            top = top.parent
+        for folder in reversed(top.parents):
+            if base in folder.parents and os.path.isdir(folder) and not os.path.islink(folder) \
+                    and folder not in pinned and folder not in shields:  # (a shield is bound read-only itself)
+                pinned.append(folder)
+        if path in hidden_dirs:
+            continue  # an empty read-only tmpfs already
+        if os.path.lexists(path):
+            as_is.append(path)
+        elif top not in empty:
+            empty.append(top)
+    return as_is, empty, pinned
+
+
 def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable: Sequence[Path],
                   readable: Sequence[Path] = (), shielded: Sequence[Path] = (), empty_dir: Path | None = None,
                   network: bool = False, private_tmp: str | os.PathLike[str] | None = None,
@@ -594,13 +631,11 @@ def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable:
         binds: list[tuple[Path, str, str]] = [(Path(p), "--ro-bind", str(p)) for p in readable]
         binds += _hidden_args(hidden)
         binds += [(Path(p), "--bind", str(p)) for p in writable]
-        for path in map(Path, shielded):
-            if path in map(Path, hidden):
-                continue  # hidden already: an empty read-only tmpfs
-            if os.path.lexists(path):
-                binds.append((path, "--ro-bind", str(path)))
-            elif empty_dir is not None:
-                binds.append((path, "--ro-bind", str(empty_dir)))
+        as_is, empty, pinned = shield_binds(shielded, writable, hidden)
+        binds += [(path, "--bind", str(path)) for path in pinned]
+        binds += [(path, "--ro-bind", str(path)) for path in as_is]
+        if empty_dir is not None:
+            binds += [(path, "--ro-bind", str(empty_dir)) for path in empty]
         net = ["--share-net"] if network else []
         if network and _RESOLVER.is_dir():
             net += ["--ro-bind", str(_RESOLVER), str(_RESOLVER)]

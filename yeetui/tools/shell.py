@@ -149,6 +149,7 @@ class BashTool(Tool):
             seccomp: int | None = None
             binding = ctx.binding
             hidden = binding.protected  # yeetui's config (keys) and data (every project's transcripts) dirs
+            writable = (*binding.roots, *binding.git_writable)
             if not binding.allow_writes:
                 mechanism = await self._readonly_sandbox(ctx)
                 if mechanism == "landlock":
@@ -163,7 +164,7 @@ class BashTool(Tool):
                     try:
                         held = await shields.enter_async_context(mount_points.shields(binding.roots))
                         if held is not None:  # noted before they are made: a crash leaves the note for the next
-                            held.made(binding.shielded_absent())
+                            held.made(sandbox.shield_binds(binding.shielded(), writable, hidden)[1])
                     except mount_points.MountPointsBusy as exc:
                         raise ToolError(f"bash could not start: {exc}") from exc
                     except OSError as exc:  # fail closed
@@ -174,7 +175,7 @@ class BashTool(Tool):
                     env["TMPDIR"] = private_tmp
                 else:
                     seccomp = sandbox.seccomp_fd(network=binding.network, read_only=False)
-                argv = sandbox.wrap_confined(argv, binding.cwd, writable=(*binding.roots, *binding.git_writable),
+                argv = sandbox.wrap_confined(argv, binding.cwd, writable=writable,
                                              readable=binding.git_readable, shielded=binding.shielded(),
                                              empty_dir=Path(private_tmp), network=binding.network,
                                              private_tmp=private_tmp, mechanism=mechanism, hidden=hidden,
