@@ -30,33 +30,44 @@ class GatedDelivery(Delivery):
         return await super().flush(session_id, only_if_idle=only_if_idle)
 
 
-async def test_a_run_is_followed_until_its_ending_is_announced_to_its_parent(runtime: Runtime) -> None:
+async def _a_pane_child_that_ended(runtime: Runtime) -> tuple[str, str]:
+    """A pane child whose worker has come and gone, its ending recorded as the worker records it (the announcing
+    left to the parent's process): (parent session id, run id)."""
     profile = runtime.profiles.get("generic")
     parent = await runtime.launcher.new_session(profile)
     child = await runtime.launcher.new_session(profile, parent_id=parent.id)
     run = await runtime.launcher.create_run(child, profile, model="m", prompt="p",
                                             options=RunOptions(parent_session_id=parent.id, mode="tmux"))
-    ended = await asyncio.create_subprocess_exec("true")  # the worker, come and gone
+    ended = await asyncio.create_subprocess_exec("true")
     await ended.wait()
     await runtime.store.update_run(run.id, status=RunStatus.COMPLETED, result={"output": "PANE-DONE"}, pid=ended.pid)
-    in_worker = Delivery(runtime.store, runtime.bus)  # as the worker records it: the announcing is left to us
+    in_worker = Delivery(runtime.store, runtime.bus)
     in_worker.hold_for.add(parent.id)
     await in_worker.completion(recipient_session_id=parent.id, run_id=run.id, child_session_id=child.id,
                                label="generic#1", status=RunStatus.COMPLETED, output="PANE-DONE", error=None,
                                result=None)
+    return parent.id, run.id
+
+
+async def _announced(runtime: Runtime, session_id: str) -> list[str]:
+    return [m.message.text for m in await runtime.store.messages(session_id) if m.message.meta.get("announcement")]
+
+
+async def test_a_run_is_followed_until_its_ending_is_announced_to_its_parent(runtime: Runtime) -> None:
+    parent_id, run_id = await _a_pane_child_that_ended(runtime)
     delivery = GatedDelivery(runtime.delivery)
     elsewhere = RunsElsewhere(runtime.store, runtime.bus, delivery, None)
 
-    elsewhere.follow(run.id, parent.id)  # its worker is gone: the ending is announced now
+    elsewhere.follow(run_id, parent_id)  # its worker is gone: the ending is announced now
     await asyncio.wait_for(delivery.flushing.wait(), 10)
-    assert elsewhere.following(run.id) and elsewhere.following()  # mid-announcement: still followed
+    assert elsewhere.following(run_id) and elsewhere.following()  # mid-announcement: still followed
     delivery.gate.set()
     for _ in range(500):
         if not elsewhere.following():
             break
         await asyncio.sleep(0.01)
-    assert not elsewhere.following(run.id)
-    announced = [m.message.text for m in await runtime.store.messages(parent.id) if m.message.meta.get("announcement")]
+    assert not elsewhere.following(run_id)
+    announced = await _announced(runtime, parent_id)
     assert len(announced) == 1 and "PANE-DONE" in announced[0]
 
 
@@ -78,27 +89,15 @@ class FailingOnceDelivery(Delivery):
 async def test_an_announcement_the_store_failed_to_write_is_made_in_the_next_round(runtime: Runtime) -> None:
     """A failed write leaves the run followed and the next look announces it, once: it no longer waited,
     recorded but unsaid, for the next start of a yeetui."""
-    profile = runtime.profiles.get("generic")
-    parent = await runtime.launcher.new_session(profile)
-    child = await runtime.launcher.new_session(profile, parent_id=parent.id)
-    run = await runtime.launcher.create_run(child, profile, model="m", prompt="p",
-                                            options=RunOptions(parent_session_id=parent.id, mode="tmux"))
-    ended = await asyncio.create_subprocess_exec("true")
-    await ended.wait()
-    await runtime.store.update_run(run.id, status=RunStatus.COMPLETED, result={"output": "PANE-DONE"}, pid=ended.pid)
-    in_worker = Delivery(runtime.store, runtime.bus)
-    in_worker.hold_for.add(parent.id)
-    await in_worker.completion(recipient_session_id=parent.id, run_id=run.id, child_session_id=child.id,
-                               label="generic#1", status=RunStatus.COMPLETED, output="PANE-DONE", error=None,
-                               result=None)
+    parent_id, run_id = await _a_pane_child_that_ended(runtime)
     delivery = FailingOnceDelivery(runtime.delivery)
     elsewhere = RunsElsewhere(runtime.store, runtime.bus, delivery, None)
 
-    elsewhere.follow(run.id, parent.id)
+    elsewhere.follow(run_id, parent_id)
     for _ in range(1000):
         if not elsewhere.following():
             break
         await asyncio.sleep(0.01)
-    assert not elsewhere.following(run.id) and delivery.attempts == 2  # failed, then made
-    announced = [m.message.text for m in await runtime.store.messages(parent.id) if m.message.meta.get("announcement")]
+    assert not elsewhere.following(run_id) and delivery.attempts == 2  # failed, then made
+    announced = await _announced(runtime, parent_id)
     assert len(announced) == 1 and "PANE-DONE" in announced[0]
