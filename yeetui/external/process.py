@@ -177,10 +177,6 @@ class ExternalAgent:
 
     def _observe(self, event: Any) -> None:
         message = getattr(event, "message", None)
-        if True:
-            import json as _j
-            with open("/tmp/acpdump.log", "a") as _f:
-                _f.write(str(getattr(event, "direction", None)) + " " + _j.dumps(message) + "\n")
         if getattr(event, "direction", None) != "incoming" or not isinstance(message, dict):
             return
         if message.get("method") != "session/update":
