@@ -76,6 +76,22 @@ class WorktreeConfig(_Model):
     project's config: only your word merges."""
 
 
+class ProjectGrants(_Model):
+    """What only your own config.yaml may grant the files a project brings (a project's config setting these is
+    ignored, trusted or not)."""
+
+    unconfined_mcp_servers: list[str] = Field(default_factory=list)
+    """Names of project-defined MCP servers that may start outside the OS sandbox where no sandbox works here
+    (by default such a server does not start). One that runs a project file runs code an agent can write."""
+    unconfined_hooks: list[str] = Field(default_factory=list)
+    """Commands (as written) of a trusted project's hooks that may run outside the OS sandbox where no sandbox
+    works here (by default such a hook does not run)."""
+    mcp_secrets: dict[str, list[str]] = Field(default_factory=dict)
+    """Project-defined MCP server name → the secret-named variables (`*KEY*`, `*TOKEN*`, `*SECRET*`,
+    `*PASSWORD*`, provider keys) its file may pass it. A project's server that names any other such variable
+    is refused: `{"env": {"DEBUG": "${ANTHROPIC_API_KEY}"}}` would hand it your key."""
+
+
 class Settings(_Model):
     model: str = DEFAULT_MODEL
     """Default model, `provider/model`. Env: YEETUI_MODEL."""
@@ -121,6 +137,8 @@ class Settings(_Model):
     mcp_index_wait: float = Field(3.0, ge=0, le=120)
     """Seconds a run's first request waits for its MCP servers to list their tools; a slower server is listed as
     still starting (`mcp_load` waits for it), so a hung one never holds up the conversation."""
+    project_grants: ProjectGrants = Field(default_factory=ProjectGrants)
+    """What a project's MCP servers and hooks may have beyond the defaults; read from your own config only."""
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
     """MCP servers of yeetui's own config, beside those Claude Code's, OpenCode's, Cursor's, Codex's and Gemini's
     files define; read and checked by `yeetui.mcp.sources` (a project's need the user's approval)."""
@@ -344,6 +362,10 @@ def load_settings(
                 del tools["bash_sandbox"]
                 warnings.append(f"{project_file}: ignored tools.bash_sandbox: unshielded — only your own "
                                 "config.yaml may accept a sandbox that leaves .git/ writable, trusted or not.")
+            if "project_grants" in data:
+                del data["project_grants"]
+                warnings.append(f"{project_file}: ignored project_grants — only your own config.yaml may grant a "
+                                "project's servers and hooks more, trusted or not.")
             warnings += _keep_project_budget_lower(data, _defaults_and(layers), project_file)
             if not (is_trusted(project_dir, env) if trusted is None else trusted):
                 warnings += _narrow_project_layer(data, _defaults_and(layers), project_file)

@@ -100,13 +100,30 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _ASSIGNMENT.sub(lambda m: m.group("name") + m.group("op") + m.group("quote") + REDACTED, text)
 
 
+PROVIDER_KEY_VARIABLES = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY",
+                                    "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "AZURE_API_KEY", "AZURE_OPENAI_API_KEY"})
+"""Where yeetui and litellm read model providers' keys from (with every other `*_API_KEY`)."""
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable named `name` holds a secret by its name: KEY, SECRET, TOKEN or PASSWORD in it."""
+    return any(w in name.upper() for w in _ENV_SECRET_NAME_WORDS)
+
+
+def is_provider_key_name(name: str) -> bool:
+    """Whether `name` is a variable a model provider's key is read from (`ANTHROPIC_API_KEY`, `*_API_KEY`)."""
+    upper = name.upper()
+    return upper in PROVIDER_KEY_VARIABLES or upper.endswith("_API_KEY")
+
+
+def without_provider_keys(env: Mapping[str, str], keep: frozenset[str] = frozenset()) -> dict[str, str]:
+    """`env` less every provider key variable, but those in `keep` (a config named them)."""
+    return {k: v for k, v in env.items() if k in keep or not is_provider_key_name(k)}
+
+
 def secret_values_from_env(env: Mapping[str, str]) -> list[str]:
     """Values of variables whose names mention KEY, SECRET, TOKEN or PASSWORD (8+ characters long)."""
-    values = {
-        value
-        for name, value in env.items()
-        if len(value) >= _ENV_SECRET_MIN_LENGTH and any(w in name.upper() for w in _ENV_SECRET_NAME_WORDS)
-    }
+    values = {value for name, value in env.items() if len(value) >= _ENV_SECRET_MIN_LENGTH and is_secret_name(name)}
     return sorted(values, key=len, reverse=True)
 
 

@@ -20,14 +20,15 @@ from typing import Any
 
 from yeetui import paths
 from yeetui.bus import Bus
-from yeetui.config import LoadedSettings, Settings, load_settings, provider_credentials
+from yeetui.config import LoadedSettings, ProjectGrants, Settings, load_settings, provider_credentials
 from yeetui.errors import ConfigError
 from yeetui.events import PermissionRequested
 from yeetui.foreign.commands import CommandFile, load_commands
-from yeetui.hooks.runner import HookRunner
+from yeetui.hooks.runner import HookConfinement, HookRunner
 from yeetui.hooks.sources import load_hooks
 from yeetui.mcp.client import McpConnections
-from yeetui.mcp.consent import is_approved
+from yeetui.mcp.consent import admit
+from yeetui.mcp.launch import Placement
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import default_home, discover
 from yeetui.profile_loader import load_profiles
@@ -212,7 +213,8 @@ class Runtime:
         try:  # everything opened from here is closed again if opening fails or is cancelled (an app quit early)
             bus = Bus()
             registry = ToolRegistry([*builtin_tools(), AskUserTool(), McpLoadTool(), *agent_tools()])
-            mcp_servers, mcp_warnings = await asyncio.to_thread(_mcp_servers, project_dir, env)
+            mcp_servers, mcp_warnings = await asyncio.to_thread(_mcp_servers, project_dir, env,
+                                                                settings.project_grants)
             warnings += mcp_warnings
             secrets = secret_values_from_env(env)
             secrets += [c.api_key.get_secret_value() for c in settings.providers.values() if c.api_key]
@@ -230,12 +232,19 @@ class Runtime:
             hooks = None
             if hook_set:
                 hooks = HookRunner(hook_set, project_dir=project_dir, bus=bus, env=dict(env),
-                                   transcripts=lambda session_id: write_transcript(store, session_id, env))
+                                   transcripts=lambda session_id: write_transcript(store, session_id, env),
+                                   confinement=HookConfinement(
+                                       bash_sandbox=settings.tools.bash_sandbox, network=settings.tools.bash_network,
+                                       hidden=(paths.config_dir(env), paths.data_dir(env)),
+                                       unconfined=tuple(settings.project_grants.unconfined_hooks),
+                                       home=default_home(env)))
             launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                    registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                    mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
                                    model_override=front_end.model,
-                                   mcp=McpConnections(mcp_servers), hooks=hooks)
+                                   mcp=McpConnections(mcp_servers, placement=Placement(
+                                       project_dir, default_home(env), (paths.config_dir(env), paths.data_dir(env)))),
+                                   hooks=hooks)
             panes = PaneHost(env=env, project_dir=project_dir)
             elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks,
                                       open_asks=front_end.open_asks)
@@ -309,21 +318,26 @@ async def _close_partly_open(store: Store, launcher: RunLauncher | None) -> None
     await store.close()
 
 
-def _mcp_servers(project_dir: Path, env: Mapping[str, str]) -> tuple[list[ServerSpec], list[str]]:
-    """The MCP servers this process may start — enabled, and the user's own or approved (`yeetui mcp approve`)
-    — and warnings: files that could not be read, and a project's servers left unstarted for want of approval."""
+def _mcp_servers(project_dir: Path, env: Mapping[str, str],
+                 grants: ProjectGrants) -> tuple[list[ServerSpec], list[str]]:
+    """The MCP servers this process may start — enabled, and the user's own or approved (`yeetui mcp approve`),
+    a project's confined or granted — and warnings: files that could not be read, and a project's servers left
+    unstarted, each saying why."""
     found = discover(project_dir, home=default_home(env), env=env, config_dir=paths.config_dir(env))
     warnings = [f"MCP: {problem}" for problem in found.problems]
     startable = []
     for spec in found.servers:
-        if not spec.enabled:
-            continue
-        if is_approved(spec, project_dir, env):
-            startable.append(spec)
-        else:
+        admitted = admit(spec, project_dir, env, unconfined=grants.unconfined_mcp_servers,
+                         secrets_for=grants.mcp_secrets, sandbox=sandbox.probe_sandbox, home=default_home(env))
+        if admitted.state in ("user", "approved"):
+            startable.append(admitted.spec)
+        elif admitted.state == "needs approval":
+            changed = f" (what it runs changed since you approved it: {admitted.reason})" if admitted.reason else ""
             warnings.append(f"The MCP server {spec.name} that {spec.path} defines is not started: it needs your "
-                            f"approval of exactly what it runs (`yeetui mcp list`, then `yeetui mcp approve "
-                            f"{spec.name}`).")
+                            f"approval of exactly what it runs{changed} (`yeetui mcp list`, then `yeetui mcp "
+                            f"approve {spec.name}`).")
+        elif admitted.state == "refused":
+            warnings.append(f"The MCP server {spec.name} that {spec.path} defines is not started: {admitted.reason}.")
     return startable, warnings
 
 

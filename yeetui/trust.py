@@ -8,7 +8,8 @@ writable when the user's own and built-in files keep it read-only, and the dropp
 warnings, so the user sees what trusting would grant.
 
 Trust is pinned to what the user trusted: the record holds, per project (its real path), a digest of each of
-those files, and the project counts as trusted only while they are unchanged. A file an agent writes, changes
+those files — and of every project file its hooks' commands name, and the executables they run
+(`yeetui.pins`) — and the project counts as trusted only while they are unchanged. A file an agent writes, changes
 or deletes there afterwards makes the project untrusted again until the user says so again; `trust_state`
 names the files that changed. A record from before pinning (the path alone) counts as untrusted, with a note.
 """
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from yeetui import paths
+from yeetui.pins import shell_command_pins
 from yeetui.yamlfile import MAX_FILE_BYTES
 
 TRUSTED_FILES = (".yeetui/config.yaml", ".yeetui/agents", ".claude/agents", ".opencode/agents", ".opencode/agent",
@@ -61,6 +63,8 @@ def project_files(project_dir: Path) -> dict[str, str]:
     changes the digest."""
     root = Path(project_dir).resolve()
     found: dict[str, str] = {}
+    for command in hook_commands(root):
+        found.update(shell_command_pins(command, root, path=os.environ.get("PATH")))
     for name in TRUSTED_FILES:
         top = root / name
         if name.endswith((".yaml", ".json")):
@@ -73,6 +77,26 @@ def project_files(project_dir: Path) -> dict[str, str]:
                 if not file.startswith("."):
                     _add(Path(folder) / file, root, found)
     return found
+
+
+def hook_commands(project_dir: Path) -> list[str]:
+    """The command lines of the hooks in the project's Claude Code settings files (`.claude/settings.json`,
+    `.claude/settings.local.json`), in order; a file that does not read as JSON holds none."""
+    commands: list[str] = []
+    for name in ("settings.json", "settings.local.json"):
+        path = Path(project_dir) / ".claude" / name
+        try:
+            data = json.loads(path.read_bytes()[:MAX_FILE_BYTES + 1]) if path.is_file() else None
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        for groups in hooks.values() if isinstance(hooks, dict) else ():
+            for group in groups if isinstance(groups, list) else ():
+                entries = group.get("hooks") if isinstance(group, dict) else None
+                for entry in entries if isinstance(entries, list) else ():
+                    if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+                        commands.append(entry["command"])
+    return commands
 
 
 def _add(path: Path, root: Path, found: dict[str, str]) -> None:
@@ -147,7 +171,8 @@ def trust_state(project_dir: Path, env: Mapping[str, str] | None = None) -> Trus
     listed = ", ".join(changed[:MAX_LISTED]) + (f" and {len(changed) - MAX_LISTED} more"
                                                 if len(changed) > MAX_LISTED else "")
     return TrustState(False, files, tuple(changed), note=(
-        f"The config and agent files of {project} changed since you trusted it ({listed or 'the record differs'}); "
+        f"The config, agent and hook files of {project} changed since you trusted it "
+        f"({listed or 'the record differs'}); "
         "until you trust it again (`yeetui trust`), they may narrow rights but not widen them."))
 
 

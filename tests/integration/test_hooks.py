@@ -27,7 +27,7 @@ with open(event.get("agent_transcript_path") or event["transcript_path"]) as tra
             for block in entry["message"]["content"]:
                 if block.get("type") == "text":
                     last = block["text"]
-log = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], ".claude", "subagent-stops.log")
+log = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "subagent-stops.log")
 with open(log, "a") as out:
     out.write(json.dumps({"event": event["hook_event_name"], "session": event["session_id"],
                           "active": event["stop_hook_active"], "agent": event.get("agent_type"),
@@ -78,7 +78,7 @@ def test_claude_code_hook_scripts_run_unchanged_in_a_trusted_project(fake_env, p
     (project / "build").mkdir()
     done = run_yeetui("run", "--json", "--yes", "--trust", "PARENT go", cwd=project, timeout=120)
     assert done.returncode in (0, 1), done.stderr
-    log = [json.loads(line) for line in (project / ".claude" / "subagent-stops.log").read_text().splitlines()]
+    log = [json.loads(line) for line in (project / "subagent-stops.log").read_text().splitlines()]
     registered = [e for e in done.events if e["type"] == "run_registered"]
     parent, child = registered[0], registered[1]
     assert log == [{"event": "SubagentStop", "session": parent["session_id"], "active": False, "agent": "oracle",
@@ -91,6 +91,6 @@ def test_claude_code_hook_scripts_run_unchanged_in_a_trusted_project(fake_env, p
 def test_an_untrusted_projects_hooks_never_run(fake_env, project: Path) -> None:
     _script(fake_env)
     done = run_yeetui("run", "--json", "--yes", "PARENT go", cwd=project, timeout=120)
-    assert not (project / ".claude" / "subagent-stops.log").exists()
+    assert not (project / "subagent-stops.log").exists()
     assert not any("refused by the project's guard" in r.text for r in fake_env.requests)
     assert done.returncode in (0, 1), done.stderr

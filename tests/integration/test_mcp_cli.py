@@ -29,13 +29,14 @@ def test_list_approve_and_revoke(tmp_path: Path) -> None:
     listed = run_yeetui("mcp", "list", cwd=project, **env)
     assert listed.returncode == 0, listed.stderr
     assert "git  [project] needs your approval: yeetui mcp approve git" in listed.stdout
-    assert "runs: uvx mcp-server-git --repository ." in listed.stdout
+    assert 'runs: uvx mcp-server-git --repository "${PWD_HERE:-.}"' in listed.stdout
     assert "env: GITHUB_TOKEN" in listed.stdout and "ghp_supersecretvalue123" not in listed.stdout
     assert "time  [user] starts as configured (your own config)" in listed.stdout
 
     approved = run_yeetui("mcp", "approve", "git", cwd=project, **env)
     assert approved.returncode == 0, approved.stderr
-    assert "Approved git from" in approved.stdout and "uvx mcp-server-git --repository ." in approved.stdout
+    assert "Approved git from" in approved.stdout
+    assert 'uvx mcp-server-git --repository "${PWD_HERE:-.}"' in approved.stdout
     rows = {s["name"]: s for s in json.loads(run_yeetui("mcp", "list", "--json", cwd=project, **env).stdout)["servers"]}
     assert rows["git"]["state"] == "approved" and rows["time"]["state"] == "user"
     assert rows["git"]["env"] == ["GITHUB_TOKEN"]

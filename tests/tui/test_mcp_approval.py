@@ -42,8 +42,10 @@ async def test_starting_a_projects_server_from_the_dialog_approves_it_and_its_to
         screen = await shown(pilot, McpApprovalScreen)
         target = str(screen.query_one("#mcp-target-text").render())
         assert f"runs: {sys.executable} -m mcp_server_time --local-timezone UTC" in target
-        assert "environment variables set: CLOCK_TOKEN, TZ_HOME (values not shown)" in target
-        assert "s3cr3t" not in target
+        # every value as the file writes it: a literal is in the repository for anyone to read; a reference is
+        # shown as a reference, never expanded
+        assert "env CLOCK_TOKEN: s3cr3t-value-in-the-file" in target and "env TZ_HOME: ${HOME}" in target
+        assert "confined: read-only filesystem, yeetui's files hidden, network allowed" in target
         assert str(config) in str(screen.query_one("#mcp-source").render())
         assert app.focused is screen.query_one("#mcp-not-now")
         settle_clock.past_window()

@@ -92,7 +92,7 @@ async def test_a_runtime_whose_opening_is_cancelled_leaves_no_store_open(tmp_pat
     before = {t.ident for t in threading.enumerate()}
     reached, release = threading.Event(), threading.Event()
 
-    def slow_mcp_servers(project_dir, env):
+    def slow_mcp_servers(project_dir, env, grants):
         reached.set()
         release.wait(30)
         return [], []

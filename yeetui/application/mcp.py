@@ -6,31 +6,64 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from yeetui import paths
+from yeetui.config import ProjectGrants, load_settings
 from yeetui.errors import YeetuiError
 from yeetui.mcp import consent
 from yeetui.mcp.client import START_TIMEOUT, McpConnections, ServerStatus
+from yeetui.mcp.consent import Admitted
+from yeetui.mcp.launch import Placement
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import Discovered, default_home, discover
+from yeetui.system import sandbox
 
 if TYPE_CHECKING:
     from yeetui.runtime import Runtime
 
-State = Literal["user", "approved", "needs approval", "disabled"]
+State = Admitted
 
 
 @dataclass(frozen=True)
 class ServerRow:
     spec: ServerSpec
     state: State
+    reason: str = ""
+    """Why it needs approval again (what it runs changed) or is refused."""
 
     @property
     def state_text(self) -> str:
+        if self.state == "needs approval" and self.reason:
+            return (f"needs your approval again — what it runs changed since you approved it ({self.reason}): "
+                    f"yeetui mcp approve {self.spec.name}")
         return {"user": "starts as configured (your own config)", "approved": "approved",
                 "needs approval": f"needs your approval: yeetui mcp approve {self.spec.name}",
-                "disabled": f"disabled in {self.spec.path}"}[self.state]
+                "disabled": f"disabled in {self.spec.path}", "refused": f"not started: {self.reason}"}[self.state]
+
+
+def described(row: ServerRow) -> list[str]:
+    """What an approval shows of a server, every value as its file writes it (`${…}` references unexpanded,
+    so nothing shown holds a secret): what it runs or reaches, where, each env entry, header and argument, how
+    it is confined, and what changed since an earlier approval."""
+    spec = row.spec
+    remote = spec.transport != "stdio"
+    lines = [f"{'reaches' if remote else 'runs'}: {spec.target}"]
+    if spec.cwd_as_written:
+        lines.append(f"in: {spec.cwd_as_written}")
+    elif not remote:
+        lines.append("in: your home folder (outside the project)")
+    for name, value in sorted((spec.headers_as_written if remote else spec.env_as_written).items()):
+        lines.append(f"{'header' if remote else 'env'} {name}: {value}")
+    if not remote and spec.needs_consent:
+        lines.append("confined: read-only filesystem, yeetui's files hidden, network allowed" if not spec.unconfined
+                     else "unconfined: your own config lets it run outside the OS sandbox")
+        if spec.pins:
+            lines.append(f"pins: {', '.join(sorted(spec.pins))}")
+    if row.reason:
+        lines.append(("changed since you approved it: " if row.state == "needs approval" else "refused: ")
+                     + row.reason)
+    return lines
 
 
 @dataclass(frozen=True)
@@ -73,36 +106,53 @@ def attach_client_servers(runtime: Runtime, specs: Iterable[ServerSpec]) -> list
 class McpServers:
     """The servers configured for one project, read afresh on each call (the files may change any time)."""
 
-    def __init__(self, project_dir: Path, *, env: Mapping[str, str] | None = None, home: Path | None = None) -> None:
+    def __init__(self, project_dir: Path, *, env: Mapping[str, str] | None = None, home: Path | None = None,
+                 grants: ProjectGrants | None = None) -> None:
         import os
 
         self.project_dir = Path(project_dir).resolve()
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = home or default_home(self.env)
+        self._grants = grants
+
+    @property
+    def grants(self) -> ProjectGrants:
+        """What the user's own config grants the project's servers (read on first use: a config that does not
+        load grants nothing)."""
+        if self._grants is None:
+            try:
+                self._grants = load_settings(project_dir=self.project_dir, env=self.env).settings.project_grants
+            except YeetuiError:
+                self._grants = ProjectGrants()
+        return self._grants
 
     def discover(self) -> Discovered:
         return discover(self.project_dir, home=self.home, env=self.env, config_dir=paths.config_dir(self.env))
 
+    def row(self, spec: ServerSpec) -> ServerRow:
+        admitted = consent.admit(spec, self.project_dir, self.env, unconfined=self.grants.unconfined_mcp_servers,
+                                 secrets_for=self.grants.mcp_secrets, sandbox=sandbox.probe_sandbox, home=self.home)
+        return ServerRow(admitted.spec, admitted.state, admitted.reason)
+
     def state(self, spec: ServerSpec) -> State:
-        if not spec.enabled:
-            return "disabled"
-        if not spec.needs_consent:
-            return "user"
-        return "approved" if consent.is_approved(spec, self.project_dir, self.env) else "needs approval"
+        return self.row(spec).state
 
     async def listing(self) -> ServerListing:
         return await asyncio.to_thread(self._listing)
 
     def _listing(self) -> ServerListing:
         found = self.discover()
-        return ServerListing([ServerRow(s, self.state(s)) for s in found.servers], found.shadowed, found.problems)
+        return ServerListing([self.row(s) for s in found.servers], found.shadowed, found.problems)
+
+    def placement(self) -> Placement:
+        return Placement(self.project_dir, self.home, (paths.config_dir(self.env), paths.data_dir(self.env)))
 
     async def check(self, *, start_timeout: float = START_TIMEOUT) -> list[tuple[ServerRow, ServerStatus | None]]:
         """Start every server that may start (enabled; yours, or approved), list its tools, stop it again: each
         row with what happened (None: not started, as its state says)."""
         listing = await self.listing()
         startable = [row.spec for row in listing.rows if row.state in ("user", "approved")]
-        connections = McpConnections(startable, start_timeout=start_timeout)
+        connections = McpConnections(startable, start_timeout=start_timeout, placement=self.placement())
         try:
             statuses = {status.name: status for status in await connections.start_all()}
         finally:
@@ -117,20 +167,25 @@ class McpServers:
         spec = self._named(name)
         if not spec.needs_consent:
             raise YeetuiError(f"{name} is in your own config ({spec.path}); it needs no approval.")
-        consent.approve(spec, self.project_dir, self.env)
-        return spec
+        row = self.row(spec)
+        if row.state == "refused" and spec.secret_references():
+            raise YeetuiError(f"{name} ({spec.path}) cannot be approved: {row.reason}.")
+        consent.approve(spec, self.project_dir, self.env, pins=row.spec.pins)
+        return row.spec
 
-    async def waiting_for_approval(self) -> list[ServerSpec]:
-        """The project's enabled servers nobody approved yet (as configured now): what a front end asks about."""
+    async def waiting_for_approval(self) -> list[ServerRow]:
+        """The project's enabled servers nobody approved yet, or whose files changed since (as configured now):
+        what a front end asks about, each with what changed."""
         listing = await self.listing()
-        return [row.spec for row in listing.rows if row.state == "needs approval"]
+        return [row for row in listing.rows if row.state == "needs approval"]
 
     async def approve_shown(self, spec: ServerSpec) -> None:
-        """Approve `spec` exactly as it was shown to the user: if its file changed since, the approval is of
-        what was shown, so the server as it is now still asks."""
+        """Approve `spec` exactly as it was shown to the user, with the files it runs as they were then (its
+        `pins`): if its file or one it runs changed since, the approval is of what was shown, so the server as
+        it is now still asks."""
         if not spec.needs_consent:
             raise YeetuiError(f"{spec.name} is in your own config ({spec.path}); it needs no approval.")
-        await asyncio.to_thread(consent.approve, spec, self.project_dir, self.env)
+        await asyncio.to_thread(consent.approve, spec, self.project_dir, self.env, pins=spec.pins or None)
 
     async def revoke(self, name: str) -> int:
         return await asyncio.to_thread(consent.revoke, name, self.project_dir, self.env)

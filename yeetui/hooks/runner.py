@@ -1,7 +1,15 @@
-"""Running hooks: each matching command gets the event's JSON payload on stdin, in the project directory, with
-`CLAUDE_PROJECT_DIR`, `YEETUI_RUN_ID`, `YEETUI_SESSION_ID` and `YEETUI_HOOK_EVENT` in its environment, within
-its timeout (its whole process group is killed past it). What they answer is folded into one `HookOutcome`;
-a failing hook is reported on the bus and changes nothing."""
+"""Running hooks: each matching command gets the event's JSON payload on stdin, with `CLAUDE_PROJECT_DIR`,
+`YEETUI_RUN_ID`, `YEETUI_SESSION_ID` and `YEETUI_HOOK_EVENT` in its environment, within its timeout (its whole
+process group is killed past it). What they answer is folded into one `HookOutcome`; a failing hook is
+reported on the bus and changes nothing.
+
+Where and how: every hook starts outside the project unless its config names a folder (`yeetui.pins.neutral_dir`:
+a planted `python -m` module or `npx` package is not found from there), and with no provider key in its
+environment unless its config names that variable. A trusted project's hooks (its `.claude/settings.json`) run
+inside the writable agents' sandbox, with every secret-named variable removed as for `bash`, and only while the
+project files they name and the executables they run are those the user trusted; where no sandbox works here,
+not at all unless the user's own config names the command (`project_grants.unconfined_hooks`). What a hook
+leaves running — also in a session of its own — ends with the run (`run_ended`)."""
 
 from __future__ import annotations
 
@@ -10,7 +18,10 @@ import contextlib
 import json
 import logging
 import os
+import secrets
+import shutil
 import signal
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +30,13 @@ from typing import Any
 from yeetui.bus import Bus
 from yeetui.events import Notice
 from yeetui.hooks.sources import HookCommand, HookSet
+from yeetui.pins import changes, neutral_dir, shell_command_pins
+from yeetui.redact import is_secret_name, without_provider_keys
+from yeetui.system.confine import ShieldsUnavailable, Unconfinable, confined, writable_mechanism
+from yeetui.system.processes import PROCESS_TAG, end_tagged
+from yeetui.system.sandbox import Sandbox
 from yeetui.text import cap, one_line
+from yeetui.workspace import BashSandbox, WorkspaceBinding
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +61,29 @@ class HookOutcome:
     """`allow`, `deny` or `ask`, when a hook decided a tool call's permission."""
 
 
+@dataclass(frozen=True)
+class HookConfinement:
+    """How a project's hooks are confined: as the project's writable agents' bash (their sandbox mode and
+    network), with yeetui's config and data dirs hidden; `unconfined`: commands the user's own config lets run
+    outside the sandbox where none works here (`project_grants.unconfined_hooks`)."""
+
+    bash_sandbox: BashSandbox = "auto"
+    network: bool = False
+    hidden: tuple[Path, ...] = ()
+    unconfined: tuple[str, ...] = ()
+    home: Path | None = None
+
+
 class HookRunner:
     def __init__(self, hooks: HookSet, *, project_dir: Path, bus: Bus,
-                 transcripts: TranscriptWriter | None = None, env: dict[str, str] | None = None) -> None:
+                 transcripts: TranscriptWriter | None = None, env: dict[str, str] | None = None,
+                 confinement: HookConfinement | None = None) -> None:
         self.hooks, self.project_dir, self.bus = hooks, project_dir, bus
         self.transcripts = transcripts
         self.env = dict(os.environ if env is None else env)
+        self.confinement = confinement or HookConfinement()
+        self._tag = secrets.token_hex(8)
+        self._runs_tagged: set[str] = set()
 
     async def transcript_path(self, session_id: str) -> str:
         """The session's transcript written for hooks to read (`agent_transcript_path` of a subagent)."""
@@ -71,11 +105,12 @@ class HookRunner:
         payload = {"session_id": session_id, "transcript_path": str(transcript) if transcript else "",
                    "cwd": str(self.project_dir), "hook_event_name": event, "permission_mode": "default",
                    "yeetui_run_id": run_id or "", **fields}
-        env = {**self.env, "CLAUDE_PROJECT_DIR": str(self.project_dir), "YEETUI_SESSION_ID": session_id,
-               "YEETUI_RUN_ID": run_id or "", "YEETUI_HOOK_EVENT": event}
+        base = {**self.env, "CLAUDE_PROJECT_DIR": str(self.project_dir), "YEETUI_SESSION_ID": session_id,
+                "YEETUI_RUN_ID": run_id or "", "YEETUI_HOOK_EVENT": event}
         contexts = []
         for command in commands:
-            answered = await self._run(command, json.dumps(payload, default=str).encode(), env, event)
+            env = self._environment(command, base, run_id)
+            answered = await self._run(command, payload, env, event)
             if answered is None:
                 continue
             code, out, err = answered
@@ -95,12 +130,82 @@ class HookRunner:
         outcome.context = cap("\n\n".join(contexts), 20_000)
         return outcome
 
-    async def _run(self, command: HookCommand, stdin: bytes, env: dict[str, str],
+    def _environment(self, command: HookCommand, base: dict[str, str], run_id: str | None) -> dict[str, str]:
+        """A user's hook: the environment less every provider key its config does not name; a project's: less
+        every variable named like a secret, as an agent's bash. Tagged with the run, so what it leaves running
+        ends with the run (`run_ended`)."""
+        if command.scope == "project":
+            env = {k: v for k, v in base.items() if not is_secret_name(k)}
+        else:
+            env = without_provider_keys(base, frozenset(command.env))
+        tag = f"hook-{self._tag}-{run_id or 'none'}"
+        self._runs_tagged.add(tag)
+        return {**env, PROCESS_TAG: tag}
+
+    def _cwd(self, command: HookCommand) -> Path:
+        return Path(command.cwd) if command.cwd else neutral_dir(self.project_dir, self.confinement.home)
+
+    async def run_ended(self, run_id: str | None) -> None:
+        """The run is over: whatever its hooks left running, also in a session of their own, ends."""
+        tag = f"hook-{self._tag}-{run_id or 'none'}"
+        if tag in self._runs_tagged:
+            self._runs_tagged.discard(tag)
+            await end_tagged(tag)
+
+    async def close(self) -> None:
+        for tag in list(self._runs_tagged):
+            await end_tagged(tag)
+        self._runs_tagged.clear()
+
+    async def _run(self, command: HookCommand, payload: dict[str, Any], env: dict[str, str],
                    event: str) -> tuple[int, str, str] | None:
+        if command.scope != "project":
+            return await self._confined(command, payload, env, event)
+        # The transcripts are in yeetui's data dir, which the sandbox hides: a project's hook reads copies.
+        with tempfile.TemporaryDirectory(prefix="yeetui-hook-") as shared:
+            shown = dict(payload)
+            for key, value in payload.items():
+                if key.endswith("transcript_path") and isinstance(value, str) and value and os.path.isfile(value):
+                    copy = Path(shared) / f"{key}-{Path(value).name}"
+                    await asyncio.to_thread(shutil.copyfile, value, copy)
+                    shown[key] = str(copy)
+            return await self._confined(command, shown, env, event, readable=(Path(shared),))
+
+    async def _confined(self, command: HookCommand, payload: dict[str, Any], env: dict[str, str], event: str,
+                        readable: tuple[Path, ...] = ()) -> tuple[int, str, str] | None:
+        stdin = json.dumps(payload, default=str).encode()
+        cwd = self._cwd(command)
+        argv = ["bash", "-c", command.command]
+        mechanism: Sandbox | None = None
+        if command.scope == "project":
+            now = await asyncio.to_thread(shell_command_pins, command.command, self.project_dir,
+                                          path=env.get("PATH"))
+            if now != dict(command.pins):
+                changed = ", ".join(changes(dict(command.pins), now))
+                self._report(command, event, f"not run: what it runs changed since you trusted the project "
+                             f"({changed}); `yeetui trust` again once you have looked at it")
+                return None
+            if command.command not in self.confinement.unconfined:
+                try:
+                    mechanism = await asyncio.to_thread(writable_mechanism, self.confinement.bash_sandbox)
+                except Unconfinable as exc:
+                    self._report(command, event, f"not run: {unconfined_hook(command.command, str(exc))}")
+                    return None
+        binding = WorkspaceBinding(cwd=cwd, roots=(self.project_dir,), protected=self.confinement.hidden,
+                                   bash_sandbox=self.confinement.bash_sandbox, network=self.confinement.network)
+        try:
+            async with confined(argv, binding, env, mechanism, readable=(cwd, *readable)) as (wrapped, pass_fds):
+                return await self._spawn(command, wrapped, cwd, stdin, env, event, pass_fds)
+        except ShieldsUnavailable as exc:
+            self._report(command, event, f"not run: {exc}")
+            return None
+
+    async def _spawn(self, command: HookCommand, argv: list[str], cwd: Path, stdin: bytes, env: dict[str, str],
+                     event: str, pass_fds: tuple[int, ...]) -> tuple[int, str, str] | None:
         try:
             process = await asyncio.create_subprocess_exec(
-                "bash", "-c", command.command, cwd=self.project_dir, env=env, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, start_new_session=True, pass_fds=pass_fds)
         except OSError as exc:
             self._report(command, event, f"could not start: {exc.strerror or exc}")
             return None
@@ -157,3 +262,10 @@ def _fold(outcome: HookOutcome, said: dict[str, Any], contexts: list[str]) -> No
     extra = specific.get("additionalContext")
     if isinstance(extra, str) and extra.strip():
         contexts.append(extra.strip())
+
+
+def unconfined_hook(command: str, why: str) -> str:
+    """Why a project's hook does not run where no OS sandbox confines it, and how to run it anyway."""
+    return (f"{why}, so a project's hook (code an agent could write) cannot be confined; to run it unconfined, "
+            f"name it in your own ~/.config/yeetui/config.yaml: `project_grants: {{unconfined_hooks: "
+            f"[{json.dumps(command)}]}}`")

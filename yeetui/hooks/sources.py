@@ -15,11 +15,14 @@ Anything else is reported, naming the file and the key, and left out; the rest s
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from yeetui.pins import shell_command_pins
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Notification",
           "SubagentStart", "SubagentStop", "Stop")
@@ -39,6 +42,15 @@ class HookCommand:
     timeout: float
     source: str
     """Where it was configured (for the reports of its failures)."""
+    scope: Literal["user", "project"] = "user"
+    """`user`: yeetui's own config, run as configured; `project`: a trusted project's settings file, run inside
+    the writable agents' sandbox, and only while the files it names are those trusted (`pins`)."""
+    pins: Mapping[str, str] = field(default_factory=dict)
+    """A project's hook: the project files its command names and the executables it runs, as trusted."""
+    env: tuple[str, ...] = ()
+    """Provider key variables its config names (`env: [ANTHROPIC_API_KEY]`): passed to it; others never are."""
+    cwd: str | None = None
+    """The working directory its config names; None: outside the project (`yeetui.pins.neutral_dir`)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,7 @@ def load_hooks(config_hooks: Mapping[str, Any] | None, *, project_dir: Path | No
     if config_hooks:
         _add(hooks, config_hooks, config_file)
     if project_dir is not None and trusted:
+        project = HookSet()
         for name in ("settings.json", "settings.local.json"):
             path = project_dir / ".claude" / name
             if not path.is_file():
@@ -82,7 +95,15 @@ def load_hooks(config_hooks: Mapping[str, Any] | None, *, project_dir: Path | No
                 hooks.problems.append(f"{path}: not read ({exc}); its hooks are left out.")
                 continue
             if isinstance(data, dict) and data.get("hooks") is not None:
-                _add(hooks, data["hooks"], str(path))
+                _add(project, data["hooks"], str(path))
+        search = os.environ.get("PATH")
+        for event, groups in project.groups.items():
+            hooks.groups.setdefault(event, []).extend(
+                HookGroup(group.matcher, tuple(
+                    replace(c, scope="project", env=(), cwd=None,
+                            pins=shell_command_pins(c.command, project_dir, path=search)) for c in group.commands))
+                for group in groups)
+        hooks.problems += project.problems
     return hooks
 
 
@@ -136,7 +157,16 @@ def _group(group: object, where: str, event: str, problems: list[str]) -> HookGr
             problems.append(f"{here}.timeout must be seconds between 0 and {MAX_TIMEOUT:g}; {DEFAULT_TIMEOUT:g} "
                             "is used.")
             timeout = DEFAULT_TIMEOUT
-        commands.append(HookCommand(command, float(timeout), here))
+        passed = hook.get("env", [])
+        if not isinstance(passed, list) or not all(isinstance(name, str) for name in passed):
+            problems.append(f"{here}.env must be a list of variable names; none is passed.")
+            passed = []
+        cwd = hook.get("cwd")
+        if cwd is not None and not (isinstance(cwd, str) and cwd.strip()):
+            problems.append(f"{here}.cwd must be a folder; the hook starts outside the project.")
+            cwd = None
+        commands.append(HookCommand(command, float(timeout), here, env=tuple(passed),
+                                    cwd=str(Path(cwd).expanduser()) if cwd else None))
     return HookGroup(pattern, tuple(commands)) if commands else None
 
 

@@ -2,8 +2,9 @@
 first use, shared by every agent that may use it, stopped with yeetui.
 
 A stdio server runs as a child in its own session and process group (the SDK starts it so and kills its tree
-when the connection closes), with an environment of the SDK's safe defaults (`HOME`, `PATH`, …) and what its
-config gives it — never yeetui's provider keys. What a server sends is hostile input: tool names that do not
+when the connection closes), outside the project, with an environment of the SDK's safe defaults (`HOME`,
+`PATH`, …) and what its config gives it — never yeetui's provider keys; a project's own inside the OS sandbox
+(`yeetui.mcp.launch`). What a server sends is hostile input: tool names that do not
 fit a model's tool-name rules are mapped or skipped, oversized schemas and descriptions are refused or cut,
 results are turned into capped text. A server that cannot start, hangs at `initialize`, writes garbage or
 dies later is reported with the reason and the tail of what it wrote to stderr (redacted of its own env and
@@ -28,8 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from yeetui.mcp.launch import LaunchRefused, Placement, stdio_launch
 from yeetui.mcp.servers import ServerSpec
 from yeetui.redact import redact
+from yeetui.system.processes import PROCESS_TAG, end_tagged
 from yeetui.text import cap, one_line, terminal_safe
 
 log = logging.getLogger(__name__)
@@ -99,8 +102,10 @@ class McpConnection:
     """One server. Its SDK context managers live in one task (`_serve`) from start to close, as they must."""
 
     def __init__(self, spec: ServerSpec, *, start_timeout: float = START_TIMEOUT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, placement: Placement | None = None) -> None:
         self.spec = spec
+        self._placement = placement or Placement.here()
+        self._tag: str | None = None
         self.status = ServerStatus(spec.name)
         self._start_timeout = start_timeout
         self._clock = clock
@@ -201,17 +206,19 @@ class McpConnection:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
-            program = shutil.which(spec.command[0], path=spec.env.get("PATH", os.environ.get("PATH")))
-            if program is None:
-                raise McpServerError(f"the command was not found ({spec.command[0]})")
+            folder = Path(tempfile.mkdtemp(prefix="yeetui-mcp-"))
+            self._leader_file = folder / "pid"
+            try:
+                launch = stdio_launch(spec, self._placement, folder)
+            except LaunchRefused as exc:
+                raise McpServerError(str(exc)) from None
+            self._tag = launch.env[PROCESS_TAG]
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            self._leader_file = Path(tempfile.mkdtemp(prefix="yeetui-mcp-")) / "pid"
             # The SDK starts the server in a session of its own; `sh` notes the leader's pid (its group's id) and
             # becomes the server, so what the server leaves running can be stopped with it (`_stop_group`).
-            return stdio_client(StdioServerParameters(
-                command="/bin/sh", args=["-c", 'printf %s "$$" > "$0" && exec "$@"', str(self._leader_file),
-                                         program, *spec.command[1:]],
-                env=dict(spec.env), cwd=spec.cwd, encoding_error_handler="replace"), errlog=self._stderr)
+            return stdio_client(StdioServerParameters(command=launch.command, args=launch.args, env=launch.env,
+                                                      cwd=launch.cwd, encoding_error_handler="replace"),
+                                errlog=self._stderr)
         assert spec.url is not None
         if spec.transport == "sse":
             from mcp.client.sse import sse_client
@@ -304,8 +311,16 @@ class McpConnection:
         leader_file, self._leader_file = self._leader_file, None
         if leader_file is None:
             return
+        tag, self._tag = self._tag, None
         try:
-            group = int(leader_file.read_text() or 0)
+            await self._stop_leader_group(leader_file)
+        finally:
+            if tag is not None:  # what it started in a session of its own (`setsid`) ends with it too
+                await end_tagged(tag, grace=2.0)
+
+    async def _stop_leader_group(self, leader_file: Path) -> None:
+        try:
+            group = int(await asyncio.to_thread(leader_file.read_text) or 0)
         except (OSError, ValueError):
             group = 0
         finally:
@@ -356,9 +371,12 @@ class _ClosingClient:
 class McpConnections:
     """Every server of a yeetui process: started on first use, once, and shared."""
 
-    def __init__(self, specs: Iterable[ServerSpec], *, start_timeout: float = START_TIMEOUT) -> None:
+    def __init__(self, specs: Iterable[ServerSpec], *, start_timeout: float = START_TIMEOUT,
+                 placement: Placement | None = None) -> None:
         self._start_timeout = start_timeout
-        self._connections = {s.name: McpConnection(s, start_timeout=start_timeout) for s in specs}
+        self._placement = placement or Placement.here()
+        self._connections = {s.name: McpConnection(s, start_timeout=start_timeout, placement=self._placement)
+                             for s in specs}
 
     def names(self) -> list[str]:
         return list(self._connections)
@@ -367,7 +385,8 @@ class McpConnections:
         """One more server, from now on (a front end's client passed it); False when the name is taken."""
         if spec.name in self._connections:
             return False
-        self._connections[spec.name] = McpConnection(spec, start_timeout=self._start_timeout)
+        self._connections[spec.name] = McpConnection(spec, start_timeout=self._start_timeout,
+                                                     placement=self._placement)
         return True
 
     def get(self, name: str) -> McpConnection | None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from yeetui.redact import is_secret_name
+
 Transport = Literal["stdio", "http", "sse"]
 Scope = Literal["user", "local", "project"]
 """`user`: the user's own config, for every project; `local`: the user's own config, for this project only
@@ -40,15 +42,21 @@ class ServerSpec:
     path: Path
     """The file it came from."""
     command: tuple[str, ...] = ()
-    """stdio: the program and its arguments, resolved."""
+    """stdio: the program and its arguments, resolved (never shown: an argument may hold an expanded secret)."""
+    command_as_written: tuple[str, ...] = ()
+    """The same before expansion (`--token=${GITHUB_TOKEN}`): what is shown."""
     env: Mapping[str, str] = field(default_factory=dict)
     """stdio: variables set for the server (their values may be secrets: never shown)."""
     env_as_written: Mapping[str, str] = field(default_factory=dict)
     """The same before expansion (`${GITHUB_TOKEN}`): what the approval is keyed on, so a rotated token does not
     ask again while an edited value does."""
     cwd: str | None = None
+    """stdio: the working directory its config names; None: it starts outside the project
+    (`yeetui.pins.neutral_dir`)."""
+    cwd_as_written: str | None = None
     url: str | None = None
-    """http / sse: where the server listens."""
+    """http / sse: where the server listens (never shown: a query may hold an expanded secret)."""
+    url_as_written: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     headers_as_written: Mapping[str, str] = field(default_factory=dict)
     enabled: bool = True
@@ -58,6 +66,11 @@ class ServerSpec:
     """Only these of its tools are taken (Gemini's `includeTools`); None: all."""
     exclude_tools: tuple[str, ...] = ()
     """These of its tools are never taken (Gemini's `excludeTools`)."""
+    pins: Mapping[str, str] = field(default_factory=dict)
+    """A project's server, once approved: the project files its command names and the executable it resolves
+    to, as they were approved (`yeetui.pins`); a start checks them again."""
+    unconfined: bool = False
+    """A project's server the user's own config lets run outside the OS sandbox (`project_grants`)."""
 
     @property
     def needs_consent(self) -> bool:
@@ -65,10 +78,24 @@ class ServerSpec:
 
     @property
     def target(self) -> str:
-        """The resolved command line or URL, as shown to the user."""
+        """The command line or URL as its file writes it (with its `${…}` references), as shown to the user:
+        nothing shown expands a secret."""
         if self.transport == "stdio":
-            return " ".join(_quoted(part) for part in self.command)
-        return f"{self.url} ({self.transport})"
+            return " ".join(_quoted(part) for part in (self.command_as_written or self.command))
+        return f"{self.url_as_written or self.url} ({self.transport})"
+
+    def references(self) -> list[str]:
+        """The variables its file's values name (`${VAR}`, `$VAR`, `{env:VAR}`, `${env:VAR}`), in the command,
+        URL, working directory, env and headers — and those Codex passes through by name."""
+        texts = [*(self.command_as_written or ()), self.url_as_written or "", self.cwd_as_written or "",
+                 *self.env_as_written.values(), *self.headers_as_written.values()]
+        return sorted({name for text in texts for match in _REFERENCE.finditer(text)
+                       for name in match.groups() if name})
+
+    def secret_references(self) -> list[str]:
+        """The variables it names that hold a provider key or look like a secret (`*KEY*`, `*TOKEN*`,
+        `*SECRET*`, `*PASSWORD*`)."""
+        return [name for name in self.references() if is_secret_name(name)]
 
     def fingerprint(self, project_dir: Path) -> str:
         """What an approval is keyed on: the project, the name, the resolved argv or URL, the working dir, and
@@ -80,6 +107,9 @@ class ServerSpec:
             "env": dict(sorted(self.env_as_written.items())), "headers": dict(sorted(self.headers_as_written.items())),
         }
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)|\$([A-Za-z_][A-Za-z0-9_]*)|\{env:\s*([^}\s]+)\s*\}")
 
 
 def _quoted(part: str) -> str:

@@ -35,6 +35,7 @@ from yeetui.mcp.servers import (
     no_expansion,
     opencode_expander,
 )
+from yeetui.pins import anchor_to_project
 from yeetui.yamlfile import MAX_FILE_BYTES, DocumentError, parse_yaml
 
 CLAUDE_USER_FILE_LIMIT = 64 * 1024 * 1024
@@ -104,6 +105,8 @@ def discover(project_dir: Path, *, home: Path, env: Mapping[str, str], config_di
             if name in by_name:
                 found.shadowed.append((spec, by_name[name]))
                 continue
+            if spec.scope == "project" and spec.transport == "stdio" and spec.cwd is None:
+                spec = replace(spec, command=tuple(anchor_to_project(spec.command, project)))
             by_name[name] = spec
             found.servers.append(spec)
     return found
@@ -234,8 +237,9 @@ def _build(name: str, source: _Source, expand: Expand, env: Mapping[str, str], *
         raise ValueError(f"the url must start with http:// or https:// (it is {resolved_url[:80]!r})")
     return ServerSpec(
         name=name, transport=transport, scope=source.scope, source=source.label, path=source.path,
-        command=tuple(x(part) for part in command), env={k: x(v) for k, v in env_vars.items()},
-        env_as_written=dict(env_vars), cwd=x(cwd) if cwd else None, url=resolved_url,
+        command=tuple(x(part) for part in command), command_as_written=tuple(command),
+        env={k: x(v) for k, v in env_vars.items()}, env_as_written=dict(env_vars), cwd=x(cwd) if cwd else None,
+        cwd_as_written=cwd or None, url=resolved_url, url_as_written=url or None,
         headers={k: x(v) for k, v in headers.items()}, headers_as_written=dict(headers), enabled=enabled,
         read_only=read_only)
 

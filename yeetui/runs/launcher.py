@@ -138,6 +138,8 @@ class RunLauncher:
         return self._providers[model]
 
     async def aclose(self) -> None:
+        if self.hooks is not None:
+            await self.hooks.close()
         for provider, _ in self._providers.values():
             aclose = getattr(provider, "aclose", None)
             if aclose is not None:
@@ -484,6 +486,8 @@ class RunLauncher:
         finally:
             self.budgets.leave(run_id)
             await asyncio.shield(self.mailroom.end_run(session_id))
+            if self.hooks is not None:  # what its hooks left running, in a session of their own too, ends with it
+                await asyncio.shield(self.hooks.run_ended(run_id))
 
     async def compact(self, session_id: str, *, model: str | None = None) -> str:
         """`/compact`: summarise the session's current history and append the summary message."""

@@ -183,3 +183,46 @@ class GroupWatcher:
             os.close(self._write_fd)
             self._write_fd = None
         await self.process.wait()
+
+
+PROCESS_TAG = "YEETUI_PROCESS_TAG"
+"""Set, to a value of its own, in the environment of each hook and MCP server yeetui starts: every process it
+starts inherits it, also one that leaves the process group with `setsid`, so `end_tagged` finds them all."""
+
+
+def tagged(tag: str) -> list[int]:
+    """This user's live processes whose environment, as they were started, holds `PROCESS_TAG=tag`."""
+    marker = f"{PROCESS_TAG}={tag}".encode()
+    uid = os.getuid()
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if entry.stat().st_uid != uid or marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+async def end_tagged(tag: str, grace: float = KILL_GRACE) -> int:
+    """SIGTERM every process tagged `tag` (see `PROCESS_TAG`), SIGKILL those left after `grace` seconds; how many
+    there were. A process could clear its environment with a new `exec` and stay unseen: this ends what a hook
+    or server left running by accident, it is no boundary (the sandbox's own process namespace is, under
+    bubblewrap)."""
+    found = await asyncio.to_thread(tagged, tag)
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    for _ in range(max(int(grace / _POLL), 1)):
+        if not found or not await asyncio.to_thread(tagged, tag):
+            return len(found)
+        await asyncio.sleep(_POLL)
+    for pid in await asyncio.to_thread(tagged, tag):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(found)

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,8 @@ from pydantic import Field
 
 from yeetui.errors import ToolError
 from yeetui.redact import redact, secret_values_from_env
-from yeetui.system import mount_points, sandbox
+from yeetui.system import sandbox
+from yeetui.system.confine import ShieldsUnavailable, Unconfinable, confined, writable_mechanism
 from yeetui.system.git import blank_drivers, hermetic_env, user_identity
 from yeetui.system.processes import KILL_GRACE, GroupWatcher, group_alive, kill_group, start_ticks
 from yeetui.system.shell_syntax import simple_commands
@@ -142,70 +140,23 @@ class BashTool(Tool):
                          timeout: float) -> tuple[sandbox.Sandbox | None, int | None, str, bool]:
         """Run `argv` under the sandbox the binding calls for: (the sandbox, exit code, output, timed out).
         A writable binding under bubblewrap holds its roots' mount points until the command has ended (see
-        `yeetui.system.mount_points`)."""
-        async with contextlib.AsyncExitStack() as shields:
-            mechanism: sandbox.Sandbox | None = None
-            private_tmp: str | None = None
-            seccomp: int | None = None
-            binding = ctx.binding
-            hidden = binding.protected  # yeetui's config (keys) and data (every project's transcripts) dirs
-            writable = (*binding.roots, *binding.git_writable)
-            if not binding.allow_writes:
-                mechanism = await self._readonly_sandbox(ctx)
-                if mechanism == "landlock":
-                    private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
-                    env["TMPDIR"] = private_tmp
-                else:
-                    seccomp = sandbox.seccomp_fd(network=False, read_only=True)
-                argv = sandbox.wrap_readonly(argv, binding.cwd, roots=binding.roots, private_tmp=private_tmp,
-                                             mechanism=mechanism, hidden=hidden, seccomp=seccomp)
-            elif (mechanism := await self._writing_sandbox(ctx)) is not None:
-                if mechanism == "bwrap":  # it makes mount points for absent shielded folders: held until the end
-                    try:
-                        held = await shields.enter_async_context(mount_points.shields(binding.roots))
-                        if held is not None:  # noted before they are made: a crash leaves the note for the next
-                            held.made(sandbox.shield_binds(binding.shielded(), writable, hidden)[1])
-                    except mount_points.MountPointsBusy as exc:
-                        raise ToolError(f"bash could not start: {exc}") from exc
-                    except OSError as exc:  # fail closed
-                        raise ToolError(f"bash could not start: the sandbox's mount points could not be noted "
-                                        f"({exc})") from exc
-                private_tmp = tempfile.mkdtemp(prefix="yeetui-bash-")
-                if mechanism == "landlock":
-                    env["TMPDIR"] = private_tmp
-                else:
-                    seccomp = sandbox.seccomp_fd(network=binding.network, read_only=False)
-                argv = sandbox.wrap_confined(argv, binding.cwd, writable=writable,
-                                             readable=binding.git_readable, shielded=binding.shielded(),
-                                             empty_dir=Path(private_tmp), network=binding.network,
-                                             private_tmp=private_tmp, mechanism=mechanism, hidden=hidden,
-                                             seccomp=seccomp)
+        `yeetui.system.confine`)."""
+        binding = ctx.binding
+        if not binding.allow_writes:
+            mechanism: sandbox.Sandbox | None = await self._readonly_sandbox(ctx)
+        else:
             try:
-                exit_code, output, timed_out = await self._execute(argv, binding.cwd, env, timeout,
+                mechanism = await asyncio.to_thread(writable_mechanism, binding.bash_sandbox)
+            except Unconfinable as exc:
+                raise ToolError(UNSHIELDED_REFUSAL.format(why=exc)) from exc
+        try:
+            async with confined(argv, binding, env, mechanism) as (wrapped, pass_fds):
+                exit_code, output, timed_out = await self._execute(wrapped, binding.cwd, env, timeout,
                                                                    ctx.settings.output_cap, ctx.processes,
-                                                                   pass_fds=(seccomp,) if seccomp is not None else ())
-            finally:
-                if seccomp is not None:
-                    os.close(seccomp)
-                if private_tmp:
-                    shutil.rmtree(private_tmp, ignore_errors=True)
-            return mechanism, exit_code, output, timed_out
-
-    @staticmethod
-    async def _writing_sandbox(ctx: ToolContext) -> sandbox.Sandbox | None:
-        """The sandbox a writable agent's bash runs in: bubblewrap, which keeps `.git/` and the agent config
-        folders read-only. Where it cannot run, bash is refused — unless the user's own config says
-        `tools.bash_sandbox: unshielded` (then Landlock, or nothing where even that fails), or the profile
-        says `bash_sandbox: off` (None: unconfined)."""
-        mode = ctx.binding.bash_sandbox
-        if mode == "off":
-            return None
-        found = await asyncio.to_thread(sandbox.probe_sandbox)
-        if found == "bwrap" or mode == "unshielded":
-            return found
-        raise ToolError(UNSHIELDED_REFUSAL.format(
-            why="only the Landlock fallback works here, and it cannot keep .git/, .yeetui/, .claude/ and "
-                ".opencode/ read-only" if found == "landlock" else "no OS sandbox works here"))
+                                                                   pass_fds=pass_fds)
+        except ShieldsUnavailable as exc:
+            raise ToolError(f"bash could not start: {exc}") from exc
+        return mechanism, exit_code, output, timed_out
 
     @staticmethod
     async def _readonly_sandbox(ctx: ToolContext) -> sandbox.Sandbox:

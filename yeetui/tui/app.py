@@ -175,8 +175,9 @@ class YeetuiApp(App[None]):
         from yeetui.tui.screens.mcp_approval import McpApprovalScreen
 
         servers = McpServers(find_project_root(self.cwd or Path.cwd()))
-        for spec in await servers.waiting_for_approval():  # files it cannot read: Runtime.open warns of them
-            if not await self.push_screen_wait(McpApprovalScreen(spec)):
+        for row in await servers.waiting_for_approval():  # files it cannot read: Runtime.open warns of them
+            spec = row.spec
+            if not await self.push_screen_wait(McpApprovalScreen(row)):
                 continue
             try:
                 await servers.approve_shown(spec)

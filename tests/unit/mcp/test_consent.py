@@ -34,18 +34,18 @@ async def states(desk: McpServers) -> dict[str, str]:
 
 
 async def test_approval_is_of_the_exact_server_and_an_edit_asks_again(project_dir: Path, home: Path) -> None:
-    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${TOKEN}"}}})
-    desk = servers(project_dir, home, TOKEN="one")
+    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${REPO_PATH}"}}})
+    desk = servers(project_dir, home, REPO_PATH="one")
     assert await states(desk) == {"git": "needs approval"}
     approved = await desk.approve("git")
     assert approved.target == "uvx mcp-server-git"
     assert await states(desk) == {"git": "approved"}
 
-    assert await states(servers(project_dir, home, TOKEN="rotated")) == {"git": "approved"}  # the value is not keyed on
+    assert await states(servers(project_dir, home, REPO_PATH="rotated")) == {"git": "approved"}  # the value is not keyed on
 
-    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git", "--evil"], "env": {"T": "${TOKEN}"}}})
+    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git", "--evil"], "env": {"T": "${REPO_PATH}"}}})
     assert await states(desk) == {"git": "needs approval"}  # an edited command
-    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${TOKEN}",
+    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${REPO_PATH}",
                                                                                        "NODE_OPTIONS": "-r x"}}})
     assert await states(desk) == {"git": "needs approval"}  # a new env entry
     write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "literal"}}})

@@ -2,8 +2,9 @@
 `.mcp.json`, `opencode.json`, …): it would run a program as the user, so it starts only once the user has seen
 exactly what and said so.
 
-The dialog shows where the server is defined, the command line it runs (or the URL it reaches) and the names
-of the variables and headers it is given (their values may be secrets). Approving is remembered for exactly
+The dialog shows where the server is defined, the command line it runs (or the URL it reaches), and every
+variable and header it is given as the file writes them (`${GITHUB_TOKEN}`, never a value expanded), how it is
+confined, and what changed since an earlier approval. Approving is remembered for exactly
 that: an edit of the file asks again (see `yeetui.mcp.consent`). "Not now" starts nothing and asks again next
 time; `yeetui mcp approve NAME` approves from a shell. Like the trust prompt it is a `DeliberateScreen`: keys
 typed while yeetui starts never approve, "Not now" has the focus, and no letter answers.
@@ -11,14 +12,13 @@ typed while yeetui starts never approve, "Not now" has the focus, and no letter 
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Static
 
+from yeetui.application.mcp import ServerRow, described
 from yeetui.text import cap, terminal_safe
 from yeetui.tui.screens.deliberate import DeliberateScreen
 
@@ -72,32 +72,27 @@ class McpApprovalScreen(DeliberateScreen[bool]):
     }
     """
 
-    def __init__(self, spec: Any) -> None:
-        """`spec`: the server as configured (`yeetui.mcp.servers.ServerSpec`, from `McpServers`)."""
+    def __init__(self, row: ServerRow) -> None:
+        """`row`: the server as configured, and what changed since an earlier approval (from `McpServers`)."""
         super().__init__()
-        self.spec = spec
+        self.row = row
+        self.spec = row.spec
 
     def compose(self) -> ComposeResult:
         spec = self.spec
-        remote = spec.transport != "stdio"
+        again = "what it runs changed since you approved it" if self.row.reason else "nobody approved it yet"
         with Vertical(id="mcp-box") as box:
             box.border_title = "start this MCP server?"
-            yield Static(Content(f"This project defines the MCP server {_safe(spec.name, 80)!r}; nobody approved it "
-                                 "yet."), id="mcp-title")
+            yield Static(Content(f"This project defines the MCP server {_safe(spec.name, 80)!r}; {again}."),
+                         id="mcp-title")
             yield Static(Content(f"defined in {_safe(str(spec.path), 300)} ({spec.source})"), id="mcp-source")
-            lines = [f"{'reaches' if remote else 'runs'}: {_safe(spec.target, SHOWN_CHARS)}"]
-            if spec.cwd:
-                lines.append(f"in: {_safe(spec.cwd, 300)}")
-            given = sorted(spec.headers_as_written if remote else spec.env_as_written)
-            if given:
-                kind = "headers" if remote else "environment variables"
-                lines.append(f"{kind} set: {_safe(', '.join(given), 600)} (values not shown)")
+            lines = [_safe(line, SHOWN_CHARS) for line in described(self.row)]
             with VerticalScroll(id="mcp-target"):
                 yield Static(Content("\n".join(lines)), id="mcp-target-text")
-            yield Static("It would run as you, with your rights, whenever yeetui runs in this project; its tools are "
-                         "offered to the agents that may use MCP. Start it only if you know what it is. The approval "
-                         "is for exactly this: if the file changes, you are asked again. Not now: it stays off and "
-                         "you are asked next time. `yeetui mcp revoke NAME` takes an approval back.",
+            yield Static("It is a program the project brings; its tools are offered to the agents that may use MCP. "
+                         "Start it only if you know what it is. The approval is for exactly this — the file's entry "
+                         "and the files it runs: if one changes, you are asked again. Not now: it stays off and you "
+                         "are asked next time. `yeetui mcp revoke NAME` takes an approval back.",
                          id="mcp-explain")
             with Horizontal(id="mcp-buttons"):
                 yield Button("Not now (esc)", id=NOT_NOW, variant="primary")
