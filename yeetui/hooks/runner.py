@@ -59,6 +59,9 @@ class HookOutcome:
     """What the hooks add for the agent to read (stdout of context events, `additionalContext`)."""
     permission: str | None = None
     """`allow`, `deny` or `ask`, when a hook decided a tool call's permission."""
+    updated_input: dict[str, Any] | None = None
+    """A PreToolUse hook's rewrite of the call's input (`hookSpecificOutput.updatedInput`, Claude Code's keys):
+    the call runs with it, the permission rules and the sandbox applying to the rewritten call."""
 
 
 @dataclass(frozen=True)
@@ -163,12 +166,7 @@ class HookRunner:
             return await self._confined(command, payload, env, event)
         # The transcripts are in yeetui's data dir, which the sandbox hides: a project's hook reads copies.
         with tempfile.TemporaryDirectory(prefix="yeetui-hook-") as shared:
-            shown = dict(payload)
-            for key, value in payload.items():
-                if key.endswith("transcript_path") and isinstance(value, str) and value and os.path.isfile(value):
-                    copy = Path(shared) / f"{key}-{Path(value).name}"
-                    await asyncio.to_thread(shutil.copyfile, value, copy)
-                    shown[key] = str(copy)
+            shown = await asyncio.to_thread(_with_copied_transcripts, payload, Path(shared))
             return await self._confined(command, shown, env, event, readable=(Path(shared),))
 
     async def _confined(self, command: HookCommand, payload: dict[str, Any], env: dict[str, str], event: str,
@@ -259,9 +257,22 @@ def _fold(outcome: HookOutcome, said: dict[str, Any], contexts: list[str]) -> No
         why = specific.get("permissionDecisionReason")
         if chosen == "deny":
             outcome.reason = outcome.reason or (why if isinstance(why, str) and why else "denied by a hook")
+    if isinstance(specific.get("updatedInput"), dict):
+        outcome.updated_input = {**(outcome.updated_input or {}), **specific["updatedInput"]}
     extra = specific.get("additionalContext")
     if isinstance(extra, str) and extra.strip():
         contexts.append(extra.strip())
+
+
+def _with_copied_transcripts(payload: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """`payload` with each transcript it names copied into `folder` and named there."""
+    shown = dict(payload)
+    for key, value in payload.items():
+        if key.endswith("transcript_path") and isinstance(value, str) and value and os.path.isfile(value):
+            copy = folder / f"{key}-{Path(value).name}"
+            shutil.copyfile(value, copy)
+            shown[key] = str(copy)
+    return shown
 
 
 def unconfined_hook(command: str, why: str) -> str:
