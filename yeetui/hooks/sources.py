@@ -180,3 +180,17 @@ def claude_tool_input(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]
         shaped.setdefault("subagent_type", arguments.get("profile"))
         shaped.setdefault("description", arguments.get("label") or "")
     return shaped
+
+
+def yeetui_tool_input(name: str, arguments: Mapping[str, Any], updated: Mapping[str, Any]) -> dict[str, Any]:
+    """A hook's `updatedInput` (Claude Code's keys, or yeetui's) laid over the call's own arguments, in yeetui's
+    keys: what `claude_tool_input` added is taken back (`file_path` → `path`, a Task's `subagent_type` →
+    `profile`, `description` → `label`); keys the hook left out keep their value."""
+    shaped = dict(updated)
+    renamed = {"file_path": "path"} if name in ("read_file", "write_file", "edit_file") else \
+        {"subagent_type": "profile", "description": "label"} if name == "spawn_subagent" else {}
+    for claude, ours in renamed.items():
+        value = shaped.pop(claude, None)
+        if ours not in shaped and value is not None:
+            shaped[ours] = value
+    return {**arguments, **shaped}

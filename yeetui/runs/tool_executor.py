@@ -18,7 +18,7 @@ from yeetui.bus import Bus
 from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
 from yeetui.hooks.runner import HookOutcome, HookRunner
-from yeetui.hooks.sources import CLAUDE_TOOL_NAMES, claude_tool_input
+from yeetui.hooks.sources import CLAUDE_TOOL_NAMES, claude_tool_input, yeetui_tool_input
 from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, DENIED_UNATTENDED, ToolCallPart, ToolResultPart
 from yeetui.redact import redact
 from yeetui.runs.mcp_tools import McpAccess
@@ -113,6 +113,20 @@ class ToolExecutor:
         if hooked is not None and (hooked.blocked or hooked.permission == "deny"):
             return _error(f"{call.name} on {subject!r} was blocked by a PreToolUse hook: {hooked.reason}. Do not "
                           "retry it as it is; choose another way or ask the user.")
+        if hooked is not None and hooked.updated_input is not None:
+            # The call runs as the hook rewrote it (as in Claude Code); the rules decide on what will run.
+            rewritten = yeetui_tool_input(call.name, call.arguments, hooked.updated_input)
+            prepared = self.registry.prepare(call.name, rewritten, None)
+            if isinstance(prepared, ToolOutput):
+                return _error(f"{call.name}: a PreToolUse hook rewrote the call into one that is not valid: "
+                              f"{prepared.content}")
+            tool, args = prepared
+            call = call.model_copy(update={"arguments": rewritten})
+            subject = tool.subject(args)
+            action = state.permissions.decide(call.name, subject, writes=tool.writes or call.name == "bash",
+                                              cwd=binding.cwd, roots=binding.roots)
+            if action == "deny":
+                return _error(f"{call.name} on {subject!r} (as a PreToolUse hook rewrote it){DENIED_BY_RULE}")
         if hooked is not None and hooked.permission is not None:
             action = "allow" if hooked.permission == "allow" else "ask"  # a hook's word, the user's own
         if action == "ask" and (asked := await self._hook(call, state, "PermissionRequest")) is not None \
