@@ -60,9 +60,10 @@ from yeetui.subagents.tools import agent_tools
 from yeetui.subagents.watcher.watcher import Watchers
 from yeetui.system import sandbox
 from yeetui.system.relay import RelayReceiver, relay_dir
+from yeetui.text import one_line
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
-from yeetui.trust import TrustState, project_files, trust_state
+from yeetui.trust import TrustState, hook_commands, project_files, trust_state
 from yeetui.workflows import Workflow, load_workflows
 from yeetui.worktrees.manager import Worktrees
 
@@ -139,7 +140,26 @@ def project_widenings(project: Path, env: Mapping[str, str] | None = None) -> li
     profiles = load_profiles(project_dir=project, user_dir=paths.config_dir(env) / "agents",
                              builtin_dir=builtin_dir("agents"), trusted=False)
     found += [str(e) for e in profiles.errors if "not trusted" in str(e)]
-    return [line.split(" — ", 1)[0].replace(": ignored ", ": ", 1) for line in found]
+    lines = [line.split(" — ", 1)[0].replace(": ignored ", ": ", 1) for line in found]
+    project_hooks = load_hooks(None, project_dir=project, trusted=True)
+    lines += [f"{command.source}: the hook `{one_line(command.command)[:160]}` runs (in the OS sandbox, as your "
+              "writable agents' bash, while the files it names stay as they are now)"
+              for groups in project_hooks.groups.values() for group in groups for command in group.commands]
+    env = os.environ if env is None else env
+    servers = discover(project, home=default_home(env), env=env, config_dir=paths.config_dir(env)).servers
+    lines += [f"{spec.path}: the MCP server {spec.name} is not started by trust: it needs your approval of exactly "
+              f"what it runs (`yeetui mcp approve {spec.name}`)" for spec in servers if spec.needs_consent]
+    return lines
+
+
+def untrusted_hooks_note(project: Path) -> str | None:
+    """The start-up notice for a project whose hooks are off because it is not trusted; None when it has none."""
+    commands = hook_commands(project)
+    if not commands:
+        return None
+    return (f"The project's .claude/settings.json files define {len(commands)} hook"
+            f"{'s' if len(commands) != 1 else ''}; they do not run, as the project is not trusted (`yeetui trust` "
+            "lists what trusting it grants).")
 
 
 @dataclass
@@ -194,6 +214,8 @@ class Runtime:
                                "read them; this time they may narrow rights but not widen them.")
             loaded, profiles = await _load_definitions(project_dir, env, overrides, False)
         warnings = [trust.note] if trust.note else []
+        if not trust.trusted and (hooks_off := await asyncio.to_thread(untrusted_hooks_note, project_dir)):
+            warnings.append(hooks_off)
         warnings += loaded.warnings
         warnings += [str(err) for err in profiles.errors]
         workflows, workflow_errors = await asyncio.to_thread(load_workflows, project_dir=project_dir,

@@ -261,3 +261,19 @@ def test_a_hooks_child_in_a_session_of_its_own_ends_with_the_run(fake_env, tmp_p
     assert _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
     escaped = int(pid_file.read_text())
     assert _wait_for(lambda: not _alive(escaped)), "the hook's setsid child outlived the run"
+
+
+def test_trust_names_the_projects_hooks_and_servers_and_hooks_off_for_want_of_trust_are_said(
+        fake_env, tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "make fmt"}]}]}}))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "node", "args": ["s.js"]}}}))
+    fake_env.script(_done("Hello."))
+    untrusted = run_yeetui("run", "--json", "--yes", "hello", cwd=project, timeout=120)
+    assert "define 1 hook; they do not run, as the project is not trusted" in untrusted.stdout, untrusted.stdout
+    trusted = run_yeetui("trust", cwd=project)
+    assert trusted.returncode == 0, trusted.stderr
+    assert "hooks.Stop[0].hooks[0]: the hook `make fmt` runs (in the OS sandbox" in trusted.stdout, trusted.stdout
+    assert "the MCP server srv is not started by trust: it needs your approval" in trusted.stdout
