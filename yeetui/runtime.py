@@ -145,11 +145,16 @@ def project_widenings(project: Path, env: Mapping[str, str] | None = None) -> li
     lines += [f"{command.source}: the hook `{one_line(command.command)[:160]}` runs (in the OS sandbox, as your "
               "writable agents' bash, while the files it names stay as they are now)"
               for groups in project_hooks.groups.values() for group in groups for command in group.commands]
+    return lines
+
+
+def project_servers_beside_trust(project: Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """The MCP servers a project's files define, which trusting it does not start (each needs its own approval):
+    what `yeetui trust` says beside what trust grants."""
     env = os.environ if env is None else env
     servers = discover(project, home=default_home(env), env=env, config_dir=paths.config_dir(env)).servers
-    lines += [f"{spec.path}: the MCP server {spec.name} is not started by trust: it needs your approval of exactly "
-              f"what it runs (`yeetui mcp approve {spec.name}`)" for spec in servers if spec.needs_consent]
-    return lines
+    return [f"{spec.path}: the MCP server {spec.name} is not started by trust: it needs your approval of exactly "
+            f"what it runs (`yeetui mcp approve {spec.name}`)" for spec in servers if spec.needs_consent]
 
 
 def untrusted_hooks_note(project: Path) -> str | None:

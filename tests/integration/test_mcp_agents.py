@@ -17,6 +17,13 @@ from tests.integration.helpers import result_text, run_yeetui, tool_results, wai
 TIME = f"[{sys.executable}, -m, mcp_server_time, --local-timezone, UTC]"
 
 
+def _inside_frame(text: str) -> str:
+    """An MCP result as the model reads it is framed as untrusted data; what the server said is inside."""
+    head, _, rest = text.partition(' trust="untrusted">\n')
+    assert head.startswith("<mcp-result server=") and "</mcp-result>" in rest, text
+    return rest.split("\n</mcp-result>", 1)[0]
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
@@ -52,7 +59,7 @@ def test_an_agent_loads_a_servers_tools_and_calls_one(fake_env, project: Path, t
     assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= set(offered)
     assert offered["mcp__time__get_current_time"]["input_schema"]["required"] == ["timezone"]
     answer = tool_results(third)[-1]  # the history holds the load's result too
-    assert not answer.get("is_error") and json.loads(result_text(answer))["timezone"] == "UTC"
+    assert not answer.get("is_error") and json.loads(_inside_frame(result_text(answer)))["timezone"] == "UTC"
 
 
 def test_without_a_rule_a_headless_call_is_refused_and_read_only_profiles_get_only_read_only_servers(
@@ -160,7 +167,7 @@ def test_a_detached_worker_starts_the_servers_its_agent_uses_and_stops_them(fake
     deadline = time.monotonic() + 90
     assert record["status"] == "completed" and record["output"] == "detached time", record
     answer = tool_results(fake_env.requests[2].body)[-1]
-    assert not answer.get("is_error") and json.loads(result_text(answer))["timezone"] == "UTC"
+    assert not answer.get("is_error") and json.loads(_inside_frame(result_text(answer)))["timezone"] == "UTC"
     from yeetui.store.liveness import pid_alive
 
     while time.monotonic() < deadline and pid_alive(worker):  # the worker ends (a zombie counts), its server too

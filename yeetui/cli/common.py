@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -166,19 +166,21 @@ class Trusted:
     """What trusting grants, one line per file and line."""
     changed: tuple[str, ...]
     """It was trusted, and these files changed since (`.yeetui/agents/x.md (added)`, …)."""
+    beside: list[str] = field(default_factory=list)
+    """What the project brings that trust does not grant (its MCP servers, which need their own approval)."""
 
 
 def trust_project(project: Path) -> Trusted:
     """Trust `project` with its files as they are now (remembered); whether it already was, what trusting
     grants, and which files changed since it was last trusted."""
-    from yeetui.runtime import project_widenings  # imported on use, like Runtime
+    from yeetui.runtime import project_servers_beside_trust, project_widenings  # imported on use, like Runtime
     from yeetui.trust import project_files, set_trusted, trust_state
 
     state = trust_state(project)
     files = state.files or project_files(project)  # pinned as they were before what they grant was read
     granted = project_widenings(project)
     set_trusted(project, True, files=files)
-    return Trusted(state.trusted, granted, state.changed)
+    return Trusted(state.trusted, granted, state.changed, project_servers_beside_trust(project))
 
 
 def say_trusted(project: Path, trusted: Trusted, *, file: TextIO | None = None) -> None:
@@ -192,6 +194,8 @@ def say_trusted(project: Path, trusted: Trusted, *, file: TextIO | None = None) 
             print(f"  - {line}", file=file)
     else:
         print("Its files ask for nothing beyond what an untrusted project gets.", file=file)
+    for line in trusted.beside:
+        print(f"  - {line}", file=file)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: frozenset[int] = frozenset()) -> str:

@@ -39,7 +39,8 @@ def _trust(args: argparse.Namespace) -> int:
     trusted = trust_project(project)
     if args.json:
         print(json.dumps({"project": str(project), "trusted": True, "was_trusted": trusted.already,
-                          "grants": trusted.granted, "changed": list(trusted.changed)}))
+                          "grants": trusted.granted, "changed": list(trusted.changed),
+                          "not_granted": trusted.beside}))
         return EXIT_OK
     say_trusted(project, trusted)
     return EXIT_OK

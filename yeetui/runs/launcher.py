@@ -25,6 +25,7 @@ from yeetui.bus import Bus
 from yeetui.config import Settings
 from yeetui.errors import WorkflowError, YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
+from yeetui.framing import framed
 from yeetui.hooks.runner import HookRunner
 from yeetui.mcp.client import McpConnections
 from yeetui.messages import Message
@@ -416,7 +417,9 @@ class RunLauncher:
                 return prompt, f"A UserPromptSubmit hook blocked the prompt: {submitted.reason}"
             added.append(submitted.context)
         context = "\n\n".join(a for a in added if a)
-        return (f"{prompt}\n\n[Context from your hooks]\n{context}" if context else prompt), None
+        if not context:
+            return prompt, None
+        return f"{prompt}\n\n[Context from your hooks]\n{framed('hook-output', context, writer='your hooks')}", None
 
     async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None,
                       collect: Callable[[], Awaitable[None]] | None = None) -> RunResult:

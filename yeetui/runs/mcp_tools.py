@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from yeetui.framing import framed
 from yeetui.mcp.client import McpConnections, McpTool
 from yeetui.providers.base import ToolSpec
 from yeetui.text import clip
@@ -187,4 +188,6 @@ class McpServerTool(Tool):
         if connection is None:
             return ToolOutput(f"The MCP server {self.tool.server} is gone.", is_error=True)
         result = await connection.call(self.tool.name, args.model_dump())
-        return ToolOutput(result.text, is_error=result.is_error)
+        text = framed("mcp-result", result.text, writer=f"the MCP server {self.tool.server}",
+                      server=self.tool.server, tool=self.tool.name)
+        return ToolOutput(text, is_error=result.is_error)

@@ -25,6 +25,7 @@ from yeetui.events import (
     ThinkingDelta,
     UsageUpdated,
 )
+from yeetui.framing import framed
 from yeetui.hooks.runner import HookRunner
 from yeetui.messages import Message, TextPart, ToolResultPart, Usage
 from yeetui.providers.base import (
@@ -220,7 +221,9 @@ class Runner:
                                        run_id=result.run_id, **fields)
         if not hooked.blocked or kept_on >= MAX_KEPT_ON:
             return False
-        await self._commit(spec, result, history, Message.user(f"[{event} hook] {hooked.reason}", hook=True))
+        said = framed("hook-output", hooked.reason, writer=f"a {event} hook", event=event)
+        await self._commit(spec, result, history, Message.user(f"[{event} hook] A hook kept you going.\n{said}",
+                                                               hook=True))
         return True
 
     async def _run_tools(self, reply: Message, state: ToolRunState) -> list[ToolResultPart]:

@@ -17,6 +17,7 @@ from typing import Any
 from yeetui.bus import Bus
 from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
+from yeetui.framing import framed
 from yeetui.hooks.runner import HookOutcome, HookRunner
 from yeetui.hooks.sources import CLAUDE_TOOL_NAMES, claude_tool_input, yeetui_tool_input
 from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, DENIED_UNATTENDED, ToolCallPart, ToolResultPart
@@ -111,8 +112,9 @@ class ToolExecutor:
             return _error(f"{call.name} on {subject!r}{DENIED_BY_RULE}")
         hooked = await self._hook(call, state, "PreToolUse")
         if hooked is not None and (hooked.blocked or hooked.permission == "deny"):
-            return _error(f"{call.name} on {subject!r} was blocked by a PreToolUse hook: {hooked.reason}. Do not "
-                          "retry it as it is; choose another way or ask the user.")
+            return _error(f"{call.name} on {subject!r} was blocked by a PreToolUse hook. Do not retry it as it is; "
+                          "choose another way or ask the user. The hook said:\n"
+                          f"{_hook_said(hooked.reason, 'PreToolUse')}")
         if hooked is not None and hooked.updated_input is not None:
             # The call runs as the hook rewrote it (as in Claude Code); the rules decide on what will run.
             rewritten = yeetui_tool_input(call.name, call.arguments, hooked.updated_input)
@@ -132,7 +134,8 @@ class ToolExecutor:
         if action == "ask" and (asked := await self._hook(call, state, "PermissionRequest")) is not None \
                 and asked.permission in ("allow", "deny"):
             if asked.permission == "deny":
-                return _error(f"{call.name} on {subject!r} was refused by a PermissionRequest hook: {asked.reason}")
+                return _error(f"{call.name} on {subject!r} was refused by a PermissionRequest hook. The hook said:\n"
+                              f"{_hook_said(asked.reason, 'PermissionRequest')}")
             action = "allow"
         if action == "ask":
             answer = await self._ask(call, subject, state)
@@ -154,8 +157,11 @@ class ToolExecutor:
             return _error(problem)
         context = state.context if action == "ask" else dataclasses.replace(state.context, hermetic_git=True)
         output = await tool.run(args, context)
-        if (after := await self._hook(call, state, "PostToolUse", output)) is not None and after.blocked:
-            output = dataclasses.replace(output, content=f"{output.content}\n\n[PostToolUse hook] {after.reason}")
+        if (after := await self._hook(call, state, "PostToolUse", output)) is not None:
+            said = "\n\n".join(part for part in (after.reason if after.blocked else "", after.context) if part)
+            if said:  # a block's reason and `additionalContext` reach the model, framed as data
+                output = dataclasses.replace(output, content=f"{output.content}\n\n[PostToolUse hook]\n"
+                                                             f"{_hook_said(said, 'PostToolUse')}")
         if output.data is not None and not output.is_error:
             state.exit_data[call.name] = output.data
         return output
@@ -190,6 +196,10 @@ class ToolExecutor:
         finally:
             if state.on_status:
                 await state.on_status("running")
+
+
+def _hook_said(text: str, event: str) -> str:
+    return framed("hook-output", text, writer=f"a {event} hook (its output may quote files or tools)", event=event)
 
 
 def _error(text: str) -> ToolOutput:

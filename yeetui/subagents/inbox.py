@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-import unicodedata
 from collections import defaultdict
-from functools import lru_cache
 from typing import Any
 
 from yeetui.bus import Bus
 from yeetui.events import InboxItemAdded, MessageCommitted, RunStatus
+from yeetui.framing import unframed
 from yeetui.messages import Message
 from yeetui.runs.spec import RunOptions
 from yeetui.store import Store
@@ -41,59 +39,6 @@ _STATUS_WORDS = {
 
 FINDINGS_CAP = 4000
 """Characters of a child's structured findings (a review's artifacts) quoted with its output."""
-_FRAME_TAG = re.compile(r"<[\s/\\]*subagent[\W_]*output")
-"""The frame's tag, opening or closing, in folded text (`_folded`): also `< / subagent_output`, which a model
-may well read as the tag."""
-_LOOKALIKES = str.maketrans({
-    **dict.fromkeys("\u2039\u3008\u27e8\u276e\u276c\u2770\u02c2\u1438\u29fc", "<"),  # ‹ 〈 ⟨ ❮ ❬ ❰ ˂ ᐸ ⧼
-    **dict.fromkeys("\u203a\u3009\u27e9\u276f\u276d\u2771\u02c3\u1433\u29fd", ">"),  # › 〉 ⟩ ❯ ❭ ❱ ˃ ᐳ ⧽
-    **dict.fromkeys("\u2215\u2044\u29f8\u2571\u27cb\u3033", "/"),  # ∕ ⁄ ⧸ ╱ ⟋ 〳
-    # Cyrillic and Greek letters drawn like the Latin ones of `subagent-output`
-    **dict.fromkeys("\u0430\u03b1", "a"), **dict.fromkeys("\u0435\u03b5", "e"), **dict.fromkeys("\u043e\u03bf", "o"),
-    **dict.fromkeys("\u0440\u03c1", "p"), "\u0455": "s", **dict.fromkeys("\u03c5\u057d", "u"), "\u0261": "g",
-    "\u0578": "n", "\u03c4": "t",
-})
-_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-"""Letters and symbols drawn as nothing (Hangul fillers, the blank Braille pattern), beside the format and
-combining characters `_fold_char` drops by category."""
-
-
-@lru_cache(maxsize=4096)
-def _fold_char(char: str) -> str:
-    """One character as the frame check sees it: NFKC (fullwidth `＜／ｓ` is `</s`), look-alikes of `<`, `>`,
-    `/` and of the tag's letters mapped to them, case folded; invisible characters (zero-width spaces and
-    joiners, the soft hyphen, BOMs, combining marks, controls other than white space) dropped."""
-    if (unicodedata.category(char) in ("Cf", "Mn", "Me", "Cc") and not char.isspace()) or char in _INVISIBLE:
-        return ""
-    return unicodedata.normalize("NFKC", char).translate(_LOOKALIKES).casefold()
-
-
-def _folded(text: str) -> tuple[str, list[int]]:
-    """`text` folded character by character, and for each folded character the index of the one it came from."""
-    pieces: list[str] = []
-    origin: list[int] = []
-    for index, char in enumerate(text):
-        folded = char.lower() if (char.isascii() and char.isprintable()) or char in "\n\t" else _fold_char(char)
-        pieces.append(folded)
-        origin += [index] * len(folded)
-    return "".join(pieces), origin
-
-
-def unframed(text: str) -> str:
-    """`text` with every `<subagent-output` / `</subagent-output` written as `&lt;…`: what a child writes can
-    never close (or open) the frame its output is quoted in. The tag is looked for in the folded text
-    (`_fold_char`), so `＜／ｓｕｂａｇｅｎｔ-output＞`, `‹/sub\u200bagent-output›` or `</SUBAGENT-OUTPUT>` are
-    caught as well; such a tag is written folded (`&lt;/subagent-output`), the rest of the text as it was."""
-    folded, origin = _folded(text)
-    out: list[str] = []
-    done = 0
-    for match in _FRAME_TAG.finditer(folded):
-        start, end = origin[match.start()], origin[match.end() - 1] + 1
-        out += [text[done:start], "&lt;", match.group()[1:]]
-        done = end
-    return "".join(out) + text[done:] if out else text
-
-
 def announcement_text(label: str, status: RunStatus, output: str, error: str | None,
                       findings: str | None = None) -> str:
     """`[Subagent: oracle#4] Complete.` + the child's output (and findings), framed as untrusted data and

@@ -88,7 +88,8 @@ async def test_hooks_block_a_tool_call_add_context_to_a_prompt_and_hear_the_stop
     assert result.status == RunStatus.WAITING_USER and result.output == "All done."
     first, second = scripted.requests
     assert "The build uses make." in first.text  # the UserPromptSubmit hook's stdout: context for the agent
-    assert "blocked by a PreToolUse hook: no rm -rf here" in second.text
+    assert "blocked by a PreToolUse hook" in second.text and "no rm -rf here" in second.text
+    assert "<hook-output event=\\\"PreToolUse\\\" trust=\\\"untrusted\\\">" in second.text  # framed as data
     assert not (project_dir / "build").exists()
     stops = _log(project_dir)
     assert len(stops) == 1 and stops[0]["hook_event_name"] == "Stop" and stops[0]["stop_hook_active"] is False
@@ -112,4 +113,5 @@ async def test_a_stop_hook_keeps_the_agent_going_once_then_lets_it_stop(
                     Reply(text="Done.", when_contains="fix it"))
     result = await runtime.launcher.run_prompt("fix it", interactive=True)
     assert result.output == "Tests pass too." and len(scripted.requests) == 2
-    assert "[Stop hook] run the tests first" in scripted.requests[1].text
+    assert "[Stop hook] A hook kept you going." in scripted.requests[1].text
+    assert "run the tests first" in scripted.requests[1].text
