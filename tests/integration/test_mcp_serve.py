@@ -95,6 +95,20 @@ def _serve_http(project: Path, *extra: str, env: dict[str, str] | None = None):
     raise AssertionError("yeetui mcp serve --http did not say where it listens")
 
 
+BEARER_PRELOAD = """
+const { Agent, setGlobalDispatcher } = require(process.env.CONFORMANCE_UNDICI);
+const bearer = `Bearer ${process.env.CONFORMANCE_TOKEN}`;
+setGlobalDispatcher(new Agent().compose((dispatch) => (options, handler) => {
+  const headers = options.headers;
+  if (Array.isArray(headers)) return dispatch({ ...options, headers: [...headers, "authorization", bearer] }, handler);
+  const given = headers && typeof headers[Symbol.iterator] === "function" ? Object.fromEntries(headers) : headers;
+  return dispatch({ ...options, headers: { ...given, authorization: bearer } }, handler);
+}));
+"""
+"""Loaded into the suite's Node (`--require`): every request it makes, through fetch or undici, carries the
+token. The suite has no option for a header, and yeetui serves nobody without the token."""
+
+
 @pytest.mark.skipif(not CONFORMANCE.exists(), reason="the MCP conformance suite and Node 22 are installed by .ci/run")
 @pytest.mark.timeout(300)
 def test_the_official_conformance_suite_passes_the_scenarios_that_apply(tmp_path: Path) -> None:
@@ -102,11 +116,16 @@ def test_the_official_conformance_suite_passes_the_scenarios_that_apply(tmp_path
 
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
-    process, url = _serve_http(project, "--no-token")
+    token = "tok-" + "c" * 30
+    preload = tmp_path / "bearer.cjs"
+    preload.write_text(BEARER_PRELOAD)
+    suite_env = dict(os.environ, NODE_OPTIONS=f"--require {preload}", CONFORMANCE_TOKEN=token,
+                     CONFORMANCE_UNDICI=str(NPM_BIN.parent / "undici"))
+    process, url = _serve_http(project, env={"YEETUI_MCP_TOKEN": token})
     try:
         for scenario in SCENARIOS:
             ran = subprocess.run([str(NPM_BIN / "node"), str(CONFORMANCE), "server", "--url", url, "--scenario",
-                                  scenario], capture_output=True, text=True, timeout=120)
+                                  scenario], capture_output=True, text=True, timeout=120, env=suite_env)
             assert ran.returncode == 0 and ", 0 failed" in ran.stdout, f"{scenario}:\n{ran.stdout[-2000:]}"
     finally:
         process.terminate()

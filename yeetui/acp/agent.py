@@ -1,12 +1,15 @@
 """`yeetui acp`: yeetui as an Agent Client Protocol agent on stdio, for Zed, JetBrains and any ACP client.
 
 An ACP session is a yeetui conversation (the ids are the same, so `session/load` reopens what the TUI or an
-earlier client left, and the TUI's switcher shows what an editor started). A turn runs the primary agent through
-the same `SessionControl` the TUI drives and streams its events as session updates (`updates`): text and thinking
-chunks, tool calls with their endings, edits as diffs. A tool call under an `ask` rule becomes
-`session/request_permission`, answered by the user in the editor — nothing is approved because the client is a
-program. `/oracle question` (any profile's slash trigger) runs that subagent as the turn and streams it as a tool
-call of the session; `session/cancel` stops the turn and everything under it.
+earlier client left in the same project, and the TUI's switcher shows what an editor started). The data dir
+holds every project's conversations; `session/list` and `session/load` see only those of the project the
+client names (`cwd`). A turn runs the primary agent through the same `SessionControl` the TUI drives and streams
+its events as session updates (`updates`): text and thinking chunks, tool calls with their endings, edits as
+diffs. A tool call under an `ask` rule becomes `session/request_permission`, answered by the user in the editor —
+nothing is approved because the client is a program. `/oracle question` (any profile's slash trigger) runs that
+subagent as the turn and streams it as a tool call of the session; `session/cancel` stops the turn and everything
+under it. What the client writes is read frame by frame (`frames`): one that is no JSON-RPC message is refused,
+never fatal.
 
 Everything goes through the runtime's application surface. What the events become, and the subagent tree, is
 `stream`'s: updates leave in the order the events came, so a permission request never overtakes its tool call.
@@ -24,7 +27,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, RequestError, schema
 
 from yeetui import __version__
-from yeetui.acp import updates
+from yeetui.acp import frames, updates
 from yeetui.acp.stream import AcpSession, UpdateStream, with_sessions
 from yeetui.application.commands import CommandFile, placed_commands
 from yeetui.application.mcp import attach_client_servers, client_server
@@ -55,6 +58,9 @@ class YeetuiAgent:
         self._following: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
+        """The SDK made the connection and has read nothing yet: what the client writes is checked frame by frame
+        from the first (`frames`), so a frame that is no JSON-RPC message is refused instead of ending yeetui."""
+        frames.guard(conn)
         self.conn = self.stream.conn = conn
 
     def observe(self, event: Any) -> None:
@@ -116,6 +122,9 @@ class YeetuiAgent:
             record = await SessionDesk(runtime).resolve(session_id)
         except YeetuiError as exc:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
+        if await runtime.store.session_project(record.id) != runtime.project_dir:
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": f"there is no conversation "
+                                               f"{session_id!r} in this project ({runtime.project_dir})"})
         session = self._open(record.id, runtime, *await _spent(runtime, record.id))
         last = 0
         for stored in await runtime.store.messages(record.id, include_partial=False):
@@ -129,8 +138,10 @@ class YeetuiAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **_: Any) -> schema.ListSessionsResponse:
+        """The latest conversations of the project `cwd` is in (of the folder yeetui was started in, without
+        one): the data dir holds every project's, and a client sees only those of the project it names."""
         runtime = await self._runtime(cwd or str(Path.cwd()))
-        found = await runtime.store.list_sessions(parent_id=None, limit=100)
+        found = await runtime.store.list_sessions(parent_id=None, cwd=runtime.project_dir, limit=100)
         return schema.ListSessionsResponse(sessions=[
             schema.SessionInfo(session_id=s.id, cwd=str(s.cwd or runtime.project_dir), title=s.title or None,
                                updated_at=s.updated_at.isoformat()) for s in found])

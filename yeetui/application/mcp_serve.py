@@ -6,7 +6,9 @@ Tools: `list_profiles`, `spawn(profile, prompt, context?)` → a run id at once,
 followed with repeated `wait`s, or, by a client that speaks the MCP Tasks extension, as the task `spawn`
 returns it as (`mcp_tasks`). A spawned run is an ordinary detached run of the project's store — in the TUI's
 ledger and `yeetui agents list`, under the same caps, permissions and sandbox; what would ask is asked in a TUI
-on the same store, or refused with a message saying so.
+on the same store, or refused with a message saying so. The tools see only the runs of the project the server
+was started in, though the data dir holds every project's. Over HTTP, every request must name this server in
+Host and Origin and carry the bearer token (`serve_http`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ OUTPUT_CAP = 50_000
 
 
 class AgentService:
-    """The use cases behind the tools, over one runtime (one project and data dir)."""
+    """The use cases behind the tools, over one runtime (one project and data dir). A run is looked up only
+    among the runs of that project (`run`), though the data dir holds every project's."""
 
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
@@ -50,13 +53,18 @@ class AgentService:
         return {"run_id": run.id, "label": run.label, "status": run.status.value, "worker_pid": pid}
 
     async def run(self, run_id: str) -> RunRecord:
-        """The run `run_id` names (an id or a prefix of one)."""
-        return await self._runtime.store.resolve_run(run_id)
+        """The run `run_id` names (its id, its label or a prefix of its id) — only a run of this server's
+        project: one another project left on the same data dir is answered as unknown, so a client of one
+        project never reads, steers or stops another's."""
+        store, project = self._runtime.store, self._runtime.project_dir
+        run = await store.resolve_run(run_id)
+        if await store.session_project(run.session_id) != project:
+            raise YeetuiError(f"There is no run {run_id!r} in this project ({project}).")
+        return run
 
     async def status(self, run_id: str) -> dict[str, Any]:
-        store = self._runtime.store
-        run = await store.resolve_run(run_id)
-        data = await run_json(store, run)
+        run = await self.run(run_id)
+        data = await run_json(self._runtime.store, run)
         return {key: data.get(key) for key in ("id", "label", "profile", "status", "error", "output", "model",
                                                "cost", "created_at", "finished_at")} | {"tree": data["tree"],
                                                                                         **_note(run.status)}
@@ -64,7 +72,7 @@ class AgentService:
     async def wait(self, run_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
         """Block until the run ends or `timeout_s` (at most 50) pass: its state and its output so far."""
         store = self._runtime.store
-        run = await store.resolve_run(run_id)
+        run = await self.run(run_id)
         deadline = asyncio.get_running_loop().time() + max(0.0, min(float(timeout_s), MAX_WAIT))
         while not run.status.is_final and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(POLL)
@@ -74,7 +82,7 @@ class AgentService:
                 **_note(run.status)}
 
     async def result(self, run_id: str) -> dict[str, Any]:
-        run = await self._runtime.store.resolve_run(run_id)
+        run = await self.run(run_id)
         if not run.status.is_final:
             return {"run_id": run.id, "status": run.status.value, "done": False,
                     "note": "still running: call wait, or result again later"}
@@ -82,13 +90,12 @@ class AgentService:
                 "output": await self._output(run.id, run.session_id, run.result), "error": run.error}
 
     async def send(self, run_id: str, text: str) -> dict[str, Any]:
-        run = await self._runtime.store.resolve_run(run_id)
+        run = await self.run(run_id)
         await steer_run(self._runtime.store, run, text)
         return {"run_id": run.id, "sent": True, "note": "the agent reads it at its next turn"}
 
     async def cancel(self, run_id: str) -> dict[str, Any]:
-        store = self._runtime.store
-        run = await cancel_run(store, await store.resolve_run(run_id))
+        run = await cancel_run(self._runtime.store, await self.run(run_id))
         return {"run_id": run.id, "status": run.status.value, "cancelled": run.status == RunStatus.CANCELLED}
 
     async def _output(self, run_id: str, session_id: str, result: dict[str, Any] | None) -> str:
@@ -150,16 +157,14 @@ def build_server(service: AgentService) -> Any:
     return server
 
 
-async def serve_http(server: Any, *, host: str, port: int, token: str | None,
-                     on_ready: Any = None) -> None:
-    """Streamable HTTP at `http://host:port/mcp`. With `token`, every request must carry
-    `Authorization: Bearer <token>` (compared in constant time); the SDK's own checks (the Host and Origin
-    headers, against DNS rebinding) apply either way."""
+async def serve_http(server: Any, *, host: str, port: int, token: str, on_ready: Any = None) -> None:
+    """Streamable HTTP at `http://host:port/mcp`. Every request must name this server in its Host header (and in
+    its Origin, when it has one: `_HostGuard`) and carry `Authorization: Bearer <token>` (compared in constant
+    time, `_BearerGuard`); the SDK's own checks of the MCP endpoint apply behind them."""
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    guarded = app if token is None else _BearerGuard(app, token)
-    config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
+    app = _HostGuard(_BearerGuard(server.streamable_http_app(host=host), token), host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     http = uvicorn.Server(config)
     if on_ready is not None:
         original = http.startup
@@ -170,6 +175,59 @@ async def serve_http(server: Any, *, host: str, port: int, token: str | None,
             on_ready(bound[0] if bound else port)
         http.startup = startup  # type: ignore[method-assign]
     await http.serve()
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+class _HostGuard:
+    """An ASGI wrapper refusing, before anything else sees it, an HTTP request that does not name this server:
+    its Host must be `name:port` for the port the connection came to and a name of this server — the `--host`
+    it was started with, or the address the connection reached (`scope["server"]`); on a loopback address,
+    `localhost`, `127.0.0.1` and `[::1]` too. Otherwise 421. An Origin, when sent, must be `http://` one of those
+    (else 403). A web page whose own name resolves to this machine (DNS rebinding) is refused, with or without a
+    token."""
+
+    def __init__(self, app: Any, host: str) -> None:
+        self._app = app
+        self._host = host.strip("[]").lower()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            allowed = self._allowed(scope.get("server"))
+            headers = [(name.lower(), value.decode("latin-1").strip().lower())
+                       for name, value in scope.get("headers") or []]
+            hosts = [value for name, value in headers if name == b"host"]
+            origins = [value for name, value in headers if name == b"origin"]
+            if len(hosts) != 1 or hosts[0] not in allowed:
+                await _refuse(send, 421, "the Host header does not name this server (refused against DNS "
+                                         "rebinding)")
+                return
+            if any(not origin.startswith("http://") or origin.removeprefix("http://") not in allowed
+                   for origin in origins):
+                await _refuse(send, 403, "the request comes from a page of another origin")
+                return
+        await self._app(scope, receive, send)
+
+    def _allowed(self, server: Any) -> set[str]:
+        """The Host values that name this server, for a connection that reached `server` (address, port)."""
+        if not isinstance(server, list | tuple) or len(server) != 2 or not isinstance(server[1], int):
+            return set()  # not a TCP connection uvicorn accepted: nothing names it
+        names = {self._host, str(server[0]).strip("[]").lower()}
+        if any(_is_loopback(name) for name in names):
+            names.update(LOOPBACK_NAMES)
+        forms = {f"[{name}]" if ":" in name else name for name in names}
+        port = server[1]
+        return {f"{name}:{port}" for name in forms} | (forms if port == 80 else set())
+
+
+def _is_loopback(name: str) -> bool:
+    import ipaddress
+
+    try:
+        return name == "localhost" or ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 class _BearerGuard:
@@ -185,11 +243,15 @@ class _BearerGuard:
 
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body", "body": b"yeetui mcp serve: a bearer token is needed\n"})
+                await _refuse(send, 401, "a bearer token is needed", [(b"www-authenticate", b"Bearer")])
                 return
         await self._app(scope, receive, send)
+
+
+async def _refuse(send: Any, status: int, why: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain"), *(headers or [])]})
+    await send({"type": "http.response.body", "body": f"yeetui mcp serve: {why}\n".encode()})
 
 
 async def _checked(work: Any) -> dict[str, Any]:

@@ -9,7 +9,8 @@ handshake-era session is answered the old way.
 A run's states map onto a task's: queued, running and waiting for a permission answer are `working`; a run that
 ended — completed, failed, timed out, interrupted, waiting for the user — is a `completed` task whose result is
 the tool result (`isError` unless the run completed: the spec keeps `failed` for JSON-RPC errors); a cancelled
-run is a `cancelled` task.
+run is a `cancelled` task. Only the runs of the server's project are tasks: `tasks/get`, `tasks/update` and
+`tasks/cancel` answer another project's run on the same data dir as an unknown task.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ class TaskRuns(Protocol):
     """The use cases a task is built on (`mcp_serve.AgentService`)."""
 
     async def spawn(self, profile: str, prompt: str, context: str = "") -> dict[str, Any]: ...
-    async def run(self, run_id: str) -> RunRecord: ...
+    async def run(self, run_id: str) -> RunRecord:
+        """The run, only if it is one of the server's project (another project's is unknown: no task)."""
+        ...
     async def result(self, run_id: str) -> dict[str, Any]: ...
     async def cancel(self, run_id: str) -> dict[str, Any]: ...
 

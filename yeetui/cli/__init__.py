@@ -94,11 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     mapprove.add_argument("--json", action="store_true")
     mserve = msub.add_parser("serve", help="serve yeetui's subagents as MCP tools (spawn, wait, result, …) on stdio, "
                              "or with --http on loopback")
-    mserve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    mserve.add_argument("--http", action="store_true",
+                        help="streamable HTTP instead of stdio; every request needs the bearer token "
+                             "(YEETUI_MCP_TOKEN, else one printed at start)")
     mserve.add_argument("--host", default="127.0.0.1", help="with --http: the address (default 127.0.0.1)")
     mserve.add_argument("--port", type=int, default=0, help="with --http: the port (default: any free one)")
     mserve.add_argument("--no-token", action="store_true",
-                        help="with --http on loopback: no bearer token (for clients that cannot send one)")
+                        help="refused with --http (any local user could use the server): set YEETUI_MCP_TOKEN and "
+                             "send it as a bearer token instead")
     sub.add_parser("acp", help="serve yeetui as an Agent Client Protocol agent on stdio (for Zed, JetBrains, any "
                    "ACP client): run it as the agent's command")
     mrevoke = msub.add_parser("revoke", help="withdraw the approval of a project's server")

@@ -40,9 +40,12 @@ async def _serve(args: argparse.Namespace) -> int:
 
     from yeetui.application.mcp_serve import AgentService, build_server, serve_http
 
-    loopback = args.host in ("127.0.0.1", "::1", "localhost")
-    if args.http and args.no_token and not loopback:
-        error(args, f"--no-token is only allowed on loopback, not on {args.host}.")
+    if args.http and args.no_token:
+        error(args, "--no-token is refused with --http: without a token, any program of any user on this machine "
+                    "could reach the server, start agents that write in this project and read what they found. "
+                    "Set YEETUI_MCP_TOKEN to a secret and have the client send the header "
+                    "`Authorization: Bearer <secret>`, or serve on stdio (leave out --http): only the program that "
+                    "started yeetui can reach that.")
         return EXIT_USAGE
     runtime = await open_runtime(args)
     try:
@@ -50,11 +53,11 @@ async def _serve(args: argparse.Namespace) -> int:
         if not args.http:
             await server.run_stdio_async()
             return EXIT_OK
-        token = None if args.no_token else (os.environ.get("YEETUI_MCP_TOKEN") or secrets.token_urlsafe(32))
+        token = os.environ.get("YEETUI_MCP_TOKEN") or secrets.token_urlsafe(32)
 
         def ready(port: int) -> None:
             print(f"yeetui mcp serve: http://{args.host}:{port}/mcp", file=sys.stderr, flush=True)
-            if token is not None and not os.environ.get("YEETUI_MCP_TOKEN"):
+            if not os.environ.get("YEETUI_MCP_TOKEN"):
                 print(f"yeetui mcp serve: send the header  Authorization: Bearer {token}", file=sys.stderr,
                       flush=True)
 

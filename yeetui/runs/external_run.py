@@ -15,7 +15,9 @@ carries, else what the agent recorded of that subagent: see `yeetui.external.rec
 once: where the agent's reported cost holds its subagents' (Claude Code, yeetui), theirs are not priced
 apart; OpenCode's `task` children carry their own, from OpenCode's record.
 
-Whatever the program sends is hostile input: every field is checked before use and capped before it is shown.
+Whatever the program sends is hostile input: every field is checked before use and capped before it is shown;
+it gets no more subagents in yeetui's tree than yeetui's own agents (`MAX_LIVE_CHILDREN` at once) and at most
+`MAX_CHILDREN` in a run, and what it says it spent is bounded (`yeetui.external.spend`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from yeetui.events import (
     ToolCallStarted,
     UsageUpdated,
 )
+from yeetui.external import spend
 from yeetui.external.process import ExternalAgent, ExternalAgentError
 from yeetui.external.records import claude, opencode
 from yeetui.messages import Message, Usage
@@ -66,6 +69,12 @@ KIND_TOOLS = {"execute": "bash", "edit": "edit_file", "delete": "edit_file", "mo
 WRITING_KINDS = {"execute", "edit", "delete", "move"}
 COMMAND_POLL = 0.3
 """Seconds between looks for cancel commands sent to the run or its subagents from elsewhere."""
+MAX_LIVE_CHILDREN = 5
+"""The agent's subagents followed at once: as many as yeetui lets one of its own sessions have (the spawner's
+`max_children`). One it starts beyond them is taken up by a later update of it once another has ended."""
+MAX_CHILDREN = 50
+"""The agent's subagents one run keeps a node (a session and a run) for: a hostile agent announced thousands.
+The others' updates are not shown, and their usage is not counted apart."""
 
 
 @dataclass
@@ -118,6 +127,8 @@ class ExternalRun:
         self._watch: asyncio.Task[None] | None = None
         self._to_load: list[str] = []
         """Subagent sessions known only from a tool's output (OpenCode's task tool): read back at the end."""
+        self._children = 0
+        self._over_limit_said = False
 
     async def run(self) -> RunResult:
         spec = self.spec
@@ -257,7 +268,10 @@ class ExternalRun:
             return  # a session it never announced: not shown
         parent_tool = _legacy_parent(update)
         if node is self.root and parent_tool is not None:
-            node = await self._legacy_child(parent_tool)
+            tagged = await self._legacy_child(parent_tool)
+            if tagged is None:
+                return  # a subagent over the limits: not shown
+            node = tagged
         if kind == "agent_message_chunk":
             text = _text(update.get("content"))
             if text:
@@ -281,9 +295,9 @@ class ExternalRun:
             if child and child != self._agent_session and child not in self._nodes and node is self.root:
                 raw = update.get("rawInput")
                 task = _field(raw.get("prompt")) if isinstance(raw, dict) else ""
-                await self._new_child(child, _field(update.get("title")) or "subagent", task or None,
-                                      cost_in_parent=False)
-                self._to_load.append(child)
+                if await self._new_child(child, _field(update.get("title")) or "subagent", task or None,
+                                         cost_in_parent=False) is not None:
+                    self._to_load.append(child)
             legacy = self._nodes.get(f"tool:{call_id}")
             if legacy is not None and (usage := claude.tool_response_usage(update)) is not None:
                 legacy.usage = usage  # an older Claude adapter's subagent: its usage is on the Agent call
@@ -294,9 +308,9 @@ class ExternalRun:
                                                   _content_text(update.get("content")), status == "failed"))
         elif kind == "usage_update":
             cost = update.get("cost")
-            if isinstance(cost, dict) and isinstance(cost.get("amount"), int | float) and node is self.root \
-                    and cost.get("currency", "USD") == "USD" and cost["amount"] >= 0:
-                self._cost = float(cost["amount"])
+            if isinstance(cost, dict) and node is self.root and cost.get("currency", "USD") == "USD" \
+                    and (amount := spend.dollars(cost.get("amount"))) is not None:
+                self._cost = amount
                 self.bus.publish(UsageUpdated(node.run_id, node.session_id, node.usage, self._cost))
 
     async def _subagent(self, update: dict[str, Any]) -> None:
@@ -307,6 +321,8 @@ class ExternalRun:
         if node is None:
             node = await self._new_child(child, _field(update.get("title")) or "subagent",
                                          _field(update.get("description")))
+            if node is None:
+                return  # over the limits: not shown
         capabilities = update.get("capabilities")
         if isinstance(capabilities, dict):
             node.cancellable = isinstance(capabilities.get("cancel"), dict)
@@ -376,18 +392,26 @@ class ExternalRun:
             self._cost = self._cost if self._cost is not None else top.cost
             self.bus.publish(UsageUpdated(self.run_id, self.spec.session_id, top.usage, self._cost))
 
-    async def _legacy_child(self, tool_call_id: str) -> _Node:
+    async def _legacy_child(self, tool_call_id: str) -> _Node | None:
         key = f"tool:{tool_call_id}"
-        node = self._nodes.get(key)
-        if node is None:
-            node = await self._new_child(key, "subagent", None)
-        return node
+        return self._nodes.get(key) or await self._new_child(key, "subagent", None)
 
     async def _new_child(self, key: str, title: str, description: str | None, *,
-                         cost_in_parent: bool = True) -> _Node:
-        """A node for one of the agent's subagents: a session and a run under this run's, shown running.
+                         cost_in_parent: bool = True) -> _Node | None:
+        """A node for one of the agent's subagents: a session and a run under this run's, shown running — or
+        None when the agent has as many as it may have (`MAX_LIVE_CHILDREN` running, `MAX_CHILDREN` in all).
         `cost_in_parent`: the cost the agent reports for its own session holds this subagent's (Claude Code's
         and yeetui's do; OpenCode's session cost is that session's alone)."""
+        running = sum(1 for node in self._nodes.values() if node is not self.root and not node.ended)
+        if self._children >= MAX_CHILDREN or running >= MAX_LIVE_CHILDREN:
+            if not self._over_limit_said:
+                self._over_limit_said = True
+                self.bus.publish(Notice("warning", f"{self.spec.label}'s agent started more subagents than yeetui "
+                                        f"follows ({MAX_LIVE_CHILDREN} at once, {MAX_CHILDREN} in a run): the "
+                                        "others are not shown, and their usage is not counted apart.",
+                                        self.spec.session_id))
+            return None
+        self._children += 1
         profile = self.spec.profile
         session = await self.store.create_session(profile=profile, title=cap(title, 80), parent_id=self.spec.session_id,
                                                   cwd=self.spec.tool_context.binding.cwd)
@@ -532,12 +556,12 @@ def _content_text(content: object) -> str:
 
 
 def _usage(raw: object) -> Usage | None:
+    """A usage in ACP's shape; each count bounded (`spend.tokens`), one that is not a number taken as 0."""
     if not isinstance(raw, dict):
         return None
 
     def number(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) and value >= 0 else 0
+        return spend.tokens(raw.get(key)) or 0
 
     read, write = number("cachedReadTokens"), number("cachedWriteTokens")
     return Usage(input_tokens=max(0, number("inputTokens") - read - write), output_tokens=number("outputTokens"),

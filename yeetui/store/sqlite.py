@@ -174,14 +174,21 @@ class Store(Database):
         return SessionRecord.from_row(await self.resolve_row("sessions", "session", id_or_prefix,
                                                              key_column="key"))
 
-    async def list_sessions(self, *, parent_id: str | EllipsisType | None = ...,
+    async def list_sessions(self, *, parent_id: str | EllipsisType | None = ..., cwd: str | Path | None = None,
                             limit: int = 50) -> list[SessionRecord]:
-        """Sessions, most recently active first. `parent_id=None`: top-level only; `...`: all."""
-        where, params = "", []
+        """Sessions, most recently active first. `parent_id=None`: top-level only; `...`: all. With `cwd`, only
+        the sessions opened in that folder (a project's, for a top-level listing)."""
+        clauses: list[str] = []
+        params: list[Any] = []
         if parent_id is None:
-            where = " WHERE parent_id IS NULL"
+            clauses.append("parent_id IS NULL")
         elif parent_id is not ...:
-            where, params = " WHERE parent_id = ?", [parent_id]
+            clauses.append("parent_id = ?")
+            params.append(parent_id)
+        if cwd is not None:
+            clauses.append("cwd = ?")
+            params.append(str(cwd))
+        where = " WHERE " + " AND ".join(clauses) if clauses else ""
         rows = await self.fetch_all("list sessions", f"SELECT * FROM sessions{where}"
                                     " ORDER BY updated_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [SessionRecord.from_row(r) for r in rows]
@@ -568,6 +575,17 @@ class Store(Database):
             " UNION SELECT s.id, s.parent_id FROM sessions s JOIN up ON s.id = up.parent_id)"
             " SELECT id FROM up WHERE parent_id IS NULL", (session_id,))
         return row["id"] if row is not None else session_id
+
+    async def session_project(self, session_id: str) -> Path | None:
+        """The project the conversation tree of `session_id` belongs to: the folder its top-level session was
+        opened in (a subagent's own `cwd` may be its worktree). None for a session that is not there or that
+        recorded no folder."""
+        row = await self.fetch_one(
+            f"find the project of session {session_id}",
+            "WITH RECURSIVE up(id, parent_id, cwd) AS (SELECT id, parent_id, cwd FROM sessions WHERE id = ?"
+            " UNION SELECT s.id, s.parent_id, s.cwd FROM sessions s JOIN up ON s.id = up.parent_id)"
+            " SELECT cwd FROM up WHERE parent_id IS NULL", (session_id,))
+        return Path(row["cwd"]) if row is not None and row["cwd"] is not None else None
 
     async def session_tree_ids(self, session_id: str) -> list[str]:
         """`session_id` and every session below it."""

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from yeetui.external.records.claude import subagent_usage, tool_response_usage
+from yeetui.external.spend import MAX_TOKENS
 from yeetui.messages import Usage
 
 SESSION, AGENT = "75c0e187-e747-4bfe-806c-ab30298ae553", "aaba996cfe19efa17"
@@ -56,7 +57,8 @@ def test_hostile_records_and_ids_are_survived(tmp_path: Path) -> None:
         {"type": "user", "message": {"id": "m3", "usage": {"input_tokens": 50}}},  # not the agent's message
         _assistant("m4", input_tokens=3, output_tokens=2),
     ])
-    assert subagent_usage({"HOME": str(tmp_path)}, SESSION, AGENT) == Usage(input_tokens=3, output_tokens=2)
+    assert subagent_usage({"HOME": str(tmp_path)}, SESSION, AGENT) == Usage(input_tokens=MAX_TOKENS,
+                                                                             output_tokens=2)  # 10**15: clamped
     # ids that would reach another file are not looked up at all
     _record(tmp_path, [_assistant("x", input_tokens=9, output_tokens=9)], agent="evil")
     for session, agent in ((SESSION, "../../x/subagents/agent-evil"), ("*", AGENT), (SESSION, "*"), ("", AGENT)):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from yeetui.external.records.opencode import Spend, session_spend
+from yeetui.external.spend import MAX_TOKENS
 from yeetui.messages import Usage
 
 COLUMNS = ("id", "parent_id", "cost", "tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write")
@@ -53,7 +54,7 @@ def test_ids_that_are_not_plain_ids_are_not_looked_up(tmp_path: Path, session: s
 def test_hostile_numbers_and_other_schemas(tmp_path: Path) -> None:
     env = _database(tmp_path, [("ses_a", None, "free", -5, 10**15, "seven", 2.5),
                                ("ses_b", None, float("inf"), 1, 2, 3, 4)])
-    assert session_spend(env, "ses_a", parent_id=None) == Spend(Usage(), None)
+    assert session_spend(env, "ses_a", parent_id=None) == Spend(Usage(output_tokens=MAX_TOKENS), None)  # clamped
     assert session_spend(env, "ses_b", parent_id=None) == Spend(
         Usage(input_tokens=1, output_tokens=2, cache_read_tokens=3, cache_write_tokens=4), None)
     other = tmp_path / "other"

@@ -41,9 +41,11 @@ async def test_approval_is_of_the_exact_server_and_an_edit_asks_again(project_di
     assert approved.target == "uvx mcp-server-git"
     assert await states(desk) == {"git": "approved"}
 
-    assert await states(servers(project_dir, home, REPO_PATH="rotated")) == {"git": "approved"}  # the value is not keyed on
+    # the value is not keyed on
+    assert await states(servers(project_dir, home, REPO_PATH="rotated")) == {"git": "approved"}
 
-    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git", "--evil"], "env": {"T": "${REPO_PATH}"}}})
+    write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git", "--evil"],
+                                    "env": {"T": "${REPO_PATH}"}}})
     assert await states(desk) == {"git": "needs approval"}  # an edited command
     write_mcp(project_dir, {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"T": "${REPO_PATH}",
                                                                                        "NODE_OPTIONS": "-r x"}}})

@@ -8,7 +8,8 @@ line, in `<config>/projects/<project>/<session>/subagents/agent-<agent id>.jsonl
 carries the usage the provider reported for it. That is the subagent's own usage, so yeetui reads it back.
 
 The file is another program's record, so it is hostile input: the ids that name it must be plain ids (no
-path can be smuggled in), only so many bytes are read, and a line that is not what is expected is skipped.
+path can be smuggled in), only so many bytes are read, a line that is not what is expected is skipped, and the
+counts are bounded (`yeetui.external.spend`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from yeetui.external import spend
 from yeetui.messages import Usage
 
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -71,7 +73,7 @@ def _usage_in(record: Path) -> Usage | None:
             unnamed = unnamed + usage
     if not by_message and unnamed.total_tokens == 0:
         return None
-    return sum(by_message.values(), unnamed)
+    return spend.bounded(sum(by_message.values(), unnamed))
 
 
 def _anthropic_usage(raw: object) -> Usage | None:
@@ -80,8 +82,7 @@ def _anthropic_usage(raw: object) -> Usage | None:
         return None
 
     def number(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12 else 0
+        return spend.tokens(raw.get(key)) or 0
 
     usage = Usage(input_tokens=number("input_tokens"), output_tokens=number("output_tokens"),
                   cache_read_tokens=number("cache_read_input_tokens"),

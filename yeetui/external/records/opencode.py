@@ -8,7 +8,6 @@ only when the row says that agent's session is its parent.
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 from collections.abc import Mapping
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from yeetui.external import spend
 from yeetui.messages import Usage
 
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -56,9 +56,7 @@ def session_spend(env: Mapping[str, str], session_id: str, *, parent_id: str | N
     if row is None or row[0] != parent_id:
         return None
     _, cost, *tokens = row
-    counts = [t if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 10**12 else 0 for t in tokens]
+    counts = [spend.tokens(t) or 0 for t in tokens]  # another program's record: bounded like what agents say
     usage = Usage(input_tokens=counts[0], output_tokens=counts[1], cache_read_tokens=counts[2],
                   cache_write_tokens=counts[3])
-    known = isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost) \
-        and 0 <= cost < 10**6
-    return Spend(usage, float(cost) if known else None)
+    return Spend(usage, spend.dollars(cost))
