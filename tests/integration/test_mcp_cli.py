@@ -30,7 +30,7 @@ def test_list_approve_and_revoke(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     assert "git  [project] needs your approval: yeetui mcp approve git" in listed.stdout
     assert 'runs: uvx mcp-server-git --repository "${PWD_HERE:-.}"' in listed.stdout
-    assert "env: GITHUB_TOKEN" in listed.stdout and "ghp_supersecretvalue123" not in listed.stdout
+    assert "env GITHUB_TOKEN: ${GH}" in listed.stdout and "ghp_supersecretvalue123" not in listed.stdout
     assert "time  [user] starts as configured (your own config)" in listed.stdout
 
     approved = run_yeetui("mcp", "approve", "git", cwd=project, **env)

@@ -42,7 +42,7 @@ class ServerRow:
                 "disabled": f"disabled in {self.spec.path}", "refused": f"not started: {self.reason}"}[self.state]
 
 
-def described(row: ServerRow) -> list[str]:
+def described(row: ServerRow, *, reason: bool = True) -> list[str]:
     """What an approval shows of a server, every value as its file writes it (`${…}` references unexpanded,
     so nothing shown holds a secret): what it runs or reaches, where, each env entry, header and argument, how
     it is confined, and what changed since an earlier approval."""
@@ -60,7 +60,7 @@ def described(row: ServerRow) -> list[str]:
                      else "unconfined: your own config lets it run outside the OS sandbox")
         if spec.pins:
             lines.append(f"pins: {', '.join(sorted(spec.pins))}")
-    if row.reason:
+    if reason and row.reason:
         lines.append(("changed since you approved it: " if row.state == "needs approval" else "refused: ")
                      + row.reason)
     return lines

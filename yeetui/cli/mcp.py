@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from yeetui import paths
-from yeetui.application.mcp import McpServers, ServerRow
+from yeetui.application.mcp import McpServers, ServerRow, described
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, open_runtime
 from yeetui.errors import YeetuiError
 from yeetui.text import terminal_safe
@@ -68,10 +68,16 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def _row_json(row: ServerRow) -> dict[str, object]:
+    """A server as `--json` lists it: every value as its file writes it (`${…}` unexpanded), never a secret."""
     spec = row.spec
-    return {"name": spec.name, "state": row.state, "scope": spec.scope, "source": spec.source,
-            "path": str(spec.path), "transport": spec.transport, "command": list(spec.command), "url": spec.url,
-            "cwd": spec.cwd, "env": sorted(spec.env), "headers": sorted(spec.headers), "read_only": spec.read_only}
+    return {"name": spec.name, "state": row.state, "reason": row.reason or None, "scope": spec.scope,
+            "source": spec.source, "path": str(spec.path), "transport": spec.transport,
+            "command": list(spec.command_as_written or spec.command), "url": spec.url_as_written or spec.url,
+            "cwd": spec.cwd_as_written, "env": sorted(spec.env_as_written), "headers": sorted(spec.headers_as_written),
+            "env_as_written": dict(sorted(spec.env_as_written.items())),
+            "headers_as_written": dict(sorted(spec.headers_as_written.items())), "read_only": spec.read_only,
+            "confined": spec.needs_consent and spec.transport == "stdio" and not spec.unconfined,
+            "pins": sorted(spec.pins)}
 
 
 async def _list(servers: McpServers, args: argparse.Namespace) -> int:
@@ -91,11 +97,8 @@ async def _list(servers: McpServers, args: argparse.Namespace) -> int:
         spec = row.spec
         print(terminal_safe(f"{spec.name}  [{spec.scope}] {row.state_text}"))
         print(terminal_safe(f"    {spec.source}: {spec.path}"))
-        print(terminal_safe(f"    runs: {spec.target}" if spec.transport == "stdio" else f"    url: {spec.target}"))
-        if spec.env:
-            print(terminal_safe(f"    env: {', '.join(sorted(spec.env))}"))
-        if spec.headers:
-            print(terminal_safe(f"    headers: {', '.join(sorted(spec.headers))}"))
+        for line in described(row, reason=False):
+            print(terminal_safe(f"    {line}"))
     for hidden, winner in listing.shadowed:
         print(terminal_safe(f"{hidden.name} in {hidden.path} is shadowed by the one in {winner.path}"))
     for problem in listing.problems:
@@ -146,11 +149,13 @@ async def _approve(servers: McpServers, args: argparse.Namespace) -> int:
             return EXIT_FAILED
         approved.append(spec)
         if not args.json:
-            env = f" with env {', '.join(sorted(spec.env_as_written))}" if spec.env_as_written else ""
-            print(terminal_safe(f"Approved {spec.name} from {spec.path}: {spec.target}{env}. "
-                                "An edit of it will ask again."))
+            print(terminal_safe(f"Approved {spec.name} from {spec.path}, exactly this:"))
+            for line in described(ServerRow(spec, "approved"), reason=False):
+                print(terminal_safe(f"    {line}"))
+            print("An edit of its entry, or of a file it runs, will ask again.")
     if args.json:
-        print(json.dumps({"approved": [{"name": s.name, "target": s.target, "path": str(s.path)} for s in approved]}))
+        print(json.dumps({"approved": [{**_row_json(ServerRow(s, "approved")), "target": s.target}
+                                       for s in approved]}))
     return EXIT_OK
 
 
