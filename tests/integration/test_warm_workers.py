@@ -6,6 +6,7 @@ and nothing a project holds is imported in place of yeetui's code, warm or cold.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -204,10 +205,20 @@ def _ask_raw(path: Path, header: bytes, fds: list[int]) -> dict:
     return json.loads(reply)
 
 
+def _memfd(data: bytes, *, sealed: bool = True) -> int:
+    fd = os.memfd_create("env", os.MFD_ALLOW_SEALING)
+    os.write(fd, data)
+    if sealed:
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
+                    | fcntl.F_SEAL_WRITE)
+    return fd
+
+
 def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: Path, shared_runtime_dir: Path) -> None:
     """Only this user can reach the socket (a 0700 folder, the peer's uid checked); still, whatever it reads is
     checked: a request that is not JSON, names another command, or brings the wrong descriptors is refused with
-    a reason, and the server serves the next worker."""
+    a reason, and the server serves the next worker. The environment is the forked child's to read: one that is
+    not a map of names ends that child, saying so."""
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "one"})], when_contains="HOSTILE-ONE"),
                     Reply(tool_calls=[ToolCall("complete", {"output": "two"})], when_contains="HOSTILE-TWO"))
     first = _start(project, "oracle", "HOSTILE-ONE")
@@ -216,23 +227,44 @@ def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: 
     assert sock.stat().st_mode & 0o777 == 0o600 and sock.parent.stat().st_mode & 0o777 == 0o700
     null = os.open(os.devnull, os.O_RDWR)
     here = os.open(project, os.O_RDONLY)
+    env, loose = _memfd(b"{}"), _memfd(b"{}", sealed=False)
     try:
-        four = [null, null, null, here]
-        good = {"argv": ["agent", "run", "--run-id", "x"], "env": {}, "umask": 0o22}
+        five = [null, null, null, here, env]
+        good = {"argv": ["agent", "run", "--run-id", "x"], "umask": 0o22}
         for header, fds, reason in (
-                (b"{not json", four, "Expecting"),
-                (json.dumps({**good, "argv": ["run", "rm -rf ~"]}).encode(), four, "not a command this server runs"),
-                (json.dumps({**good, "argv": "agent run"}).encode(), four, "argv must be"),
-                (json.dumps({**good, "argv": []}).encode(), four, "not a command this server runs"),  # the TUI
-                (json.dumps({**good, "env": {"A=B": "c"}}).encode(), four, "env must"),
-                (json.dumps({**good, "umask": -1}).encode(), four, "umask must"),
-                (json.dumps(good).encode(), [null], "four descriptors"),
-                (b"x" * 10, four, "Expecting value")):
+                (b"{not json", five, "Expecting"),
+                (json.dumps({**good, "argv": ["run", "rm -rf ~"]}).encode(), five, "not a command this server runs"),
+                (json.dumps({**good, "argv": "agent run"}).encode(), five, "argv must be"),
+                (json.dumps({**good, "argv": []}).encode(), five, "not a command this server runs"),  # the TUI
+                (json.dumps({**good, "umask": -1}).encode(), five, "umask must"),
+                (json.dumps(good).encode(), [null], "five descriptors"),
+                (json.dumps(good).encode(), [null, null, null, here], "five descriptors"),
+                (json.dumps(good).encode(), [null, null, null, here, loose], "sealed memfd"),
+                (json.dumps(good).encode(), [null, null, null, here, null], "sealed memfd"),
+                (b"x" * 10, five, "Expecting value")):
             answer = _ask_raw(sock, header, fds)
             assert reason in answer.get("error", ""), (header, answer)
+        errors_read, errors_write = os.pipe()
+        bad = _memfd(json.dumps({"A=B": "c"}).encode())
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(30)
+                conn.connect(str(sock))
+                header = json.dumps(good).encode()
+                socket.send_fds(conn, [struct.pack("!I", len(header))], [null, null, errors_write, here, bad])
+                conn.sendall(header)
+                os.close(errors_write)
+                replies = warm.Replies()
+                while replies.status is None and (data := conn.recv(4096)):
+                    replies.feed(data)
+            assert replies.status is not None and os.waitstatus_to_exitcode(replies.status) == 2
+            assert "env must map names to strings" in os.read(errors_read, 4096).decode()
+        finally:
+            os.close(errors_read)
+            os.close(bad)
     finally:
-        os.close(null)
-        os.close(here)
+        for fd in (null, here, env, loose):
+            os.close(fd)
     second = _start(project, "oracle", "HOSTILE-TWO")
     assert wait_for_stored_status(second["run_id"]) == "completed"
     assert len(_servers(shared_runtime_dir)) == 1

@@ -74,8 +74,9 @@ def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run:
     if held is None:
         return 0
     listener, lock = held
+    loaded = warm.loaded_files()  # what it forks: a package edited in place since makes it stale
     server = warm.WarmServer(listener, allow=lambda command: command[:2] == WARM_COMMAND, private=[lock],
-                             idle=_idle(), on_exit=lambda: warm.remove(where))
+                             idle=_idle(), on_exit=lambda: warm.remove(where), stale=lambda: warm.changed_file(loaded))
     request, fds = server.serve()
     warm.become(request, fds)
     warm.name_process("yeetui-worker")

@@ -14,7 +14,16 @@ on a socket in a private directory of this user (0700, checked, and each peer's 
 exclusive lock on a file beside it while it lives (so two never serve one build), and ends after `idle`
 seconds with no command running. The build key names the interpreter, its search path and the modification
 times of yeetui's sources and of the folders packages are installed in: an upgrade or an edit starts a new
-server instead of forking stale code.
+server instead of forking stale code. What the key cannot see without importing it — a file of an installed
+package edited in place — the server checks before each fork (`stale`: the mtimes and sizes of the files its
+modules came from); changed, it stops listening and tells the client to ask again, which starts a new one.
+
+The server forks outside any sandbox, so it refuses a peer that runs confined (`peers.confinement`:
+no_new_privs, a seccomp filter it has not, a pid namespace of its own, capabilities dropped): a command an
+agent's sandboxed bash starts must stay in that sandbox. Such a client does not even ask (`forward`) and runs
+the command itself; nor does a client hand anything to a confined process listening in the server's place.
+The command's environment (the provider keys among it) comes in a sealed memfd that only the forked child
+reads: the server's own memory never holds it, and neither do the children it forks later.
 """
 
 from __future__ import annotations
@@ -27,9 +36,11 @@ import hashlib
 import io
 import json
 import os
+import select
 import selectors
 import signal
 import socket
+import stat
 import struct
 import sys
 import sysconfig
@@ -41,11 +52,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from yeetui.system import peers
 from yeetui.system.private_folder import user_folder
 
 _LENGTH = struct.Struct("!I")
 _REQUEST_LIMIT = 1 << 20
-"""Bytes a request may have (its environment is most of it)."""
+"""Bytes a request may have, and its environment."""
+_DESCRIPTORS = 5
+"""What a request brings: stdin, stdout, stderr, its working directory and its environment (a sealed memfd)."""
+_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+_RETRIES = 3
+"""Times a client asks again when a server stopped serving its build (stale code) as it asked."""
 _PASSED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
            signal.SIGWINCH, signal.SIGCONT)
 """Signals the stand-in passes on to the command."""
@@ -106,6 +123,61 @@ def build_key(package: Path | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
+def loaded_files() -> dict[str, tuple[int, int]]:
+    """The files this process's modules came from, beneath a folder of its import path (the standard library,
+    site-packages, PYTHONPATH, yeetui), each with its mtime and size: what a server forks, so what a change in
+    place (an edited or reinstalled package of the same version) makes stale. About 3,700 files once a worker's
+    imports are loaded (3,400 of them in site-packages): 11–25 ms to check on a busy 2-core machine
+    (`changed_file`), once per fork."""
+    roots = tuple(f"{p.rstrip('/')}/" for p in sys.path if os.path.isabs(p) and os.path.isdir(p))
+    found: dict[str, tuple[int, int]] = {}
+    for module in list(sys.modules.values()):
+        try:  # not through the module's own attribute lookup: a lazily loaded module would load on it
+            path = object.__getattribute__(module, "__dict__").get("__file__")
+        except (AttributeError, TypeError):
+            continue
+        if isinstance(path, str) and path.startswith(roots):
+            with contextlib.suppress(OSError):
+                info = os.stat(path)
+                found[path] = (info.st_mtime_ns, info.st_size)
+    return found
+
+
+def changed_file(files: Mapping[str, tuple[int, int]]) -> str | None:
+    """The first of `files` (`loaded_files`) whose mtime or size is no longer the same, or that is gone; None
+    when none changed. A file edited while the server was importing it, in the second or two it starts, is
+    not seen."""
+    for path, known in files.items():
+        try:
+            info = os.stat(path)
+        except OSError:
+            return path
+        if (info.st_mtime_ns, info.st_size) != known:
+            return path
+    return None
+
+
+class UntrustedServer(PermissionError):
+    """What listens at the warm server's socket is another user's or in a sandbox: it is handed nothing."""
+
+
+def _server_problem(conn: socket.socket) -> str | None:
+    """Why the process that listens at the other end of `conn` is not the warm server to hand a command to
+    (SO_PEERCRED names the one that called `listen`): another user's, or confined where this one is not."""
+    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    if uid != os.getuid():
+        return "is another user's"
+    try:
+        pidfd = peers.peer_pidfd(conn, pid)
+    except OSError:
+        return "has ended"
+    try:
+        why = peers.peer_confinement(pid, pidfd)
+    finally:
+        os.close(pidfd)
+    return None if why is None else f"is in a sandbox ({why})"
+
+
 def server_alive(where: Place) -> bool:
     """Whether a server holds the lock of `where` (it is starting or serving)."""
     try:
@@ -128,35 +200,61 @@ def server_alive(where: Place) -> bool:
 def ask(path: Path | str, argv: Sequence[str], *, env: Mapping[str, str], stdio: tuple[int, int, int] = (0, 1, 2),
         cwd: str | None = None) -> socket.socket:
     """Ask the server at `path` to run `argv` on these stdin, stdout and stderr, in `cwd` (default: this
-    process's directory) with `env`; the connection then brings its replies (`Replies`). Raises OSError when
-    nothing serves there."""
+    process's directory) with `env` (in a sealed memfd of its own: the server passes it to the child it forks,
+    unread); the connection then brings its replies (`Replies`). Raises OSError when nothing serves there, and
+    UntrustedServer when what listens there is another user's or in a sandbox (a sandboxed command that can
+    write the socket's folder listening in the server's place): it gets nothing, not even the request."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     directory = os.open(cwd or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
+        environment = _sealed(json.dumps(dict(env)).encode())
+    except BaseException:
+        os.close(directory)
+        conn.close()
+        raise
+    try:
         conn.connect(os.fspath(path))
+        if (why := _server_problem(conn)) is not None:
+            raise UntrustedServer(f"the process serving {path} {why}: it is not handed the command")
         umask = os.umask(0o022)
         os.umask(umask)
-        header = json.dumps({"argv": list(argv), "env": dict(env), "umask": umask,
-                             "argv0": sys.argv[0] if sys.argv else ""}).encode()
-        socket.send_fds(conn, [_LENGTH.pack(len(header))], [*stdio, directory])
+        header = json.dumps({"argv": list(argv), "umask": umask, "argv0": sys.argv[0] if sys.argv else ""}).encode()
+        socket.send_fds(conn, [_LENGTH.pack(len(header))], [*stdio, directory, environment])
         conn.sendall(header)
     except BaseException:
         conn.close()
         raise
     finally:
         os.close(directory)
+        os.close(environment)
     return conn
+
+
+def _sealed(data: bytes) -> int:
+    """A memfd holding `data`, sealed: nobody can change it once the server has checked its size."""
+    fd = os.memfd_create("yeetui-environment", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class Replies:
     """The server's replies on a connection, one JSON line each: `{"pid": …}` once forked, `{"status": …}` (a
-    wait status) once the command ended, `{"error": …}` when it was refused."""
+    wait status) once the command ended, `{"error": …}` when it was refused — with `"retry": true` when it
+    stopped serving as it was asked (its code changed on disk): a new server will take the command."""
 
     def __init__(self) -> None:
         self._pending = b""
         self.pid: int | None = None
         self.status: int | None = None
         self.error: str | None = None
+        self.retry = False
 
     def feed(self, data: bytes) -> None:
         *lines, self._pending = (self._pending + data).split(b"\n")
@@ -168,15 +266,23 @@ class Replies:
                 self.status = reply["status"]
             if isinstance(reply.get("error"), str):
                 self.error = reply["error"]
+                self.retry = reply.get("retry") is True
 
 
 def forward(argv: Sequence[str], where: Place, *, start_server: Callable[[], Any], patience: float = 30.0) -> None:
     """Run `argv` as a child of the warm server at `where` and end this process as it ended; returns (having
     done nothing) when no server can take it, so the caller runs the command itself. A server that is not
     running is started (`start_server`, which returns its `subprocess.Popen`) and waited for up to
-    `patience` seconds: it imports what the command would, so waiting costs no more than running cold."""
+    `patience` seconds: it imports what the command would, so waiting costs no more than running cold. A
+    process in a sandbox (no_new_privs) does not ask at all: the server would fork the command outside it."""
+    try:
+        if peers.process_status("self").get("NoNewPrivs", "0") != "0":
+            return
+    except OSError:
+        return
     deadline = time.monotonic() + patience
     started: Any = None
+    retries = 0
     while True:
         try:
             conn = ask(where.socket, argv, env=os.environ)
@@ -193,16 +299,21 @@ def forward(argv: Sequence[str], where: Place, *, start_server: Callable[[], Any
                 return
             time.sleep(0.02)
             continue
+        except UntrustedServer as refused:
+            sys.stderr.write(f"yeetui: {refused}; running the command here\n")
+            return
         except OSError:
             return
-        relay(conn)
-        return
+        if not relay(conn, quiet_retry=retries < _RETRIES):
+            return
+        retries, started = retries + 1, None  # that server stopped serving: start the build's next one
 
 
-def relay(conn: socket.socket) -> None:
+def relay(conn: socket.socket, *, quiet_retry: bool = False) -> bool:
     """Be the command's stand-in: pass the signals this process gets on to it, wait for it, and end as it
     ended (by the same signal, or with its exit status). Returns only when the server refused the command
-    (the reason on stderr), with this process as it was: the caller may run the command itself."""
+    (the reason on stderr), with this process as it was: the caller may run the command itself. With
+    `quiet_retry`, a refusal that asks to be asked again (`Replies.retry`) says nothing and returns True."""
     replies = Replies()
     caught: list[int] = []  # signals that came before the command's pid: passed on once it is known
 
@@ -236,13 +347,15 @@ def relay(conn: socket.socket) -> None:
         except ValueError:
             break
         if replies.error is not None and replies.pid is None:
-            sys.stderr.write(f"yeetui: the warm server refused the command ({replies.error}); running it here\n")
+            again = quiet_retry and replies.retry
+            if not again:
+                sys.stderr.write(f"yeetui: the warm server refused the command ({replies.error}); running it here\n")
             conn.close()
             for passed, handler in before.items():
                 signal.signal(passed, handler)
             for early in caught:
                 signal.raise_signal(early)
-            return
+            return again
         if replies.pid is not None and errors < 0:
             errors = os.dup(2)
             null = os.open(os.devnull, os.O_RDWR)
@@ -270,6 +383,10 @@ class _Running:
     pidfd: int
 
 
+class _Again(Exception):
+    """A refusal for now: this server no longer serves its build, and the next one will take the command."""
+
+
 class WarmServer:
     """Forks a child for each command asked of it on `listener`; `serve` returns only in such a child, with
     the command's request (`argv`, `env`, `umask`, `argv0`, and `peer`: the pid of the process that asked)
@@ -278,23 +395,28 @@ class WarmServer:
     `allow(argv)` says which commands it runs (others are refused); `idle`: seconds with nothing running after
     which it ends; `watch`: a descriptor whose end of file (or readability) ends it (a test worker's pipe);
     `private`: descriptors of the server's own that a child must not keep (the lock: a child holding it would
-    keep a new server from starting once this one ended)."""
+    keep a new server from starting once this one ended); `stale()`: what changed on disk of the code it
+    forks (`changed_file`), or None — asked before each fork: then it stops listening, as on SIGTERM, and the
+    client asks again. A peer in a sandbox is refused whatever it asks (`peers.confinement`)."""
 
     def __init__(self, listener: socket.socket, *, allow: Callable[[list[str]], bool], idle: float | None = IDLE,
                  watch: int | None = None, private: Sequence[int] = (),
-                 on_exit: Callable[[], None] = lambda: None) -> None:
+                 on_exit: Callable[[], None] = lambda: None, stale: Callable[[], str | None] = lambda: None) -> None:
         self.listener = listener
         self.allow = allow
         self.idle = idle
         self.watch = watch
         self.private = tuple(private)
         self.on_exit = on_exit
+        self.stale = stale
         self.running: dict[int, _Running] = {}
+        self.draining = False
 
     def serve(self) -> tuple[dict[str, Any], list[int]]:
         """Serve until idle, or until SIGTERM (or SIGINT, SIGHUP): then it stops taking commands at once (a new
         server may start) and ends when the ones it runs have ended."""
-        assert threading.active_count() == 1, "the warm server must not fork with threads running"
+        if threading.active_count() != 1:  # a check that must hold under `python -O` too: no assert
+            raise RuntimeError("the warm server must not fork with threads running")
         os.close(os.pidfd_open(os.getpid()))  # Linux 5.3+: raises here, before anything is forked, where absent
         selector = selectors.DefaultSelector()
         selector.register(self.listener, selectors.EVENT_READ, "accept")
@@ -308,9 +430,8 @@ class WarmServer:
         selector.register(self._wake_read, selectors.EVENT_READ, "signal")
         gc.collect()
         gc.freeze()  # the children's collections skip what the server made, and so do not copy its pages
-        draining = False
         while True:
-            if draining and not self.running:
+            if self.draining and not self.running:
                 self._end()
             idle = self.idle is not None and not self.running
             events = selector.select(timeout=self.idle if idle else None)
@@ -320,15 +441,8 @@ class WarmServer:
                 if key.data == "signal":
                     with contextlib.suppress(BlockingIOError):
                         os.read(self._wake_read, 512)
-                    if not draining:
-                        draining = True
-                        selector.unregister(self.listener)
-                        self.on_exit()  # the socket goes, and with the lock a new server may start
-                        self.on_exit = lambda: None  # by then the socket may be a new server's
-                        self.listener.close()
-                        for fd in self.private[:-2]:
-                            os.close(fd)
-                        self.private = self.private[-2:]
+                    if not self.draining:
+                        self._stop_listening(selector)
                 elif key.data == "watch":
                     self._end()
                 elif key.data == "accept":
@@ -346,37 +460,70 @@ class WarmServer:
         self.on_exit()
         os._exit(0)
 
-    def _accept(self, selector: selectors.BaseSelector) -> tuple[dict[str, Any], list[int]] | None:
+    def _stop_listening(self, selector: selectors.BaseSelector) -> None:
+        """Take no more commands: the socket goes, and with the lock a new server may start; whoever connected
+        meanwhile is told to ask again (it then finds the new one). The commands running go on to their end."""
+        self.draining = True
+        selector.unregister(self.listener)
+        self.on_exit()  # the socket goes: nobody can connect any more
+        self.on_exit = lambda: None  # by then the socket may be a new server's
+        self.listener.setblocking(False)
+        while self.listener in select.select([self.listener], [], [], 0)[0]:
+            self._accept(selector, stopping=True)
+        self.listener.close()
+        for fd in self.private[:-2]:
+            os.close(fd)
+        self.private = self.private[-2:]
+
+    def _accept(self, selector: selectors.BaseSelector, *,
+                stopping: bool = False) -> tuple[dict[str, Any], list[int]] | None:
         try:
             conn, _ = self.listener.accept()
         except OSError:
             return None
         fds: list[int] = []
+        pidfd = -1
         try:
             conn.settimeout(10.0)
             peer, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
             if uid != os.getuid():
                 raise ValueError("the peer is another user")
-            head, fds, _, _ = socket.recv_fds(conn, _LENGTH.size, 4)
+            pidfd = peers.peer_pidfd(conn, peer)  # now: the process itself, before it could end and its pid be reused
+            head, fds, _, _ = socket.recv_fds(conn, _LENGTH.size, _DESCRIPTORS)
             if len(head) != _LENGTH.size:
                 raise ValueError("a request starts with its length")
             size = _LENGTH.unpack(head)[0]
             if size > _REQUEST_LIMIT:
                 raise ValueError("the request is too long")
             body = _read_exactly(conn, size)  # all of it before any answer: the client then reads the reason
-            if len(fds) != 4:
-                raise ValueError("a request is a length and four descriptors")
+            if (why := peers.peer_confinement(peer, pidfd)) is not None:
+                raise ValueError(f"the process that asked (pid {peer}) is in a sandbox — {why} — and a command "
+                                 "forked here would run outside it")
+            if len(fds) != _DESCRIPTORS:
+                raise ValueError("a request is a length and five descriptors (stdin, stdout, stderr, its "
+                                 "directory, its environment)")
+            _check_environment(fds[4])
             request = {**_checked(json.loads(body)), "peer": peer}
             if not self.allow(request["argv"]):
                 raise ValueError(f"not a command this server runs: {request['argv'][:2]}")
-        except (OSError, ValueError, struct.error) as exc:
+            if stopping:
+                raise _Again("the server is stopping")
+            if (changed := self.stale()) is not None:
+                self._stop_listening(selector)
+                raise _Again(f"its code changed on disk since it started: {changed}")
+        except (OSError, ValueError, struct.error, _Again) as exc:
             with contextlib.suppress(OSError):
                 conn.settimeout(1.0)
-                conn.sendall(json.dumps({"error": str(exc) or type(exc).__name__}).encode() + b"\n")
+                again = {"retry": True} if isinstance(exc, _Again) else {}
+                reply = {"error": str(exc) or type(exc).__name__, **again}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
             conn.close()
             for fd in fds:
                 os.close(fd)
             return None
+        finally:
+            if pidfd >= 0:
+                os.close(pidfd)
         conn.settimeout(None)
         pid = os.fork()
         if pid == 0:
@@ -387,7 +534,8 @@ class WarmServer:
                 os.close(running.pidfd)
             for fd in (*self.private, *([self.watch] if self.watch is not None else [])):
                 os.close(fd)
-            return request, fds
+            request["env"] = _environment_or_exit(fds)
+            return request, fds[:4]
         for fd in fds:
             os.close(fd)
         pidfd = os.pidfd_open(pid)
@@ -420,6 +568,42 @@ class WarmServer:
             os.kill(pid, signal.SIGKILL)
 
 
+def _check_environment(fd: int) -> None:
+    """The request's environment is a sealed memfd (so it cannot grow once checked) of at most 1 MB. The server
+    does not read it: only the child it forks does (`_environment_or_exit`)."""
+    info = os.fstat(fd)
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS) if stat.S_ISREG(info.st_mode) else 0
+    except OSError:
+        seals = 0
+    if seals & _SEALS != _SEALS:
+        raise ValueError("the environment must come in a sealed memfd")
+    if info.st_size > _REQUEST_LIMIT:
+        raise ValueError("the request is too long")
+
+
+def _environment_or_exit(fds: Sequence[int]) -> dict[str, str]:
+    """In the forked child: the command's environment, read from its memfd (`fds[4]`, closed then). One that is
+    not a map of names to strings ends the child with status 2, saying so on the command's stderr."""
+    try:
+        data = b""
+        while len(data) <= _REQUEST_LIMIT and (chunk := os.pread(fds[4], 1 << 16, len(data))):
+            data += chunk
+        if len(data) > _REQUEST_LIMIT:
+            raise ValueError("it is over 1 MB")
+        env = json.loads(data)
+        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and "=" not in k
+                                                and "\0" not in k + v for k, v in env.items()):
+            raise ValueError("env must map names to strings")
+    except (OSError, ValueError) as exc:
+        with contextlib.suppress(OSError):
+            os.write(fds[2], f"yeetui: the warm server cannot read the command's environment: {exc}\n".encode())
+        os._exit(2)
+    finally:
+        os.close(fds[4])
+    return env
+
+
 def _read_exactly(conn: socket.socket, size: int) -> bytes:
     data = b""
     while len(data) < size:
@@ -432,19 +616,17 @@ def _read_exactly(conn: socket.socket, size: int) -> bytes:
 
 def _checked(request: object) -> dict[str, Any]:
     """A request as the server trusts it: argv a list of strings (the arguments after the program's name: none
-    at all is a command too, which the server's `allow` may refuse), env a map of strings, umask a mode."""
+    at all is a command too, which the server's `allow` may refuse), umask a mode. (The environment comes in a
+    descriptor of its own.)"""
     if not isinstance(request, dict):
         raise ValueError("a request is a JSON object")
-    argv, env, umask = request.get("argv"), request.get("env"), request.get("umask")
+    argv, umask = request.get("argv"), request.get("umask")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise ValueError("argv must be a list of strings")
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and "=" not in k
-                                            and "\0" not in k + v for k, v in env.items()):
-        raise ValueError("env must map names to strings")
     if not isinstance(umask, int) or not 0 <= umask <= 0o777:
         raise ValueError("umask must be a mode")
     argv0 = request.get("argv0")
-    return {"argv": argv, "env": env, "umask": umask, "argv0": argv0 if isinstance(argv0, str) else ""}
+    return {"argv": argv, "umask": umask, "argv0": argv0 if isinstance(argv0, str) else ""}
 
 
 def become(request: Mapping[str, Any], fds: Sequence[int], *, own_session: bool = True) -> None:
