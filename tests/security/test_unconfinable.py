@@ -96,3 +96,21 @@ async def test_a_projects_hook_does_not_run_unconfined(project_dir: Path, tmp_pa
     assert any("no OS sandbox works here" in text and "unconfined_hooks" in text for text in said), said
     granted = await _fire_project_hook(project_dir, marker, monkeypatch, unconfined=(f"touch {marker}",))
     assert marker.exists(), granted
+
+
+async def test_doctor_says_which_of_the_projects_servers_and_hooks_cannot_start(project_dir: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from yeetui.application.doctor import run_checks
+    from yeetui.trust import set_trusted
+
+    _server(project_dir)
+    [spec] = discover(project_dir, home=project_dir.parent, env=os.environ, config_dir=project_dir.parent).servers
+    consent.approve(spec, project_dir)
+    (project_dir / ".claude").mkdir()
+    (project_dir / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "make fmt"}]}]}}))
+    set_trusted(project_dir)
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
+    [check] = [c for c in await run_checks(project_dir) if c.name == "project servers and hooks"]
+    assert check.state == "warning", check
+    assert "Not started for want of a sandbox: the MCP server srv, the hook `make fmt`" in check.detail, check

