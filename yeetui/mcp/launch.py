@@ -35,7 +35,7 @@ _NOTE_AND_RUN = 'printf %s "$$" > "$0" && exec "$@"'
 """`sh -c` before the server: note the group's leader (this shell, which becomes the server), then run it."""
 _NOTE_AND_RUN_FILTERED = 'printf %s "$$" > "$0" && f=$1 && shift && exec "$@" 3<"$f"'
 """The same, giving bubblewrap its seccomp program on file descriptor 3 (the SDK passes no descriptors)."""
-SANDBOX_TMP = "/tmp"
+SANDBOX_TMP = "/tmp"  # noqa: S108 - the sandbox's own private tmpfs, not the host's /tmp
 """bubblewrap's private tmpfs inside the sandbox, not the host's /tmp."""
 
 

@@ -172,7 +172,7 @@ class SessionControl:
             out, code = b"", f"killed after {SHELL_TIMEOUT:g} s"
         text = cap(redact(out.decode("utf-8", errors="replace"), self.secrets), SHELL_OUTPUT_CAP)
         body = f"I ran `{command}` in the shell (exit {code}):\n```\n{text.rstrip()}\n```"
-        message = Message.user(body, shell=True, command=command, exit_code=code)
+        message = Message.user(body, shell=True, command=command, exit_code=code)  # noqa: S604 - a note, not a call
         message_id = await self.store.append_message(self.session_id, message)
         self.bus.publish(MessageCommitted("", self.session_id, message_id, message))
         return message

@@ -163,7 +163,7 @@ class TmuxServer:
 
     def running(self) -> bool:
         """Whether the server's socket exists (checked without starting tmux)."""
-        base = self.env.get("TMUX_TMPDIR") or "/tmp"
+        base = self.env.get("TMUX_TMPDIR") or "/tmp"  # noqa: S108 - where tmux itself puts its socket folder
         return os.path.exists(os.path.join(base, f"tmux-{os.getuid()}", self.name))
 
     async def close_dead_windows(self) -> int:
