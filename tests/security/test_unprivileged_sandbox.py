@@ -31,6 +31,8 @@ udp_port, unix_path = sys.argv[2], sys.argv[3]
 LEAKS = ("python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('%s')\" 2>/dev/null && echo UNIX-REACHED;"
          " python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', "
          "('127.0.0.1', %s))\" 2>/dev/null; true") % (unix_path, udp_port)
+UNIX_LEAK = ("python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('%s')\" 2>/dev/null "
+             "&& echo UNIX-REACHED; true") % unix_path
 def run(argv, fd):
     done = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=60,
                           pass_fds=(fd,) if fd is not None else ())
@@ -53,7 +55,14 @@ for mechanism, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sandbox.pr
         ["/bin/sh", "-c", f"echo mine > mine; chmod 700 mine; echo x > {outside}/FLAG; chmod 777 {outside}; "
          "echo x >> .git/config; " + LEAKS], ws,
         writable=(ws,), shielded=(ws / ".git",), private_tmp=private, mechanism=mechanism, seccomp=fd), fd)
+    # a project's MCP server: nothing writable but its private /tmp, the network allowed, Unix sockets refused
+    fd = sandbox.seccomp_fd(network=True, read_only=True) if mechanism == "bwrap" else None
+    served = run(sandbox.wrap_confined(
+        ["/bin/sh", "-c", f"echo x > SERVER-PWNED; echo x > {outside}/SERVER-FLAG; " + UNIX_LEAK], ws,
+        writable=() if mechanism == "bwrap" else (private,), readable=(ws,), network=True, private_tmp=private,
+        mechanism=mechanism, seccomp=fd), fd)
     report["mechanisms"][mechanism] = {
+        "server_output": served, "server_wrote": (ws / "SERVER-PWNED").exists() or (outside / "SERVER-FLAG").exists(),
         "readonly_output": readonly, "confined_output": confined,
         "pwned": (ws / "PWNED").exists(), "mode": oct((ws / "file").stat().st_mode & 0o777),
         "mine": (ws / "mine").exists(), "flag": (outside / "FLAG").exists(),
@@ -135,6 +144,7 @@ def test_the_sandbox_holds_for_an_unprivileged_user(playground: Path) -> None:
         assert not seen["flag"], (mechanism, seen["confined_output"])
         assert seen["mine_mode"] == "0o700", (mechanism, seen["confined_output"])  # chmod in the workspace works
         assert seen["outside_mode"] == "0o755", (mechanism, seen["confined_output"])  # and nowhere else
-        assert "UNIX-REACHED" not in seen["readonly_output"] + seen["confined_output"]
+        assert "UNIX-REACHED" not in seen["readonly_output"] + seen["confined_output"] + seen["server_output"]
+        assert not seen["server_wrote"], (mechanism, seen["server_output"])  # a project's MCP server writes nothing
         if mechanism == "bwrap":  # Landlock cannot shield a folder inside the workspace
             assert seen["git_config"] == "[core]\n", seen["confined_output"]
