@@ -121,3 +121,11 @@ def result_text(block: dict[str, Any]) -> str:
     if isinstance(content, list):
         return "".join(part.get("text", "") for part in content)
     return str(content)
+
+
+def git_project(tmp_path: Path, name: str = "project") -> Path:
+    """A new git repository `tmp_path/name`: a project as yeetui finds one."""
+    project = tmp_path / name
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    return project

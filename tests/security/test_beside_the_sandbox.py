@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -24,23 +23,13 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.fakellm.fixtures import KEY_MARKER
-from tests.integration.helpers import run_yeetui
+from tests.integration.helpers import git_project, run_yeetui
 from yeetui.system.sandbox import probe_sandbox
 
 PY = sys.executable
 TIME_SERVER = "import runpy, sys\nsys.argv = ['mcp_server_time', '--local-timezone', 'UTC']\n" \
               "runpy.run_module('mcp_server_time', run_name='__main__')\n"
 
-
-def _done(text: str) -> Reply:
-    return Reply(tool_calls=[ToolCall("complete", {"output": text})])
-
-
-def _project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    return project
 
 
 def _alive(pid: int) -> bool:
@@ -93,7 +82,7 @@ def listener() -> Iterator[tuple[int, list[bytes]]]:
 
 
 def test_an_approved_project_server_whose_script_an_agent_rewrote_does_not_start(fake_env, tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     (project / "tools").mkdir()
     (project / "tools" / "srv.py").write_text(TIME_SERVER)
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": PY, "args": ["tools/srv.py"]}}}))
@@ -105,7 +94,7 @@ def test_an_approved_project_server_whose_script_an_agent_rewrote_does_not_start
     pwned = tmp_path / "pwned-by-server"
     evil = f"open({str(pwned)!r}, 'w').write('ran as the user')\n" + TIME_SERVER
     fake_env.script(Reply(tool_calls=[ToolCall("write_file", {"path": "tools/srv.py", "content": evil})]),
-                    _done("Tidied the server script."))
+                    Reply.tool("complete", output="Tidied the server script."))
     done = run_yeetui("run", "--json", "--yes", "tidy tools/srv.py", cwd=project, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (project / "tools" / "srv.py").read_text() == evil  # the agent's write went through, unasked
@@ -123,7 +112,7 @@ def test_an_approved_project_server_whose_script_an_agent_rewrote_does_not_start
 def test_a_project_server_runs_read_only_without_keys_or_yeetuis_files(
         fake_env, tmp_path: Path, listener: tuple[int, list[bytes]]) -> None:
     port, received = listener
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
     config.write_text((config.read_text() if config.exists() else "") + "# CONFIG-SECRET-MARKER\n")
     probe = (
@@ -154,7 +143,7 @@ def test_a_project_server_runs_read_only_without_keys_or_yeetuis_files(
 
 
 def test_a_users_server_does_not_import_a_module_the_agent_planted_in_the_project(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     pwned = tmp_path / "pwned-by-planted-module"
     (project / "usertool_srv.py").write_text(f"open({str(pwned)!r}, 'w').write('imported from the project')\n")
     config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
@@ -168,7 +157,7 @@ def test_a_users_server_does_not_import_a_module_the_agent_planted_in_the_projec
 
 
 def test_a_servers_child_in_a_session_of_its_own_ends_with_it(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     pid_file = tmp_path / "escaped.pid"
     code = ("import os, subprocess, sys\n"
             f"p = subprocess.Popen(['setsid', 'sh', '-c', 'echo $$ > {pid_file}; exec sleep 300'])\n" + TIME_SERVER)
@@ -186,7 +175,7 @@ def test_a_servers_child_in_a_session_of_its_own_ends_with_it(tmp_path: Path) ->
 
 
 def _hooked_project(tmp_path: Path, script: str) -> Path:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     (project / "scripts").mkdir()
     (project / "scripts" / "fmt.sh").write_text(script)
     (project / ".claude").mkdir()
@@ -206,7 +195,7 @@ def test_a_trusted_projects_hook_whose_script_the_agent_rewrote_does_not_run_in_
     fake_env.script(Reply(tool_calls=[ToolCall("write_file", {"path": "scripts/fmt.sh", "content": evil})]),
                     Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "more"})],
                           when_contains="scripts/fmt.sh"),
-                    _done("Done."))
+                    Reply.tool("complete", output="Done."))
     done = run_yeetui("run", "--json", "--yes", "format the project", cwd=project, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (project / "notes.txt").exists()  # the second write came after the hook would have run
@@ -222,7 +211,7 @@ def test_a_trusted_projects_hook_runs_confined_without_keys(fake_env, tmp_path: 
               'exit 0\n')
     project = _hooked_project(tmp_path, script)
     fake_env.script(Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "hi"})]),
-                    _done("Done."))
+                    Reply.tool("complete", output="Done."))
     done = run_yeetui("run", "--json", "--yes", "take a note", cwd=project, timeout=120)
     assert done.returncode == 0, done.stderr
     seen = (project / "hook-env.txt").read_text()  # it ran, and may write the project as its agents may
@@ -234,13 +223,13 @@ def test_a_trusted_projects_hook_runs_confined_without_keys(fake_env, tmp_path: 
 
 
 def test_a_users_hook_gets_no_provider_key_unless_its_config_names_it(fake_env, tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     plain, named = tmp_path / "plain-env", tmp_path / "named-env"
     config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
     config.write_text((config.read_text() if config.exists() else "") + "hooks:\n  UserPromptSubmit:\n"
                       f"    - hooks:\n        - {{type: command, command: 'env > {plain}; pwd >> {plain}'}}\n"
                       f"        - {{type: command, command: 'env > {named}', env: [ANTHROPIC_API_KEY]}}\n")
-    fake_env.script(_done("Hello."))
+    fake_env.script(Reply.tool("complete", output="Hello."))
     done = run_yeetui("run", "--json", "--yes", "hello", cwd=project, timeout=120)
     assert done.returncode == 0, done.stderr
     seen = plain.read_text()
@@ -250,13 +239,13 @@ def test_a_users_hook_gets_no_provider_key_unless_its_config_names_it(fake_env, 
 
 
 def test_a_hooks_child_in_a_session_of_its_own_ends_with_the_run(fake_env, tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     pid_file = tmp_path / "escaped.pid"
     config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
     config.write_text((config.read_text() if config.exists() else "") + "hooks:\n  UserPromptSubmit:\n"
                       "    - hooks:\n        - {type: command, command: "
                       f"\"setsid sh -c 'echo $$ > {pid_file}; exec sleep 300' > /dev/null 2>&1 &\"}}\n")
-    fake_env.script(_done("Hello."))
+    fake_env.script(Reply.tool("complete", output="Hello."))
     done = run_yeetui("run", "--json", "--yes", "hello", cwd=project, timeout=120)
     assert done.returncode == 0, done.stderr
     assert _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
@@ -266,12 +255,12 @@ def test_a_hooks_child_in_a_session_of_its_own_ends_with_the_run(fake_env, tmp_p
 
 def test_trust_names_the_projects_hooks_and_servers_and_hooks_off_for_want_of_trust_are_said(
         fake_env, tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [
         {"hooks": [{"type": "command", "command": "make fmt"}]}]}}))
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "node", "args": ["s.js"]}}}))
-    fake_env.script(_done("Hello."))
+    fake_env.script(Reply.tool("complete", output="Hello."))
     untrusted = run_yeetui("run", "--json", "--yes", "hello", cwd=project, timeout=120)
     assert "define 1 hook; they do not run, as the project is not trusted" in untrusted.stdout, untrusted.stdout
     trusted = run_yeetui("trust", cwd=project)
@@ -282,7 +271,7 @@ def test_trust_names_the_projects_hooks_and_servers_and_hooks_off_for_want_of_tr
 
 @pytest.mark.skipif(shutil.which("npx") is None, reason="needs Node's npx")
 def test_a_users_npx_server_does_not_run_a_package_the_agent_planted_in_the_project(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     planted = project / "node_modules" / "@modelcontextprotocol" / "server-everything"
     planted.mkdir(parents=True)
     (planted / "package.json").write_text(json.dumps({"name": "@modelcontextprotocol/server-everything",

@@ -6,22 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui
-
-
-def _done(text: str) -> Reply:
-    return Reply(tool_calls=[ToolCall("complete", {"output": text})])
-
-
-def _project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    return project
+from tests.integration.helpers import git_project, run_yeetui
 
 
 def _rewriting_hook(tmp_path: Path, command: str) -> None:
@@ -36,17 +24,17 @@ def _rewriting_hook(tmp_path: Path, command: str) -> None:
 
 
 def test_an_allow_with_a_rewrite_runs_the_rewritten_command(fake_env, tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     _rewriting_hook(tmp_path, "echo rewritten > out.txt")
     fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": "echo original > out.txt"})]),
-                    _done("Wrote it."))
+                    Reply.tool("complete", output="Wrote it."))
     done = run_yeetui("run", "--json", "write out.txt", cwd=project, timeout=120)  # no --yes: the hook allows
     assert done.returncode == 0, done.stdout + done.stderr
     assert (project / "out.txt").read_text() == "rewritten\n"
 
 
 def test_the_rules_apply_to_the_rewritten_call(fake_env, tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = git_project(tmp_path)
     (project / "keep").mkdir()
     _rewriting_hook(tmp_path, "rm -rf keep")
     agents = Path(os.environ["YEETUI_CONFIG_DIR"]) / "agents"
@@ -54,7 +42,7 @@ def test_the_rules_apply_to_the_rewritten_call(fake_env, tmp_path: Path) -> None
     (agents / "generic.md").write_text('---\ndescription: Runs anything except rm.\ncapabilities: [primary]\n'
                                        'permissions:\n  bash: {"*": allow, "rm *": deny}\nexit_tools: [complete]\n'
                                        '---\nYou do what you are told.\n')
-    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": "ls"})]), _done("Listed."))
+    fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": "ls"})]), Reply.tool("complete", output="Listed."))
     done = run_yeetui("run", "--json", "--yes", "list the files", cwd=project, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (project / "keep").is_dir()

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from yeetui import paths
 from yeetui.mcp.servers import ServerSpec
 from yeetui.pins import changes, command_pins, neutral_dir
 from yeetui.system import sandbox
@@ -55,8 +56,6 @@ class Placement:
 
     @classmethod
     def here(cls) -> Placement:
-        from yeetui import paths
-
         return cls(Path.cwd(), Path.home(), (paths.config_dir(), paths.data_dir()))
 
 
