@@ -154,10 +154,16 @@ def server(runtime_dir: Path) -> Iterator[Server]:
     started.process.wait()
 
 
+_PYTHON = (Path(sys.executable).parent.parent, Path(warm.__file__).resolve().parents[2])
+"""The virtualenv the tests run in and the checkout yeetui is imported from, shown inside bubblewrap even when
+they lie under /tmp (a CI checkout there)."""
+
+
 def _confined(argv: list[str], cwd: Path, mechanism: sandbox.Sandbox, *, private_tmp: Path,
               bound: tuple[Path, ...] = ()) -> list[str]:
     """`argv` in the read-only sandbox of `mechanism` without its seccomp filter (as without libseccomp)."""
-    wrapped = sandbox.wrap_readonly(argv, cwd, roots=(cwd, *bound), private_tmp=private_tmp, mechanism=mechanism)
+    wrapped = sandbox.wrap_readonly(argv, cwd, roots=(cwd, *bound, *_PYTHON), private_tmp=private_tmp,
+                                    mechanism=mechanism)
     if mechanism == "landlock":
         script = wrapped.index(str(Path(sandbox.__file__).resolve()))
         wrapped[script:script + 1] = ["-c", _WITHOUT_SECCOMP]
@@ -226,7 +232,7 @@ def test_a_server_in_a_sandbox_is_handed_nothing(runtime_dir: Path, tmp_path: Pa
     if mechanism == "landlock":
         argv = _confined(script, folder, "landlock", private_tmp=folder)
     else:  # its workspace holds the socket's folder, writable; no seccomp filter (as without libseccomp)
-        argv = sandbox.wrap_confined(script, folder, writable=[folder], mechanism="bwrap")
+        argv = sandbox.wrap_confined(script, folder, writable=[folder], readable=_PYTHON, mechanism="bwrap")
     impostor = subprocess.Popen(argv, cwd=folder, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:
         assert impostor.stdout is not None and impostor.stdout.readline().strip() == b"listening"

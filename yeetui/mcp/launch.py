@@ -95,7 +95,7 @@ def stdio_launch(spec: ServerSpec, placement: Placement, folder: Path) -> StdioL
     if mechanism == "bwrap":
         env.update(_caches(SANDBOX_TMP))
         program_bytes = sandbox.seccomp_program(network=True, read_only=True)
-        readable = tuple(dict.fromkeys([project, Path(cwd)]))
+        readable = tuple(dict.fromkeys([project, Path(cwd), *_under_private_folders(program, argv)]))
         if program_bytes is None:
             wrapped = sandbox.wrap_confined(argv, cwd, writable=(), readable=readable, network=True,
                                             mechanism="bwrap", hidden=placement.hidden)
@@ -115,6 +115,21 @@ def stdio_launch(spec: ServerSpec, placement: Placement, folder: Path) -> StdioL
     wrapped = sandbox.wrap_confined(argv, cwd, writable=(private_tmp,), network=True, private_tmp=private_tmp,
                                     mechanism=mechanism, hidden=placement.hidden)
     return StdioLaunch("/bin/sh", ["-c", _NOTE_AND_RUN, leader, *wrapped], env, cwd, mechanism)
+
+
+_PRIVATE_IN_SANDBOX = (Path("/tmp"), Path("/run"))  # noqa: S108 - the folders bubblewrap makes private
+"""What bubblewrap gives a sandbox of its own: what the server runs from there must be shown to it again."""
+
+
+def _under_private_folders(program: str, argv: list[str]) -> list[Path]:
+    """What the server needs that lies under /tmp or /run, which bubblewrap hides: the virtualenv or folder its
+    program is in (its real one too) and the absolute paths its arguments name."""
+    found: list[Path] = []
+    for exe in (Path(program), Path(program).resolve()):
+        found.append(exe.parent.parent if (exe.parent.parent / "pyvenv.cfg").is_file() else exe.parent)
+    found += [Path(word) for word in argv[1:] if word.startswith("/") and os.path.exists(word)]
+    return [path for path in dict.fromkeys(found)
+            if any(path == base or base in path.parents for base in _PRIVATE_IN_SANDBOX)]
 
 
 def _caches(tmp: str) -> dict[str, str]:
