@@ -269,3 +269,22 @@ async def test_a_remote_server_that_is_not_listening_is_reported() -> None:
         assert status.state == "failed" and status.error.startswith("connecting to it failed: "), status.error
     finally:
         await connection.close()
+
+
+async def test_codex_enabled_and_disabled_tools_are_honoured(tmp_path: Path) -> None:
+    """Codex's `enabled_tools` / `disabled_tools` restrict what a server offers (they were ignored: fail-open)."""
+    from yeetui.mcp.sources import discover
+
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        f'[mcp_servers.only]\ncommand = "{PY}"\nargs = ["-m", "mcp_server_time"]\nenabled_tools = ["convert_time"]\n'
+        f'[mcp_servers.less]\ncommand = "{PY}"\nargs = ["-m", "mcp_server_time"]\ndisabled_tools = ["convert_time"]\n')
+    found = discover(tmp_path, home=home, env={"HOME": str(home)}, config_dir=tmp_path / "cfg")
+    connections = McpConnections(found.servers)
+    try:
+        statuses = {s.name: s for s in await connections.start_all()}
+    finally:
+        await connections.close()
+    assert [t.name for t in statuses["only"].tools] == ["convert_time"], statuses["only"]
+    assert [t.name for t in statuses["less"].tools] == ["get_current_time"], statuses["less"]

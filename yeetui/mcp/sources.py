@@ -322,9 +322,17 @@ def _opencode_server(env: Mapping[str, str], config_dir: Path, *,
 
 def _codex_server(env: Mapping[str, str]) -> Callable[[str, Any, _Source], ServerSpec]:
     """`command`, `args`, `env`, `env_vars` (passed through from yeetui's environment), `cwd`; or `url`,
-    `bearer_token_env_var`, `http_headers`, `env_http_headers`; `enabled`. Codex expands nothing written in
-    its file: only the variables it names are read."""
+    `bearer_token_env_var`, `http_headers`, `env_http_headers`; `enabled`, and `enabled_tools` /
+    `disabled_tools` (only those tools, never these). Codex expands nothing written in its file: only the
+    variables it names are read."""
     def make(name: str, raw: Any, source: _Source) -> ServerSpec:
+        spec = _codex_transport(name, raw, source)
+        enabled_tools = raw.get("enabled_tools")
+        return replace(spec, include_tools=tuple(_texts(enabled_tools, "enabled_tools"))
+                       if enabled_tools is not None else None,
+                       exclude_tools=tuple(_texts(raw.get("disabled_tools"), "disabled_tools")))
+
+    def _codex_transport(name: str, raw: Any, source: _Source) -> ServerSpec:
         if not isinstance(raw, dict):
             raise ValueError(f"must be a table, not {type(raw).__name__}")
         enabled = _flag(raw.get("enabled"), "enabled", True)
