@@ -5,7 +5,7 @@ The shape, as Claude Code has it::
 
     hooks:
       PreToolUse:
-        - matcher: Bash            # a regular expression on the tool's name; omitted or "*": every tool
+        - matcher: Bash            # names (`Edit|Write`) match exactly, else a regex searched for; "*": every tool
           hooks:
             - {type: command, command: "~/bin/guard.sh", timeout: 30}
 
@@ -29,9 +29,12 @@ EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Perm
 MATCHED_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PermissionRequest"})
 """Events whose `matcher` is tested against the tool's name."""
 CLAUDE_TOOL_NAMES = {"bash": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
-                     "list_dir": "LS", "glob": "Glob", "grep": "Grep", "spawn_subagent": "Task",
+                     "list_dir": "LS", "glob": "Glob", "grep": "Grep", "spawn_subagent": "Agent",
                      "ask_user": "AskUserQuestion", "web_fetch": "WebFetch"}
 """yeetui's tools by the names Claude Code gives its own (what hook matchers and payloads use)."""
+FORMER_CLAUDE_TOOL_NAMES = {"spawn_subagent": "Task"}
+"""Names Claude Code gave its tools before (its subagent tool was `Task`): matchers written then still match."""
+_PLAIN_NAMES = re.compile(r"[A-Za-z0-9_\-]+(?:\|[A-Za-z0-9_\-]+)*")
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
 
@@ -59,7 +62,15 @@ class HookGroup:
     commands: tuple[HookCommand, ...]
 
     def matches(self, target: str | None) -> bool:
-        return self.matcher is None or (target is not None and self.matcher.fullmatch(target) is not None)
+        """Claude Code's rule: a matcher of plain names (`Bash`, `Edit|Write`) compares each exactly; anything
+        else is a regular expression searched for in the name (`^mcp__github`, `Edit$`, `Notebook.*`)."""
+        if self.matcher is None:
+            return True
+        if target is None:
+            return False
+        if _PLAIN_NAMES.fullmatch(self.matcher.pattern):
+            return target in self.matcher.pattern.split("|")
+        return self.matcher.search(target) is not None
 
 
 @dataclass
@@ -70,7 +81,8 @@ class HookSet:
     def commands(self, event: str, target: str | None = None) -> list[HookCommand]:
         """The commands for `event` whose matcher takes `target` — a tool's yeetui name or Claude Code's
         (`bash` or `Bash`: matchers written for Claude Code match)."""
-        names = (target, CLAUDE_TOOL_NAMES.get(target, target)) if target is not None else (None,)
+        names = ((target, CLAUDE_TOOL_NAMES.get(target, target), FORMER_CLAUDE_TOOL_NAMES.get(target, target))
+                 if target is not None else (None,))
         return [c for g in self.groups.get(event, []) if any(g.matches(n) for n in names) for c in g.commands]
 
     def __bool__(self) -> bool:
