@@ -66,6 +66,12 @@ class InboxItems:
                                        (item_id,))
         return None if row is None else InboxItem.from_row(row)
 
+    async def keyed(self, dedupe_key: str) -> InboxItem | None:
+        """The item made under `dedupe_key`, if any (e.g. `completion:<run_id>`: a run's ending)."""
+        row = await self._db.fetch_one(f"read the inbox item {dedupe_key!r}",
+                                       "SELECT * FROM inbox_items WHERE dedupe_key = ?", (dedupe_key,))
+        return None if row is None else InboxItem.from_row(row)
+
     async def list(self, session_id: str | None,
                    statuses: Iterable[InboxStatus] | None = None) -> list[InboxItem]:
         """Items for one recipient (every recipient when `session_id` is None), newest first."""

@@ -2,8 +2,10 @@
 
 A pane's worker executes its run and records the ending in the store; the yeetui that started it (or, after a
 crash, the next one to start: `adopt`) follows it from the store. When the worker is gone, the ending is
-announced to the parent here — this process knows whether the parent is busy. A worker that died or hangs past
-its time is killed and its run recovered like any run whose process died.
+announced to the parent here — this process knows whether the parent is busy. A blocking spawn waiting here
+takes the ending as its tool result instead and marks it delivered: only the parent's side does (had the worker
+done it, a parent whose process died meanwhile would never hear of it once resumed). A worker that died or hangs
+past its time is killed and its run recovered like any run whose process died.
 
 The worker has nobody to ask in its own window, so a tool call under an `ask` rule reaches the user through
 the store (`permission_asks`): while this process shows dialogs (`answers_asks`, the TUI), each open question
@@ -36,6 +38,9 @@ log = logging.getLogger(__name__)
 POLL = 0.2
 """Seconds between looks at the store for the followed runs' endings and questions."""
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
+RECORD_GRACE = 30.0
+"""Seconds a worker whose run is final has, at least, to record its ending (after committing its worktree's
+work) before it counts as hung and is killed."""
 
 
 def process_running(pid: int | None) -> bool:
@@ -108,9 +113,10 @@ class RunsElsewhere:
             self.rounds += 1
             await asyncio.sleep(POLL)
 
-    async def ended(self, run_id: str, limit: float) -> RunResult:
+    async def ended(self, run_id: str, limit: float, *, inline: bool = False) -> RunResult:
         """The ending of a run another process executes, read from the store once it is final. Past `limit`
-        seconds (its own timeout failed to stop it) it is aborted."""
+        seconds (its own timeout failed to stop it) it is aborted. `inline`: the ending goes back to the
+        parent as a blocking spawn's tool result, here, so it is marked delivered first (`_taken_inline`)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit
         while True:
@@ -119,10 +125,36 @@ class RunsElsewhere:
                 return RunResult(run_id, "", RunStatus.FAILED, error="its run record is gone")
             if run.status.is_final:
                 data = run.result if isinstance(run.result, dict) else {}
+                if inline:
+                    await self._taken_inline(run, deadline)
                 return RunResult(run.id, run.session_id, run.status, output=str(data.get("output") or ""),
                                  error=run.error, result=data)
             if loop.time() > deadline or not process_running(run.pid):
                 await self.stop(run)
+            await asyncio.sleep(POLL)
+
+    async def _taken_inline(self, run: RunRecord, deadline: float) -> None:
+        """A final run whose ending its waiting parent takes as its tool result: its inbox item is marked
+        delivered here, the parent's side, before the parent's next turn could announce it too. The item is
+        recorded by the run's worker after the final status (so this waits for it while the worker lives, and
+        kills a worker that hangs past `deadline`), or by the recovery of a worker that died; a worker gone
+        without recording it leaves it to be recorded here, as delivered."""
+        options = RunOptions.of(run)
+        if not options.parent_session_id or not options.deliver:
+            return  # nothing is recorded for a parent
+        loop = asyncio.get_running_loop()
+        deadline = max(deadline, loop.time() + RECORD_GRACE)
+        while await self.delivery.taken_inline(run.id, options.attempt) is None:
+            if process_running(run.pid) and loop.time() > deadline:
+                await self.stop(run)
+            if not process_running(run.pid):
+                data = run.result if isinstance(run.result, dict) else {}
+                item, _ = await self.delivery.completion(
+                    recipient_session_id=options.parent_session_id, run_id=run.id, child_session_id=run.session_id,
+                    label=run.label or run.profile, status=run.status, output=str(data.get("output") or ""),
+                    error=run.error, result=data, announce=False, attempt=options.attempt)
+                await self.delivery.consumed(item.id)
+                return
             await asyncio.sleep(POLL)
 
     async def stop(self, run: RunRecord) -> None:

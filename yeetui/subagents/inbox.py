@@ -86,7 +86,8 @@ class Delivery:
         self._active: set[str] = set()
         self.hold_for: set[str] = set()
         """Sessions another process runs (a tmux-mode worker's parent): their items are recorded here and
-        announced by that process, or by the next recovery if it is gone."""
+        announced by that process, or by the next recovery if it is gone. Here they are never marked
+        delivered: a blocking spawn waiting there takes the item as its tool result (`taken_inline`)."""
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     # -- the recipient's run lifecycle -----------------------------------------------------------
@@ -124,7 +125,7 @@ class Delivery:
         item, created = await self.store.inbox.put(
             session_id=recipient_session_id, run_id=run_id, kind=_kind(result), title=f"{label} — {status.value}",
             body=output[:ANNOUNCE_CAP] if output else (error or ""), data=data,
-            dedupe_key=f"completion:{run_id}" + (f":{attempt}" if attempt else ""))
+            dedupe_key=completion_key(run_id, attempt))
         if created:
             lines = (output or error or "").strip().splitlines()
             summary = lines[0][:200] if lines else status.value
@@ -157,7 +158,9 @@ class Delivery:
         """After a crash: runs left running by a dead process become interrupted and are delivered like any
         other ending; announcements recorded but never made are made now. Every front end and command that
         finds such runs comes through here, so the parent hears of each exactly once, whichever runs first.
-        The ending is announced even for a blocking spawn: the parent's waiting tool call died with it.
+        The ending is announced even for a blocking spawn — its waiting tool call died with the process —
+        unless a spawn still waits for it in a live process (a pane's child whose worker died): that spawn
+        takes it as its tool result first (`taken_inline`), and the announcement waits while the parent runs.
         Commands the dead process had running are ended first, so nothing of a killed run keeps going."""
         for leftover in await self.store.tool_processes.take_leftovers():
             if kill_leftover_group(leftover.pgid, leftover.leader_start):
@@ -182,6 +185,24 @@ class Delivery:
     async def consumed(self, item_id: int) -> bool:
         """The item's content reached the requester another way (a blocking spawn's tool result)."""
         return await self.store.announcements.mark_announced(item_id)
+
+    async def taken_inline(self, run_id: str, attempt: int = 0) -> InboxItem | None:
+        """The ending of `run_id` went back to its parent as a blocking spawn's tool result, in the parent's
+        process: its item, if one is recorded, is marked delivered, so it is never announced as well. The
+        item, or None when none is recorded (yet).
+
+        Only the parent's side calls this. The process that ran the child (a pane's worker) records the item
+        as an announcement still to make: if the parent's process died meanwhile, the parent hears of it when
+        it is resumed (or at the next recovery), instead of never."""
+        item = await self.store.inbox.keyed(completion_key(run_id, attempt))
+        if item is not None:
+            await self.consumed(item.id)
+        return item
+
+
+def completion_key(run_id: str, attempt: int = 0) -> str:
+    """The key a run's ending is recorded under, once per attempt (a resumed run ends again)."""
+    return f"completion:{run_id}" + (f":{attempt}" if attempt else "")
 
 
 def _kind(result: dict[str, Any] | None) -> str:

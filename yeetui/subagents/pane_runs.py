@@ -77,9 +77,10 @@ class PaneRuns:
         self.bus.publish(Notice("info", where, parent_session_id or session_id))
         self.elsewhere.follow(run_id, parent_session_id)
 
-    def ended(self, run_id: str, limit: float) -> asyncio.Future[RunResult]:
-        """The run's ending, once its worker has recorded it (see `RunsElsewhere.ended`)."""
-        return asyncio.ensure_future(self.elsewhere.ended(run_id, limit))
+    def ended(self, run_id: str, limit: float, *, inline: bool = False) -> asyncio.Future[RunResult]:
+        """The run's ending, once its worker has recorded it (see `RunsElsewhere.ended`); `inline`: taken as a
+        blocking spawn's tool result, so marked delivered here."""
+        return asyncio.ensure_future(self.elsewhere.ended(run_id, limit, inline=inline))
 
     def children_of(self, session_id: str) -> list[str]:
         """The followed pane runs of a parent session."""

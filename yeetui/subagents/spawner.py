@@ -67,6 +67,10 @@ class _Live:
     abort_timer: asyncio.TimerHandle | None = None
     mailbox: list[Message] = field(default_factory=list)
     worktree: dict[str, Any] | None = None
+    answered_here: bool = False
+    """A blocking spawn of this process waits for it: its ending goes back as that spawn's tool result and is
+    marked delivered here. A run whose record another process made (a pane's worker runs it, or a resume) never
+    is: its ending is left for its parent's side to deliver."""
 
 
 HOLD_POLL = 2.0
@@ -184,7 +188,8 @@ class AgentSpawner:
         if mode in ("tmux", "terminal"):
             return await self._launch_in_pane(run.id, session, profile, timeout, req, label,
                                               show=mode == "terminal")
-        return await self._launch(run.id, session, profile, prompt, model, timeout, req, label)
+        return await self._launch(run.id, session, profile, prompt, model, timeout, req, label,
+                                  answered_here=req.blocking)
 
     async def _mode(self, req: SpawnRequest, profile: Profile, session_id: str) -> RunMode:
         """Where the run executes: the spawn's `mode`, else the profile's, else the config's default; a pane
@@ -205,13 +210,14 @@ class AgentSpawner:
     async def _launch_in_pane(self, run_id: str, session: SessionRecord, profile: Profile, timeout: float,
                               req: SpawnRequest, label: str, *, show: bool = False) -> SpawnHandle:
         """Start the run's worker in a tmux window (see `PaneRuns.start`); a blocking spawn waits for its ending
-        in the store (lending the parent's run slot meanwhile, as for an in-process child)."""
+        in the store (lending the parent's run slot meanwhile, as for an in-process child) and, the parent's
+        side, marks it delivered as it returns it."""
         await self.pane_runs.start(run_id, label, parent_session_id=req.parent_session_id, session_id=session.id,
                                    show=show)
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
-            handle.result = await self._wait_lending_slot(self.pane_runs.ended(run_id, timeout + 30.0),
-                                                          req.parent_run_id, run_id, session.id)
+            ending = self.pane_runs.ended(run_id, timeout + 30.0, inline=True)  # marked delivered here
+            handle.result = await self._wait_lending_slot(ending, req.parent_run_id, run_id, session.id)
             handle.worktree = await self.isolation.worktree_info(session.id)
         return handle
 
@@ -224,8 +230,8 @@ class AgentSpawner:
         return await self.pane_runs.pane_of(run_id)
 
     async def _launch(self, run_id: str, session: SessionRecord, profile: Profile, prompt: str | None, model: str,
-                      timeout: float, req: SpawnRequest, label: str) -> SpawnHandle:
-        live = _Live(run_id, session.id, req.parent_session_id, label)
+                      timeout: float, req: SpawnRequest, label: str, *, answered_here: bool = False) -> SpawnHandle:
+        live = _Live(run_id, session.id, req.parent_session_id, label, answered_here=answered_here)
         self._live[run_id] = live
         self.commands.keep_taking(self.live_runs, self._act_on)
         if req.parent_session_id and not req.watcher:
@@ -452,9 +458,11 @@ class AgentSpawner:
         await self.cancel_children(live.session_id, graceful=False)
         run = await self.store.get_run(live.run_id)
         status = run.status if run else result.status
-        # Whether the parent is answered inline (a blocking spawn's tool result) comes from the run's record,
-        # never from how this process waits for the run.
-        inline = RunOptions.of(run).blocking if run else req.blocking
+        # The parent is answered inline (a blocking spawn's tool result, marked delivered) only by a spawn that
+        # waits for the run in this process — never by a pane's worker or a resume, which run a record another
+        # process made: their ending is left for the parent's side to deliver (`RunsElsewhere.ended` takes it as
+        # the waiting spawn's result; with that spawn's process gone, it is announced).
+        inline = live.answered_here
         worktree = live.worktree = await self.isolation.hand_in(live.session_id, live.label, req.task)
         if live.parent_session_id and req.deliver:
             item, _ = await self.delivery.completion(
