@@ -114,3 +114,20 @@ async def test_doctor_says_which_of_the_projects_servers_and_hooks_cannot_start(
     [check] = [c for c in await run_checks(project_dir) if c.name == "project servers and hooks"]
     assert check.state == "warning", check
     assert "Not started for want of a sandbox: the MCP server srv, the hook `make fmt`" in check.detail, check
+
+
+async def test_a_projects_hook_is_not_run_unconfined_where_the_user_accepted_unshielded_bash(
+        project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tools.bash_sandbox: unshielded` lets an agent's bash run with no sandbox where none works; a project's
+    hook is the project's code and still needs one (or its own grant)."""
+    marker = tmp_path / "hook-ran"
+    command = f"touch {marker}"
+    (project_dir / ".claude").mkdir()
+    (project_dir / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": command}]}]}}))
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
+    runner = HookRunner(load_hooks(None, project_dir=project_dir, trusted=True), project_dir=project_dir, bus=Bus(),
+                        env=dict(os.environ), confinement=HookConfinement(bash_sandbox="unshielded"))
+    await runner.fire("Stop", session_id="s1")
+    await runner.close()
+    assert not marker.exists()

@@ -26,7 +26,7 @@ from yeetui.profile_loader import load_profiles
 from yeetui.providers.base import split_model
 from yeetui.runs.prompting import read_context_files
 from yeetui.system import sandbox, warm
-from yeetui.system.confine import Unconfinable, writable_mechanism
+from yeetui.system.confine import Unconfinable, project_mechanism
 from yeetui.system.tmux import TmuxServer, server_name
 from yeetui.trust import trust_state
 
@@ -110,7 +110,7 @@ def beside_check(project: Path, settings: Settings, trusted: bool) -> Check | No
     if not servers and not hooks:
         return None
     try:
-        hooks_confined: bool | None = writable_mechanism(settings.tools.bash_sandbox) is not None
+        hooks_confined: bool | None = project_mechanism(settings.tools.bash_sandbox) is not None
     except Unconfinable:
         hooks_confined = None
     found = sandbox.probe_sandbox()

@@ -32,7 +32,7 @@ from yeetui.events import Notice
 from yeetui.hooks.sources import HookCommand, HookSet
 from yeetui.pins import changes, neutral_dir, shell_command_pins
 from yeetui.redact import is_secret_name, without_provider_keys
-from yeetui.system.confine import ShieldsUnavailable, Unconfinable, confined, writable_mechanism
+from yeetui.system.confine import ShieldsUnavailable, Unconfinable, confined, project_mechanism
 from yeetui.system.processes import PROCESS_TAG, end_tagged
 from yeetui.system.sandbox import Sandbox
 from yeetui.text import cap, one_line
@@ -185,7 +185,7 @@ class HookRunner:
                 return None
             if command.command not in self.confinement.unconfined:
                 try:
-                    mechanism = await asyncio.to_thread(writable_mechanism, self.confinement.bash_sandbox)
+                    mechanism = await asyncio.to_thread(project_mechanism, self.confinement.bash_sandbox)
                 except Unconfinable as exc:
                     self._report(command, event, f"not run: {unconfined_hook(command.command, str(exc))}")
                     return None

@@ -42,6 +42,16 @@ def writable_mechanism(mode: BashSandbox) -> sandbox.Sandbox | None:
                        ".opencode/ read-only" if found == "landlock" else "no OS sandbox works here")
 
 
+def project_mechanism(mode: BashSandbox) -> sandbox.Sandbox:
+    """The sandbox a project's own code (its hooks) runs in: as a writable agent's bash, but never none — where
+    `writable_mechanism` would run it unconfined (`unshielded` with no sandbox working, or `off`), raises
+    Unconfinable."""
+    found = writable_mechanism("auto" if mode == "off" else mode)
+    if found is None:
+        raise Unconfinable("no OS sandbox works here")
+    return found
+
+
 @contextlib.asynccontextmanager
 async def confined(argv: Sequence[str], binding: WorkspaceBinding, env: MutableMapping[str, str],
                    mechanism: sandbox.Sandbox | None, *, readable: Sequence[Path] = ()
