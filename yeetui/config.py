@@ -13,13 +13,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    TypeAdapter,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails
 
 from yeetui import paths
 from yeetui.errors import ConfigError
 from yeetui.profiles import BudgetLimits
 from yeetui.providers.base import ProviderCredentials, credentials_from_env, other_model_hint, split_model
-from yeetui.providers.tiers import TIERS
+from yeetui.providers.pricing import Price
+from yeetui.providers.tiers import TIER_NAMES, TIERS
 from yeetui.trust import is_trusted
 from yeetui.yamlfile import DocumentError, parse_yaml
 
@@ -92,6 +104,28 @@ class ProjectGrants(_Model):
     is refused: `{"env": {"DEBUG": "${ANTHROPIC_API_KEY}"}}` would hand it your key."""
 
 
+class ModelPrice(_Model):
+    """What a model costs, in US dollars per million tokens: an entry of `models` named by the model
+    (`openrouter/qwen/qwen3-coder: {input_per_mtok: 0.2, output_per_mtok: 0.8}`)."""
+
+    input_per_mtok: float = Field(ge=0, allow_inf_nan=False)
+    output_per_mtok: float = Field(ge=0, allow_inf_nan=False)
+    cache_read_per_mtok: float | None = Field(None, ge=0, allow_inf_nan=False)
+    """Input read from the provider's prompt cache; unset: charged as input."""
+    cache_write_per_mtok: float | None = Field(None, ge=0, allow_inf_nan=False)
+    """Input written to the provider's prompt cache; unset: charged as input."""
+
+    def price(self) -> Price:
+        def either(own: float | None) -> float:
+            return self.input_per_mtok if own is None else own
+
+        return Price(self.input_per_mtok, self.output_per_mtok, either(self.cache_read_per_mtok),
+                     either(self.cache_write_per_mtok))
+
+
+_PRICES = TypeAdapter(dict[str, ModelPrice])
+
+
 class Settings(_Model):
     model: str = DEFAULT_MODEL
     """Default model, `provider/model`. Env: YEETUI_MODEL."""
@@ -105,8 +139,14 @@ class Settings(_Model):
     """Auto-compact the conversation when a turn's input exceeds this many tokens (None: never)."""
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     models: dict[Literal["strong", "default", "fast"], str] = Field(default_factory=dict)
-    """Model of each tier profiles may ask for (`oracle: strong`), e.g. `strong: openai/o3`. Unset tiers
-    follow the provider of `model` (see yeetui.providers.tiers)."""
+    """Two kinds of entry. A tier (`strong`, `default`, `fast`) names the model of the profiles that ask for
+    it (`oracle: strong`), e.g. `strong: openai/o3`; an unset tier follows the provider of the model you chose
+    (see yeetui.providers.tiers). A model's name (`provider/model`) gives its price in US dollars per million
+    tokens (`openrouter/qwen/qwen3-coder: {input_per_mtok: 0.2, output_per_mtok: 0.8}`, see `ModelPrice`), so
+    that its cost is counted and a dollar budget holds on it; it replaces yeetui's own price for that name.
+    Only the tiers stay in this mapping: the prices are read into `prices` (only from your own config.yaml,
+    never a project's: a price is what a budget counts)."""
+    _prices: dict[str, ModelPrice] = PrivateAttr(default_factory=dict)
     tools: ToolConfig = Field(default_factory=ToolConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     watcher: WatcherConfig = Field(default_factory=WatcherConfig)
@@ -142,6 +182,53 @@ class Settings(_Model):
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
     """MCP servers of yeetui's own config, beside those Claude Code's, OpenCode's, Cursor's, Codex's and Gemini's
     files define; read and checked by `yeetui.mcp.sources` (a project's need the user's approval)."""
+
+    @property
+    def prices(self) -> dict[str, Price]:
+        """The prices `models` gives, by `provider/model` name."""
+        return {name: entry.price() for name, entry in self._prices.items()}
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _prices_apart(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Settings:
+        """`models` holds tiers and prices: the prices are validated (errors located at `models.NAME…`, as the
+        file has them) and kept apart, so that `models` maps tiers to model names only."""
+        prices: dict[str, ModelPrice] = {}
+        if isinstance(data, Mapping) and isinstance(data.get("models"), Mapping):
+            tiers = {k: v for k, v in data["models"].items() if k in TIER_NAMES}
+            priced = {k: v for k, v in data["models"].items() if k not in TIER_NAMES}
+            prices = _validated_prices(priced)
+            data = {**data, "models": tiers}
+        settings: Settings = handler(data)
+        settings._prices = prices
+        return settings
+
+
+def _validated_prices(entries: Mapping[str, Any]) -> dict[str, ModelPrice]:
+    """The price entries of `models`, each named `provider/model` with a price mapping; raises a ValidationError
+    located at `models.NAME[.FIELD]`."""
+    errors: list[InitErrorDetails] = []
+    for name, value in entries.items():
+        provider, slash, bare = str(name).partition("/")
+        if not (isinstance(name, str) and provider and slash and bare):
+            errors.append({"type": "value_error", "loc": ("models", str(name)), "input": value, "ctx": {"error": (
+                f"{name!r} is neither a tier ({', '.join(TIER_NAMES)}) nor a model name (provider/model) given a "
+                "price")}})
+        elif not isinstance(value, Mapping):
+            errors.append({"type": "value_error", "loc": ("models", name), "input": value, "ctx": {"error": (
+                f"a model's entry is its price, {{input_per_mtok: …, output_per_mtok: …}} (US dollars per million "
+                f"tokens), not {value!r}; only a tier ({', '.join(TIER_NAMES)}) names a model")}})
+    if not errors:
+        try:
+            return _PRICES.validate_python(dict(entries))
+        except ValidationError as exc:
+            for found in exc.errors():
+                detail: InitErrorDetails = {"type": found["type"], "loc": ("models", *found["loc"]),
+                                            "input": found["input"]}
+                if "ctx" in found:
+                    detail["ctx"] = found["ctx"]
+                errors.append(detail)
+    raise ValidationError.from_exception_data("Settings", errors)
 
 
 @dataclass
@@ -357,6 +444,13 @@ def load_settings(
                                 f"{project_file}: ignored providers.{name}.{key} — a project config may not "
                                 "set provider keys or endpoints; put it in your user config.yaml or env."
                             )
+            models = data.get("models")
+            if isinstance(models, dict):
+                for name in [name for name in models if name not in TIER_NAMES]:
+                    del models[name]
+                    warnings.append(f"{project_file}: ignored models.{name} — a project config may not price a "
+                                    "model (a budget counts spend at that price, trusted or not); put it in your "
+                                    "user config.yaml.")
             tools = data.get("tools")
             if isinstance(tools, dict) and tools.get("bash_sandbox") == "unshielded":
                 del tools["bash_sandbox"]

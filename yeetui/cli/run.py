@@ -32,6 +32,10 @@ from yeetui.runtime import FrontEnd
 from yeetui.store.coordination import PermissionAsk
 from yeetui.text import clip, one_line
 
+_ENDED = {RunStatus.BUDGET_EXHAUSTED: "halted", RunStatus.QUOTA_EXHAUSTED: "stopped"}
+"""How a run's ending reads on stderr where its status value is not plain words (`budget_exhausted`: halted,
+followed by the error that says by which limit); `--json` keeps the status value."""
+
 
 async def cmd_run(args: argparse.Namespace) -> int:
     if not args.prompt and not (args.resume or args.cont):
@@ -75,7 +79,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
                 print(redact(result.output, secrets), flush=True)
             if result.status != RunStatus.COMPLETED:
                 said = redact(result.error or result.output or "", secrets)
-                print(f"yeetui: run {result.status.value}: {said}".rstrip(": "), file=sys.stderr, flush=True)
+                ended = _ENDED.get(result.status, result.status.value)
+                print(f"yeetui: run {ended}: {said}".rstrip(": "), file=sys.stderr, flush=True)
         # Pane children refused in their own process: their workers recorded each refusal in the store.
         if refused := await runs.refused_unattended():
             _say_refused(refused, args)

@@ -1,14 +1,23 @@
-"""What a model call cost, from yeetui's own price table (USD per million tokens).
+"""What a model call cost, from yeetui's own price table (USD per million tokens) and the prices the user
+configured (`models: {openrouter/x: {input_per_mtok: …, output_per_mtok: …}}`, see `yeetui.config`).
 
 Kept here rather than taken from litellm so that cost works without importing litellm (seconds) and for
 Anthropic sessions that never load it. Prices are list prices for standard context lengths, checked against
 the vendors' price pages and litellm 1.102.4's bundled price data. An unknown model costs `None`, never 0:
 a made-up zero would hide spend from budgets.
+
+Configured prices come first, for the exact `provider/model` name configured. They are passed explicitly
+(`configured=`), or — for the code inside a run, which prices every request it makes — bound to the run's
+task when the launcher starts it (`context_with`): each run prices with its own process's config, and
+nothing outside a run's task sees another's.
 """
 
 from __future__ import annotations
 
+import contextvars
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import NamedTuple
 
 from yeetui.messages import Usage
@@ -107,16 +116,38 @@ def context_window(model: str) -> int | None:
     return next((size for prefix, size in CONTEXT_WINDOWS if name.startswith(prefix)), None)
 
 
-def price_for(model: str) -> Price | None:
-    """The table entry for `model` (any provider prefix, dated suffixes allowed), or None."""
+_CONFIGURED: contextvars.ContextVar[Mapping[str, Price]] = contextvars.ContextVar(
+    "yeetui_configured_prices", default=MappingProxyType({}))
+"""The configured prices of the run whose task reads it (set by `context_with`); none elsewhere."""
+
+
+def context_with(prices: Mapping[str, Price]) -> contextvars.Context:
+    """A copy of the current context in which `price_for` and `cost_usd` also know `prices` (by `provider/model`
+    name): the context a run's task is created in (`loop.create_task(…, context=…)`)."""
+    context = contextvars.copy_context()
+    context.run(_CONFIGURED.set, MappingProxyType({_key(name): price for name, price in prices.items()}))
+    return context
+
+
+def _key(model: str) -> str:
+    return model.strip().lower()
+
+
+def price_for(model: str, configured: Mapping[str, Price] | None = None) -> Price | None:
+    """The price of `model`: the one configured for its exact name (`configured`, by default those bound to the
+    current run's task), else the table entry (any provider prefix, dated suffixes allowed), else None."""
+    chosen = _CONFIGURED.get() if configured is None else {_key(name): price for name, price in configured.items()}
+    if (own := chosen.get(_key(model))) is not None:
+        return own
     name = _normalise(model)
     matches = [key for key in PRICES if name.startswith(key) and _SUFFIX.fullmatch(name[len(key):])]
     return PRICES[max(matches, key=len)] if matches else None
 
 
-def cost_usd(model: str, usage: Usage) -> float | None:
-    """The cost of `usage` on `model` in US dollars, or None when the model's price is unknown."""
-    price = price_for(model)
+def cost_usd(model: str, usage: Usage, configured: Mapping[str, Price] | None = None) -> float | None:
+    """The cost of `usage` on `model` in US dollars, or None when the model's price is unknown (`configured`: as
+    for `price_for`)."""
+    price = price_for(model, configured)
     if price is None:
         return None
     return (

@@ -2,8 +2,10 @@
 resolved for the provider the user actually uses, so that the oracle runs on OpenAI's strong model for an
 OpenAI user instead of failing for want of an Anthropic key.
 
-The provider is the one of the configured default model (`model` / `YEETUI_MODEL`). Config can override any
-tier (`models: {strong: openai/o3}`); a provider not in the table below uses its default model for every tier.
+The provider is the one of the model the user chose for the conversation the run belongs to (the window's
+`/model` or `--model`, else the config's `model` / `YEETUI_MODEL`); when that provider has no key, the first
+provider of the table below that has one (`RunLauncher._tier`). Config can override any tier (`models: {strong:
+openai/o3}`); a provider not in the table below uses the chosen model for every tier.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ def is_tier(name: str | None) -> bool:
     return name in TIER_NAMES
 
 
-def tier_model(tier: str, default_model: str, overrides: Mapping[str, str] | None = None) -> str:
-    """`provider/model` for `tier`, given the configured default model and config overrides."""
+def tier_model(tier: str, chosen: str, overrides: Mapping[str, str] | None = None) -> str:
+    """`provider/model` for `tier`, given the model the user chose (whose provider it picks; it is the `default`
+    tier itself) and config overrides."""
     if overrides and overrides.get(tier):
         return overrides[tier]
     if tier == "default":
-        return default_model
-    provider = default_model.partition("/")[0]
+        return chosen
+    provider = chosen.partition("/")[0]
     table = TIERS.get(provider)
-    return f"{provider}/{table[tier]}" if table else default_model
+    return f"{provider}/{table[tier]}" if table else chosen

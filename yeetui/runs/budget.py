@@ -5,11 +5,14 @@ of every subagent below it, in this process or another (pane children, detached 
 where every run records its spend per request. Budgets nest: a child spawned with a budget of its own is held
 to both, its own and every owner's above it. When a tree reaches one of its owner's limits, every run in it
 is halted and ends `budget_exhausted` with what it had produced, and the owner's result says which limit was
-hit, what was spent, and what each run produced (`yeetui.subagents.budgets` does the halting).
+hit, what was spent, and what each run produced (`yeetui.runs.budget_keeper` does the halting).
 
-Dollars are counted where the model's price is known. Tokens of a model without a known price cannot be
-counted in dollars: they are counted as tokens, and the spend says so (`unpriced_tokens`), so a cost limit on
-such a tree is only as good as the priced part — the token limit is the one that holds there.
+Dollars are counted where the model's price is known (yeetui's table, or the user's config: `models:
+{provider/model: {input_per_mtok: …, output_per_mtok: …}}`). A dollar limit over a run whose model has no
+known price could not hold — its spend would not be counted — so such a run is refused before it starts,
+saying how to give the price or to limit tokens instead (`uncountable`). Tokens of a model without a known
+price under a tree without a dollar limit are counted as tokens, and the spend says so (`unpriced_tokens`;
+its `cost` is then unknown, None).
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
+from yeetui.errors import YeetuiError
 from yeetui.text import dollars, tokens_text
 
 HALT_REASON = "budget exhausted"
@@ -84,28 +89,51 @@ class Budget:
 LIMIT_NAMES = tuple(f.name for f in fields(Budget))
 
 
+class BudgetError(YeetuiError):
+    """A budget that could not hold: refused before its run starts."""
+
+
+def uncountable(model: str, limit: float, *, owner: str | None, config: Path) -> str:
+    """Why a run on `model` (a model without a known price) is refused under a dollar limit, and what to do."""
+    whose = f"the ${limit:g} budget of {owner}" if owner else f"a ${limit:g} budget (max_cost_usd)"
+    return (f"Cannot hold {whose} on {model}: yeetui knows no price for {model}, so its spend could not be "
+            f"counted in dollars. Give its price in {config} — `models: {{{model}: {{input_per_mtok: …, "
+            "output_per_mtok: …}}` (US dollars per million tokens) — or limit tokens instead (--max-tokens, "
+            "`max_tokens` in a budget).")
+
+
 @dataclass(frozen=True)
 class Spend:
     """What a tree has spent so far."""
 
     tokens: int = 0
     cost: float = 0.0
-    """Dollars of the requests whose price is known."""
+    """Dollars of the requests whose price is known (the whole cost when `unpriced_tokens` is 0)."""
     unpriced_tokens: int = 0
     """Tokens of requests whose model has no known price: in `tokens`, not in `cost`."""
     turns: int = 0
     minutes: float = 0.0
     runs: int = 0
 
+    @property
+    def total_cost(self) -> float | None:
+        """What the tree cost in dollars; None (unknown) when some of its tokens have no known price."""
+        return None if self.unpriced_tokens else self.cost
+
     def text(self) -> str:
-        """`$0.42 · 51k tok · 12 turns · 3.5 min` (and `(9k tok at unknown prices)` when some are)."""
-        parts = [dollars(self.cost), tokens_text(self.tokens), f"{self.turns} turn{'s' * (self.turns != 1)}",
+        """`$0.42 · 51k tok · 12 turns · 3.5 min` (and `(9k tok at unknown prices)` when some are; `$?` when none
+        had a known price)."""
+        known = None if self.unpriced_tokens and not self.cost else self.cost
+        parts = [dollars(known), tokens_text(self.tokens), f"{self.turns} turn{'s' * (self.turns != 1)}",
                  f"{self.minutes:.1f} min"]
         text = " · ".join(parts)
         return text + (f" ({tokens_text(self.unpriced_tokens)} at unknown prices)" if self.unpriced_tokens else "")
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """`cost` is the whole cost, null when some tokens have no known price (`priced_cost`: the known part)."""
+        return {"tokens": self.tokens, "cost": self.total_cost, "priced_cost": self.cost,
+                "unpriced_tokens": self.unpriced_tokens, "turns": self.turns, "minutes": self.minutes,
+                "runs": self.runs}
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ A halt stops every live run below the owner — here by cancelling its task with
 through the store (`run_commands`, kind `halt`, taken by that process) — waits for them to end, then stops the
 owner. Each ends `budget_exhausted` with what it had produced; the owner's output also says which limit was hit,
 what was spent, and what every run of its tree produced. The owner's requester gets an inbox item at 80 % and
-one at the halt.
+one for the halt: the keeper's own, or — for an owner whose ending is delivered to the requester anyway (a
+subagent's, a detached run's completion) — that ending, so that one halt is one item.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from yeetui.runs.budget import (
     halt_message,
     used_share,
 )
-from yeetui.runs.spec import RunResult
+from yeetui.runs.spec import RunOptions, RunResult
 from yeetui.store import RunRecord, Store
 from yeetui.text import cap, clip, one_line
 
@@ -103,6 +104,13 @@ class BudgetKeeper:
     def halt_of(self, run_id: str) -> Halt | None:
         """Why `run_id` was halted, if it was."""
         return self._halts.get(run_id)
+
+    def cost_limit_in(self, session_id: str) -> tuple[float, str] | None:
+        """The dollar limit of a run of this process in session `session_id`, and its label, if one has one."""
+        for entry in self._runs.values():
+            if entry.session_id == session_id and entry.budget is not None and entry.budget.max_cost_usd is not None:
+                return entry.budget.max_cost_usd, entry.label
+        return None
 
     async def after_request(self, run_id: str) -> None:
         """A run of this process made a model request: look at every budget of this process it counts
@@ -178,7 +186,7 @@ class BudgetKeeper:
             self._halting.add(task)
             task.add_done_callback(self._halting.discard)
             return task
-        if share >= WARN_AT and not entry.warned:
+        if WARN_AT <= share < 1.0 and not entry.warned:  # at the limit, the halt's item tells of it: one, not two
             entry.warned = True
             await self._inbox(entry, run_id, "budget", f"{entry.label} has spent {share:.0%} of its budget",
                               f"{against(budget, spent)} — {spent.text()}", dedupe=f"budget-warning:{run_id}")
@@ -201,12 +209,20 @@ class BudgetKeeper:
                 owner.task.cancel(message)
             await self._wait_ended([r.id for r in below])
             halt.report, halt.details = await self._report(owner, found)
-            await self._inbox(owner, owner_id, "budget", f"{owner.label} halted: budget exhausted",
-                              f"{found.text} — {spent.text()}", dedupe=f"budget-halt:{owner_id}")
+            if not await self._ending_delivered(owner_id):
+                await self._inbox(owner, owner_id, "budget", f"{owner.label} halted: budget exhausted",
+                                  f"{found.text} — {spent.text()}", dedupe=f"budget-halt:{owner_id}")
         except YeetuiError:
             log.exception("halting the tree of %s failed", owner.label)
         finally:
             halt.reported.set()
+
+    async def _ending_delivered(self, run_id: str) -> bool:
+        """Whether the run's ending reaches the owner's requester as an inbox item of its own (a subagent's
+        completion for its parent, a detached run's in its own inbox): that item then tells of the halt."""
+        options = RunOptions.of(await self.store.get_run(run_id))
+        return bool(options.parent_session_id and options.deliver and not options.watcher) or (
+            options.detached and not options.parent_session_id)
 
     async def _live_below(self, session_id: str) -> list[RunRecord]:
         runs: list[RunRecord] = []
@@ -255,7 +271,7 @@ class BudgetKeeper:
                 runs.append({"run_id": run.id, "label": run.label or run.profile, "status": run.status.value,
                              "output": cap(output, 4000), "cost": run.cost, "tokens": run.usage.total_tokens})
                 said = clip(one_line(output), OUTPUT_EXCERPT) if output else "(nothing yet)"
-                lines.append(f"- {run.label or run.profile} ({run.status.value}): {said}")
+                lines.append(f"- {run.label or run.profile} ({_words(run.status)}): {said}")
         return "\n".join(lines), {"limit": found.limit, "breach": found.text, "runs": runs}
 
     async def record(self, run_id: str, session_id: str, halt: Halt) -> RunResult:
@@ -305,6 +321,11 @@ class BudgetKeeper:
                                                        body=body, data=data, dedupe_key=dedupe)
             if created:
                 self.bus.publish(InboxItemAdded(item.id, recipient, run_id, kind, title, body, data))
+
+
+def _words(status: RunStatus) -> str:
+    """A run status as the halt report says it: `budget exhausted`, `completed`, …"""
+    return status.value.replace("_", " ")
 
 
 def _minutes_since(run: RunRecord) -> float:

@@ -14,6 +14,7 @@ and the mailroom that brings announcements into a run between turns.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -31,8 +32,9 @@ from yeetui.mcp.client import McpConnections
 from yeetui.messages import Message
 from yeetui.profiles import Profile, ProfileSet
 from yeetui.providers.base import Provider, ThinkingLevel, split_model
-from yeetui.providers.tiers import is_tier, tier_model
-from yeetui.runs.budget import Budget
+from yeetui.providers.pricing import context_with, price_for
+from yeetui.providers.tiers import TIERS, is_tier, tier_model
+from yeetui.runs.budget import Budget, BudgetError, uncountable
 from yeetui.runs.budget_keeper import BudgetKeeper
 from yeetui.runs.compaction import compaction_message, redeliver_unseen, summarise
 from yeetui.runs.external_run import ExternalRun
@@ -113,7 +115,7 @@ class RunLauncher:
         """`--model` given to this process: every run it starts uses it, subagents included."""
         self.engines: dict[str, RunEngine] = {}
         self._fell_back: set[tuple[str, str]] = set()
-        """(profile, model) pairs already told about running on the default model instead."""
+        """(profile, model) pairs already told about running on another model instead."""
         self.agent_host: AgentHostFactory | None = None
         self._create_provider = create_provider
         self._providers: dict[str, tuple[Provider, str]] = {}
@@ -148,39 +150,72 @@ class RunLauncher:
 
     # -- what a profile gets -----------------------------------------------------------------------
 
-    def resolve_model(self, profile: Profile, requested: str | None = None) -> str:
+    def resolve_model(self, profile: Profile, requested: str | None = None, *, within: str | None = None) -> str:
         """The model of a run, first found of: the process's `--model` (`model_override`), the model asked
         for (a spawn's `model`, the session's `/model`), the profile's workflow's `model`, the profile's
-        `model`, the config default (YEETUI_MODEL feeds it). A profile with `model_locked` keeps its own."""
+        `model`, the model the user chose (`within`, else the config default, which YEETUI_MODEL feeds). A
+        profile with `model_locked` keeps its own.
+
+        `within` is the model the user chose for the tree the run joins (`tree_model`: the window's `/model`
+        or `--model`, as its conversation runs on it). A tier (`strong`, `default`, `fast`) resolves for that
+        model's provider — or, when that provider has no key, for one that has (see `_tier`); a model a
+        profile or workflow names whose provider has no key gives way to the chosen model (see `_usable`)."""
+        chosen = within or self.settings.model
         if profile.model_locked and profile.model:
-            return self._tier(profile.model)
+            return self._tier(profile.model, chosen)
         if self.model_override:
             return self.model_override
         workflow = self.workflows.get(profile.workflow) if profile.workflow else None
-        model = self._tier(requested or (workflow.model if workflow else None) or profile.model
-                           or self.settings.model)
+        model = self._tier(requested or (workflow.model if workflow else None) or profile.model or chosen, chosen)
         split_model(model)
-        return self._usable(model, profile)
+        return self._usable(model, profile, chosen)
 
-    def _tier(self, model: str) -> str:
+    async def tree_model(self, session_id: str | None) -> str | None:
+        """The model the user chose for the tree session `session_id` belongs to: the model of its top session,
+        the conversation the user talks to (kept current by `run_prompt`: the window's `/model`, `--model`, the
+        config default), which its subagents' tiers follow. None without a session."""
+        session = await self.store.get_session(session_id) if session_id else None
+        while session is not None and session.parent_id is not None:
+            session = await self.store.get_session(session.parent_id)
+        return session.model if session is not None else None
+
+    def _keyed(self, model: str) -> bool:
+        """Whether requests to `model`'s provider can be made (it has a key, or needs none)."""
+        return self.provider(model)[0].missing_credentials() is None
+
+    def _tier(self, model: str, chosen: str) -> str:
+        """`model`, or the model of the tier it names: the config's (`models: {strong: …}`), else the tier of
+        `chosen`'s provider — or, when that provider has no key, the tier of the first provider of the tiers
+        table that has one (an OpenAI user's oracle runs on OpenAI's strong model, whatever the default says)."""
         if not is_tier(model):
             return model
-        return tier_model(model, self.settings.model, {str(tier): name for tier, name in self.settings.models.items()})
+        configured = {str(tier): name for tier, name in self.settings.models.items() if name}
+        if model in configured:
+            return configured[model]
+        resolved = tier_model(model, chosen)
+        if self._keyed(resolved):
+            return resolved
+        for provider, table in TIERS.items():
+            candidate = tier_model(model, f"{provider}/{table['default']}")
+            if self._keyed(candidate):
+                return candidate
+        return resolved  # no key for any: the run says which key is missing
 
-    def _usable(self, model: str, profile: Profile) -> str:
-        """`model`, or the default model when `model`'s provider has no key and the default's has: a profile
-        pinned to another provider (`anthropic/…` for an OpenAI user) runs, with a notice, rather than fails."""
-        default = self.settings.model
-        if model == default or self.provider(model)[0].missing_credentials() is None:
+    def _usable(self, model: str, profile: Profile, chosen: str) -> str:
+        """`model`, or — when `model`'s provider has no key — the model the user chose (or, that one's provider
+        keyless too, the default tier of a provider with a key): a profile pinned to another provider
+        (`anthropic/…` for an OpenAI user) runs, with a notice naming both models, rather than fails."""
+        if model == chosen or self._keyed(model):
             return model
-        if self.provider(default)[0].missing_credentials() is not None:
+        instead = chosen if self._keyed(chosen) else self._tier("default", chosen)
+        if instead == model or not self._keyed(instead):
             return model  # no key for either: the run says which key is missing
         if (profile.name, model) not in self._fell_back:
             self._fell_back.add((profile.name, model))
             asked = f" ({profile.sources[-1]})" if profile.sources else ""
             self.bus.publish(Notice("warning", f"Profile {profile.name!r}{asked} asks for {model}, but there is no "
-                                    f"key for {model.partition('/')[0]}; it runs on {default} instead."))
-        return default
+                                    f"key for {model.partition('/')[0]}; it runs on {instead} instead."))
+        return instead
 
     def binding_for(self, profile: Profile, cwd: Path | None = None,
                     workspace: Mapping[str, Any] | None = None) -> WorkspaceBinding:
@@ -264,7 +299,13 @@ class RunLauncher:
         """Write a run record (status queued): the one place runs are created. Without `label` the run is
         numbered (`oracle#4`, unique in the data dir); with `max_children` it is refused (ChildLimitReached)
         when its parent session already has that many live children — both decided atomically, across
-        processes."""
+        processes. A run on a model without a known price under a dollar limit is refused here, before it is
+        written (`refuse_uncountable`)."""
+        given = None
+        if options is not None and options.budget is not None:
+            with contextlib.suppress(ValueError):  # a bad stored budget is ignored (and logged) by `_budget`
+                given = Budget.from_json(options.budget)
+        await self.refuse_uncountable(profile, model, budget=given, parent_session_id=session.parent_id)
         return await self.store.create_run(
             session_id=session.id, profile=profile.name, model=model, prompt=prompt, label=label,
             parent_run_id=parent_run_id, workflow=profile.workflow,
@@ -343,18 +384,59 @@ class RunLauncher:
                       given: Budget | None) -> Budget | None:
         """The run's budget: the tightest of its profile's, the one its spawn or command gave it (stored on the
         run), `given`, and — for a top-level run — the config's."""
-        limits = profile.limits
-        budget = Budget(max_cost_usd=limits.max_cost_usd, max_tokens=limits.max_total_tokens).tighter(
-            Budget(**limits.budget.model_dump())).tighter(given)
+        budget = self._limits(profile, given, top=parent_session_id is None)
         run = await self.store.get_run(run_id) if run_id is not None else None
         if run is not None:
             try:
                 budget = budget.tighter(Budget.from_json(RunOptions.of(run).budget))
             except ValueError as exc:
                 log.warning("run %s: its stored budget is ignored: %s", run_id, exc)
-        if parent_session_id is None:
-            budget = budget.tighter(Budget(**self.settings.budget.model_dump()))
         return budget if budget.is_set else None
+
+    def _limits(self, profile: Profile, given: Budget | None, *, top: bool) -> Budget:
+        """The tightest of the profile's limits, `given`, and — `top`, a top-level run — the config's."""
+        limits = profile.limits
+        budget = Budget(max_cost_usd=limits.max_cost_usd, max_tokens=limits.max_total_tokens).tighter(
+            Budget(**limits.budget.model_dump())).tighter(given)
+        return budget.tighter(Budget(**self.settings.budget.model_dump())) if top else budget
+
+    async def refuse_uncountable(self, profile: Profile, model: str, *, budget: Budget | None = None,
+                                 parent_session_id: str | None = None) -> None:
+        """Refuse (BudgetError), before it starts, a run of `profile` on `model` that a dollar limit would hold
+        when yeetui knows no price for `model`: its spend could not be counted, and the limit would not hold.
+        The limit is the run's own (its profile's, `budget`, for a top-level run the config's) or that of a
+        live run above it (`parent_session_id` up), in this process or another."""
+        if price_for(model, self.settings.prices) is not None:
+            return
+        own = self._limits(profile, budget, top=parent_session_id is None).max_cost_usd
+        found = (own, None) if own is not None else await self._cost_limit_above(parent_session_id)
+        if found is None:
+            return
+        limit, owner = found
+        raise BudgetError(uncountable(model, limit, owner=owner, config=paths.config_dir(self.env) / "config.yaml"))
+
+    async def _cost_limit_above(self, session_id: str | None) -> tuple[float, str] | None:
+        """The dollar limit of the nearest live run, from session `session_id` up, that has one, and its label:
+        a run of this process as its budget keeper holds it, else the live run of another process as its record
+        and profile give it."""
+        while session_id is not None:
+            session = await self.store.get_session(session_id)
+            if session is None:
+                return None
+            if (held := self.budgets.cost_limit_in(session.id)) is not None:
+                return held
+            runs = await self.store.list_runs(session_id=session.id, limit=1)
+            if runs and not runs[0].status.is_final and session.profile in self.profiles.profiles:
+                try:
+                    stored = Budget.from_json(RunOptions.of(runs[0]).budget)
+                except ValueError:
+                    stored = None  # ignored by its own process too
+                limit = self._limits(self.profiles.get(session.profile), stored,
+                                     top=session.parent_id is None).max_cost_usd
+                if limit is not None:
+                    return limit, runs[0].label or session.profile
+            session_id = session.parent_id
+        return None
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -368,14 +450,21 @@ class RunLauncher:
         else:
             profile = self.profiles.get(profile_name or self.settings.primary_profile)
             session = None
-        chosen = self.resolve_model(profile, model)
+        chosen = self.resolve_model(profile, model, within=model)
+        await self.refuse_uncountable(profile, chosen, budget=budget)  # before anything is written
         if session is None:
             session = await self.new_session(profile, title=title_from(prompt or ""), model=chosen,
                                              origin="primary" if interactive else "run")
-        elif not session.title and prompt and not session.parent_id:
-            # A primary session is named by its first prompt, once: a stable title for the header and the
-            # switcher (run labels change with every run).
-            session = await self.store.update_session(session.id, title=title_from(prompt))
+        else:
+            changes: dict[str, str] = {}
+            if session.model != chosen:  # what it runs on now: its subagents' tiers follow it (`tree_model`)
+                changes["model"] = chosen
+            if not session.title and prompt and not session.parent_id:
+                # A primary session is named by its first prompt, once: a stable title for the header and the
+                # switcher (run labels change with every run).
+                changes["title"] = title_from(prompt)
+            if changes:
+                session = await self.store.update_session(session.id, **changes)
         if self.hooks is not None and prompt is not None:
             prompt, refused = await self._prompt_hooks(session.id, prompt, created=session.id not in self._hooked)
         else:
@@ -461,7 +550,8 @@ class RunLauncher:
         # The run goes in a task of its own, entered with the budgets: a halt of its tree cancels that task (at
         # once, mid-request) and the run ends `budget_exhausted` here, as an answer — never as a cancellation of
         # whoever awaits it (the `yeetui run` in a terminal, the parent's spawn).
-        running = asyncio.ensure_future(engine_run())
+        # Its task prices its requests with the config's prices too (`models: {provider/model: {…}}`).
+        running = asyncio.get_running_loop().create_task(engine_run(), context=context_with(self.settings.prices))
         self.budgets.enter(run_id, session_id, label=spec.label, task=running, budget=spec.budget,
                            parent_session_id=spec.parent_session_id)
         try:

@@ -358,7 +358,7 @@ class Ledger:
                 return
             row = LedgerRow(run_id=event.run_id, session_id=event.session_id, parent_session_id=None,
                             label=event.run_id[:8], profile="", model="", status=status, registered=self.clock(),
-                            clock=self.clock)
+                            cost=None, clock=self.clock)  # its model unknown, so is its cost
         now = self.clock()
         changes: dict[str, Any] = {"status": status}
         if status == RunStatus.QUEUED:

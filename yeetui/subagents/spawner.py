@@ -29,6 +29,7 @@ from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
 from yeetui.profiles import Profile, ProfileSet, RunMode
 from yeetui.providers.base import split_model
+from yeetui.runs.budget import BudgetError
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.slots import RunSlots
 from yeetui.runs.spawn_context import resolve_context
@@ -142,7 +143,14 @@ class AgentSpawner:
         depth = parent.depth + 1 if parent else 0
         self._check_limits(req, profile, parent, depth)
         timeout = min(req.timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
-        model = launcher.resolve_model(profile, req.model)
+        # The child's tiers follow the model the user chose for its tree (the window's /model, --model).
+        within = await launcher.tree_model(parent.id if parent else None)
+        model = launcher.resolve_model(profile, req.model, within=within)
+        try:  # a dollar limit over it that its model's spend could not be counted against: refused, said why
+            await launcher.refuse_uncountable(profile, model, budget=req.budget,
+                                              parent_session_id=req.parent_session_id)
+        except BudgetError as exc:
+            raise SpawnRefused(str(exc)) from None
         try:
             prompt = await resolve_context(req.session_context, store=self.store,
                                            parent_session_id=req.parent_session_id, project_root=self.project_dir,
