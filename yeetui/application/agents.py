@@ -27,6 +27,7 @@ from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
+from yeetui.store.db import WRITE_WAIT
 from yeetui.store.records import RunRecord
 from yeetui.subagents.detached import worker_log
 from yeetui.subagents.elsewhere import process_running
@@ -46,11 +47,14 @@ CANCEL_WAIT = 20.0
 """Seconds a cancel waits for a signalled worker to record the end of its run."""
 
 
-async def open_store() -> Store:
-    """The store, with runs whose process died ended `interrupted` and told to their parents."""
-    store = await Store.open(paths.database_path())
-    await Delivery(store, Bus()).recover()
-    return store
+async def open_store(*, write_wait: float = WRITE_WAIT, verify: bool = False) -> Store:
+    """The store, with runs whose process died ended `interrupted` and told to their parents; `verify`: the whole
+    file checked first (a damaged store is said to be so, never read as an empty one). When any of that fails
+    the store is closed again and the error says why: a command never hangs on a store it could not open."""
+    async def recover(store: Store) -> None:
+        await Delivery(store, Bus()).recover()
+
+    return await Store.open(paths.database_path(), write_wait=write_wait, verify=verify, then=recover)
 
 
 async def run_json(store: Store, run: RunRecord) -> dict[str, Any]:

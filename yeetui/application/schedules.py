@@ -4,8 +4,12 @@ decides; see yeetui.store.schedules).
 
 A fired trigger is an ordinary detached run of the schedule's project (`yeetui agents start` in that folder, with
 `--yes` only when the schedule was added with it, and its budget): it shows in `agents list` and the ledger like
-any other. A schedule whose runs fail `PAUSE_AFTER` times in a row is paused with a notice, never retried
-forever; a trigger missed while no yeetui ran is skipped or run once on wake, as the schedule says.
+any other. Its session is titled after the trigger, and the launch holds its scheduler's lease
+(yeetui.scheduling.leases): a scheduler killed while launching leaves a claim that nobody takes over until the
+launch is over, and the taker records the run the launch started, if it did, instead of starting another.
+
+A schedule whose runs fail `PAUSE_AFTER` times in a row is paused with a notice, never retried forever; a trigger
+missed while no yeetui ran is skipped or run once on wake, as the schedule says.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -25,16 +30,17 @@ from yeetui.events import Notice
 from yeetui.profile_loader import load_profiles
 from yeetui.resources import builtin_dir
 from yeetui.runs.budget import Budget
+from yeetui.scheduling import leases
 from yeetui.scheduling.times import check, next_after
 from yeetui.store import Store
+from yeetui.store.liveness import pid_alive
 from yeetui.store.records import utcnow
 from yeetui.store.schedules import Fire, ScheduleRecord
 from yeetui.system.processes import yeetui_command
 from yeetui.trust import is_trusted
 
-__all__ = ["PAUSE_AFTER", "Fire", "ScheduleRecord", "Scheduler", "describe_fire", "describe_state",
-           "launch_detached", "local_time",
-           "profile_names"]
+__all__ = ["PAUSE_AFTER", "Fire", "Launching", "ScheduleRecord", "Scheduler", "describe_fire", "describe_state",
+           "launch_detached", "local_time", "profile_names", "trigger_title"]
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +51,28 @@ DAEMON_INTERVAL = 5.0
 TUI_INTERVAL = 15.0
 """Seconds between looks in a running TUI."""
 LAUNCH_TIMEOUT = 120.0
+ADOPT_LOOKBACK = 500
+"""Top-level sessions of a project looked through for the run a killed scheduler's launch started."""
 
-Launch = Callable[[ScheduleRecord], Awaitable[str]]
+
+@dataclass(frozen=True)
+class Launching:
+    """What a launch of a schedule's run is given: the title of the run's session (`trigger_title`: it names the
+    trigger, so the run can be found if its scheduler dies before hearing back) and the lease its process must
+    hold while it launches (a file descriptor to inherit; None for a run started by hand)."""
+
+    title: str
+    lease: int | None = None
+
+
+Launch = Callable[[ScheduleRecord, Launching], Awaitable[str]]
 """Starts a schedule's run; its run id (raises YeetuiError saying why it could not)."""
 Clock = Callable[[], datetime]
+
+
+def trigger_title(schedule_id: str, due_at: str) -> str:
+    """`schedule 1e74b3e40d0e at 2026-11-27T07:00:00+00:00`: the session title of a trigger's run."""
+    return f"schedule {schedule_id} at {due_at}"
 
 
 class Scheduler:
@@ -57,6 +81,7 @@ class Scheduler:
         self.store, self.bus = store, bus
         self.launch = launch or launch_detached
         self.clock = clock
+        self.leases = leases.lease_dir(store.path)
 
     async def add(self, *, project_dir: Path, when: str, profile: str, prompt: str, missed: str = "skip",
                   approve: bool = False, budget: Budget | None = None) -> ScheduleRecord:
@@ -94,7 +119,7 @@ class Scheduler:
     async def run_now(self, schedule_id: str) -> str:
         """Fire it now, besides its triggers; the run id."""
         schedule = await self.store.schedules.get(schedule_id)
-        run_id = await self.launch(schedule)
+        run_id = await self.launch(schedule, Launching(f"schedule {schedule.id}"))
         await self.store.schedules.fired_by_hand(schedule.id, f"now:{utcnow()}", run_id)
         return run_id
 
@@ -106,21 +131,49 @@ class Scheduler:
                       f"{paused.pause_reason}. `yeetui schedule resume {paused.id}` starts it again.")
         launched = []
         claims = await self.store.schedules.claim_due(self.clock(), next_after)
-        claims += await self.store.schedules.orphans()
+        for schedule, fire in await self.store.schedules.orphans(is_alive=self._claimer_alive):
+            if (run_id := await self._launched_before(schedule, fire)) is not None:
+                await self.store.schedules.launched(schedule.id, fire.due_at, run_id)
+                log.info("Schedule %s: run %s, started for its %s trigger by a yeetui that stopped before it "
+                         "recorded it, is recorded now.", schedule.id, run_id[:12], fire.due_at)
+            else:
+                claims.append((schedule, fire))
         for schedule, fire in claims:
             if (run_id := await self._launch(schedule, fire)) is not None:
                 launched.append((schedule, run_id))
         return launched
 
+    def _claimer_alive(self, pid: int) -> bool:
+        """A claim's process counts as alive while it runs and while a launch it started still runs (its lease)."""
+        return pid_alive(pid) or leases.held(self.leases, pid)
+
+    async def _launched_before(self, schedule: ScheduleRecord, fire: Fire) -> str | None:
+        """The run a launch of `fire` started before its scheduler died unheard, found by its session's title (the
+        launch is over: its lease is free); None when it started none."""
+        title = trigger_title(schedule.id, fire.due_at)
+        for session in await self.store.list_sessions(parent_id=None, cwd=schedule.project_dir,
+                                                      limit=ADOPT_LOOKBACK):
+            if session.title == title:
+                runs = await self.store.list_runs(session_id=session.id, limit=1)
+                return runs[0].id if runs else None
+        return None
+
     async def _launch(self, schedule: ScheduleRecord, fire: Fire) -> str | None:
         try:
-            run_id = await self.launch(schedule)
+            run_id = await self.launch(schedule, Launching(trigger_title(schedule.id, fire.due_at),
+                                                           await self._lease()))
         except YeetuiError as exc:
             self._say("error", f"Schedule {schedule.id} could not start its run: {exc}")
             await self.store.schedules.launched(schedule.id, fire.due_at, "")  # counted as tried, not retried
             return None
         await self.store.schedules.launched(schedule.id, fire.due_at, run_id)
         return run_id
+
+    async def _lease(self) -> int:
+        try:
+            return await asyncio.to_thread(leases.hold, self.leases)
+        except OSError as exc:
+            raise YeetuiError(f"the launch lease in {self.leases} could not be taken: {exc}") from exc
 
     async def run_forever(self, *, interval: float = DAEMON_INTERVAL, stop: asyncio.Event | None = None) -> None:
         """`yeetui schedule daemon`: look every `interval` seconds until `stop` is set."""
@@ -150,9 +203,10 @@ def profile_names(project_dir: Path) -> set[str]:
     return set(profiles.profiles)
 
 
-async def launch_detached(schedule: ScheduleRecord) -> str:
-    """An ordinary detached run of the schedule's project: `yeetui agents start` in its folder."""
-    argv = yeetui_command("agents", "start", "--json", "--label", f"schedule {schedule.id}")
+async def launch_detached(schedule: ScheduleRecord, launching: Launching) -> str:
+    """An ordinary detached run of the schedule's project: `yeetui agents start` in its folder, its session titled
+    `launching.title`, the process holding `launching.lease` until it ends."""
+    argv = yeetui_command("agents", "start", "--json", "--label", launching.title)
     # Headless: only what the user allowed for the schedule (--yes), the rest refused — never a question left
     # waiting overnight.
     argv.append("--yes" if schedule.approve else "--refuse-asks")
@@ -165,7 +219,8 @@ async def launch_detached(schedule: ScheduleRecord) -> str:
     if not await asyncio.to_thread(Path(schedule.project_dir).is_dir):
         raise YeetuiError(f"its project {schedule.project_dir} is gone")
     process = await asyncio.create_subprocess_exec(*argv, cwd=schedule.project_dir, stdout=asyncio.subprocess.PIPE,
-                                                   stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL)
+                                                   stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,
+                                                   pass_fds=() if launching.lease is None else (launching.lease,))
     try:
         out, err = await asyncio.wait_for(process.communicate(), LAUNCH_TIMEOUT)
     except TimeoutError:

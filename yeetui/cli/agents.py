@@ -25,7 +25,6 @@ from yeetui.application.agents import (
     cancel_run,
     check_resumable,
     ensure_final,
-    open_store,
     resume_detached,
     run_here,
     run_json,
@@ -44,6 +43,7 @@ from yeetui.cli.common import (
     budget_of,
     error,
     open_runtime,
+    open_store,
     table,
 )
 from yeetui.cli.progress import HeadlessProgress, PaneView

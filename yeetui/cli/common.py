@@ -25,8 +25,12 @@ from yeetui.text import terminal_safe
 
 if TYPE_CHECKING:
     from yeetui.runtime import FrontEnd, Runtime
+    from yeetui.store import Store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING_USER, EXIT_CANCELLED = 0, 1, 2, 3, 130
+COMMAND_WRITE_WAIT = 10.0
+"""Seconds a command's own writes wait for another process's write lock before it says the store is busy: someone
+waits on the command (a run's writes wait longer, `yeetui.store.db.WRITE_WAIT`: failing them would end the run)."""
 
 
 Command = Callable[[argparse.Namespace], Awaitable[int]]
@@ -128,6 +132,14 @@ async def open_runtime(args: argparse.Namespace, front_end: FrontEnd | None = No
         print(f"yeetui: {known} warning{'s' if known > 1 else ''} about this project said before "
               f"{'are' if known > 1 else 'is'} not repeated (`--json` lists every one).", file=sys.stderr, flush=True)
     return runtime
+
+
+async def open_store() -> Store:
+    """The store for a command that lists or acts on runs (`yeetui.application.agents.open_store`, the whole file
+    checked), its writes waiting `COMMAND_WRITE_WAIT` for another process's lock."""
+    from yeetui.application.agents import open_store as open_checked  # imported on use, like Runtime
+
+    return await open_checked(write_wait=COMMAND_WRITE_WAIT, verify=True)
 
 
 SAID_LIMIT = 2000

@@ -7,9 +7,8 @@ import argparse
 import json
 import sys
 
-from yeetui.application.agents import open_store
 from yeetui.application.fleet import Fleet, FleetDesk, FleetRow, fleet
-from yeetui.cli.common import EXIT_OK, table
+from yeetui.cli.common import EXIT_OK, open_store, table
 from yeetui.subagents.ledger import format_elapsed
 from yeetui.text import dollars, one_line, terminal_safe, tokens_text
 

@@ -11,10 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from yeetui import paths
-from yeetui.application.agents import open_store
 from yeetui.application.schedules import Scheduler, describe_fire, describe_state, local_time, profile_names
 from yeetui.bus import Bus
-from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, budget_of, error, table
+from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, budget_of, error, open_store, table
 from yeetui.errors import YeetuiError
 from yeetui.events import Notice
 

@@ -3,7 +3,8 @@
 Two aiosqlite connections per Store, both in autocommit mode, each with its own thread:
 
 - the writer runs every write as one `BEGIN IMMEDIATE` transaction (so a second process waits on
-  `busy_timeout` instead of failing half-way). `transaction` hands the whole transaction — a plain
+  `busy_timeout` instead of failing half-way; a transaction that found the write lock taken all that time is
+  begun again, up to `write_wait` seconds in all). `transaction` hands the whole transaction — a plain
   function over the sqlite3 connection — to the writer's thread in one trip: one wake-up of the event loop
   per transaction instead of one per statement, and the transaction is atomic even if its caller is
   cancelled. An asyncio lock keeps transactions from interleaving.
@@ -15,15 +16,21 @@ Two aiosqlite connections per Store, both in autocommit mode, each with its own 
 They write and read through the small public interface below and never touch the connections: `transaction`,
 `fetch_all` / `fetch_one`, `require` and `first_row` inside a transaction, `resolve_row`, `clean`, and
 `placeholders` for `IN (…)`.
+
+Opening fails closed: whatever goes wrong — a locked or full disk, a damaged file, a step the caller asked to run
+on the opened store (`then`) — both connections are closed before the error goes on, so no connection thread is
+left behind to keep the process from exiting. SQLite's errors are said in plain words; a damaged database
+(SQLite's "malformed" or "not a database", or `verify`'s check at open) says where it is and how to recover.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -36,6 +43,14 @@ from yeetui.store.migrate import Migration, migrate
 from yeetui.store.txn import uninterruptible
 
 BUSY_TIMEOUT_MS = 5000
+WRITE_WAIT = 60.0
+"""Seconds a write waits in all for another process's write lock before it fails (SQLite waits `busy_timeout` at
+a time, then the transaction, not begun, is tried again): a run outlasts another process's long transaction or
+checkpoint instead of ending with "database is locked"."""
+_RETRY_PAUSE = 0.05
+"""Seconds between two tries to begin a write, for when SQLite reports the lock taken without waiting."""
+_CHECK_LINES = 3
+"""Problems of `PRAGMA quick_check` named in the message about a damaged database."""
 T = TypeVar("T")
 
 _PRAGMAS = (
@@ -66,12 +81,84 @@ def _prepare(path: Path) -> Path:
 
 
 async def _connect(path: Path) -> aiosqlite.Connection:
-    try:
-        conn = await aiosqlite.connect(path, isolation_level=None)
-    except sqlite3.Error as err:
-        raise StoreError(f"Could not open the database {path}: {err}") from err
+    """A connection to `path` (its thread stopped again by aiosqlite if connecting fails)."""
+    conn = await aiosqlite.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _code(err: BaseException) -> int | None:
+    """SQLite's primary result code of `err` (`SQLITE_BUSY` for `SQLITE_BUSY_SNAPSHOT`, …), None if it has none."""
+    code = getattr(err, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def _sqlite_cause(err: BaseException | None) -> sqlite3.Error | None:
+    """The SQLite error behind `err`: itself, or what a StoreError was raised from (a migration's)."""
+    while err is not None:
+        if isinstance(err, sqlite3.Error):
+            return err
+        err = err.__cause__
+    return None
+
+
+def damaged(path: Path, detail: object) -> StoreError:
+    """The error of a database SQLite finds damaged: where it is, and how to start afresh or recover."""
+    name, folder = path.name, path.parent
+    return StoreError(
+        f"The database {path} is damaged ({detail}); yeetui stops rather than use it. Stop every "
+        f"yeetui using it, then move {name}, {name}-wal and {name}-shm together out of {folder} into another "
+        f"folder: yeetui then starts a new, empty store. To get back what can still be read, with no yeetui "
+        f"running: `sqlite3 OTHER/{name} .recover | sqlite3 OTHER/recovered.db` (or `.dump` where that sqlite3 "
+        f"has no `.recover`), then move OTHER/recovered.db to {path}.")
+
+
+def _reason(err: sqlite3.Error, *, waited: float | None = None) -> str:
+    """What went wrong, in plain words with SQLite's own after them."""
+    code = _code(err)
+    if code == sqlite3.SQLITE_BUSY:
+        held = "holds its write lock" if waited is None else f"has held its write lock for over {waited:g} s"
+        return f"another process {held} ({err})"
+    if code == sqlite3.SQLITE_FULL:
+        return f"the disk is full ({err})"
+    if code == sqlite3.SQLITE_READONLY:
+        return f"it cannot be written: is the file or its folder read-only? ({err})"
+    if code in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
+        return f"the disk failed to read or write it: is the disk full, or the file gone or read-only? ({err})"
+    return str(err)
+
+
+def _damage(err: BaseException) -> sqlite3.Error | None:
+    """The SQLite error behind `err` when it says the database is damaged, else None."""
+    cause = _sqlite_cause(err)
+    return cause if cause is not None and _code(cause) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) else None
+
+
+def _opening_error(path: Path, err: BaseException) -> BaseException:
+    """The error to raise for `err` raised while opening `path`: SQLite's said in plain words, the rest as is."""
+    if (broken := _damage(err)) is not None:
+        return damaged(path, broken)
+    if isinstance(err, sqlite3.Error):
+        return StoreError(f"Could not open the database {path}: {_reason(err)}.")
+    return err
+
+
+async def _close_after_failure(conns: Sequence[aiosqlite.Connection]) -> None:
+    """Close `conns` while an error goes on: each thread stops even if closing fails — a second failure, about the
+    same database, that would only hide the first — and even if the caller is cancelled meanwhile."""
+    async def close(conn: aiosqlite.Connection) -> None:
+        with contextlib.suppress(sqlite3.Error, ValueError):
+            await conn.close()
+
+    await asyncio.shield(asyncio.gather(*(close(conn) for conn in conns)))
+
+
+class _WriteLockTaken(Exception):
+    """`BEGIN IMMEDIATE` found the write lock taken for all of `busy_timeout`: nothing was done, try again."""
+
+    def __init__(self, error: sqlite3.OperationalError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 async def _configure(conn: aiosqlite.Connection, path: Path, *, reader: bool = False) -> None:
@@ -138,41 +225,63 @@ class Database:
         self._lock = asyncio.Lock()
         self.secrets: tuple[str, ...] = ()
         """Exact values (the provider keys) redacted from everything written, with the known key formats."""
+        self.write_wait = WRITE_WAIT
+        """Seconds a write waits in all for another process's write lock (see `WRITE_WAIT`)."""
 
     def clean(self, text: str) -> str:
         """`text` as it may be stored: keys and credentials redacted (see `yeetui.redact`)."""
         return redact(text, self.secrets)
 
     @classmethod
-    async def open(cls, path: Path, *, migrations: list[Migration] | None = None) -> Self:
-        """Open (creating it and its parent directory if needed) and migrate the database at `path`."""
+    async def open(cls, path: Path, *, migrations: list[Migration] | None = None, write_wait: float = WRITE_WAIT,
+                   verify: bool = False, then: Callable[[Self], Awaitable[object]] | None = None) -> Self:
+        """Open (creating it and its parent directory if needed) and migrate the database at `path`.
+
+        `write_wait`: see `WRITE_WAIT` (a command someone waits on may say sooner that the store is busy).
+        `verify`: check the whole file first (`PRAGMA quick_check`, about a millisecond a megabyte), for a
+        caller whose reading of a damaged store would mislead — SQLite reads some damage as missing rows.
+        `then`: what to do with the opened store before it is handed over (recover what a dead process left).
+        Whatever fails, both connections are closed before the error goes on."""
         path = await asyncio.to_thread(_prepare, Path(path))
-        conn = await _connect(path)
+        opened: list[aiosqlite.Connection] = []
         try:
+            opened.append(conn := await _connect(path))
             await _configure(conn, path)
             await migrate(conn, where=str(path), migrations=migrations)
-            reader = await _connect(path)
-            try:
-                await _configure(reader, path, reader=True)
-            except BaseException:
-                await reader.close()
-                raise
+            opened.append(reader := await _connect(path))
+            await _configure(reader, path, reader=True)
+            database = cls(path, conn, reader)
+            database.write_wait = write_wait
+            if verify:
+                await database._verify()
+            if then is not None:
+                await then(database)
         except BaseException as err:
-            await conn.close()
-            if isinstance(err, sqlite3.Error):
-                raise StoreError(f"Could not open the database {path}: {err}") from err
-            raise
-        return cls(path, conn, reader)
+            await _close_after_failure(opened)
+            failure = _opening_error(path, err)
+            if failure is err:
+                raise
+            raise failure from err
+        return database
+
+    async def _verify(self) -> None:
+        """Raise the damaged-database error when `PRAGMA quick_check` finds the file damaged."""
+        rows = await self.fetch_all("check the database", f"PRAGMA quick_check({_CHECK_LINES})")
+        found = [line for row in rows for line in str(row[0]).splitlines() if line and not line.startswith("***")]
+        if found != ["ok"]:
+            raise damaged(self.path, "; ".join(found[:_CHECK_LINES]) or "its check found no answer")
 
     async def close(self) -> None:
-        """Close both connections. Safe to call twice."""
+        """Close both connections (the writer even if closing the reader fails). Safe to call twice."""
         conn, self._conn = self._conn, None
         reader, self._reader = self._reader, None
-        if reader is not None:
-            await reader.close()
-        if conn is not None:
-            async with self._lock:
-                await conn.close()
+        try:
+            if reader is not None:
+                await reader.close()
+        finally:
+            if conn is not None:
+                async with self._lock:
+                    await conn.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -189,8 +298,10 @@ class Database:
             raise StoreError(f"The store at {self.path} is closed.")
         return self._conn
 
-    def _fail(self, what: str, err: sqlite3.Error) -> StoreError:
-        return StoreError(f"Could not {what} in the store at {self.path}: {err}.")
+    def _fail(self, what: str, err: sqlite3.Error, *, waited: float | None = None) -> StoreError:
+        if _damage(err) is not None:
+            return damaged(self.path, err)
+        return StoreError(f"Could not {what} in the store at {self.path}: {_reason(err, waited=waited)}.")
 
     async def transaction(self, what: str, body: Callable[[sqlite3.Connection], T]) -> T:
         """Run `body` as one write transaction on the writer's thread, in a single trip; return its result.
@@ -199,9 +310,17 @@ class Database:
         or rolls back as a whole. A caller cancelled meanwhile waits for the thread to finish (the write
         may have committed), then the cancellation goes on. `what` completes the sentence "Could not … in
         the store at …" for SQLite errors; a StoreError raised by `body` passes through unchanged.
+
+        While another process holds the write lock the transaction is not begun: it is tried again (SQLite waits
+        `busy_timeout` each time) until `write_wait` seconds have gone, then fails saying the store is busy.
         """
         def run(raw: sqlite3.Connection) -> T:
-            raw.execute("BEGIN IMMEDIATE")
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as err:
+                if _code(err) == sqlite3.SQLITE_BUSY:
+                    raise _WriteLockTaken(err) from err
+                raise
             try:
                 result = body(raw)
                 raw.execute("COMMIT")
@@ -211,11 +330,17 @@ class Database:
                 raise
             return result
 
-        async with self._lock:
-            try:  # held until the thread is done, so nothing can follow while the transaction is open
-                return await uninterruptible(_in_thread(self._connection(), run))
-            except sqlite3.Error as err:
-                raise self._fail(what, err) from err
+        async with self._lock:  # held until the thread is done, so nothing can follow while the transaction is open
+            deadline = time.monotonic() + self.write_wait
+            while True:
+                try:
+                    return await uninterruptible(_in_thread(self._connection(), run))
+                except _WriteLockTaken as taken:
+                    if time.monotonic() >= deadline:
+                        raise self._fail(what, taken.error, waited=self.write_wait) from taken.error
+                except sqlite3.Error as err:
+                    raise self._fail(what, err) from err
+                await asyncio.sleep(_RETRY_PAUSE)
 
     async def fetch_all(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Rows of a read, from the reader connection: committed data only, one trip, no lock."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.application.schedules import Scheduler
+from yeetui.application.schedules import Launching, Scheduler
 from yeetui.bus import Bus
 from yeetui.events import Notice, RunStatus
 from yeetui.scheduling.times import ScheduleSpecError, check
@@ -52,8 +52,8 @@ class Launches:
     def __init__(self, store: Store, status: RunStatus = RunStatus.COMPLETED) -> None:
         self.store, self.status, self.started = store, status, []
 
-    async def __call__(self, schedule) -> str:
-        session = await self.store.create_session(profile=schedule.profile)
+    async def __call__(self, schedule, launching: Launching) -> str:
+        session = await self.store.create_session(profile=schedule.profile, title=launching.title)
         run = await self.store.create_run(session_id=session.id, profile=schedule.profile, model=None,
                                           prompt=schedule.prompt, status=self.status)
         self.started.append(schedule.id)
