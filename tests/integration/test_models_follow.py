@@ -105,7 +105,7 @@ async def test_with_only_an_openai_key_the_oracle_the_pair_and_a_pinned_profile_
     notices = [e.text for e in heard if isinstance(e, Notice) and "pinned" in e.text]
     assert len(notices) == 1 and "anthropic/claude-opus-4-5" in notices[0] and "openai/gpt-5 instead" in notices[0]
 
-    # /pair: the fast tier of OpenAI (the watcher has no model of the window to go by: the keyed provider's)
+    # /pair: the fast tier of OpenAI, the provider of the window's model
     watcher = await runtime.watchers.toggle(session_id)
     assert watcher is not None and watcher.model == "openai/gpt-5-mini"
     assert watcher.session_id is not None and watcher.session_id in {r.session_id for r in ledger.rows()}
@@ -120,6 +120,8 @@ async def test_with_both_keys_the_oracle_follows_the_windows_provider(fake_env: 
     asked = [r for r in fake_env.requests if ORACLE in r.text]
     assert status == RunStatus.COMPLETED
     assert [(r.api, r.body["model"]) for r in asked] == [("openai", "gpt-5.1")]
+    watcher = await runtime.watchers.toggle(session_id)  # F2: the pair follows the window's provider too
+    assert watcher is not None and watcher.model == "openai/gpt-5-mini"
 
 
 def test_a_detached_oracle_of_an_openai_only_user_runs_on_openai(openai_only: FakeLLM, project: Path) -> None:

@@ -21,6 +21,7 @@ from yeetui.messages import Message
 from yeetui.runs.spec import RunOptions
 from yeetui.store import Store
 from yeetui.store.records import InboxItem
+from yeetui.subagents.ledger import run_status_word
 from yeetui.system.processes import kill_leftover_group
 from yeetui.text import cap, one_line
 
@@ -123,7 +124,8 @@ class Delivery:
         if worktree:
             data["worktree"] = worktree
         item, created = await self.store.inbox.put(
-            session_id=recipient_session_id, run_id=run_id, kind=_kind(result), title=f"{label} — {status.value}",
+            session_id=recipient_session_id, run_id=run_id, kind=_kind(result),
+            title=f"{label} — {run_status_word(status)}",
             body=output[:ANNOUNCE_CAP] if output else (error or ""), data=data,
             dedupe_key=completion_key(run_id, attempt))
         if created:

@@ -23,6 +23,7 @@ from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spec import RunResult
 from yeetui.store import Store
 from yeetui.store.records import StoredMessage
+from yeetui.subagents.ledger import run_status_word
 from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRequest
 from yeetui.text import cap
 from yeetui.tools.shell import scrub_env
@@ -40,7 +41,9 @@ def ending_notice(status: RunStatus, error: str | None) -> str | None:
     well. The same words live and when the transcript is restored (`yeetui --continue`)."""
     if not error or status in (RunStatus.COMPLETED, RunStatus.WAITING_USER) or not status.is_final:
         return None
-    return f"The run {status.value}: {error}"
+    if status in (RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.INTERRUPTED):
+        return f"The run {status.value}: {error}"  # a word that reads as what happened
+    return f"The run ended, {run_status_word(status)}: {error}"  # timed out, budget exhausted, quota exhausted
 
 
 async def ending_notices(store: Store, session_id: str, messages: Sequence[StoredMessage]) -> dict[int, list[str]]:
