@@ -137,3 +137,11 @@ def test_a_detached_runs_halt_is_one_inbox_item(fake_env: FakeLLM, project: Path
     assert "tokens 330 of 300" in status["error"]
     about = [item for item in _inbox() if item[1] == run_id]
     assert len(about) == 1, about
+
+
+def test_a_detached_run_refused_for_want_of_a_price_leaves_no_session(fake_env: FakeLLM, project: Path) -> None:
+    done = run_yeetui("agents", "start", "generic", "go on", "--max-cost", "0.01", "--model", UNPRICED, cwd=project)
+    assert done.returncode == 1 and f"knows no price for {UNPRICED}" in done.stderr, done.stderr
+    database = Path(os.environ["YEETUI_DATA_DIR"]) / "yeetui.db"
+    with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)

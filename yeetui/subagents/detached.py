@@ -18,7 +18,7 @@ from yeetui import paths
 from yeetui.errors import ContextResolutionError, YeetuiError
 from yeetui.events import RunStatus
 from yeetui.profiles import ProfileSet
-from yeetui.runs.budget import Budget
+from yeetui.runs.budget import Budget, BudgetError
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context
 from yeetui.runs.spec import RunOptions
@@ -55,6 +55,10 @@ class DetachedRuns:
             raise SpawnRefused(str(exc)) from None
         timeout = min(timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
         chosen = self.launcher.resolve_model(profile, model)
+        try:  # before its session is made: a refused run leaves nothing behind
+            await self.launcher.refuse_uncountable(profile, chosen, budget=budget)
+        except BudgetError as exc:
+            raise SpawnRefused(str(exc)) from None
         try:
             full_prompt = await resolve_context(context, store=self.store, parent_session_id=None,
                                                 project_root=self.project_dir, task=prompt)
