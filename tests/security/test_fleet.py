@@ -73,6 +73,6 @@ async def test_the_first_answer_wins_and_a_second_is_refused(store: Store, tmp_p
     [row] = (await first.look()).needs_you
     [same] = (await second.look()).needs_you
     assert "allowed once" in await first.answer(row, "allow_once")
-    with pytest.raises(YeetuiError, match="answered already"):
+    with pytest.raises(YeetuiError, match="answered in another window: allowed once"):
         await second.answer(same, "allow_always")
     assert row.ask is not None and await store.permission_asks.read_answer(row.ask.id) == "allow_once"

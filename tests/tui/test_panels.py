@@ -523,10 +523,14 @@ async def test_switcher_filter_by_profile_and_several_words() -> None:
         assert [line.split(" · ")[0] for line in tree_lines(app)] == ["+ New session", "▼ primary", "└── oracle#4"]
         await pilot.press("ctrl+a", "ctrl+k", *"zzzz")
         await pilot.pause()
-        assert tree_lines(app) == ["+ New session"]
+        assert tree_lines(app) == ["+ New session",
+                                   "No session matches zzzz (esc closes; n in the tree starts a new one)"]
         await pilot.press("enter")
         await pilot.pause()
-        assert results == [NEW_SESSION], "with nothing matching, the cursor rests on New session"
+        assert results == [], "with nothing matching, enter starts no session the user did not ask for"
+        await pilot.press("up", "enter")  # New session, chosen on purpose
+        await pilot.pause()
+        assert results == [NEW_SESSION]
 
 
 async def test_switcher_escape_returns_none() -> None:

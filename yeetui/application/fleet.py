@@ -1,5 +1,6 @@
 """The fleet: every run of every project on this data dir at a glance, in three groups — **needs you**
-(a permission question or `ask_user` waiting, a budget warning or halt, a finished top-level run not read yet),
+(a permission question or `ask_user` waiting, a budget warning or halt, a detached or scheduled run's result not
+read yet; never a conversation that merely answered),
 **working** (with what it is doing, for how long, at what spend; stalled ones said so) and **done** (recent) —
 with its project, its place in its tree and where it runs (in-process, a tmux pane, a detached worker, an
 external ACP agent). A run recorded as live whose process is gone is said to be gone, never working.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,16 +22,18 @@ from typing import Any
 
 from yeetui.application.agents import cancel_run, steer_run
 from yeetui.errors import YeetuiError
-from yeetui.events import PermissionAnswer, RunStatus
+from yeetui.events import PermissionAnswer, PermissionRequested, RunStatus
 from yeetui.runs.spec import RunOptions
 from yeetui.store import Store
 from yeetui.store.coordination import PermissionAsk
-from yeetui.store.records import RunBrief, SessionRecord, WorktreeRecord
+from yeetui.store.records import InboxItem, RunBrief, SessionRecord, WorktreeRecord
 from yeetui.subagents.detached import spawn_worker, worker_log
 from yeetui.subagents.elsewhere import process_running
+from yeetui.subagents.ledger import ANSWERED, run_status_word
 from yeetui.system.processes import yeetui_command
 from yeetui.system.terminals import attach_argv
 from yeetui.system.tmux import Pane, TmuxServer
+from yeetui.text import clip_words, one_line
 
 RECENT = timedelta(hours=24)
 """How far back `done` reaches."""
@@ -49,6 +52,7 @@ class FleetRow:
     mode: str
     """`in_process`, `tmux`, `detached`, `external`."""
     status: str
+    """Its run status as stored (`waiting_permission`, `budget_exhausted`, …), or `stalled`, or `gone`."""
     why: str = ""
     """What it needs or does: the question waiting, its activity (`calling bash`, `answering`), `no progress for
     3:10`, how it ended."""
@@ -63,9 +67,27 @@ class FleetRow:
     """The path of the worktree its session works in, if any."""
     pane: str = ""
     """`tmux -L … attach -t …` for a run in a tmux pane."""
+    status_text: str = ""
+    """The status in words: `needs permission`, `answered`, `budget exhausted`, `timed out`, `stalled`, …
+    (from `status` when not given)."""
+    conversation: bool = False
+    """A conversation of its own (no parent session): a message goes on with it where it is opened, never in
+    the background the way a finished subagent's follow-up does."""
+
+    def __post_init__(self) -> None:
+        if not self.status_text:
+            self.status_text = status_words(self.status)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def status_words(status: str) -> str:
+    """A run status as people read it (`waiting_user` → `needs input`); `stalled` and `gone` as they are."""
+    try:
+        return run_status_word(RunStatus(status))
+    except ValueError:
+        return status
 
 
 @dataclass
@@ -73,62 +95,110 @@ class Fleet:
     needs_you: list[FleetRow] = field(default_factory=list)
     working: list[FleetRow] = field(default_factory=list)
     done: list[FleetRow] = field(default_factory=list)
+    """The newest done runs, up to the listing's limit."""
+    done_not_listed: int = 0
+    """Done runs of the last 24 hours past the limit: counted, not listed."""
+
+    def counts(self) -> dict[str, int]:
+        """How many runs each group holds, listed or not."""
+        return {"needs_you": len(self.needs_you), "working": len(self.working),
+                "done": len(self.done) + self.done_not_listed}
 
     def to_json(self) -> dict[str, Any]:
         return {"needs_you": [r.to_json() for r in self.needs_you], "working": [r.to_json() for r in self.working],
-                "done": [r.to_json() for r in self.done]}
+                "done": [r.to_json() for r in self.done], "counts": self.counts()}
 
 
 async def fleet(store: Store, *, now: datetime | None = None, stall_after: float | None = 120.0,
                 limit: int = 500) -> Fleet:
-    """The fleet as the store shows it now: a handful of reads, however many runs it lists."""
+    """The fleet as the store shows it now, in a handful of reads: every run that goes on, every one that
+    needs the user however old, every one done in the last 24 hours — all counted; of the done ones, the newest
+    `limit` are listed."""
     now = now or datetime.now(UTC)
-    seen = Fleet()
-    runs = await store.run_briefs(limit=limit)
-    above = await _sessions_and_ancestors(store, {r.parent_session_id for r in runs if r.parent_session_id})
-    running = [r for r in runs if r.status == RunStatus.RUNNING]
-    progress = await store.last_progress(running)
-    doing = await store.last_activity(r.id for r in running)
+    runs = await store.run_briefs(finished_since=now - RECENT)
     asks: dict[str, PermissionAsk] = {}
     for ask in await store.permission_asks.unanswered_any():
         asks.setdefault(ask.run_id, ask)
-    unread = {item.run_id: item for item in await store.inbox.list(None, statuses=("unread",)) if item.run_id}
+    unread: dict[str, list[InboxItem]] = {}
+    for item in await store.inbox.list(None, statuses=("unread",)):  # newest first
+        if item.run_id:
+            unread.setdefault(item.run_id, []).append(item)
+    latest: dict[str, str] = {}
+    for run in runs:  # newest first: the first run seen of a session is its latest
+        latest.setdefault(run.session_id, run.id)
+    placed = [(run, *where) for run in runs
+              if (where := _place(run, now, asks, unread.get(run.id, []), latest[run.session_id] == run.id))]
+    listed, done = [], 0
+    for entry in placed:  # every run that needs the user or goes on, and the newest `limit` done
+        done += entry[1] == "done"
+        if entry[1] != "done" or done <= limit:
+            listed.append(entry)
+    seen = Fleet(done_not_listed=max(done - limit, 0))
+    listed_runs = [run for run, *_ in listed]
+    above = await _sessions_and_ancestors(store, {r.parent_session_id for r in listed_runs if r.parent_session_id})
+    running = [r for r in listed_runs if r.status == RunStatus.RUNNING]
+    progress = await store.last_progress(running)
+    doing = await store.last_activity(r.id for r in running)
     worktrees = {str(wt.owner_session_id): wt for wt in await store.worktree_records.list(statuses=("active",))
                  if wt.owner_session_id}
-    for run in runs:
+    groups = {"needs_you": seen.needs_you, "working": seen.working, "done": seen.done}
+    for run, group, status, why in listed:
         row = FleetRow(run_id=run.id, label=run.label or run.profile, profile=run.profile, project=run.cwd or "",
-                       path=_path(run, above), mode=run.mode, status=run.status.value, elapsed=_elapsed(run, now),
+                       path=_path(run, above), mode=run.mode, status=status, status_text=_status_text(run, status),
+                       conversation=run.parent_session_id is None, why=why, elapsed=_elapsed(run, now),
                        cost=run.cost, tokens=run.tokens, session_id=run.session_id, pid=run.pid,
+                       ask=asks.get(run.id) if group == "needs_you" and run.status in NEEDS_INPUT else None,
                        worktree=str(worktrees[run.session_id].path) if run.session_id in worktrees else "",
                        pane=Pane(*run.pane, 0).attach_command() if run.pane else "")
-        budget_item = unread.get(run.id)
-        if run.status in LIVE and run.pid is not None and not process_running(run.pid):
-            row.status, row.why = "gone", "its process is gone (it is recorded interrupted at the next start)"
-            seen.done.append(row)
-        elif run.status in NEEDS_INPUT:
-            row.ask = asks.get(run.id)
-            row.why = (f"asks to run {row.ask.tool}: {row.ask.subject}" if row.ask is not None
-                       else "needs permission" if run.status == RunStatus.WAITING_PERMISSION else "needs your input")
-            seen.needs_you.append(row)
-        elif run.status in LIVE:
+        if group == "working":
             idle = (now - progress[run.id]).total_seconds() if run.id in progress else None
             row.why = "queued" if run.status == RunStatus.QUEUED else doing.get(run.id, "starting")
             if stall_after is not None and idle is not None and idle >= stall_after:
-                row.status = "stalled"
+                row.status = row.status_text = "stalled"
                 row.why = f"no progress for {int(idle // 60)}:{int(idle % 60):02d} ({row.why})"
-            seen.working.append(row)
-        elif budget_item is not None and budget_item.kind == "budget":
-            row.why = budget_item.title
-            seen.needs_you.append(row)
-        elif run.finished_at is not None and now - _aware(run.finished_at) <= RECENT:
-            row.why = (run.error or "")[:200]
-            if run.parent_session_id is None and run.id in unread \
-                    and run.status != RunStatus.CANCELLED:  # the user's own cancel needs nothing more of them
-                row.why = row.why or "finished: not read yet"
-                seen.needs_you.append(row)
-            else:
-                seen.done.append(row)
+        groups[group].append(row)
     return seen
+
+
+def _place(run: RunBrief, now: datetime, asks: Mapping[str, PermissionAsk], unread: list[InboxItem],
+           latest: bool) -> tuple[str, str, str] | None:
+    """(group, status, why) of a run, or None when the fleet does not list it. Needs you: a question waiting
+    (a permission question, a subagent's `ask_user`), a budget warning or halt not read yet (a halt is told by a
+    budget item, or by the halted run's ending), the result of a detached or scheduled run nobody read yet. Not
+    a conversation that answered: its user read the answer where they asked."""
+    status = run.status.value
+    budget = next((item for item in unread if item.kind == "budget"), None)
+    result = next((item for item in unread if item.kind != "budget"), None)
+    top = run.parent_session_id is None
+    if run.status in LIVE and run.pid is not None and not process_running(run.pid):
+        return "done", "gone", "its process is gone (it is recorded interrupted at the next start)"
+    if run.status == RunStatus.WAITING_PERMISSION:
+        ask = asks.get(run.id)
+        return "needs_you", status, f"asks to run {ask.tool}: {ask.subject}" if ask is not None else "needs permission"
+    if run.status in LIVE:
+        return "working", status, ""
+    if budget is not None:  # a warning, or the halt of a primary's tree
+        return "needs_you", status, budget.title
+    if run.status == RunStatus.BUDGET_EXHAUSTED and result is not None:  # a halt its ending tells of
+        return "needs_you", status, (run.error or "halted: its budget ran out")[:200]
+    if top and run.mode == "detached" and result is not None and run.status != RunStatus.CANCELLED:
+        # the user's own cancel needs nothing more of them
+        if run.status == RunStatus.WAITING_USER:
+            return "needs_you", status, f"asks you: {clip_words(one_line(result.body), 200)}" if result.body \
+                else "asks you something"
+        return "needs_you", status, (run.error or "")[:200] or "finished: not read yet"
+    if run.status == RunStatus.WAITING_USER and not top and latest:  # not followed up since
+        return "needs_you", status, "needs your input"
+    if run.finished_at is not None and now - _aware(run.finished_at) <= RECENT:
+        return "done", status, (run.error or "")[:200]
+    return None
+
+
+def _status_text(run: RunBrief, status: str) -> str:
+    """`needs permission`, `budget exhausted`; a conversation of its own waiting for the user has `answered`."""
+    if run.status == RunStatus.WAITING_USER and run.parent_session_id is None and run.mode != "detached":
+        return ANSWERED
+    return status_words(status)
 
 
 async def _sessions_and_ancestors(store: Store, ids: set[str]) -> dict[str, SessionRecord]:
@@ -167,6 +237,47 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+# -- questions settled elsewhere ----------------------------------------------------------------------------------
+
+ANSWER_WORDS: dict[str, str] = {"allow_once": "allowed once", "allow_always": "allowed for the rest of its session",
+                                "deny": "denied"}
+"""A user's answer to a permission question, as said back to them."""
+
+
+def settled_text(label: str, tool: str, answer: str | None) -> str:
+    """`oracle#3's bash question was answered in another window: allowed once.` — what a dialog that closed
+    without the user's answer says: who answered elsewhere and how, or why nobody needs the answer any more."""
+    question = f"{label}'s {tool} question"
+    if answer in ANSWER_WORDS:
+        return f"{question} was answered in another window: {ANSWER_WORDS[answer]}."
+    if answer == "unattended":
+        return f"{question} was refused: nobody answered it in time."
+    return f"{question} was withdrawn: its run stopped waiting for the answer."
+
+
+async def stored_question(store: Store, request: PermissionRequested, *, taken: Collection[int] = ()) -> int | None:
+    """The question in the store that `request` stands for — one a run in another process (a pane's worker, a
+    detached run) asks through the store, answered by whoever answers first —, by its id, while it is open and
+    not in `taken` (the ids the caller matched to other requests already). None for a question of this process's
+    own runs, which only this process answers."""
+    if request.call_id or request.reply.done():
+        return None
+    for ask in await store.permission_asks.unanswered_any():
+        if ask.id not in taken and (ask.run_id, ask.session_id, ask.tool, ask.subject, ask.arguments) == (
+                request.run_id, request.session_id, request.tool, request.subject, request.arguments):
+            return ask.id
+    return None
+
+
+async def how_settled(store: Store, request: PermissionRequested, ask_id: int | None) -> str:
+    """What a dialog for `request` says when it closed without the user's answer: the answer given in another
+    window (`ask_id`: its question in the store), or why its run stopped waiting."""
+    if ask_id is not None:
+        return settled_text(request.agent_label, request.tool, await store.permission_asks.read_answer(ask_id))
+    given = None if request.reply.cancelled() or not request.reply.done() else request.reply.result()
+    return settled_text(request.agent_label, request.tool, given)
+
+
 # -- acting on a row ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -195,10 +306,12 @@ class FleetDesk:
         if row.ask is None:
             raise YeetuiError(self.no_question(row))
         if not await self.store.permission_asks.answer(row.ask.id, answer):
-            raise YeetuiError(f"{row.label}'s question was answered already (or it stopped waiting).")
-        said = {"allow_once": "allowed once", "allow_always": "allowed for the rest of its session",
-                "deny": "denied"}.get(answer, answer)
-        return f"{row.label}: {row.ask.tool} {said}."
+            raise YeetuiError(f"{await self.settled(row.ask)} Your answer was not used.")
+        return f"{row.label}: {row.ask.tool} {ANSWER_WORDS.get(answer, answer)}."
+
+    async def settled(self, ask: PermissionAsk) -> str:
+        """How a question was settled without this fleet's answer, in a sentence."""
+        return settled_text(ask.agent_label, ask.tool, await self.store.permission_asks.read_answer(ask.id))
 
     @staticmethod
     def no_question(row: FleetRow) -> str:
@@ -207,6 +320,14 @@ class FleetDesk:
             return f"{row.label} has no question waiting."
         where = f" in the yeetui that runs it (process {row.pid})" if row.pid else " in the yeetui that runs it"
         return f"{row.label}'s question is asked in its own dialog: answer it{where}."
+
+    @staticmethod
+    def no_message(row: FleetRow) -> str | None:
+        """Why a message cannot go to the run from a fleet of its own (None: it can): a conversation of its own
+        that ended goes on only where it is opened."""
+        if row.status in (*(s.value for s in LIVE), "stalled") or not row.conversation:
+            return None
+        return _opened_to_go_on(row.label)
 
     async def cancel(self, row: FleetRow) -> str:
         ended = await cancel_run(self.store, await self.store.resolve_run(row.run_id))
@@ -224,8 +345,7 @@ class FleetDesk:
             return f"{row.label} reads it at its next turn."
         session = await self.store.get_session(run.session_id)
         if session is None or session.parent_id is None:
-            raise YeetuiError(f"{row.label} is a conversation of its own, not a subagent: open it (enter) and type "
-                              "there to go on with it.")
+            raise YeetuiError(_opened_to_go_on(row.label))
         project = _project_of(row)
         argv = yeetui_command("agents", "send", "--json", "--ask-anywhere", run.id, "--", text)
         pid = await asyncio.to_thread(spawn_worker, argv, cwd=project, env=self.env,
@@ -265,6 +385,10 @@ class FleetDesk:
     def open_session(self, row: FleetRow) -> Handover:
         """yeetui on the run's session, in its project: `yeetui --resume SESSION`."""
         return Handover(yeetui_command("--resume", row.session_id), str(_project_of(row)))
+
+
+def _opened_to_go_on(label: str) -> str:
+    return f"{label} is a conversation of its own, not a subagent: open it (enter) and type there to go on with it."
 
 
 def _project_of(row: FleetRow) -> Path:

@@ -77,9 +77,12 @@ _BRIEFS_SQL = (
         ("mode", "$.mode"), ("detached", "$.detached"), ("external", "$.external"),
         ("pane_server", "$.pane.server"), ("pane_window", "$.pane.window"), ("pane_id", "$.pane.pane")))
     + ", s.cwd, s.parent_id FROM agent_runs r LEFT JOIN sessions s ON s.id = r.session_id"
-    " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?"
+    " WHERE r.status IN (?, ?, ?) OR r.finished_at >= ?"
+    " OR r.id IN (SELECT run_id FROM inbox_items WHERE status = 'unread' AND run_id IS NOT NULL)"
+    " OR r.id IN (SELECT run_id FROM permission_asks WHERE answer IS NULL)"
+    " ORDER BY r.created_at DESC, r.rowid DESC"
 )
-"""`Store.run_briefs`: what a listing needs of each run, computed in SQLite."""
+"""`Store.run_briefs`: what a listing needs of each run it shows, computed in SQLite."""
 
 _LIVE_STATUSES = (RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.WAITING_PERMISSION)
 
@@ -546,10 +549,14 @@ class Store(Database):
                                     " ORDER BY created_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [RunRecord.from_row(r) for r in rows]
 
-    async def run_briefs(self, *, limit: int = 500) -> list[RunBrief]:
-        """The newest `limit` runs as a listing shows them, in one read (the fleet: hundreds of runs every two
-        seconds). A row whose usage or options are not valid JSON shows what it can, never fails the read."""
-        rows = await self.fetch_all("list runs", _BRIEFS_SQL, (limit,))
+    async def run_briefs(self, *, finished_since: datetime) -> list[RunBrief]:
+        """Every run a listing of what goes on shows, newest first, in one read (the fleet: every two seconds,
+        however many runs the data dir holds): each one not finished (queued, running, waiting for permission),
+        each one finished at `finished_since` or later, and — however old — each one with an unread inbox item
+        or an unanswered permission question. A row whose usage or options are not valid JSON shows what it
+        can, never fails the read."""
+        since = finished_since.astimezone(UTC).isoformat(timespec="microseconds")
+        rows = await self.fetch_all("list runs", _BRIEFS_SQL, (*(s.value for s in _LIVE_STATUSES), since))
         briefs = []
         for row in rows:
             try:

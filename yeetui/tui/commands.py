@@ -102,6 +102,11 @@ class CommandScreen(Protocol):
         """Put `text` in the composer for the user to finish, and focus it."""
         ...
 
+    def give_back(self, text: str) -> None:
+        """Put `text`, which the user sent but nothing took, back in the composer: before a draft begun since,
+        never over it."""
+        ...
+
     def pick(self, title: str, choices: Sequence[tuple[str, str]], current: str | None,
              then: Callable[[str | None], Awaitable[None]]) -> None:
         """Let the user pick one of `choices` ((value, note) pairs) in a list; `then` gets the value, or None

@@ -65,3 +65,6 @@ class FleetApp(App[None]):
 
     async def send_row(self, row: FleetRow, text: str) -> str | None:
         return await self.desk.send(row, text)
+
+    def message_refusal(self, row: FleetRow) -> str | None:
+        return self.desk.no_message(row)

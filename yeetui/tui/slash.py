@@ -48,13 +48,18 @@ PANEL_KEYS: tuple[tuple[str, str], ...] = (
 while a panel has the focus goes into the composer."""
 
 
-async def run_slash(screen: CommandScreen, name: str, args: str) -> None:
-    """Run the command `name` with `args`; an unknown name or a refusal is shown as a notice."""
+async def run_slash(screen: CommandScreen, name: str, args: str, *, typed: str = "") -> None:
+    """Run the command `name` with `args`; an unknown name or a refusal is shown as a notice. `typed`: what
+    the user sent, put back in the composer when the command is unknown (nothing typed is lost)."""
     command = next((c for c in screen.commands if c.name == name), None)
     if command is None:
         close = suggest(name, screen.commands)
         hint = f" Did you mean {', '.join('/' + c for c in close)}?" if close else ""
-        await screen.notice("warning", f"Unknown command /{name}.{hint} Type /help for the list.")
+        kept = ""
+        if typed:
+            screen.give_back(typed)
+            kept = " Nothing was sent: your text is back in the composer."
+        await screen.notice("warning", f"Unknown command /{name}.{hint}{kept} Type /help for the list.")
         return
     try:
         await command.handler(screen, args)
@@ -231,17 +236,19 @@ def spawn_flags(args: str) -> tuple[dict[str, Any], str]:
     return kw, " ".join(words).strip()
 
 
-async def _flags(screen: CommandScreen, args: str) -> tuple[dict[str, Any] | None, str]:
-    """`spawn_flags`, a mistake said to the user (None: nothing is started)."""
+async def _flags(screen: CommandScreen, args: str, command: str) -> tuple[dict[str, Any] | None, str]:
+    """`spawn_flags`, a mistake said to the user, what they typed back in the composer to mend (None: nothing
+    is started)."""
     try:
         return spawn_flags(args)
     except FlagError as exc:
-        await screen.notice("warning", str(exc))
+        screen.give_back(f"/{command} {args}")
+        await screen.notice("warning", f"{exc} Nothing was started: your text is back in the composer.")
         return None, args
 
 
 async def _oracle(screen: CommandScreen, args: str) -> None:
-    where, args = await _flags(screen, args)
+    where, args = await _flags(screen, args, "oracle")
     if where is not None and await _text_given(screen, args, "/oracle [--tmux] [--max-cost USD] <question>"):
         await screen.spawn("oracle", args, **where)
 
@@ -457,7 +464,7 @@ async def _pair(screen: CommandScreen, args: str) -> None:
 
 
 async def _orchestrate(screen: CommandScreen, args: str) -> None:
-    where, args = await _flags(screen, args)
+    where, args = await _flags(screen, args, "orchestrate")
     if where is not None and await _text_given(screen, args, "/orchestrate [--tmux] [--max-cost USD] <goal>"):
         await screen.spawn("orchestrator", args, **where)
 
@@ -524,9 +531,9 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
 # -- one command per profile with a slash trigger ----------------------------------------------------
 
 
-def _run_profile(profile: str, usage: str) -> Handler:
+def _run_profile(profile: str, name: str, usage: str) -> Handler:
     async def run(screen: CommandScreen, args: str) -> None:
-        where, args = await _flags(screen, args)
+        where, args = await _flags(screen, args, name)
         if where is not None and await _text_given(screen, args, usage):
             await screen.spawn(profile, args, **where)
     return run
@@ -542,7 +549,7 @@ def profile_commands(profiles: ProfileSet | None, taken: set[str]) -> list[Slash
         if slash and (name := slash.lstrip("/")) not in taken:
             usage = f"{slash} <task>"
             commands.append(SlashCommand(name, usage, profile.description or f"run {profile.name}",
-                                         _run_profile(profile.name, usage)))
+                                         _run_profile(profile.name, name, usage)))
             taken.add(name)
     return commands
 

@@ -53,7 +53,7 @@ async def test_each_run_of_each_project_is_in_the_right_group(store: Store, tmp_
                                      subject="make deploy", arguments={}, open_to_all=True)
     _, working = await _run(store, two, "oracle#1", RunStatus.RUNNING, options={"detached": True})
     _, gone = await _run(store, two, "oracle#2", RunStatus.RUNNING, pid=_dead_pid(), options={"detached": True})
-    finished, done_top = await _run(store, three, "generic#3", RunStatus.COMPLETED)
+    finished, done_top = await _run(store, three, "generic#3", RunStatus.COMPLETED, options={"detached": True})
     await store.inbox.put(session_id=finished, run_id=done_top, kind="completion", title="done",
                                     body="b")
     _, child_done = await _run(store, three, "oracle#4", RunStatus.FAILED, parent=finished)

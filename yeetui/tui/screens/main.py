@@ -29,7 +29,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from yeetui import events as ev
-from yeetui.application.fleet import FleetDesk
+from yeetui.application.fleet import FleetDesk, how_settled, stored_question
 from yeetui.application.inbox import InboxDesk
 from yeetui.application.permissions import answer_permission
 from yeetui.application.runs import RunDesk
@@ -140,6 +140,8 @@ class MainScreen(Screen[None]):
         """Streamed answers are drawn less often while the user types (their keys echo first)."""
         self._permissions: deque[ev.PermissionRequested] = deque()
         self._asking = False
+        self._stored_asks: dict[asyncio.Future[ev.PermissionAnswer], int] = {}
+        """The store's question behind each request another process asks through it (by its reply)."""
         self.startup = SessionStart(self, pending if pending is not None else [], resume=resume,
                                     continue_latest=continue_latest,
                                     warnings=[*(extra_warnings or []), *command_warnings])
@@ -391,7 +393,7 @@ class MainScreen(Screen[None]):
     async def handle_input(self, text: str) -> None:
         """A prompt, `/command`, `!shell` or `@profile …` sent from the composer, once the session is open."""
         if (slash := parse(text)) is not None:
-            await run_slash(self, *slash)
+            await run_slash(self, *slash, typed=text)
             return
         session = await self.runtime.store.get_session(self.current or "")
         if session is None:
@@ -405,7 +407,8 @@ class MainScreen(Screen[None]):
                 try:  # `@builder --tmux --max-cost 0.5 …`: in a pane, with a budget
                     where, rest = spawn_flags(rest.strip())
                 except FlagError as exc:
-                    await self.notice("warning", str(exc))
+                    self.give_back(text)
+                    await self.notice("warning", f"{exc} Nothing was sent: your text is back in the composer.")
                     return
                 if rest.strip():
                     await self.spawn(name, rest.strip(), **where)
@@ -423,7 +426,7 @@ class MainScreen(Screen[None]):
         try:
             sent = await self.runs.send(session, text, converse=self.control(session.id).submit)
         except YeetuiError as exc:
-            self.prefill(text)  # never lost: back in the composer, to send elsewhere
+            self.give_back(text)  # never lost: back in the composer, to send elsewhere
             back = "; ctrl+o goes to the parent" if session.parent_id else ""
             await self.notice("warning", f"{exc} Your message is back in the composer{back}.")
             return
@@ -521,6 +524,14 @@ class MainScreen(Screen[None]):
         composer.text = text
         composer.focus()
 
+    def give_back(self, text: str) -> None:
+        """Put `text`, sent but taken by nothing, back in the composer: before what was typed since (a message
+        sent during start-up is handled later), never over it."""
+        composer = self.composer
+        draft = composer.text
+        composer.text = f"{text}\n{draft}" if draft.strip() else text
+        composer.focus()
+
     def pick(self, title: str, choices: Sequence[tuple[str, str]], current: str | None,
              then: Callable[[str | None], Awaitable[None]]) -> None:
         self.app.push_screen(PickerScreen(title, [Choice(value, note) for value, note in choices], current), then)
@@ -580,6 +591,8 @@ class MainScreen(Screen[None]):
                 if target is not None:
                     await target.add_notice(event.level, event.text)
             case ev.PermissionRequested():
+                if (ask_id := await self._stored_question(event)) is not None:
+                    self._stored_asks[event.reply] = ask_id
                 self._permissions.append(event)
                 self._next_permission()
             case ev.LedgerChanged():
@@ -605,24 +618,52 @@ class MainScreen(Screen[None]):
         orchestrator's children report back to it — is its input, shown in its session, not the user's inbox."""
         return session_id == self.root or kind in USER_KINDS
 
+    async def _stored_question(self, request: ev.PermissionRequested) -> int | None:
+        """The store's id of a question another process asks through it, which another window may answer."""
+        try:
+            return await stored_question(self.runtime.store, request, taken=self._stored_asks.values())
+        except YeetuiError:
+            log.exception("could not find permission question of %s in the store", request.agent_label)
+            return None
+
     def _next_permission(self) -> None:
         if self._asking:
             return
         while self._permissions:
             request = self._permissions.popleft()
-            if request.reply.done():
+            if request.reply.done():  # settled before its dialog came up: nothing was shown, nothing to say
+                self._stored_asks.pop(request.reply, None)
                 continue
             self._asking = True
 
             def answered(answer: str | None, request: ev.PermissionRequested = request) -> None:
-                answer_permission(request, answer)
+                if not answer_permission(request, answer):  # settled elsewhere while on screen: say how
+                    self.run_worker(self._say_settled(request), group="permissions")
+                else:
+                    self._stored_asks.pop(request.reply, None)
                 self._asking = False
                 self._next_permission()
 
             screen = PermissionScreen(request.agent_label, request.tool, request.subject, request.arguments,
                                       permission_preview(request.tool, request.arguments))
+
+            def settled(_reply: asyncio.Future[ev.PermissionAnswer], dialog: PermissionScreen = screen) -> None:
+                dialog.settle()  # answered in another window, withdrawn, or here (then it is closed already)
+
+            request.reply.add_done_callback(settled)
             self.app.push_screen(screen, answered)
             return
+
+    async def _say_settled(self, request: ev.PermissionRequested) -> None:
+        """A dialog closed without the user's answer: how its question was answered in another window, or why
+        nobody needs the answer any more."""
+        ask_id = self._stored_asks.pop(request.reply, None)
+        try:
+            said = await how_settled(self.runtime.store, request, ask_id)
+        except YeetuiError as exc:
+            said = f"{request.agent_label}'s {request.tool} question was settled elsewhere ({exc})."
+        if self.current is not None and not being_removed(self):
+            await self.notice("info", said)
 
     # -- widget messages ---------------------------------------------------------------------------
 

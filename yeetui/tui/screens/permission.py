@@ -5,6 +5,11 @@ arguments summarised on one line, and an optional preview (a diff or file conten
 Returns "allow_once", "allow_always" or "deny"; the line above the buttons says what "Always" covers (the
 literal subject, for the rest of the session). Nothing is focused that enter could confirm: answering
 takes a deliberate key (y / a / n / escape) or a click. Several requests queue on the main screen.
+
+A question can be settled without this dialog: answered in another window (`yeetui fleet`, another yeetui on
+the same data dir), or withdrawn because its run stopped waiting. Whoever shows the dialog then calls `settle`:
+it closes with None, answering nothing — at once, or, with another screen over it, as soon as it is on top
+again — and the one who showed it says how the question was settled.
 """
 
 from __future__ import annotations
@@ -97,7 +102,7 @@ def preview_content(preview: str) -> Content:
     return Content("\n").join(styled)
 
 
-class PermissionScreen(ModalScreen[str]):
+class PermissionScreen(ModalScreen[str | None]):
     """`builder#7 wants to run bash` — allow once, always, or deny."""
 
     BINDINGS = [
@@ -163,6 +168,8 @@ class PermissionScreen(ModalScreen[str]):
         self.subject = subject
         self.arguments = arguments
         self.preview = preview
+        self._settled = False
+        self._dismissed = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="permission-box") as box:
@@ -206,7 +213,25 @@ class PermissionScreen(ModalScreen[str]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id in (ALLOW_ONCE, ALLOW_ALWAYS, DENY):
-            self.dismiss(event.button.id)
+            self._close(event.button.id)
 
     def action_answer(self, answer: str) -> None:
+        self._close(answer)
+
+    def settle(self) -> None:
+        """The question was settled elsewhere: close, answering nothing (None) — now if this dialog is on
+        top, else once the screen over it has gone. Harmless after the dialog closed."""
+        self._settled = True
+        if self.is_active:
+            self._close(None)
+
+    def on_screen_resume(self) -> None:
+        if self._settled:
+            self._close(None)
+
+    def _close(self, answer: str | None) -> None:
+        """Dismiss once: a second close (an answer and a settlement crossing) would pop the screen below."""
+        if self._dismissed or not self.is_active:
+            return
+        self._dismissed = True
         self.dismiss(answer)

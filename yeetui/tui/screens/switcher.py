@@ -4,7 +4,8 @@ The screen gets plain `SessionNode`s and returns what the user picked: a session
 session, or None (escape). Typing filters the tree on label, title and profile: when some sessions match
 every typed word at the start of one of their words (`log` → "fix the login test"), only those are shown;
 otherwise any whose text holds each word as a subsequence. Ancestors of a match stay (dimmed) so every match
-keeps its place in the tree. While the filter has the
+keeps its place in the tree; when nothing matches, a line says so and enter opens nothing (it never starts a
+session the user did not ask for). While the filter has the
 focus, up/down still move the tree's cursor and enter opens it; tab moves into the tree, where `p` or
 backspace jump to the parent and `n` starts a new session.
 """
@@ -30,6 +31,8 @@ from yeetui.text import dollars, tokens_text
 NEW_SESSION = "new"
 """What the switcher returns for "start a new session"."""
 NEW_LABEL = "+ New session"
+NOTHING = "nothing"
+"""The line that says no session matches the filter: choosing it does nothing."""
 
 _STATUS_WORDS = {"waiting_permission": "needs permission", "waiting_user": "needs input"}
 _STATUS_GROUPS = {
@@ -165,6 +168,9 @@ class SessionTree(Tree[str]):
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
         if node.data == NEW_SESSION:
             label = Text(NEW_LABEL, self._style("new"))
+        elif node.data == NOTHING:
+            label = Text(f"No session matches {self.query_text} (esc closes; n in the tree starts a new one)",
+                         self._style("muted"))
         elif node.data in self.sessions:
             label = self.label_text(self.sessions[node.data])
         else:
@@ -273,8 +279,10 @@ class SwitcherScreen(ModalScreen[str | None]):
         for node in self.nodes:  # a cycle in parent ids: show what is left at the top rather than lose it
             if node.id in shown and node.id not in placed:
                 place(tree.root, node)
-        if tree.query_text:
-            target = next((placed[n.id] for n in self.nodes if n.id in tree.matched and n.id in placed), None)
+        target: TreeNode[str] | None
+        if tree.query_text:  # the first match; with none, a line saying so — never New session by itself
+            target = next((placed[n.id] for n in self.nodes if n.id in tree.matched and n.id in placed), None) \
+                or tree.root.add_leaf("", data=NOTHING)
         else:
             target = placed.get(self.current or "") or next(iter(placed.values()), None)
         tree.last_line  # noqa: B018 — builds the tree's lines, so the nodes know where they are
@@ -297,7 +305,7 @@ class SwitcherScreen(ModalScreen[str | None]):
         self._choose(event.node)
 
     def _choose(self, node: TreeNode[str] | None) -> None:
-        if node is not None and node.data:
+        if node is not None and node.data and node.data != NOTHING:
             self.dismiss(node.data)
 
     def action_close(self) -> None:
