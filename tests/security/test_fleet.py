@@ -50,6 +50,7 @@ async def test_a_hostile_question_reaches_the_fleet_as_plain_text_on_one_line(st
     printed = await asyncio.to_thread(run_yeetui, "fleet", "--print", cwd=tmp_path)
     assert printed.returncode == 0, printed.stderr
     assert "asks to run bash: make deploy" in printed.stdout
+    assert "needs permission" in printed.stdout and "waiting_permission" not in printed.stdout  # in words
     for control in ("\x1b", "\x07", "\x9b", "\r"):
         assert control not in printed.stdout
     app = FleetApp(FleetDesk(store), run_handover=lambda handover: 0)

@@ -113,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     fleet = sub.add_parser("fleet", help="every run of every project here: what needs you, what works, what is done")
     fleet.add_argument("--json", action="store_true")
     fleet.add_argument("--print", action="store_true", help="print the listing once instead of the full screen")
-    fleet.add_argument("--limit", type=_positive(int), default=500, help="newest runs looked at")
+    fleet.add_argument("--limit", type=_positive(int), default=500,
+                       help="done runs listed, newest first (the counts and needs you cover every run)")
     return parser
 
 

@@ -39,12 +39,14 @@ def _print(seen: Fleet) -> None:
             print(table(("RUN", "LABEL", "STATUS", "PROJECT", "MODE", "TIME", "SPEND", "WHAT"),
                         [_cells(r) for r in rows]))
         print()
+    if seen.done_not_listed:
+        print(f"… and {seen.done_not_listed} older done in the last 24 hours, not listed (--limit)")
 
 
 def _cells(row: FleetRow) -> tuple[str, ...]:
     spend = f"{dollars(row.cost)} {tokens_text(row.tokens)}" if row.tokens else "-"
     elapsed = format_elapsed(row.elapsed) if row.elapsed is not None else "-"
-    return (row.run_id[:12], _safe(row.path)[-40:], row.status, _safe(row.project)[-30:], row.mode, elapsed, spend,
+    return (row.run_id[:12], _safe(row.path)[-40:], row.status_text, _safe(row.project)[-30:], row.mode, elapsed, spend,
             _safe(row.why)[:60])
 
 
