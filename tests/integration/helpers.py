@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,3 +130,28 @@ def git_project(tmp_path: Path, name: str = "project") -> Path:
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     return project
+
+
+def query_store(data: Path, sql: str, *args: object) -> list[sqlite3.Row]:
+    """Rows of `sql` in the store of data dir `data`, read-only beside the processes writing it (none before the
+    store exists or is migrated)."""
+    database = data / "yeetui.db"
+    if not database.exists():
+        return []
+    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, args).fetchall()
+    except sqlite3.OperationalError:  # not migrated yet
+        return []
+    finally:
+        conn.close()
+
+
+def wait_until(what: str, predicate: Callable[[], object], timeout: float = 60.0) -> None:
+    """Poll `predicate` until it holds; past `timeout` seconds fail, saying `what` was not reached."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached in {timeout:g} s: {what}")
+        time.sleep(0.05)

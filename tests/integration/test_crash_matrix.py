@@ -28,7 +28,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ import pytest
 
 from tests.e2e.tmux import Tmux, tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui, start_yeetui, yeetui_env
+from tests.integration.helpers import query_store, run_yeetui, start_yeetui, wait_until, yeetui_env
 from tests.integration.zygote import ZYGOTE, Forked
 from tests.processes import gone, group_members
 from yeetui.cli import main as yeetui_main
@@ -82,28 +81,12 @@ def _db(data: Path) -> sqlite3.Connection:
     return conn
 
 
-def _query(data: Path, sql: str, *args: object) -> list[sqlite3.Row]:
-    if not (data / "yeetui.db").exists():
-        return []
-    conn = _db(data)
-    try:
-        return conn.execute(sql, args).fetchall()
-    except sqlite3.OperationalError:  # not migrated yet
-        return []
-    finally:
-        conn.close()
 
 
-def _wait(what: str, predicate: Callable[[], object], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached in {timeout:g} s: {what}")
-        time.sleep(0.05)
 
 
 def _child_run(data: Path) -> sqlite3.Row | None:
-    rows = _query(data, "SELECT * FROM agent_runs WHERE profile = 'crashkid'")
+    rows = query_store(data, "SELECT * FROM agent_runs WHERE profile = 'crashkid'")
     return rows[0] if rows else None
 
 
@@ -132,7 +115,7 @@ def _killed_at(point: str, data: Path, pid_file: Path) -> Callable[[], bool]:
 
     def child_streamed() -> bool:
         run = _child_run(data)
-        return run is not None and bool(_query(
+        return run is not None and bool(query_store(
             data, "SELECT 1 FROM messages WHERE session_id = ? AND partial = 1 AND body LIKE '%CHILDSTREAM%'",
             run["session_id"]))
 
@@ -144,8 +127,8 @@ def _killed_at(point: str, data: Path, pid_file: Path) -> Callable[[], bool]:
         run = _child_run(data)
         if run is None or run["status"] != "completed":
             return False
-        items = _query(data, "SELECT data FROM inbox_items WHERE run_id = ?", run["id"])
-        announced = [row for row in _query(data, "SELECT body FROM messages WHERE body LIKE '%announcement%'")
+        items = query_store(data, "SELECT data FROM inbox_items WHERE run_id = ?", run["id"])
+        announced = [row for row in query_store(data, "SELECT body FROM messages WHERE body LIKE '%announcement%'")
                      if (json.loads(row["body"]).get("meta") or {}).get("run_id") == run["id"]]
         return bool(items) and not announced
 
@@ -174,10 +157,10 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
             tmux.wait_for("Message yeetui", timeout=30)
             tmux.send("PARENT-TASK: delegate", "Enter")
             killed.append(tmux.pid)
-        _wait(f"{host}: {point}", _killed_at(point, data, pid_file))
+        wait_until(f"{host}: {point}", _killed_at(point, data, pid_file))
         if host != "run":  # the process the run lives in: forked warm, it is not the one `agents start` started,
             # nor the stand-in in the tmux pane (`ZYGOTE.argv`)
-            (lives_in,) = _query(data, "SELECT r.pid FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
+            (lives_in,) = query_store(data, "SELECT r.pid FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
                                        " WHERE s.parent_id IS NULL")
             killed.insert(0, lives_in["pid"])
         for pid in killed:
@@ -185,7 +168,7 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
                 os.kill(pid, signal.SIGKILL)
         if proc is not None:
             proc.wait(timeout=10)
-        _wait("the killed process is gone", lambda: all(gone(pid) for pid in killed), timeout=10)
+        wait_until("the killed process is gone", lambda: all(gone(pid) for pid in killed), timeout=10)
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()
@@ -193,11 +176,11 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
             tmux.kill()
     child = _child_run(data)
     assert child is not None
-    (parent,) = _query(data, "SELECT r.* FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
+    (parent,) = query_store(data, "SELECT r.* FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
                              " WHERE s.parent_id IS NULL")
     if point == "mid_tool":  # the command's watcher ends it with its killed host, before any recovery
         group = int(pid_file.read_text())
-        _wait("the child's command to die with its host", lambda: not group_members(group), timeout=10)
+        wait_until("the child's command to die with its host", lambda: not group_members(group), timeout=10)
     # (A group that outlives its host — its watcher killed too — is ended by the recovery:
     # tests/unit/test_leftover_processes.py.)
     return Crashed(data, parent["session_id"], parent["id"], child["id"], killed, None)
@@ -206,7 +189,7 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
 def _announcements(data: Path, session_id: str, run_id: str) -> Counter[str]:
     """How many announcements of `run_id` the session holds, by the status announced."""
     found: Counter[str] = Counter()
-    for row in _query(data, "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", session_id):
+    for row in query_store(data, "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", session_id):
         meta = json.loads(row["body"]).get("meta") or {}
         if meta.get("announcement") and meta.get("run_id") == run_id:
             found[meta.get("status")] += 1
@@ -246,19 +229,20 @@ def _recover(order: tuple[str, ...], crashed: Crashed, host: str, point: str, fa
         else:
             assert yeetui_main(["run", "--json", "--resume", crashed.parent_session, "carry on"]) == 0
         if crashed.command_group is not None:  # the first recovery ended the killed child's command
-            _wait("the killed child's command is gone", lambda: not group_members(crashed.command_group), timeout=10)
+            wait_until("the killed child's command is gone", lambda: not group_members(crashed.command_group),
+                       timeout=10)
 
     expected = Counter({"completed": 1}) if point == "undelivered" else Counter({"interrupted": 1, "completed": 1})
     assert _announcements(data, crashed.parent_session, crashed.child_run) == expected
     sent = fake.requests[first_request:]
     assert sent and all(r.status == 200 and r.rejected is None for r in sent), [
         (r.number, r.status, r.rejected) for r in sent]
-    statuses = {r["id"]: r["status"] for r in _query(data, "SELECT id, status FROM agent_runs")}
+    statuses = {r["id"]: r["status"] for r in query_store(data, "SELECT id, status FROM agent_runs")}
     assert statuses[crashed.child_run] == "completed"
-    parents = [r for r in _query(data, "SELECT r.status FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
+    parents = [r for r in query_store(data, "SELECT r.status FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
                                        " WHERE s.parent_id IS NULL ORDER BY r.created_at")]
     assert parents[-1]["status"] == "completed"
-    assert not _query(data, "SELECT 1 FROM tool_processes")
+    assert not query_store(data, "SELECT 1 FROM tool_processes")
 
 
 @pytest.mark.parametrize("point", POINTS)

@@ -18,15 +18,22 @@ import os
 import signal
 import sqlite3
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import result_text, run_yeetui, start_yeetui, stored_pid, tool_results
+from tests.integration.helpers import (
+    query_store,
+    result_text,
+    run_yeetui,
+    start_yeetui,
+    stored_pid,
+    tool_results,
+    wait_until,
+)
 from tests.processes import gone
 from yeetui import paths
 from yeetui.system.tmux import TmuxServer, server_name
@@ -44,30 +51,12 @@ def data(fake_env) -> Iterator[Path]:
     asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
 
 
-def _query(data: Path, sql: str, *args: object) -> list[sqlite3.Row]:
-    database = data / "yeetui.db"
-    if not database.exists():
-        return []
-    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, args).fetchall()
-    except sqlite3.OperationalError:  # not migrated yet
-        return []
-    finally:
-        conn.close()
 
 
-def _wait(what: str, predicate: Callable[[], object], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached in {timeout:g} s: {what}")
-        time.sleep(0.05)
 
 
 def _run(data: Path, profile: str) -> sqlite3.Row | None:
-    rows = _query(data, "SELECT * FROM agent_runs WHERE profile = ? ORDER BY created_at", profile)
+    rows = query_store(data, "SELECT * FROM agent_runs WHERE profile = ? ORDER BY created_at", profile)
     return rows[0] if rows else None
 
 
@@ -75,13 +64,13 @@ def _command_running(data: Path) -> bool:
     """The oracle's bash command runs (its worker recorded its process group): its parent waits inline."""
     child = _run(data, "oracle")
     return child is not None and child["status"] == "running" and bool(
-        _query(data, "SELECT 1 FROM tool_processes WHERE run_id = ?", child["id"]))
+        query_store(data, "SELECT 1 FROM tool_processes WHERE run_id = ?", child["id"]))
 
 
 def _announcements(data: Path, session_id: str, run_id: str) -> list[str]:
     """The announcements of `run_id` in the session's conversation, as their text."""
     found = []
-    for row in _query(data, "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", session_id):
+    for row in query_store(data, "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", session_id):
         message = json.loads(row["body"])
         meta = message.get("meta") or {}
         if meta.get("announcement") and meta.get("run_id") == run_id:
@@ -119,14 +108,14 @@ def _parent_killed_while_it_waits(fake_env, project: Path, data: Path, tag: str,
     parent_id = json.loads(started.stdout)["run_id"]
     killed = [json.loads(started.stdout)["pid"]]
     try:
-        _wait("the oracle's command to run while its parent waits", lambda: _command_running(data))
+        wait_until("the oracle's command to run while its parent waits", lambda: _command_running(data))
         lives_in = stored_pid(parent_id)  # forked warm: not the process `agents start` started
         assert lives_in is not None
         killed.insert(0, lives_in)
     finally:
         for pid in killed:
             _kill(pid)
-    _wait("the parent's process to be gone", lambda: all(gone(pid) for pid in killed), timeout=10)
+    wait_until("the parent's process to be gone", lambda: all(gone(pid) for pid in killed), timeout=10)
     return parent_id, release
 
 
@@ -136,17 +125,17 @@ def _child_completed(data: Path) -> sqlite3.Row:
         child = _run(data, "oracle")
         return child if child is not None and child["status"] == "completed" else None
 
-    _wait("the oracle to complete in its pane", completed)
+    wait_until("the oracle to complete in its pane", completed)
     child = completed()
     assert child is not None and child["pid"] is not None
-    _wait("the oracle's worker to exit", lambda: gone(child["pid"]), timeout=30)
+    wait_until("the oracle's worker to exit", lambda: gone(child["pid"]), timeout=30)
     return child
 
 
 def _told_once(fake_env, data: Path, parent_id: str, child: sqlite3.Row, tag: str) -> None:
     """The parent's conversation holds the oracle's answer once, announced, and so does the resumed parent's
     last request."""
-    (parent,) = _query(data, "SELECT session_id FROM agent_runs WHERE id = ?", parent_id)
+    (parent,) = query_store(data, "SELECT session_id FROM agent_runs WHERE id = ?", parent_id)
     told = _announcements(data, parent["session_id"], child["id"])
     assert len(told) == 1 and f"PANE-ANSWER-{tag}" in told[0], told
     last = [r for r in fake_env.requests if f"PARENT-{tag}" in r.text and ORACLE not in r.text][-1]
@@ -180,7 +169,7 @@ def test_a_blocking_pane_child_ending_while_its_resumed_parent_runs_is_told_at_i
     resumed = start_yeetui("agents", "resume", parent_id, "--wait", "--json", "--yes", cwd=project,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait("the resumed parent's command to run", lambda: _query(
+        wait_until("the resumed parent's command to run", lambda: query_store(
             data, "SELECT 1 FROM tool_processes WHERE run_id = ?", parent_id))
         release.touch()
         child = _child_completed(data)
@@ -208,7 +197,7 @@ def test_a_killed_pane_worker_is_reported_once_as_its_blocking_spawns_result(
     parent = start_yeetui("run", "--yes", "--json", "PARENT-9: ask an oracle and wait", cwd=project,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait("the oracle's command to run while its parent waits", lambda: _command_running(data))
+        wait_until("the oracle's command to run while its parent waits", lambda: _command_running(data))
         child = _run(data, "oracle")
         assert child is not None
         worker = stored_pid(child["id"])
@@ -226,5 +215,5 @@ def test_a_killed_pane_worker_is_reported_once_as_its_blocking_spawns_result(
     assert "Interrupted" in result_text(spawned)
     told = last.text.count("[Subagent: oracle#1] Interrupted")
     assert told == 1, f"the parent's next request tells the interruption {told} times"
-    (run,) = _query(data, "SELECT session_id FROM agent_runs WHERE profile = 'generic'")
+    (run,) = query_store(data, "SELECT session_id FROM agent_runs WHERE profile = 'generic'")
     assert _announcements(data, run["session_id"], child["id"]) == []
