@@ -114,6 +114,12 @@ class RunDesk:
         elsewhere = await self._store.permission_asks.unattended_refusals(self._spawner.elsewhere.ever_followed)
         return [*self._runtime.refused, *elsewhere]
 
+    def ask_again(self) -> None:
+        """For a front end that starts listening to the bus in the same step: the permission questions of runs
+        in other processes that this one asks, still open, are published again — those found while the runtime
+        opened reached no one (see `RunsElsewhere.ask_again`: the same requests, so one answer settles each)."""
+        self._spawner.elsewhere.ask_again()
+
     def children_running(self, session_id: str) -> list[str]:
         """Labels of the subagents `session_id` started that still run here (`await_children` waits for them)."""
         return [self.label(run_id) for run_id in self._spawner.live_runs(session_id)]

@@ -12,6 +12,10 @@ the store (`permission_asks`): while this process shows dialogs (`answers_asks`,
 of a followed pane is published here as an ordinary `PermissionRequested`, and the answer is written back for
 the worker to read. Such a process also asks the questions open to every yeetui (`attend`): those of detached
 runs nobody follows, which an MCP client started.
+
+Attending starts while the runtime opens, before its front end listens to the bus, so a question found then
+reaches nobody: the front end calls `ask_again` in the same step as it starts listening, and every question still
+open is published again — to it once, as those published later are new ones.
 """
 
 from __future__ import annotations
@@ -63,7 +67,8 @@ class RunsElsewhere:
         """Run id → the session its ending is announced to."""
         self.ever_followed: list[str] = []
         """Every run this process followed, in order (`yeetui run` counts their unattended refusals)."""
-        self._asked: dict[int, asyncio.Future[PermissionAnswer]] = {}
+        self._asked: dict[int, PermissionRequested] = {}
+        """Question id in the store → the request published for it, while it is open."""
         self._answers: set[asyncio.Task[None]] = set()
         self._watch: asyncio.Task[None] | None = None
         self._attending: asyncio.Task[None] | None = None
@@ -218,16 +223,27 @@ class RunsElsewhere:
             if ask.id in self._asked:
                 continue
             reply: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
-            self._asked[ask.id] = reply
             reply.add_done_callback(functools.partial(self._answered, ask.id))
-            self.bus.publish(PermissionRequested(ask.run_id, ask.session_id, ask.agent_label, ask.tool, ask.subject,
-                                                 ask.arguments, reply))
+            request = PermissionRequested(ask.run_id, ask.session_id, ask.agent_label, ask.tool, ask.subject,
+                                          ask.arguments, reply)
+            self._asked[ask.id] = request
+            self.bus.publish(request)
 
-    def _withdraw(self, asked: dict[int, asyncio.Future[PermissionAnswer]]) -> None:
+    def ask_again(self) -> None:
+        """For a front end that starts listening to the bus in the same step (no await between): the questions
+        asked here that are still open are published again, as those found while the runtime opened reached
+        nobody. Each is the request published before, its reply the same future: the first answer — from this
+        front end, another yeetui or the fleet — settles it and is recorded once. A listener that was there
+        already gets the request a second time."""
+        for request in list(self._asked.values()):
+            if not request.reply.done():
+                self.bus.publish(request)
+
+    def _withdraw(self, asked: dict[int, PermissionRequested]) -> None:
         """Questions nobody needs answered any more: their dialogs, if shown, answer nothing."""
-        for ask_id, reply in list(asked.items()):
+        for ask_id, request in list(asked.items()):
             self._asked.pop(ask_id, None)
-            reply.cancel()
+            request.reply.cancel()
 
     def _answered(self, ask_id: int, reply: asyncio.Future[PermissionAnswer]) -> None:
         if reply.cancelled():

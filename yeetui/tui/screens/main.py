@@ -555,14 +555,20 @@ class MainScreen(Screen[None]):
 
     async def _pump(self) -> None:
         handled = 0
-        async for event in self.runtime.bus.subscribe():
-            try:
-                await self._route(event)
-            except Exception:  # one bad event must not stop the screen from updating
-                log.exception("could not show %s", getattr(event, "kind", event))
-            handled += 1
-            if handled % 20 == 0:  # a backlog must not starve keys and painting
-                await asyncio.sleep(0)
+        events: asyncio.Queue[ev.Event] = asyncio.Queue()
+        with self.runtime.bus.listen(events.put_nowait):
+            # The questions of other processes' runs found while the runtime opened were published before this
+            # screen listened: asked again now, in the same step as the listening starts, each reaches it once.
+            self.runs.ask_again()
+            while True:
+                event = await events.get()
+                try:
+                    await self._route(event)
+                except Exception:  # one bad event must not stop the screen from updating
+                    log.exception("could not show %s", getattr(event, "kind", event))
+                handled += 1
+                if handled % 20 == 0:  # a backlog must not starve keys and painting
+                    await asyncio.sleep(0)
 
     async def _route(self, event: ev.Event) -> None:
         session_id = getattr(event, "session_id", None)
