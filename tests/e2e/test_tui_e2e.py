@@ -82,6 +82,10 @@ def test_burst_typed_command_is_sent_as_typed(launch, fake_env) -> None:
         app.send(f"nosuch{n} typed in one burst", "Enter")
         app.wait_for(f"Unknown command /nosuch{n}.", timeout=5,
                      why=f"the burst-typed `/nosuch{n} typed in one burst` + Enter being sent as typed")
+        kept = f"▊ /nosuch{n} typed in one burst"
+        app.wait_for(kept, timeout=5, why="the unknown command's text kept in the composer")
+        app.press("C-u")  # cleared by hand before the next burst
+        app.wait_for(lambda screen, kept=kept: kept not in screen, timeout=5, why="the composer cleared")
     app.send("/")
     app.wait_for("/help  keys and commands", why="the command completion popup after `/`")
     app.send("oracle why does the login test flake?", "Enter")
