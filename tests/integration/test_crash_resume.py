@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import result_text, run_yeetui, start_yeetui, tool_results, yeetui_env
+from tests.integration.helpers import query_store, result_text, run_yeetui, start_yeetui, tool_results, yeetui_env
 from tests.integration.zygote import Forked
 from yeetui import paths
 from yeetui.events import RunStatus
@@ -115,17 +115,6 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
-def _rows(db: Path, sql: str, *args: object) -> list[sqlite3.Row]:
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, args).fetchall()
-    except sqlite3.OperationalError:  # not migrated yet
-        return []
-    finally:
-        conn.close()
 
 
 async def test_a_child_queued_when_its_parent_was_killed_resumes_with_its_task(
@@ -162,7 +151,7 @@ def _kill_parent_of_a_queued_child(fake_env, project: Path) -> sqlite3.Row:
     host = subprocess.Popen([sys.executable, "-c", _PARENT_HOST, str(project)], cwd=project, env=yeetui_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:
-        _wait_for(lambda: bool(_rows(db, "SELECT 1 FROM agent_runs r JOIN run_slots s ON s.run_id = r.id"
+        _wait_for(lambda: bool(query_store(db.parent, "SELECT 1 FROM agent_runs r JOIN run_slots s ON s.run_id = r.id"
                                          " WHERE r.prompt LIKE '%QUEUED-CHILD%' AND r.status = 'queued'"
                                          " AND s.state = 'waiting'")) or host.poll() is not None)
         assert host.poll() is None, host.stderr.read().decode() if host.stderr else ""
@@ -172,5 +161,5 @@ def _kill_parent_of_a_queued_child(fake_env, project: Path) -> sqlite3.Row:
         if host.poll() is None:
             host.kill()
             host.wait()
-    (child,) = _rows(db, "SELECT id, session_id FROM agent_runs WHERE prompt LIKE '%QUEUED-CHILD%'")
+    (child,) = query_store(db.parent, "SELECT id, session_id FROM agent_runs WHERE prompt LIKE '%QUEUED-CHILD%'")
     return child

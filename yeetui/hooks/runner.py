@@ -141,16 +141,20 @@ class HookRunner:
             env = {k: v for k, v in base.items() if not is_secret_name(k)}
         else:
             env = without_provider_keys(base, frozenset(command.env))
-        tag = f"hook-{self._tag}-{run_id or 'none'}"
+        tag = self._run_tag(run_id)
         self._runs_tagged.add(tag)
         return {**env, PROCESS_TAG: tag}
+
+    def _run_tag(self, run_id: str | None) -> str:
+        """The `PROCESS_TAG` of what this process's hooks start for the run `run_id`."""
+        return f"hook-{self._tag}-{run_id or 'none'}"
 
     def _cwd(self, command: HookCommand) -> Path:
         return Path(command.cwd) if command.cwd else neutral_dir(self.project_dir, self.confinement.home)
 
     async def run_ended(self, run_id: str | None) -> None:
         """The run is over: whatever its hooks left running, also in a session of their own, ends."""
-        tag = f"hook-{self._tag}-{run_id or 'none'}"
+        tag = self._run_tag(run_id)
         if tag in self._runs_tagged:
             self._runs_tagged.discard(tag)
             await end_tagged(tag)

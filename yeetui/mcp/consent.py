@@ -78,11 +78,6 @@ def approval(spec: ServerSpec, project_dir: Path, env: Mapping[str, str] | None 
     return Approval(True, now)
 
 
-def is_approved(spec: ServerSpec, project_dir: Path, env: Mapping[str, str] | None = None) -> bool:
-    """Whether `spec` may start (see `approval`)."""
-    return approval(spec, project_dir, env).approved
-
-
 def approve(spec: ServerSpec, project_dir: Path, env: Mapping[str, str] | None = None, *,
             pins: Mapping[str, str] | None = None) -> None:
     """Remember that the user approved exactly `spec` for `project_dir`, with the files it runs as they are now —
