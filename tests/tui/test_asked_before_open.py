@@ -66,7 +66,8 @@ async def test_a_question_asked_before_the_app_opened_gets_its_dialog(fake_env, 
                 await _until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)
             except AssertionError as exc:
                 raise AssertionError(f"no dialog: the run is {stored_status(run_id)}, {app.screen_stack}") from exc
-            assert "echo ASKED-FIRST-RAN" in _text(app.screen)
+            dialog = app.screen  # pushed, then composed: its text is there a frame later on a loaded machine
+            await _until(pilot, lambda: "echo ASKED-FIRST-RAN" in _text(dialog), timeout=30)
             assert _permission_dialogs(app) == 1
             await pilot.press("y")
             main = await _main(pilot)
