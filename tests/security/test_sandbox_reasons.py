@@ -22,7 +22,7 @@ _EPERM, _ENOSYS, _EOPNOTSUPP = 1, 38, 95
 _UNDER_FILTER = r"""
 import ctypes, os, sys
 sys.path.insert(0, {root!r})
-from yeetui.system import sandbox
+from yeetui.system.sandbox import preexec as sandbox
 lib = sandbox._libseccomp()
 ctx = lib.seccomp_init(0x7FFF0000)
 none = (sandbox._ArgCmp * 1)()

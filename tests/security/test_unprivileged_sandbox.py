@@ -83,7 +83,8 @@ def playground() -> Iterator[Path]:
     that only the sandbox stands between it and them."""
     base = Path(tempfile.mkdtemp(prefix="yeetui-unpriv-"))
     base.chmod(0o755)
-    shutil.copy(Path(sandbox.__file__), base / "yeetui_sandbox.py")
+    shutil.copytree(Path(sandbox.__file__).parent, base / "yeetui_sandbox",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     (base / "driver.py").write_text(DRIVER)
     for folder in ("ws/.git", "outside", "private"):
         (base / folder).mkdir(parents=True)

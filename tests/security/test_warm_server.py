@@ -46,7 +46,7 @@ MECHANISMS = [m for m, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sa
 _WITHOUT_SECCOMP = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-from yeetui.system import sandbox
+from yeetui.system.sandbox import preexec as sandbox
 sandbox._libseccomp = lambda: None  # as on a machine without libseccomp2: Landlock alone
 sys.exit(sandbox._landlock_exec_main(sys.argv[1:]))
 """
@@ -165,7 +165,7 @@ def _confined(argv: list[str], cwd: Path, mechanism: sandbox.Sandbox, *, private
     wrapped = sandbox.wrap_readonly(argv, cwd, roots=(cwd, *bound, *_PYTHON), private_tmp=private_tmp,
                                     mechanism=mechanism)
     if mechanism == "landlock":
-        script = wrapped.index(str(Path(sandbox.__file__).resolve()))
+        script = wrapped.index(str(Path(sandbox.preexec.__file__).resolve()))
         wrapped[script:script + 1] = ["-c", _WITHOUT_SECCOMP]
     return wrapped
 

@@ -100,7 +100,7 @@ def test_tcp_is_blocked_inside_but_works_outside(mechanism: str, workspace: Path
 
 
 def test_landlock_wrapper_rejects_bad_usage_and_missing_commands(workspace: Path) -> None:
-    script = str(Path(sandbox.__file__).resolve())
+    script = str(Path(sandbox.preexec.__file__).resolve())
     bad = run([sys.executable, "-I", "-S", script, "--landlock-exec"], workspace)
     assert bad.returncode == 2 and "usage" in bad.stderr
     if "landlock" in AVAILABLE:
