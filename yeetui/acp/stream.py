@@ -162,37 +162,56 @@ class UpdateStream:
             return
         if isinstance(event, RunStatusChanged):
             if child and session_id in owner.parents:
-                state = _state(event.status, event.reason)
-                if state["state"] == "idle" and (spent := owner.children_usage.get(session_id)) is not None:
-                    state["usage"] = updates.usage(spent).model_dump(by_alias=True, exclude_none=True)
-                self._outbox.put_nowait(Raw(owner.parents[session_id], _subagent_update(session_id, state=state)))
+                self._child_status(owner, session_id, event)
             return
-        update: Any = None
         if isinstance(event, UsageUpdated):
-            if not child and event.context_tokens and (size := context_window(owner.model)):
-                whole = owner.spent + event.cost + sum(owner.children_spent.values()) if event.cost is not None \
-                    else None
-                cost = schema.Cost(amount=round(whole, 6), currency="USD") if whole is not None else None
-                update = schema.UsageUpdate(session_update="usage_update", used=event.context_tokens, size=size,
-                                            cost=cost)
-        elif isinstance(event, TextDelta):
-            update = updates.text_chunk(event.text)
-        elif isinstance(event, ThinkingDelta):
-            update = updates.thought_chunk(event)
-        elif isinstance(event, ToolCallStarted):
-            update = updates.tool_started(event)
+            update = None if child else self._usage_update(owner, event)
+        elif isinstance(event, ToolCallFinished):
+            update = self._tool_finished(owner, session_id, event)
+        else:
+            update = self._stream_update(owner, session_id, event)
+        if update is not None:
+            self._outbox.put_nowait(Send(session_id, update))
+
+    def _child_status(self, owner: AcpSession, session_id: str, event: RunStatusChanged) -> None:
+        """A subagent's status, on its parent's session (with what it spent, once it is idle)."""
+        state = _state(event.status, event.reason)
+        if state["state"] == "idle" and (spent := owner.children_usage.get(session_id)) is not None:
+            state["usage"] = updates.usage(spent).model_dump(by_alias=True, exclude_none=True)
+        self._outbox.put_nowait(Raw(owner.parents[session_id], _subagent_update(session_id, state=state)))
+
+    def _tool_finished(self, owner: AcpSession, session_id: str, event: ToolCallFinished) -> Any:
+        """The tool call's update; a call that started a subagent is sent here, linked to its session (None)."""
+        update = updates.tool_finished(event)
+        open_calls = owner.spawning.get(session_id, [])
+        owner.spawning[session_id] = [c for c in open_calls if c[0] != event.call_id]
+        if linked := owner.links.pop(event.call_id, None):
+            self._outbox.put_nowait(Raw(session_id, with_sessions(update, linked)))
+            return None
+        return update
+
+    @staticmethod
+    def _usage_update(owner: AcpSession, event: UsageUpdated) -> Any:
+        """The context used of the session's window, and the cost of its whole tree (None: nothing to say)."""
+        if not event.context_tokens or not (size := context_window(owner.model)):
+            return None
+        whole = owner.spent + event.cost + sum(owner.children_spent.values()) if event.cost is not None else None
+        cost = schema.Cost(amount=round(whole, 6), currency="USD") if whole is not None else None
+        return schema.UsageUpdate(session_update="usage_update", used=event.context_tokens, size=size, cost=cost)
+
+    @staticmethod
+    def _stream_update(owner: AcpSession, session_id: str, event: object) -> Any:
+        """The update for a text, thought or tool-start event (None for any other)."""
+        if isinstance(event, TextDelta):
+            return updates.text_chunk(event.text)
+        if isinstance(event, ThinkingDelta):
+            return updates.thought_chunk(event)
+        if isinstance(event, ToolCallStarted):
             if event.name in SPAWNING:
                 owner.spawning.setdefault(session_id, []).append((event.call_id, str(event.arguments.get(
                     "profile") or ("reviewer" if event.name == "request_review" else ""))))
-        elif isinstance(event, ToolCallFinished):
-            update = updates.tool_finished(event)
-            open_calls = owner.spawning.get(session_id, [])
-            owner.spawning[session_id] = [c for c in open_calls if c[0] != event.call_id]
-            if linked := owner.links.pop(event.call_id, None):
-                self._outbox.put_nowait(Raw(session_id, with_sessions(update, linked)))
-                return
-        if update is not None:
-            self._outbox.put_nowait(Send(session_id, update))
+            return updates.tool_started(event)
+        return None
 
     def _registered(self, event: RunRegistered) -> None:
         """A run exists. Below one of our sessions, it joins that session's tree; a client that opted in hears
