@@ -73,14 +73,31 @@ so a long run of scheme characters (`a-b-c-…` in minified code) is not rescann
 # takes a brace or a bracket (a JSON object's structure: `{"APIKEY":-100}` stays a valid document). The name
 # starts at a word boundary and is bounded, so a long unbroken blob (base64 in tool output) costs linear
 # time instead of quadratic.
+# The value stops at a backslash: text is often redacted as JSON (the store redacts a message serialised), where
+# `secret=KIWI` and the line break after it read `secret=KIWI\n…`, and the escape must not make a short word
+# long enough to count. Markdown and sentence punctuation at its end (`**secret=KIWI**`, `(token=abc).`) do not
+# count towards the length either (see `_assigned`).
 _ASSIGNMENT = regex.compile(
     r"(?i)(?<![A-Za-z0-9_\-])"
     r"(?P<name>[A-Za-z0-9_\-]{0,48}?(?:api[_-]?key|(?:secret|private|access)[_-]?key|secret|token|"
     r"passw(?:or)?d|pwd))"
-    r"(?P<op>[\"']?\s*[:=]\s*)"
-    r"(?P<quote>[\"']?)"
-    r"(?P<value>(?!-?\d+\b)(?!\[REDACTED\])[^\s\"'<>,;&{}\[\]]{6,})"
+    r"(?P<op>\\?[\"']?\s*[:=]\s*)"
+    r"(?P<quote>\\?[\"']|)"
+    r"(?P<value>(?!-?\d+\b)(?!\[REDACTED\])[^\s\"'`<>,;&{}\[\]\\]{6,})"
 )
+_ASSIGNED_MIN_LENGTH = 6
+_TRAILING_PUNCTUATION = ".,:;!?)*"
+"""Ends a sentence or a Markdown emphasis rather than a value."""
+
+
+def _assigned(match: regex.Match[str]) -> str:
+    """The assignment with its value redacted, or unchanged when the value, less the punctuation after it, is
+    too short to be a credential (`secret=KIWI.` is a word in a sentence)."""
+    value = match.group("value")
+    core = value.rstrip(_TRAILING_PUNCTUATION)
+    if len(core) < _ASSIGNED_MIN_LENGTH:
+        return match.group(0)
+    return match.group("name") + match.group("op") + match.group("quote") + REDACTED + value[len(core):]
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -97,7 +114,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
     text = _BASIC.sub(lambda m: m.group(1) + REDACTED, text)
     text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED + m.group(2), text)
-    return _ASSIGNMENT.sub(lambda m: m.group("name") + m.group("op") + m.group("quote") + REDACTED, text)
+    return _ASSIGNMENT.sub(_assigned, text)
 
 
 PROVIDER_KEY_VARIABLES = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY",
