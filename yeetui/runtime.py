@@ -269,7 +269,7 @@ class Runtime:
                                    registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                    mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
                                    model_override=front_end.model,
-                                   mcp=McpConnections(mcp_servers, placement=Placement(
+                                   mcp=McpConnections(mcp_servers, bus=bus, placement=Placement(
                                        project_dir, default_home(env), (paths.config_dir(env), paths.data_dir(env)))),
                                    hooks=hooks)
             panes = PaneHost(env=env, project_dir=project_dir)

@@ -132,6 +132,25 @@ def git_project(tmp_path: Path, name: str = "project") -> Path:
     return project
 
 
+def project_and_home(tmp_path: Path) -> tuple[Path, Path]:
+    """A new git repository `tmp_path/project` and an empty home beside it (for `HOME=`): a project whose
+    user has no editor's config of their own."""
+    home = tmp_path / "userhome"
+    home.mkdir()
+    return git_project(tmp_path), home
+
+
+def time_server_unless(flag: Path, *, once: bool = False) -> str:
+    """Python code for the real `mcp_server_time` MCP server that exits with an error instead while `flag` exists
+    (removing `flag` first when `once`, so only the first start fails)."""
+    fail = f"os.remove({str(flag)!r}); sys.exit('first start fails')" if once else "sys.exit('the database is locked')"
+    return (f"import os, sys, runpy\n"
+            f"if os.path.exists({str(flag)!r}):\n"
+            f"    {fail}\n"
+            f"sys.argv = ['mcp_server_time']\n"
+            f"runpy.run_module('mcp_server_time', run_name='__main__')\n")
+
+
 def query_store(data: Path, sql: str, *args: object) -> list[sqlite3.Row]:
     """Rows of `sql` in the store of data dir `data`, read-only beside the processes writing it (none before the
     store exists or is migrated)."""

@@ -4,18 +4,13 @@ server, and a hostile file that cannot drive the terminal."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
-from tests.integration.helpers import run_yeetui
+from tests.integration.helpers import project_and_home, run_yeetui
 
 
 def _project(tmp_path: Path) -> tuple[Path, Path]:
-    project, home = tmp_path / "project", tmp_path / "userhome"
-    project.mkdir()
-    home.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    return project, home
+    return project_and_home(tmp_path)
 
 
 def test_list_approve_and_revoke(tmp_path: Path) -> None:

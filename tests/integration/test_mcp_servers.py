@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.helpers import run_yeetui
+from tests.integration.helpers import project_and_home, run_yeetui, time_server_unless
 from tests.processes import running_with
 from yeetui.mcp.client import RESTART_AFTER, McpConnection, McpConnections
 from yeetui.mcp.servers import ServerSpec
@@ -98,9 +98,9 @@ async def test_crash_hang_garbage_and_missing_are_reported_and_leave_nothing_run
     (crash, missing), (hang, garbage) = await asyncio.gather(ending.start_all(), servers.start_all())
     assert crash.state == "failed" and "boom: token [REDACTED] and" in (crash.error or "")
     assert "s3cr3t" not in (crash.error or "") and "\x1b" not in (crash.error or "")
-    assert hang.state == "failed" and "did not answer within 3 s" in (hang.error or "")
-    assert garbage.state == "failed" and "did not answer within 3 s" in (garbage.error or "")
-    assert missing.state == "failed" and "the command was not found" in (missing.error or "")
+    assert hang.state == "failed" and "did not answer initialize within 3 s" in (hang.error or "")
+    assert garbage.state == "failed" and "sent something that is not MCP" in (garbage.error or "")
+    assert missing.state == "failed" and "command not found: /nonexistent/mcp-server" in (missing.error or "")
     await ending.close()
     await servers.close()
     deadline = time.monotonic() + 15
@@ -112,11 +112,7 @@ async def test_crash_hang_garbage_and_missing_are_reported_and_leave_nothing_run
 async def test_a_failed_server_is_tried_again_only_after_a_pause(tmp_path: Path) -> None:
     flag = tmp_path / "fail-once"
     flag.touch()
-    code = (f"import os, sys, runpy\n"
-            f"if os.path.exists({str(flag)!r}):\n"
-            f"    os.remove({str(flag)!r}); sys.exit('first start fails')\n"
-            f"sys.argv = ['mcp_server_time']\n"
-            f"runpy.run_module('mcp_server_time', run_name='__main__')\n")
+    code = time_server_unless(flag, once=True)
     now = [1000.0]
     connection = McpConnection(spec("flaky", PY, "-c", code), clock=lambda: now[0])
     assert (await connection.ensure_started()).state == "failed"
@@ -128,10 +124,7 @@ async def test_a_failed_server_is_tried_again_only_after_a_pause(tmp_path: Path)
 
 
 def test_mcp_list_check_in_the_binary(tmp_path: Path) -> None:
-    project, home = tmp_path / "project", tmp_path / "userhome"
-    project.mkdir()
-    home.mkdir()
-    (project / ".git").mkdir()
+    project, home = project_and_home(tmp_path)
     config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
     config.write_text(f"mcp_servers:\n  time: {{command: [{PY}, -m, mcp_server_time]}}\n"
                       f"  broken: {{command: [{PY}, -c, 'import sys; sys.exit(\"no such database\")']}}\n")
@@ -140,7 +133,7 @@ def test_mcp_list_check_in_the_binary(tmp_path: Path) -> None:
     assert checked.returncode == 1, checked.stderr
     lines = checked.stdout.splitlines()
     assert "time: started, 2 tools: get_current_time, convert_time" in lines
-    assert any(line.startswith("broken: failed — ") and "no such database" in line for line in lines), lines
+    assert "broken: failed — exited with status 1: no such database" in lines, lines
     assert "theirs: not started — needs your approval: yeetui mcp approve theirs" in lines
     usage = run_yeetui("mcp", "list", "--check", "--timeout", "0", cwd=project, HOME=str(home))
     assert usage.returncode == 2 and "--timeout must be more than 0 seconds" in usage.stderr

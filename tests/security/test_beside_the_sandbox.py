@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -23,7 +25,8 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.fakellm.fixtures import KEY_MARKER
-from tests.integration.helpers import git_project, run_yeetui
+from tests.integration.helpers import git_project, run_yeetui, start_yeetui
+from tests.processes import running_with
 from yeetui.system.sandbox import probe_sandbox
 
 PY = sys.executable
@@ -170,6 +173,33 @@ def test_a_servers_child_in_a_session_of_its_own_ends_with_it(tmp_path: Path) ->
     escaped = int(pid_file.read_text())
     assert _wait_for(lambda: not _alive(escaped)), "the server's setsid child outlived it"
 
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_a_server_that_ignores_its_closed_stdin_dies_with_a_killed_yeetui(scope: str, tmp_path: Path) -> None:
+    """kill -9 of yeetui mid-start: the server (which never answers and never reads its stdin) and the shell
+    around it go at once, the project's sandboxed one (under bubblewrap's --die-with-parent) and the user's."""
+    project = git_project(tmp_path)
+    marker = f"stubborn-{scope}-{os.getpid()}-{time.monotonic_ns()}"
+    command = [PY, "-c", "import time; time.sleep(600)", marker]
+    if scope == "project":
+        (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"stubborn": {"command": command[0],
+                                                                                   "args": command[1:]}}}))
+        assert run_yeetui("mcp", "approve", "stubborn", cwd=project).returncode == 0
+    else:
+        config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
+        config.write_text((config.read_text() if config.exists() else "")
+                          + f"mcp_servers:\n  stubborn: {{command: {json.dumps(command)}}}\n")
+    yeetui = start_yeetui("mcp", "list", "--check", "--json", "--timeout", "120", cwd=project,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for(lambda: len(running_with(marker)) >= 2, within=60)  # the shell and the server
+        os.kill(yeetui.pid, signal.SIGKILL)
+        yeetui.wait(30)
+        assert _wait_for(lambda: not running_with(marker)), f"left running: {running_with(marker)}"
+    finally:
+        for pid in running_with(marker):
+            os.kill(pid, signal.SIGKILL)
 
 # -- hooks ---------------------------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """Diagnosing this machine for yeetui (`yeetui doctor`): whether agents' `bash` runs in an OS sandbox here and
 how strong it is, tmux, whether workers start warm, the project's trust, the model's key (set or not, never
-shown), instruction files.
+shown), instruction files, and whether each configured MCP server starts (those that may are started, asked
+to `initialize` and list their tools, and stopped again; one that waits for approval is not started).
 
 One `Check` per line, `ok`, `warning` or `missing`.
 """
@@ -17,11 +18,12 @@ from pathlib import Path
 from typing import Literal
 
 from yeetui import __version__, paths
-from yeetui.application.mcp import McpServers
+from yeetui.application.mcp import McpServers, ServerRow
 from yeetui.application.process import warm_disabled
 from yeetui.config import Settings, load_settings, provider_credentials
 from yeetui.errors import ConfigError
 from yeetui.hooks.sources import load_hooks
+from yeetui.mcp.client import ServerStatus
 from yeetui.profile_loader import load_profiles
 from yeetui.providers.base import split_model
 from yeetui.runs.prompting import read_context_files
@@ -35,6 +37,8 @@ State = Literal["ok", "warning", "missing"]
 LANDLOCK_WEAKER = ("weaker than bubblewrap: inside the workspace, bash can write .git/, .yeetui/, .claude/ and "
                    ".opencode/ (the file tools still refuse them), a writable agent can change the times of your "
                    "files outside it, and before ABI 4 it can reach the network over TCP")
+MCP_START_TIMEOUT = 10.0
+"""Seconds each MCP server has to answer `initialize` and list its tools when the doctor starts it."""
 NO_SECCOMP = ("; libseccomp is missing, so UDP, Unix sockets (your tmux, D-Bus, databases), chown and extended "
               "attributes are open to bash too (install libseccomp2)")
 
@@ -138,6 +142,33 @@ def beside_check(project: Path, settings: Settings, trusted: bool) -> Check | No
     return Check("project servers and hooks", "ok", head)
 
 
+def mcp_check(row: ServerRow, status: ServerStatus | None) -> Check:
+    """Whether one configured MCP server starts here, and if not, why; `status`: what became of its start
+    (None: it was not started, as its state says)."""
+    spec = row.spec
+    name, origin = f"mcp {spec.name}", f"defined in {spec.origin}"
+    if status is not None and status.state == "started":
+        count = len(status.tools)
+        return Check(name, "ok", f"starts: {count} tool{'' if count == 1 else 's'}; {origin}")
+    if status is not None:
+        more = "; `yeetui mcp list --check` shows all it wrote" if "; it wrote: " in (status.error or "") else ""
+        return Check(name, "warning", f"does not start: {status.reason or status.error}; {origin}{more}")
+    if row.state == "disabled":
+        return Check(name, "ok", f"disabled in {spec.path}")
+    if row.state == "needs approval":
+        changed = f" again, as what it runs changed since you approved it ({row.reason})" if row.reason else ""
+        return Check(name, "warning", f"not started: it needs your approval{changed} — `yeetui mcp approve "
+                     f"{spec.name}` shows what it runs and approves it; {origin}")
+    return Check(name, "warning", f"not started: {row.reason or row.state_text}; {origin}")
+
+
+async def mcp_checks(project: Path, settings: Settings, *,
+                     start_timeout: float = MCP_START_TIMEOUT) -> list[Check]:
+    """A line per configured MCP server: those that may start are started at once and stopped again."""
+    checked = await McpServers(project, grants=settings.project_grants).check(start_timeout=start_timeout)
+    return [mcp_check(row, status) for row, status in checked]
+
+
 async def run_checks(project: Path) -> list[Check]:
     checks = [Check("yeetui", "ok", f"{__version__} on Python {platform.python_version()}")]
     try:  # only your own config may accept the unshielded sandbox: the project's trust does not matter here
@@ -170,6 +201,7 @@ async def run_checks(project: Path) -> list[Check]:
     checks.append(Check("context", "ok", "agents read " + " and ".join(found) if found
                         else f"no project instruction file ({', '.join(settings.context_files) or 'none configured'})"))
     checks.append(await asyncio.to_thread(external_agents_check, project))
+    checks += await mcp_checks(project, settings)
     if (beside := await asyncio.to_thread(beside_check, project, settings, trusted)) is not None:
         checks.append(beside)
     checks.append(Check("dirs", "ok", f"config {paths.config_dir()}, data {paths.data_dir()}"))

@@ -1,4 +1,5 @@
-"""The user's MCP servers, as the front ends show and approve them (`yeetui mcp list|approve|revoke`)."""
+"""The user's MCP servers, as the front ends show and approve them (`yeetui mcp list|approve|revoke`), and as
+this process has them (`/mcp`, `yeetui doctor`): connected, failed and why, or not started and why not."""
 
 from __future__ import annotations
 
@@ -6,18 +7,19 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from yeetui import paths
 from yeetui.config import ProjectGrants, load_settings
 from yeetui.errors import YeetuiError
 from yeetui.mcp import consent
-from yeetui.mcp.client import START_TIMEOUT, McpConnections, ServerStatus
+from yeetui.mcp.client import START_TIMEOUT, McpConnection, McpConnections, ServerStatus
 from yeetui.mcp.consent import Admitted
 from yeetui.mcp.launch import Placement
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import Discovered, default_home, discover
 from yeetui.system import sandbox
+from yeetui.text import terminal_safe
 
 if TYPE_CHECKING:
     from yeetui.runtime import Runtime
@@ -201,3 +203,103 @@ class McpServers:
             known = ", ".join(s.name for s in found.servers) or "none"
             raise YeetuiError(f"No MCP server called {name!r} is configured for {self.project_dir} (known: {known}).")
         return spec
+
+
+# -- the servers as this process has them (`/mcp`) -------------------------------------------------------------
+
+Live = Literal["connected", "failed", "starting", "not started", "needs approval", "disabled", "refused",
+               "not in this session"]
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """One server as this yeetui process has it: what its file says, and what became of it here."""
+
+    spec: ServerSpec
+    state: Live
+    detail: str = ""
+    """connected: its tools, counted; failed: why, in a few words; needs approval: how to approve it;
+    disabled, refused: why it does not start."""
+
+    @property
+    def headline(self) -> str:
+        """`github — connected, 12 tools`."""
+        said = {"connected": f"connected, {self.detail}", "failed": f"failed: {self.detail}",
+                "starting": "starting (a failure is said in the conversation)",
+                "not started": "not started yet (it starts with the first agent that may use it)",
+                "needs approval": f"needs your approval: {self.detail}", "disabled": self.detail,
+                "refused": f"not started: {self.detail}",
+                "not in this session": f"{self.detail}; it starts when yeetui starts again"}[self.state]
+        return f"{self.spec.name} — {said}"
+
+    def lines(self) -> list[str]:
+        """The headline, where the server comes from, and what it runs or reaches, as its file writes it."""
+        spec = self.spec
+        where = f"from {spec.origin}" + ("" if str(spec.path) in spec.source or spec.path.name.startswith("<")
+                                          else f": {spec.path}")
+        return [self.headline, f"  {where}", f"  {'reaches' if spec.transport != 'stdio' else 'runs'}: {spec.target}"]
+
+
+def _tools(count: int) -> str:
+    return f"{count} tool{'' if count == 1 else 's'}"
+
+
+def _live(spec: ServerSpec, connection: McpConnection) -> ServerState:
+    status = connection.status
+    if status.state == "started":
+        return ServerState(spec, "connected", _tools(len(status.tools)))
+    if status.state == "failed":
+        return ServerState(spec, "failed", status.reason or status.error or "it did not start")
+    return ServerState(spec, "starting" if status.state == "starting" else "not started")
+
+
+def _configured(row: ServerRow) -> ServerState:
+    """A server this process did not take (it was not startable when the session opened): why."""
+    spec = row.spec
+    if row.state == "needs approval":
+        changed = f"what it runs changed since you approved it ({row.reason}); " if row.reason else ""
+        return ServerState(spec, "needs approval", f"{changed}run `yeetui mcp approve {spec.name}` in a shell "
+                           "(it shows what you approve), then start yeetui again — or approve it in the dialog "
+                           "yeetui shows at start")
+    if row.state == "disabled":
+        return ServerState(spec, "disabled", f"disabled in {spec.path}")
+    if row.state == "refused":
+        return ServerState(spec, "refused", row.reason)
+    return ServerState(spec, "not in this session", "configured or approved after this session opened")
+
+
+def server_states(listing: ServerListing, connections: McpConnections | None) -> list[ServerState]:
+    """Every server: those this process took (`connections`) as they are now, the others as their files and
+    approvals have them, then those a front end's client passed (an editor's, over ACP)."""
+    taken = set(connections.names()) if connections is not None else set()
+    states = []
+    for row in listing.rows:
+        connection = connections.get(row.spec.name) if connections is not None else None
+        states.append(_live(connection.spec, connection) if connection is not None else _configured(row))
+    listed = {row.spec.name for row in listing.rows}
+    for name in sorted(taken - listed):
+        if connections is not None and (connection := connections.get(name)) is not None:
+            states.append(_live(connection.spec, connection))
+    return states
+
+
+async def mcp_overview(runtime: Runtime, *, wait: float | None = None) -> str:
+    """What `/mcp` shows: every server with its state, where it comes from and what it runs, a failed one's
+    reason, how to approve one that waits for it, and files that could not be read. Servers this process may
+    start but has not started yet are started first (waiting up to `wait` seconds, `mcp_index_wait` unless
+    given, for them to connect or fail)."""
+    connections = runtime.launcher.mcp
+    if connections is not None:
+        await connections.settle(runtime.settings.mcp_index_wait if wait is None else wait)
+    servers = McpServers(runtime.project_dir, env=runtime.env, grants=runtime.settings.project_grants)
+    listing = await servers.listing()
+    states = server_states(listing, connections)
+    if not states and not listing.problems:
+        return ("No MCP servers are configured for this project. yeetui reads those of Claude Code, OpenCode, "
+                "Cursor, Codex and Gemini CLI, and `mcp_servers` in your config.yaml.")
+    lines = [f"MCP servers ({len(states)}; `yeetui mcp list` in a shell shows every env entry and header):"]
+    for state in states:
+        lines += state.lines()
+    if listing.problems:
+        lines += ["Files or servers that could not be read:", *(f"  {problem}" for problem in listing.problems)]
+    return terminal_safe("\n".join(lines))  # names, commands and reasons come from a project's files

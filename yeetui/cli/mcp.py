@@ -117,7 +117,7 @@ async def _check(servers: McpServers, args: argparse.Namespace) -> int:
     for row, status in checked:
         entry = _row_json(row)
         if status is not None:
-            entry.update(started=status.state == "started", error=status.error,
+            entry.update(started=status.state == "started", error=status.error, reason=status.reason,
                          tools=[t.qualified for t in status.tools], skipped=status.skipped)
             failed |= status.state != "started"
         rows.append(entry)
@@ -131,7 +131,9 @@ async def _check(servers: McpServers, args: argparse.Namespace) -> int:
             for skipped in status.skipped:
                 print(terminal_safe(f"    skipped {skipped}"))
         else:
-            print(terminal_safe(f"{row.spec.name}: failed — {status.error}"))
+            print(terminal_safe(f"{row.spec.name}: failed — {status.reason or status.error}"))
+            if status.error and status.error != status.reason:
+                print(terminal_safe(f"    in full: {status.error}"))
     if args.json:
         print(json.dumps({"servers": rows}))
     elif not checked:

@@ -10,6 +10,13 @@ results are turned into capped text. A server that cannot start, hangs at `initi
 dies later is reported with the reason and the tail of what it wrote to stderr (redacted of its own env and
 header values); the caller keeps going. A failed server is started again on a later use, at most once per
 `RESTART_AFTER` seconds.
+
+Each connection keeps its server's state for the process (`ServerStatus`): started with its tools, or failed
+with a short reason in words ("command not found: foo", "exited with status 1: <its last stderr line>", "did
+not answer initialize within 30 s", "sent something that is not MCP") beside the longer `error`. A start that
+fails is told once (`McpConnections(bus=…)` publishes a `Notice` naming the server, its file and why), and
+told again only after the server has started in between: a server failing each turn is one notice, not one
+per turn.
 """
 
 from __future__ import annotations
@@ -29,10 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from yeetui.mcp.launch import LaunchRefused, Placement, stdio_launch
+from yeetui.bus import Bus
+from yeetui.events import Notice
+from yeetui.mcp.launch import LaunchRefused, Placement, exit_status, stdio_launch
 from yeetui.mcp.servers import ServerSpec
 from yeetui.redact import redact
-from yeetui.system.processes import PROCESS_TAG, end_tagged
+from yeetui.system.processes import PROCESS_TAG, GroupWatcher, end_tagged
 from yeetui.text import cap, one_line, terminal_safe
 
 log = logging.getLogger(__name__)
@@ -47,6 +56,8 @@ RESTART_AFTER = 10.0
 """A failed server is not started again for this long (a crash loop must not cost a start per call)."""
 STDERR_TAIL = 2_000
 """Characters of a failed server's stderr shown with the reason."""
+REASON_LINE = 200
+"""Characters of a failed server's last stderr line in its short reason."""
 MAX_TOOLS = 500
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_DESCRIPTION = 2_000
@@ -62,6 +73,16 @@ State = Literal["stopped", "starting", "started", "failed"]
 
 class McpServerError(Exception):
     """A server could not be reached, or a call to it failed; the message says why, for the user or model."""
+
+
+Report = Callable[[ServerSpec, str], None]
+"""Told when a server failed to start: which, and why in a few words (`ServerStatus.reason`)."""
+
+
+def failure_notice(spec: ServerSpec, reason: str) -> str:
+    """What the user is told when `spec` failed to start: the server, the file that defines it, why."""
+    return (f"The MCP server {spec.name} from {spec.origin} did not start: {reason}. Its tools are not available "
+            "(/mcp in the app and `yeetui doctor` show every server).")
 
 
 def qualified_name(server: str, tool: str) -> str:
@@ -93,6 +114,9 @@ class ServerStatus:
     name: str
     state: State = "stopped"
     error: str | None = None
+    """Why it failed, with the tail of what it wrote to stderr (for the model, and `yeetui mcp list --check`)."""
+    reason: str | None = None
+    """Why it failed, in a few words and its last stderr line (for the user: the notice, `/mcp`, the doctor)."""
     tools: list[McpTool] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     """Tools the server offered that were not taken, each with the reason."""
@@ -102,8 +126,16 @@ class McpConnection:
     """One server. Its SDK context managers live in one task (`_serve`) from start to close, as they must."""
 
     def __init__(self, spec: ServerSpec, *, start_timeout: float = START_TIMEOUT,
-                 clock: Callable[[], float] = time.monotonic, placement: Placement | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, placement: Placement | None = None,
+                 report: Report | None = None) -> None:
         self.spec = spec
+        self._report = report
+        self._reported = False
+        """A failed start was told (`report`) and the server has not started since."""
+        self._exit_status: int | None = None
+        """What the last start's server exited with by itself (None: it runs, or was stopped)."""
+        self._not_mcp = False
+        """The last start's server sent a line that is not JSON-RPC."""
         self._placement = placement or Placement.here()
         self._tag: str | None = None
         self.status = ServerStatus(spec.name)
@@ -116,6 +148,8 @@ class McpConnection:
         self._failed_at: float | None = None
         self._stderr: IO[str] | None = None
         self._leader_file: Path | None = None
+        self._watcher: GroupWatcher | None = None
+        """Ends the server's process group should this process die without stopping it (`_watch_group`)."""
         self._settled = asyncio.Event()
         """Set once a start has ended, either way."""
         self._background: asyncio.Task[ServerStatus] | None = None
@@ -150,6 +184,7 @@ class McpConnection:
 
     async def _attempt(self) -> None:
         self._settled.clear()
+        self._exit_status, self._not_mcp = None, False
         self.status = ServerStatus(self.spec.name, "starting")
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -159,11 +194,12 @@ class McpConnection:
         except TimeoutError:
             ready.cancel()  # what `_serve` learns after this is nobody's to read
             await self._shut()
-            self._fail(f"it did not answer within {self._start_timeout:g} s of starting")
+            self._start_failed("sent something that is not MCP" if self._not_mcp
+                               else f"did not answer initialize within {self._start_timeout:g} s")
             return
         except McpServerError as exc:
             await self._shut()
-            self._fail(str(exc))
+            self._start_failed(self._ended_by_itself() or str(exc))
             return
         try:
             offered = await asyncio.wait_for(self._list_tools(), self._start_timeout)
@@ -171,18 +207,43 @@ class McpConnection:
             self.status.tools, self.status.skipped = _take_tools(self.spec.name, offered)
         except Exception as exc:  # a server answering tools/list with garbage is a failed server
             await self._shut()
-            self._fail(f"listing its tools failed: {_describe(exc)}")
+            listing = f"listing its tools failed: {_describe(exc)}"  # it answered initialize: it speaks MCP
+            exited = self._exit_status
+            self._start_failed(f"{listing}; it exited with status {exited}" if exited is not None else listing)
             return
         self.status.state = "started"
         self._failed_at = None
+        self._reported = False
+
+    def _ended_by_itself(self) -> str | None:
+        """Why the server went away during its start, when it did so on its own: what it sent, how it exited."""
+        exited = f"exited with status {self._exit_status}" if self._exit_status is not None else None
+        if self._not_mcp:
+            return "sent something that is not MCP" + (f", then {exited}" if exited else "")
+        return exited
+
+    def _start_failed(self, reason: str) -> None:
+        """The start failed for `reason`: the status says so, and the user is told unless already told."""
+        self._fail(reason)
+        if self._report is not None and not self._reported and self.status.reason:
+            self._reported = True
+            self._report(self.spec, self.status.reason)
+
+    async def _on_message(self, message: Any) -> None:
+        """What the SDK passes on besides answers: a line it could not read as JSON-RPC arrives as a ValueError."""
+        if isinstance(message, ValueError):
+            self._not_mcp = True
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession  # on use: the SDK costs a second to import
 
         try:
             async with AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport())
-                session = await stack.enter_async_context(ClientSession(read, write))
+                transport = self._transport()
+                await self._watch_group()
+                read, write = await stack.enter_async_context(transport)
+                session = await stack.enter_async_context(ClientSession(read, write,
+                                                                        message_handler=self._on_message))
                 await session.initialize()
                 self._session = session
                 if not ready.done():
@@ -214,8 +275,9 @@ class McpConnection:
                 raise McpServerError(str(exc)) from None
             self._tag = launch.env[PROCESS_TAG]
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            # The SDK starts the server in a session of its own; `sh` notes the leader's pid (its group's id) and
-            # becomes the server, so what the server leaves running can be stopped with it (`_stop_group`).
+            # The SDK starts the server in a session of its own; `sh` notes the leader's pid (its group's id), runs
+            # the server and notes its exit status, so what the server leaves running can be stopped with it
+            # (`_stop_group`) and a server that ended by itself is reported with its status.
             return stdio_client(StdioServerParameters(command=launch.command, args=launch.args, env=launch.env,
                                                       cwd=launch.cwd, encoding_error_handler="replace"),
                                 errlog=self._stderr)
@@ -265,8 +327,10 @@ class McpConnection:
 
     def _fail(self, reason: str) -> None:
         tail = self._stderr_tail()
+        last = one_line(tail.splitlines()[-1].strip()) if tail else ""
         self.status = ServerStatus(self.spec.name, "failed",
-                                   self._redact(reason + (f"; it wrote: {tail}" if tail else "")))
+                                   self._redact(reason + (f"; it wrote: {tail}" if tail else "")),
+                                   self._redact(reason + (f": {cap(last, REASON_LINE)}" if last else "")))
         self._failed_at = self._clock()
 
     def _stderr_tail(self) -> str:
@@ -281,7 +345,13 @@ class McpConnection:
         return terminal_safe(text[-STDERR_TAIL:].strip())
 
     def _redact(self, text: str) -> str:
-        return redact(text, [v for v in (*self.spec.env.values(), *self.spec.headers.values()) if len(v) >= 6])
+        """`text` without the server's env and header values, nor the expanded parts of its command and URL."""
+        spec = self.spec
+        expanded = [part for part, written in zip(spec.command, spec.command_as_written, strict=False)
+                    if part != written]
+        if spec.url and spec.url != spec.url_as_written:
+            expanded.append(spec.url)
+        return redact(text, [v for v in (*spec.env.values(), *spec.headers.values(), *expanded) if len(v) >= 6])
 
     async def _shut(self) -> None:
         """End the connection: the SDK's own shutdown (shielded from the cancel) closes the server's stdin, waits,
@@ -305,10 +375,28 @@ class McpConnection:
         except Exception as exc:  # already reported as the failure, or the server ended badly
             log.debug("MCP server %s ended: %s", self.spec.name, _describe(exc))
 
+    async def _watch_group(self) -> None:
+        """Before the server starts, a watcher that SIGKILLs its group the moment this process dies (kill -9
+        included), reading the group's id from the leader file `sh` writes first thing.
+
+        `sh` stays the server's parent to note its exit status, so nothing else would end the server then: a
+        server need not stop when its stdin closes, and bubblewrap's `--die-with-parent` follows `sh`, not us.
+        Started before the server, so no moment of its start is unwatched."""
+        if self._leader_file is not None:
+            self._watcher = await GroupWatcher.start_for(self._leader_file)
+
     async def _stop_group(self) -> None:
         """Stop what is left of the server's process group (its children, once the server itself is gone):
         SIGTERM, then SIGKILL after a moment."""
+        watcher, self._watcher = self._watcher, None
         leader_file, self._leader_file = self._leader_file, None
+        try:
+            await self._stop_what_is_left(leader_file)
+        finally:
+            if watcher is not None:
+                await watcher.stop()
+
+    async def _stop_what_is_left(self, leader_file: Path | None) -> None:
         if leader_file is None:
             return
         tag, self._tag = self._tag, None
@@ -324,6 +412,7 @@ class McpConnection:
         except (OSError, ValueError):
             group = 0
         finally:
+            self._exit_status = exit_status(leader_file.parent)
             shutil.rmtree(leader_file.parent, ignore_errors=True)
         if group <= 1:
             return
@@ -372,11 +461,20 @@ class McpConnections:
     """Every server of a yeetui process: started on first use, once, and shared."""
 
     def __init__(self, specs: Iterable[ServerSpec], *, start_timeout: float = START_TIMEOUT,
-                 placement: Placement | None = None) -> None:
+                 placement: Placement | None = None, bus: Bus | None = None) -> None:
+        """`bus`: where a server's failed start is told, as a `Notice` (once, until it has started again)."""
         self._start_timeout = start_timeout
         self._placement = placement or Placement.here()
-        self._connections = {s.name: McpConnection(s, start_timeout=start_timeout, placement=self._placement)
-                             for s in specs}
+        self._bus = bus
+        self._connections = {s.name: self._connection(s) for s in specs}
+
+    def _connection(self, spec: ServerSpec) -> McpConnection:
+        return McpConnection(spec, start_timeout=self._start_timeout, placement=self._placement,
+                             report=self._tell if self._bus is not None else None)
+
+    def _tell(self, spec: ServerSpec, reason: str) -> None:
+        if self._bus is not None:
+            self._bus.publish(Notice("warning", failure_notice(spec, reason)))
 
     def names(self) -> list[str]:
         return list(self._connections)
@@ -385,8 +483,7 @@ class McpConnections:
         """One more server, from now on (a front end's client passed it); False when the name is taken."""
         if spec.name in self._connections:
             return False
-        self._connections[spec.name] = McpConnection(spec, start_timeout=self._start_timeout,
-                                                     placement=self._placement)
+        self._connections[spec.name] = self._connection(spec)
         return True
 
     def get(self, name: str) -> McpConnection | None:
@@ -398,6 +495,16 @@ class McpConnections:
     async def start_all(self) -> list[ServerStatus]:
         """Start every server at once (`yeetui mcp list --check`); their statuses in order."""
         return list(await asyncio.gather(*(c.ensure_started() for c in self._connections.values())))
+
+    async def settle(self, wait: float) -> None:
+        """Start in the background every server not started yet (or that failed long enough ago to be tried
+        again), and wait up to `wait` seconds for them to start or fail (`/mcp`); those slower go on starting."""
+        for connection in self._connections.values():
+            connection.start_soon()
+        pending = [task for c in self._connections.values() if (task := c._background) is not None
+                   and not task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=wait)
 
     async def close(self) -> None:
         await asyncio.gather(*(c.close() for c in self._connections.values()), return_exceptions=True)

@@ -15,6 +15,10 @@ names it in `project_grants.unconfined_mcp_servers`.
 Each server runs in its own session and process group (the SDK starts it so); `sh` notes the group's id in a
 private folder, so what the server leaves in its group is stopped with it, and `YEETUI_PROCESS_TAG` marks every
 process it starts, so one that left the group with `setsid` is found and ended too (`yeetui.system.processes`).
+`sh` stays the server's parent and notes its exit status in the same folder (`exit_status`): a server that
+ends before it answers is reported as "exited with status N", which nothing else would tell. As `sh`, not this
+process, is then the server's parent (and bubblewrap's, whose `--die-with-parent` follows it), the client
+watches the group (`GroupWatcher`) so a kill -9 of yeetui still takes the server along.
 """
 
 from __future__ import annotations
@@ -32,9 +36,13 @@ from yeetui.pins import changes, command_pins, neutral_dir
 from yeetui.system import sandbox
 from yeetui.system.processes import PROCESS_TAG
 
-_NOTE_AND_RUN = 'printf %s "$$" > "$0" && exec "$@"'
-"""`sh -c` before the server: note the group's leader (this shell, which becomes the server), then run it."""
-_NOTE_AND_RUN_FILTERED = 'printf %s "$$" > "$0" && f=$1 && shift && exec "$@" 3<"$f"'
+_NOTE_PID = 'printf %s "$$" > "$0/pid.new" && /bin/mv "$0/pid.new" "$0/pid" || exit 125; '
+"""Note the group's leader (this shell) whole: a reader sees no pid file, or all of it. `mv` by its path: the
+server's PATH may name a folder of the project."""
+_NOTE_AND_RUN = _NOTE_PID + '"$@"; s=$?; printf %s "$s" > "$0/status"; exit "$s"'
+"""`sh -c` around the server: note the group's leader in the start's folder (`$0`), run the server, note its
+exit status."""
+_NOTE_AND_RUN_FILTERED = _NOTE_PID + 'f=$1; shift; "$@" 3<"$f"; s=$?; printf %s "$s" > "$0/status"; exit "$s"'
 """The same, giving bubblewrap its seccomp program on file descriptor 3 (the SDK passes no descriptors)."""
 SANDBOX_TMP = "/tmp"  # noqa: S108 - the sandbox's own private tmpfs, not the host's /tmp
 """bubblewrap's private tmpfs inside the sandbox, not the host's /tmp."""
@@ -69,15 +77,15 @@ class StdioLaunch:
 
 
 def stdio_launch(spec: ServerSpec, placement: Placement, folder: Path) -> StdioLaunch:
-    """The command that starts `spec`, noting its group's leader in `folder/pid` (`folder` is private to this
-    start and removed with it). Raises LaunchRefused."""
+    """The command that starts `spec`, noting its group's leader in `folder/pid` and its exit status in
+    `folder/status` (`folder` is private to this start and removed with it). Raises LaunchRefused."""
     program = shutil.which(spec.command[0], path=spec.env.get("PATH", os.environ.get("PATH")))
     if program is None:
-        raise LaunchRefused(f"the command was not found ({spec.command[0]})")
+        raise LaunchRefused(f"command not found: {(spec.command_as_written or spec.command)[0]}")
     cwd = spec.cwd or str(neutral_dir(placement.project_dir, placement.home))
     env = {**spec.env, PROCESS_TAG: f"mcp-{spec.name}-{secrets.token_hex(8)}"}
     argv = [program, *spec.command[1:]]
-    leader = str(folder / "pid")
+    leader = str(folder)
     if spec.scope != "project":
         return StdioLaunch("/bin/sh", ["-c", _NOTE_AND_RUN, leader, *argv], env, cwd)
     now = command_pins(spec.command, placement.project_dir, cwd=Path(cwd), path=spec.env.get("PATH",
@@ -119,6 +127,14 @@ def stdio_launch(spec: ServerSpec, placement: Placement, folder: Path) -> StdioL
 
 _PRIVATE_IN_SANDBOX = (Path("/tmp"), Path("/run"))  # noqa: S108 - the folders bubblewrap makes private
 """What bubblewrap gives a sandbox of its own: what the server runs from there must be shown to it again."""
+
+
+def exit_status(folder: Path) -> int | None:
+    """The status the server started in `folder` exited with; None while it runs, or when it was killed."""
+    try:
+        return int((folder / "status").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _under_private_folders(program: str, argv: list[str]) -> list[Path]:

@@ -77,6 +77,13 @@ class ServerSpec:
         return self.scope == "project"
 
     @property
+    def origin(self) -> str:
+        """Which file defines it, and whose that is: `Claude Code .mcp.json (the project's file)`."""
+        whose = {"user": "your own config", "local": "your own config, for this project",
+                 "project": "the project's file"}[self.scope]
+        return f"{self.source} ({whose})"
+
+    @property
     def target(self) -> str:
         """The command line or URL as its file writes it (with its `${…}` references), as shown to the user:
         nothing shown expands a secret."""

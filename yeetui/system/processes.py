@@ -148,6 +148,12 @@ _WATCH = 'IFS= read -r _; kill -9 "-$1" 2>/dev/null'
 """Wait for EOF on stdin — the write end lives only in the yeetui process, so EOF means it died (or let go)
 — then SIGKILL the group."""
 
+_WATCH_FILE = ('IFS= read -r _; i=0; while [ "$i" -lt 100 ]; do g=; IFS= read -r g 2>/dev/null < "$1"; '
+               'case "$g" in ""|0*|1|*[!0-9]*) ;; *) kill -9 "-$g" 2>/dev/null; exit 0;; esac; '
+               '/bin/sleep 0.1; i=$((i+1)); done')
+"""The same, for a group whose id its leader writes to the file `$1` (all of it at once): read it once yeetui
+died, waiting up to 10 s for it to be written."""
+
 
 class GroupWatcher:
     """A process that SIGKILLs process group `pgid` the moment the yeetui process that started it dies.
@@ -164,10 +170,20 @@ class GroupWatcher:
 
     @classmethod
     async def start(cls, pgid: int) -> GroupWatcher:
+        return await cls._start(_WATCH, str(pgid))
+
+    @classmethod
+    async def start_for(cls, leader_file: Path) -> GroupWatcher:
+        """A watcher started before the group is: once this process dies it ends the group whose id is in
+        `leader_file`, waiting a few seconds for the file should the group's leader not have written it yet."""
+        return await cls._start(_WATCH_FILE, str(leader_file))
+
+    @classmethod
+    async def _start(cls, script: str, argument: str) -> GroupWatcher:
         read_fd, write_fd = os.pipe()  # both close-on-exec: no other child inherits the write end
         try:
             process = await asyncio.create_subprocess_exec(
-                "/bin/sh", "-c", _WATCH, "sh", str(pgid), stdin=read_fd, stdout=asyncio.subprocess.DEVNULL,
+                "/bin/sh", "-c", script, "sh", argument, stdin=read_fd, stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
         except BaseException:
             os.close(write_fd)

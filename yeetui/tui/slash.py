@@ -487,6 +487,13 @@ async def _theme(screen: CommandScreen, args: str) -> None:
     await screen.notice("info", f"Theme set to {args} (remembered for next time).")
 
 
+async def _mcp(screen: CommandScreen, args: str) -> None:
+    """Every MCP server with its state here: connected, failed and why, waiting for approval and how to give it."""
+    from yeetui.application.mcp import mcp_overview
+
+    await screen.notice("info", await mcp_overview(screen.runtime))
+
+
 async def _quit(screen: CommandScreen, args: str) -> None:
     screen.app.exit()
 
@@ -523,6 +530,8 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
                      _send),
         SlashCommand("orchestrate", "/orchestrate <goal>", "plan → build → review with subagents", _orchestrate,
                      palette_prefills=True),
+        SlashCommand("mcp", "/mcp", "MCP servers: which connected, which failed and why, which wait for "
+                     "your approval", _mcp),
         SlashCommand("theme", "/theme [name]", "switch the theme, remembered (alone: pick from a list)", _theme),
         SlashCommand("quit", "/quit", "leave yeetui", _quit),
     )
