@@ -390,6 +390,22 @@ async def test_model_refuses_a_provider_without_a_key(fake_env, project: Path, m
         await _until(pilot, lambda: main.model == "anthropic/claude-opus-4-5")
 
 
+async def test_an_oracle_right_after_model_runs_on_the_chosen_provider(fake_env, project: Path) -> None:
+    """`/model openai/gpt-5` then `/oracle …`, before the conversation has had a turn on the new model: the
+    oracle's strong tier resolves for OpenAI (it ran on claude-opus-4-5, the session's model of the store)."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ORACLE-VERDICT: fine."})]))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = await _main(pilot)
+        await _type(pilot, "/model openai/gpt-5")
+        await _until(pilot, lambda: main.model == "openai/gpt-5")
+        await _type(pilot, "/oracle why is CI slow?")
+        view = main.query_one(ConversationView)
+        await _until(pilot, lambda: "ORACLE-VERDICT" in _text(view))
+        asked = [(r.api, r.body["model"]) for r in fake_env.requests if "why is CI slow" in r.text]
+        assert asked == [("openai", "gpt-5.1")]
+
+
 async def test_a_retry_is_shown_in_the_conversation_and_the_ledger(fake_env, project: Path,
                                                                    monkeypatch) -> None:
     monkeypatch.setenv("YEETUI_RETRY__BASE_DELAY", "0.3")

@@ -179,6 +179,16 @@ class RunLauncher:
             session = await self.store.get_session(session.parent_id)
         return session.model if session is not None else None
 
+    async def choose_model(self, session_id: str, model: str) -> None:
+        """The user chose `model` for the conversation `session_id` (the window's `/model`): the session runs on it
+        from now, so a subagent spawned before its next turn (`/oracle` right after `/model`) follows it too."""
+        session = await self.store.get_session(session_id)
+        if session is None or session.profile not in self.profiles.profiles:
+            return
+        chosen = self.resolve_model(self.profiles.get(session.profile), model, within=model)
+        if session.model != chosen:
+            await self.store.update_session(session_id, model=chosen)
+
     def _keyed(self, model: str) -> bool:
         """Whether requests to `model`'s provider can be made (it has a key, or needs none)."""
         return self.provider(model)[0].missing_credentials() is None

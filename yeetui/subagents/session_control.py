@@ -83,6 +83,11 @@ class SessionControl:
         self._task: asyncio.Task[RunResult] | None = None
         self.last_result: RunResult | None = None
 
+    async def use_model(self, model: str) -> None:
+        """Run this conversation's next turns, and the subagents it spawns from now, on `model`."""
+        self.model = model
+        await self.launcher.choose_model(self.session_id, model)
+
     @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()

@@ -294,8 +294,8 @@ class MainScreen(Screen[None]):
         """Use `model` for this window's sessions: those already open and those opened later; the header says
         so at once."""
         self.model = model
-        for control in self.controls.values():
-            control.model = model
+        for session_id in {*self.controls, *self._views}:
+            await self.control(session_id).use_model(model)
         await self.refresh_header()
 
     def show_busy(self) -> None:
