@@ -91,3 +91,23 @@ async def test_continue_reopens_the_apps_conversation_not_a_later_headless_or_de
         tops = {node.title: node.label for node in pilot.app.screen.nodes if node.parent_id is None}
         assert tops["in the app"] == "primary", tops
         assert tops["headless question"].startswith("run ") and tops["detached question"].startswith("detached ")
+
+
+async def test_continue_skips_a_conversation_left_empty(fake_env, project: Path) -> None:
+    """Issue 47, item 6: opening the app and quitting without a word made an empty conversation, which
+    `--continue` then reopened instead of the one the user had talked in."""
+    fake_env.script(Reply(text="THE ANSWER"))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = (await _main(pilot)).query_one(ConversationView)
+        await _type(pilot, "the question that matters")
+        await _until(pilot, lambda: "THE ANSWER" in _text(view))
+    async with YeetuiApp(cwd=project).run_test(size=(100, 30)) as pilot:
+        await _main(pilot)  # opened, nothing said, closed
+
+    again = YeetuiApp(cwd=project, continue_latest=True)
+    async with again.run_test(size=(100, 30)) as pilot:
+        view = (await _main(pilot)).view()
+        await _until(pilot, lambda: "THE ANSWER" in _text(view))
+        assert "the question that matters" in _text(view)
+

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"yeetui {__version__}")
     parser.add_argument("--model", help="model for this run, as provider/model")
     parser.add_argument("--continue", dest="cont", action="store_true",
-                        help="open the TUI on the latest session")
+                        help="open the TUI on the latest conversation that has messages")
     parser.add_argument("--resume", metavar="SESSION", help="open the TUI on this session (id or unique prefix)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
     run.add_argument("--trust", action="store_true", help=TRUST_HELP)
     run.add_argument("--resume", metavar="SESSION", help="continue this session (id or unique prefix)")
-    run.add_argument("--continue", dest="cont", action="store_true", help="continue the latest session")
+    run.add_argument("--continue", dest="cont", action="store_true", help="continue the latest session that has messages")
     _add_budget(run)
 
     sessions = sub.add_parser("sessions", help="list and show sessions")

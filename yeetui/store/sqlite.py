@@ -196,16 +196,26 @@ class Store(Database):
                                     " ORDER BY updated_at DESC, rowid DESC LIMIT ?", [*params, limit])
         return [SessionRecord.from_row(r) for r in rows]
 
-    async def latest_session(self, *, parent_id: str | EllipsisType | None = None,
-                             origin: str | None = None) -> SessionRecord | None:
-        """The most recently active top-level session (what `--continue` resumes); with `origin`, the latest
-        of that origin (`primary`: a conversation of the app, not a headless or detached run)."""
-        if origin is None:
-            found = await self.list_sessions(parent_id=parent_id, limit=1)
-            return found[0] if found else None
-        rows = await self.fetch_all("find the latest session", "SELECT * FROM sessions WHERE parent_id IS NULL AND key"
-                                    " LIKE ? ESCAPE '\\' ORDER BY updated_at DESC, rowid DESC LIMIT 1",
-                                    (f"agent:%:{origin}:%",))
+    async def latest_session(self, *, parent_id: str | EllipsisType | None = None, origin: str | None = None,
+                             with_messages: bool = False) -> SessionRecord | None:
+        """The most recently active top-level session (what `--continue` resumes; `parent_id` as for
+        `list_sessions`); with `origin`, the latest
+        of that origin (`primary`: a conversation of the app, not a headless or detached run); `with_messages`
+        skips a conversation opened and left with nothing said in it."""
+        clauses = ["1"]
+        params: list[Any] = []
+        if parent_id is None:
+            clauses.append("parent_id IS NULL")
+        elif parent_id is not ...:
+            clauses.append("parent_id = ?")
+            params.append(parent_id)
+        if origin is not None:
+            clauses.append("key LIKE ? ESCAPE '\\'")
+            params.append(f"agent:%:{origin}:%")
+        if with_messages:
+            clauses.append("EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)")
+        rows = await self.fetch_all("find the latest session", f"SELECT * FROM sessions WHERE {' AND '.join(clauses)}"
+                                    " ORDER BY updated_at DESC, rowid DESC LIMIT 1", params)
         return SessionRecord.from_row(rows[0]) if rows else None
 
     async def children(self, session_id: str) -> list[SessionRecord]:

@@ -115,6 +115,15 @@ async def test_list_sessions_newest_activity_first(store: Store) -> None:
     assert (await store.latest_session(parent_id=...)).id == a.id  # type: ignore[union-attr]
 
 
+async def test_latest_session_with_messages_skips_one_left_empty(store: Store) -> None:
+    """`--continue` (the app's and `yeetui run`'s) reopens the latest session something was said in."""
+    talked = await store.create_session(profile="generic", title="talked")
+    await store.append_message(talked.id, Message.user("hello"))
+    await store.create_session(profile="generic", title="empty")
+    assert (await store.latest_session(with_messages=True)).id == talked.id  # type: ignore[union-attr]
+    assert (await store.latest_session()).title == "empty"  # type: ignore[union-attr]
+
+
 async def test_latest_session_empty_store(store: Store) -> None:
     assert await store.latest_session() is None
     assert await store.list_sessions() == []
