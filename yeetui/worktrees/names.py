@@ -20,10 +20,14 @@ _PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 
 
 def slug(text: str, *, limit: int = SLUG_MAX) -> str:
-    """`Add mul() with a test!` → `add-mul-with-a-test`; `work` when nothing usable is left."""
+    """`Add mul() with a test!` → `add-mul-with-a-test`; `work` when nothing usable is left. Longer than `limit`,
+    it is cut after the last whole word that fits (a single word longer than that is cut inside)."""
     words = re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")
-    cut = words[:limit].rstrip("-")
-    return cut or "work"
+    if len(words) <= limit:
+        return words or "work"
+    cut = words[:limit + 1]  # a word ending exactly at the limit is whole
+    whole = cut[:cut.rfind("-")] if "-" in cut else ""
+    return whole or words[:limit]
 
 
 def branch_prefix(prefix: str) -> str:
@@ -41,7 +45,8 @@ def branch_prefix(prefix: str) -> str:
 def repo_dir_name(repo: Path) -> str:
     """`<name>-<hash>` of a repository path: one folder per repository under the worktrees dir."""
     digest = hashlib.sha256(str(repo).encode()).hexdigest()[:8]
-    return f"{slug(repo.name, limit=24)}-{digest}"
+    name = re.sub(r"[^a-z0-9]+", "-", repo.name.casefold()).strip("-")[:24].rstrip("-")  # as first made: stable
+    return f"{name or 'work'}-{digest}"
 
 
 def worktrees_root(env: Mapping[str, str] | None = None) -> Path:

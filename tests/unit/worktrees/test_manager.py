@@ -60,6 +60,12 @@ def test_slugs_are_safe_for_branches_and_paths() -> None:
     assert slug("--force ../../etc") == "force-etc"
     assert slug("") == slug("!!!") == "work"
     assert len(slug("x" * 200)) == 40
+    # cut at a word, not inside one
+    assert slug("Refactor the authentication middleware to use dependency injection") == \
+        "refactor-the-authentication-middleware"
+    assert slug("a" * 35 + " bcdefgh") == "a" * 35
+    assert slug("a" * 35 + " bcde") == "a" * 35 + "-bcde"  # exactly 40: whole
+    assert slug("a" * 35 + " bcde fg") == "a" * 35 + "-bcde"
     assert branch_prefix("yeetui/build/") == "yeetui/build/"
     for bad in ("-x/", "a..b/", "a b/", "/abs"):
         with pytest.raises(ValueError, match="branch_prefix"):
