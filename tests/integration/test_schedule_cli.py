@@ -32,6 +32,7 @@ def test_a_schedule_from_add_to_remove(fake_env, project: Path) -> None:
     assert added["spec"] == "0 7 * * 1-5" and added["budget"] == {"max_cost_usd": 0.5} and not added["paused"]
     listed = run_yeetui("schedule", "list", cwd=project)
     assert added["id"] in listed.stdout and "skip missed" in listed.stdout and "next " in listed.stdout
+    assert "weekdays at 07:00" in listed.stdout, listed.stdout
     # by hand: an ordinary detached run of the project, with the schedule's budget
     run_id = run_yeetui("schedule", "run-now", added["id"], cwd=project).stdout.strip()
     wait_for_stored_status(run_id)
@@ -39,7 +40,7 @@ def test_a_schedule_from_add_to_remove(fake_env, project: Path) -> None:
     assert status["status"] == "completed" and status["output"] == "NIGHTLY: all commits look fine", status
     assert status["options"]["budget"] == {"max_cost_usd": 0.5}
     assert "paused" in run_yeetui("schedule", "pause", added["id"], cwd=project).stdout
-    assert "paused: paused by you" in run_yeetui("schedule", "list", cwd=project).stdout
+    assert "paused by you" in run_yeetui("schedule", "list", cwd=project).stdout
     assert "resumed" in run_yeetui("schedule", "resume", added["id"], cwd=project).stdout
     assert run_yeetui("schedule", "daemon", "--once", cwd=project).returncode == 0  # nothing due now
     assert "removed" in run_yeetui("schedule", "remove", added["id"], cwd=project).stdout

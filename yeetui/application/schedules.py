@@ -31,7 +31,7 @@ from yeetui.profile_loader import load_profiles
 from yeetui.resources import builtin_dir
 from yeetui.runs.budget import Budget
 from yeetui.scheduling import leases
-from yeetui.scheduling.times import check, next_after
+from yeetui.scheduling.times import check, describe_spec, next_after, readable_moment
 from yeetui.store import Store
 from yeetui.store.liveness import pid_alive
 from yeetui.store.records import utcnow
@@ -39,8 +39,8 @@ from yeetui.store.schedules import Fire, ScheduleRecord
 from yeetui.system.processes import yeetui_command
 from yeetui.trust import is_trusted
 
-__all__ = ["PAUSE_AFTER", "Fire", "Launching", "ScheduleRecord", "Scheduler", "describe_fire", "describe_state",
-           "launch_detached", "local_time", "profile_names", "trigger_title"]
+__all__ = ["PAUSE_AFTER", "Fire", "Launching", "ScheduleRecord", "Scheduler", "describe_fire", "describe_spec",
+           "describe_state", "launch_detached", "local_time", "profile_names", "trigger_title"]
 
 log = logging.getLogger(__name__)
 
@@ -238,17 +238,23 @@ def local_time(moment: datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def describe_fire(fire: Fire | None) -> str:
-    """A schedule's latest trigger for a listing: `2026-11-27 07:00 completed`, `… skipped (missed)`."""
+def describe_fire(fire: Fire | None, now: datetime | None = None) -> str:
+    """A schedule's latest trigger for a listing: `today 07:00 completed`, `yesterday 07:00 skipped (missed)`,
+    `today 06:11 by hand, running`."""
     if fire is None:
         return "-"
-    when = fire.due_at if fire.due_at.startswith("now:") else local_time(datetime.fromisoformat(fire.due_at))
+    now = now or datetime.now(UTC)
+    by_hand = fire.due_at.startswith("now:")
+    moment = datetime.fromisoformat(fire.due_at.removeprefix("now:"))
+    when = readable_moment(moment, now) + (" by hand," if by_hand else "")
     if fire.skipped:
         return f"{when} skipped (missed)"
     return f"{when} {fire.outcome or ('running' if fire.run_id else 'not started')}"
 
 
-def describe_state(schedule: ScheduleRecord) -> str:
+def describe_state(schedule: ScheduleRecord, now: datetime | None = None) -> str:
+    """`next tomorrow 07:00`, `paused by you`, `paused: the last 3 runs failed`."""
     if schedule.paused:
-        return f"paused: {schedule.pause_reason or 'by you'}"
-    return f"next {local_time(schedule.next_at)}"
+        reason = schedule.pause_reason or "paused by you"
+        return reason if reason == "paused by you" else f"paused: {reason}"
+    return f"next {readable_moment(schedule.next_at, now or datetime.now(UTC))}"

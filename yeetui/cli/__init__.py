@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--yes", "-y", action="store_true", help="allow tool calls that would ask permission")
     run.add_argument("--trust", action="store_true", help=TRUST_HELP)
     run.add_argument("--resume", metavar="SESSION", help="continue this session (id or unique prefix)")
-    run.add_argument("--continue", dest="cont", action="store_true", help="continue the latest session that has messages")
+    run.add_argument("--continue", dest="cont", action="store_true",
+                     help="continue the latest session that has messages")
     _add_budget(run)
 
     sessions = sub.add_parser("sessions", help="list and show sessions")

@@ -11,11 +11,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from yeetui import paths
-from yeetui.application.schedules import Scheduler, describe_fire, describe_state, local_time, profile_names
+from yeetui.application.schedules import (
+    Scheduler,
+    describe_fire,
+    describe_spec,
+    describe_state,
+    local_time,
+    profile_names,
+)
 from yeetui.bus import Bus
 from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, budget_of, error, open_store, table
 from yeetui.errors import YeetuiError
 from yeetui.events import Notice
+from yeetui.text import clip_words, one_line
 
 
 async def cmd_schedule(args: argparse.Namespace) -> int:
@@ -57,8 +65,9 @@ async def _list(args: argparse.Namespace) -> int:
         print("No schedules. Add one: yeetui schedule add \"0 7 * * 1-5\" --profile reviewer \"review yesterday\"",
               file=sys.stderr)
         return EXIT_OK
-    rows = [(s.id, s.spec, s.profile, describe_state(s), "skip missed" if s.missed == "skip" else "run missed once",
-             describe_fire(fire), s.prompt[:40]) for s, fire in listing]
+    rows = [(s.id, describe_spec(s.spec), s.profile, describe_state(s),
+             "skip missed" if s.missed == "skip" else "run missed once", describe_fire(fire),
+             clip_words(one_line(s.prompt), 40)) for s, fire in listing]
     print(table(("ID", "WHEN", "PROFILE", "STATE", "MISSED", "LAST", "PROMPT"), rows))
     return EXIT_OK
 

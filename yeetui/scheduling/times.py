@@ -83,3 +83,35 @@ def _interval(spec: str, count: str, unit: str) -> int:
     if seconds < 60:
         raise ScheduleSpecError(f"{spec!r}: a schedule fires at most once a minute.")
     return seconds
+
+
+_WEEKDAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_SPAN_WORDS = {"*": "every day", "1-5": "weekdays", "mon-fri": "weekdays", "0,6": "weekends", "6,0": "weekends",
+               "sat,sun": "weekends", "6-7": "weekends"}
+
+
+def describe_spec(spec: str) -> str:
+    """`0 7 * * 1-5` → `weekdays at 07:00`, `30 9 * * 1` → `Mon at 09:30`; other specs as written (`every 2h`,
+    `*/15 * * * *`, `@daily`)."""
+    fields = spec.split()
+    if len(fields) != CRON_FIELDS or fields[2:4] != ["*", "*"] or not (fields[0].isdigit() and fields[1].isdigit()):
+        return spec
+    minute, hour, weekday = int(fields[0]), int(fields[1]), fields[4].casefold()
+    if minute > 59 or hour > 23:
+        return spec
+    if (days := _SPAN_WORDS.get(weekday)) is None:
+        if not all(day.isdigit() and int(day) <= 7 for day in weekday.split(",")):
+            return spec
+        days = ", ".join(_WEEKDAYS[int(day)] for day in weekday.split(","))
+    return f"{days} at {hour:02d}:{minute:02d}"
+
+
+def readable_moment(moment: datetime, now: datetime) -> str:
+    """A moment as a person reads it, in local time beside `now`: `today 07:00`, `tomorrow 07:00`, `yesterday
+    23:10`, `Fri 07:00` (within the coming week), else `2027-01-04 07:00`."""
+    local, today = moment.astimezone(), now.astimezone().date()
+    days = (local.date() - today).days
+    day = {0: "today", 1: "tomorrow", -1: "yesterday"}.get(days)
+    if day is None:
+        day = local.strftime("%a") if 1 < days < 7 else local.strftime("%Y-%m-%d")
+    return f"{day} {local:%H:%M}"

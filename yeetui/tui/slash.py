@@ -387,7 +387,14 @@ SCHEDULE_USAGE = ('/schedule [list] · /schedule add "<cron>"|every 30m <profile
 
 async def _schedule(screen: CommandScreen, args: str) -> None:
     """Scheduled agents of this project, as `yeetui schedule` has them (fired while any yeetui runs)."""
-    from yeetui.application.schedules import Scheduler, describe_fire, describe_state, local_time, profile_names
+    from yeetui.application.schedules import (
+        Scheduler,
+        describe_fire,
+        describe_spec,
+        describe_state,
+        local_time,
+        profile_names,
+    )
 
     scheduler = Scheduler(screen.runtime.store)
     words = args.split()
@@ -397,8 +404,8 @@ async def _schedule(screen: CommandScreen, args: str) -> None:
         if not listing:
             await screen.notice("info", f"No schedules. {SCHEDULE_USAGE}")
             return
-        lines = [f"{s.id}  {s.spec:<16} {s.profile:<12} {describe_state(s)} · last {describe_fire(fire)} · "
-                 f"{clip_words(one_line(s.prompt), 50)}" for s, fire in listing]
+        lines = [f"{s.id}  {describe_spec(s.spec):<18} {s.profile:<12} {describe_state(s)} · "
+                 f"last {describe_fire(fire)} · {clip_words(one_line(s.prompt), 50)}" for s, fire in listing]
         await screen.notice("info", "Schedules:\n" + "\n".join(lines))
     elif action == "add":
         parsed = _schedule_words(args.strip()[len("add"):])

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.application.schedules import Launching, Scheduler
+from yeetui.application.schedules import Launching, Scheduler, describe_fire
 from yeetui.bus import Bus
 from yeetui.events import Notice, RunStatus
-from yeetui.scheduling.times import ScheduleSpecError, check
+from yeetui.scheduling.times import ScheduleSpecError, check, describe_spec, readable_moment
 from yeetui.store import Store
+from yeetui.store.schedules import Fire
 
 START = datetime(2026, 11, 27, 9, 0, 5, tzinfo=UTC)
 
@@ -137,3 +138,24 @@ async def test_a_schedule_that_keeps_failing_is_paused_with_a_notice(stores: lis
     assert any("is paused" in n.text and schedule.id in n.text for n in said)
     resumed = await scheduler.resume(schedule.id)
     assert not resumed.paused and resumed.failures == 0
+
+
+def test_a_listing_says_when_as_a_person_reads_it() -> None:
+    """Issue 47, item 6: `schedule list` showed `now:2026-12-03T06:11:50.929119+00:00`, raw cron fields and
+    `paused: paused by you`."""
+    now = datetime(2026, 12, 3, 9, 0, tzinfo=UTC).astimezone()  # a Thursday, in local time
+    at = now.replace(hour=7, minute=0)
+    assert readable_moment(at, now) == "today 07:00"
+    assert readable_moment(at + timedelta(days=1), now) == "tomorrow 07:00"
+    assert readable_moment(at - timedelta(days=1), now) == "yesterday 07:00"
+    assert readable_moment(at + timedelta(days=3), now) == "Sun 07:00"
+    assert readable_moment(at + timedelta(days=30), now) == f"{at + timedelta(days=30):%Y-%m-%d} 07:00"
+    assert describe_spec("0 7 * * 1-5") == "weekdays at 07:00"
+    assert describe_spec("30 9 * * *") == "every day at 09:30"
+    assert describe_spec("5 18 * * 1,3") == "Mon, Wed at 18:05"
+    for as_written in ("every 2h", "*/15 * * * *", "@daily", "0 7 1 * *", "0 7 * * 1-3"):
+        assert describe_spec(as_written) == as_written
+    by_hand = Fire("s1", f"now:{(at - timedelta(hours=1)).astimezone(UTC).isoformat()}", "r1", False, None)
+    assert describe_fire(by_hand, now) == "today 06:00 by hand, running"
+    missed = Fire("s1", (at - timedelta(days=1)).astimezone(UTC).isoformat(), None, True, None)
+    assert describe_fire(missed, now) == "yesterday 07:00 skipped (missed)"
