@@ -17,7 +17,7 @@ from tests.fakellm.server import FakeLLM
 from tests.integration.helpers import Completed, run_yeetui, start_yeetui, yeetui_env
 from tests.integration.zygote import ZYGOTE
 from tests.processes import gone
-from yeetui.cli.common import EXIT_CANCELLED
+from yeetui.cli.exit_codes import EXIT_CANCELLED
 
 
 @pytest.mark.parametrize("args", [("--version",), ("no-such-command",), ("agents", "list"), ("profiles", "list"),

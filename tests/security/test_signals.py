@@ -23,7 +23,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import start_yeetui
 from tests.processes import gone, group_members, running_with, unique_sleep
-from yeetui.cli.common import EXIT_CANCELLED
+from yeetui.cli.exit_codes import EXIT_CANCELLED
 
 UNCONFINED = """\
 ---

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from yeetui import __version__
 from yeetui.application.process import is_warm_server, protect_process, serve_warm_workers, start_warm
+from yeetui.cli.exit_codes import exit_codes_text
 from yeetui.heavy_imports import gc_paused
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ TRUST_HELP = ("trust this project first, as `yeetui trust` does (remembered): it
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="yeetui", description="A terminal app for LLM coding agents built around subagents.")
+    parser = _Parser(prog="yeetui", description="A terminal app for LLM coding agents built around subagents.",
+                     epilog=exit_codes_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"yeetui {__version__}")
     parser.add_argument("--model", help="model for this run, as provider/model")
     parser.add_argument("--continue", dest="cont", action="store_true",

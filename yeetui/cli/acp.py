@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, cast
 
-from yeetui.cli.common import EXIT_OK
+from yeetui.cli.exit_codes import EXIT_OK
 
 
 async def cmd_acp(args: argparse.Namespace) -> int:

@@ -35,17 +35,8 @@ from yeetui.application.agents import (
     worker_log,
 )
 from yeetui.application.runs import RunDesk
-from yeetui.cli.common import (
-    EXIT_CANCELLED,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_WAITING_USER,
-    budget_of,
-    error,
-    open_runtime,
-    open_store,
-    table,
-)
+from yeetui.cli.common import budget_of, error, open_runtime, open_store, table
+from yeetui.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER
 from yeetui.cli.progress import HeadlessProgress, PaneView
 from yeetui.events import RunStatus
 from yeetui.messages import Usage

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from yeetui import paths
 from yeetui.application.runs import Budget, command_budget
+from yeetui.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK
 from yeetui.errors import YeetuiError
 from yeetui.redact import RedactingFilter
 from yeetui.text import terminal_safe
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from yeetui.runtime import FrontEnd, Runtime
     from yeetui.store import Store
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING_USER, EXIT_CANCELLED = 0, 1, 2, 3, 130
 COMMAND_WRITE_WAIT = 10.0
 """Seconds a command's own writes wait for another process's write lock before it says the store is busy: someone
 waits on the command (a run's writes wait longer, `yeetui.store.db.WRITE_WAIT`: failing them would end the run)."""

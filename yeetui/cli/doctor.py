@@ -14,7 +14,8 @@ from pathlib import Path
 
 from yeetui import paths
 from yeetui.application.doctor import run_checks
-from yeetui.cli.common import EXIT_OK, error
+from yeetui.cli.common import error
+from yeetui.cli.exit_codes import EXIT_OK
 
 
 async def cmd_doctor(args: argparse.Namespace) -> int:

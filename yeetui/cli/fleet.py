@@ -8,7 +8,8 @@ import json
 import sys
 
 from yeetui.application.fleet import Fleet, FleetDesk, FleetRow, fleet
-from yeetui.cli.common import EXIT_OK, open_store, table
+from yeetui.cli.common import open_store, table
+from yeetui.cli.exit_codes import EXIT_OK
 from yeetui.subagents.ledger import format_elapsed
 from yeetui.text import dollars, one_line, terminal_safe, tokens_text
 

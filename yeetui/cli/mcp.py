@@ -16,7 +16,8 @@ from pathlib import Path
 
 from yeetui import paths
 from yeetui.application.mcp import McpServers, ServerRow, described
-from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, open_runtime
+from yeetui.cli.common import error, open_runtime
+from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from yeetui.errors import YeetuiError
 from yeetui.text import terminal_safe
 

@@ -12,7 +12,7 @@ import yaml
 
 from yeetui import paths
 from yeetui.application.profiles import unknown_names
-from yeetui.cli.common import EXIT_FAILED, EXIT_OK
+from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from yeetui.errors import ProfileError
 from yeetui.paths import find_project_root
 from yeetui.profile_loader import load_profiles, validate_profile_file

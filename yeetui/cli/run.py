@@ -15,16 +15,8 @@ from typing import Any
 
 from yeetui.application.runs import RunDesk
 from yeetui.application.sessions import SessionDesk
-from yeetui.cli.common import (
-    EXIT_CANCELLED,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
-    EXIT_WAITING_USER,
-    budget_of,
-    error,
-    open_runtime,
-)
+from yeetui.cli.common import budget_of, error, open_runtime
+from yeetui.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER
 from yeetui.cli.progress import HeadlessProgress
 from yeetui.events import PermissionRequested, RunStatus, event_to_json
 from yeetui.redact import redact
@@ -57,7 +49,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
             latest = await SessionDesk(runtime).latest()
             if latest is None:
                 error(args, "--continue: there is no session to continue yet.")
-                return EXIT_USAGE
+                return EXIT_FAILED
             session_id = latest.id
         task: asyncio.Future[Any] = asyncio.ensure_future(runs.run_prompt(
             args.prompt, profile=args.profile, model=args.run_model or args.model, session_id=session_id,

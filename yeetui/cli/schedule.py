@@ -20,7 +20,8 @@ from yeetui.application.schedules import (
     profile_names,
 )
 from yeetui.bus import Bus
-from yeetui.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, budget_of, error, open_store, table
+from yeetui.cli.common import budget_of, error, open_store, table
+from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from yeetui.errors import YeetuiError
 from yeetui.events import Notice
 from yeetui.text import clip_words, one_line
@@ -41,7 +42,7 @@ async def _add(args: argparse.Namespace) -> int:
     known = await asyncio.to_thread(profile_names, project)
     if args.profile not in known:
         error(args, f"No profile {args.profile!r} in {project} (yeetui profiles list shows them).")
-        return EXIT_USAGE
+        return EXIT_FAILED
     async with await open_store() as store:
         schedule = await Scheduler(store).add(project_dir=project, when=args.when, profile=args.profile,
                                               prompt=args.prompt, missed=args.missed, approve=args.yes,

@@ -8,7 +8,8 @@ from typing import Any
 
 from yeetui import paths
 from yeetui.bus import Bus
-from yeetui.cli.common import EXIT_OK, table
+from yeetui.cli.common import table
+from yeetui.cli.exit_codes import EXIT_OK
 from yeetui.store import Store
 from yeetui.subagents.inbox import Delivery
 

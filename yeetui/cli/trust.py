@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 
 from yeetui import paths
-from yeetui.cli.common import EXIT_OK, EXIT_USAGE, error, say_trusted, trust_project
+from yeetui.cli.common import error, say_trusted, trust_project
+from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from yeetui.trust import set_trusted
 
 
@@ -28,7 +29,7 @@ def _trust(args: argparse.Namespace) -> int:
         project = paths.find_project_root(project)
     else:
         error(args, f"{project} is not a directory.")
-        return EXIT_USAGE
+        return EXIT_FAILED
     if args.revoke:
         set_trusted(project, False)
         if args.json:

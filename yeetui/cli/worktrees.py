@@ -11,7 +11,8 @@ from typing import Any
 
 from yeetui import paths
 from yeetui.application.worktrees import MergeOutcome, Strategy, WorktreeDesk
-from yeetui.cli.common import EXIT_FAILED, EXIT_OK, table
+from yeetui.cli.common import table
+from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from yeetui.store import Store
 
 
