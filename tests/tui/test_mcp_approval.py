@@ -106,3 +106,17 @@ async def test_a_file_changed_while_the_dialog_is_open_is_not_approved_unseen(fa
         assert main.runtime.launcher.mcp.names() == []
         assert _state(project) == "needs approval"
     assert not marker.exists()
+
+
+async def test_the_dialog_shows_the_arguments_once(fake_env, project: Path) -> None:
+    """Issue 47, item 6: the command line appears once (the `runs:` line), then what is pinned of it."""
+    (project / "tools").mkdir()
+    (project / "tools" / "srv.py").write_text("print('a server')\n")
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"clock": {
+        "command": "python3", "args": ["tools/srv.py", "--port", "3917"]}}}))
+    app = YeetuiApp(cwd=project)
+    async with app.run_test(size=(110, 40)) as pilot:
+        screen = await shown(pilot, McpApprovalScreen)
+        everything = "\n".join(str(w.render()) for w in screen.query("Static"))
+        assert everything.count("3917") == 1 and "runs: python3 tools/srv.py --port 3917" in everything
+        assert "pins: executable " in everything and everything.count("tools/srv.py") == 2  # run, and pinned
