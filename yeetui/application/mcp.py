@@ -46,8 +46,8 @@ class ServerRow:
 
 def described(row: ServerRow, *, reason: bool = True) -> list[str]:
     """What an approval shows of a server, every value as its file writes it (`${…}` references unexpanded,
-    so nothing shown holds a secret): what it runs or reaches (its arguments once, there), where, each env entry and header, how
-    it is confined, and what changed since an earlier approval."""
+    so nothing shown holds a secret): what it runs or reaches (its arguments once, there), where, each env entry
+    and header, how it is confined, and what changed since an earlier approval."""
     spec = row.spec
     remote = spec.transport != "stdio"
     lines = [f"{'reaches' if remote else 'runs'}: {spec.target}"]
