@@ -381,6 +381,20 @@ async def test_inbox_accept_reply_and_dismiss() -> None:
         assert panel.unread == 1
 
 
+async def test_inbox_keys_on_an_empty_inbox_say_so() -> None:
+    """alt+a with nothing in the inbox did nothing at all (issue 47, item 6): it says there is nothing to accept."""
+    app = inbox_app()
+    async with run(app) as pilot:
+        panel = app.query_one(InboxPanel)
+        panel.set_items([])
+        panel.focus()
+        await pilot.press("alt+a", "alt+d")
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [  # (run_test shows no toasts)
+            "The inbox is empty: nothing to accept.", "The inbox is empty: nothing to dismiss."]
+        assert posted(app, InboxPanel.Action) == []
+
+
 async def test_inbox_letters_alone_post_no_action() -> None:
     """Typing "make" or "word" while the inbox has the focus merges and opens nothing: letters are for the
     composer (the main screen sends them there)."""

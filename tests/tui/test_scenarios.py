@@ -121,6 +121,14 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         assert watcher is not None
         await watcher.wait_idle(10)
         await _until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
+        # alt+a on the remark says what it did (it was silent): accepted, and the pair counts it
+        remark = next(i for i in inbox.items.values() if i.kind == "interjection")
+        inbox.focus()
+        inbox.highlighted = next(n for n in range(inbox.option_count) if inbox.get_option_at_index(n).id == str(
+            remark.id))
+        await pilot.press("alt+a")
+        await _until(pilot, lambda: any("Accepted the pair's remark" in n.message and "counts it as useful"
+                                        in n.message for n in pilot.app._notifications))  # (run_test shows no toasts)
         await pilot.press("f2")
         await _until(pilot, lambda: not any(line.startswith("pair#") for line in _ledger_lines(main)))
         assert "Pair watcher off." in _text(view)

@@ -18,10 +18,13 @@ class InboxDesk:
     async def get(self, item_id: int) -> InboxItem | None:
         return await self._runtime.store.inbox.get(item_id)
 
-    async def mark(self, item: InboxItem, status: InboxStatus, *, accepted: bool | None = None) -> None:
+    async def mark(self, item: InboxItem, status: InboxStatus, *, accepted: bool | None = None) -> bool:
         """Mark the item read or dismissed. `accepted` is the user's verdict on an interjection (accept or
-        dismiss); its watcher, while on, counts it (what it says next takes the verdicts into account)."""
+        dismiss); its watcher, while on, counts it (what it says next takes the verdicts into account). Whether a
+        watcher counted it."""
         await self._runtime.store.inbox.set_status(item.id, status)
         if item.kind == "interjection" and accepted is not None:
             if watcher := self._runtime.watchers.get(item.session_id):
                 await watcher.mark(item.id, accepted=accepted)
+                return True
+        return False

@@ -40,11 +40,12 @@ from yeetui.application.watchers import PairWatching
 from yeetui.application.worktrees import WorktreeDesk
 from yeetui.errors import YeetuiError
 from yeetui.runtime import Runtime
-from yeetui.store.records import InboxStatus, SessionRecord
+from yeetui.store.records import InboxItem, InboxStatus, SessionRecord
 from yeetui.subagents.heading import session_heading
 from yeetui.subagents.ledger import Ledger, LedgerRow, status_word
 from yeetui.subagents.ledger_sync import LedgerSync
 from yeetui.subagents.panes import Pane
+from yeetui.text import clip_words, one_line
 from yeetui.tui.bridge import permission_preview
 from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
@@ -761,14 +762,26 @@ class MainScreen(Screen[None]):
             return
         status: InboxStatus = "dismissed" if message.action == "dismiss" else "read"
         judged = message.action in ("accept", "dismiss")  # an interjection's verdict, its watcher counts it
-        await self.inbox.mark(item, status, accepted=message.action == "accept" if judged else None)
+        counted = await self.inbox.mark(item, status, accepted=message.action == "accept" if judged else None)
         self.query_one(InboxPanel).set_status(item.id, status)
+        if judged:
+            self.notify(_judged_text(item, accepted=message.action == "accept", counted=counted), timeout=4)
         child = (item.data or {}).get("child_session_id") or (item.data or {}).get("watcher_session_id")
         if message.action == "open" and child:
             await self.open_session(child)
         elif message.action == "reply":
             label = (item.data or {}).get("label") or item.title
             self.prefill(f"Re {label}: ")
+
+
+def _judged_text(item: InboxItem, *, accepted: bool, counted: bool) -> str:
+    """What alt+a / alt+d did, said at once: `Accepted the pair's remark: …; the pair takes it into account.`"""
+    title = clip_words(one_line(item.title), 60)
+    if item.kind != "interjection":
+        return f"{'Accepted' if accepted else 'Dismissed'}: {title}" + (" (marked read)." if accepted else ".")
+    verdict = "useful" if accepted else "not useful"
+    told = f"; the pair counts it as {verdict}." if counted else " (the pair is off: F2 turns it on)."
+    return f"{'Accepted' if accepted else 'Dismissed'} the pair's remark: {title}{told}"
 
 
 def _worktree_ids(data: dict[str, Any]) -> list[str]:

@@ -229,6 +229,7 @@ class InboxPanel(OptionList):
     def _act(self, action: InboxAction) -> None:
         item_id = self.selected_item_id
         if item_id is None:
+            self.notify(f"The inbox is empty: nothing to {action}.", severity="warning", timeout=3)
             return
         self.post_message(self.Action(item_id, action))
         self.set_status(item_id, "dismissed" if action == "dismiss" else "read")
