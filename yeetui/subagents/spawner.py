@@ -555,7 +555,8 @@ class AgentSpawner:
             self.abort(run_id)
             return
         live.mailbox.append(Message.user(WRAP_UP, steer=True))
-        live.abort_timer = asyncio.get_running_loop().call_later(grace, self.abort, run_id)
+        live.abort_timer = asyncio.get_running_loop().call_later(
+            grace, self.abort, run_id, f"asked to wrap up, it had not finished after {seconds_text(grace)}: stopped")
 
     async def _act_on(self, command: RunCommand) -> None:
         """A command another process left for a run of this one (see RunCommands)."""
@@ -566,10 +567,11 @@ class AgentSpawner:
         elif command.run_id in self._live:
             await self.cancel(command.run_id, graceful=command.kind == "cancel")
 
-    def abort(self, run_id: str) -> None:
+    def abort(self, run_id: str, reason: str | None = None) -> None:
+        """Stop the run now; `reason` is what its record says after `cancelled: ` (see `cancel_reason`)."""
         live = self._live.get(run_id)
         if live is not None and live.task is not None and not live.task.done():
-            live.task.cancel()
+            live.task.cancel(reason)
 
     async def cancel_children(self, session_id: str, *, graceful: bool = False) -> None:
         for run_id in self.pane_runs.children_of(session_id):  # in panes: told through the store, like any

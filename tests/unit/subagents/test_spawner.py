@@ -235,6 +235,22 @@ async def test_graceful_cancel_asks_to_wrap_up(runtime: Runtime, scripted) -> No
     assert result.status == RunStatus.COMPLETED and result.output == "partial work"
 
 
+async def test_a_wrap_up_that_times_out_says_so(runtime: Runtime, scripted) -> None:
+    """Issue 47, item 6: a child asked to wrap up that is still busy when the grace period ends is stopped, and
+    its record says that is why (it said only 'cancelled')."""
+    answer_permissions_headless(runtime.bus, approve=True)
+    flag = runtime.project_dir / "never.flag"
+    scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": _wait_for(flag)})], when_contains="STUCK-JOB"))
+    handle = await runtime.spawner.spawn(SpawnRequest("generic", "STUCK-JOB", requested_by="user"))
+    await scripted.until_requests(1, finished=True)  # busy with a bash call that never ends by itself
+    await runtime.spawner.cancel(handle.run_id, graceful=True, grace=0.2)
+    result = await runtime.spawner.wait(handle.run_id)
+    assert result.status == RunStatus.CANCELLED
+    assert result.error == "cancelled: asked to wrap up, it had not finished after 0.2 s: stopped", result.error
+    record = await runtime.store.get_run(handle.run_id)
+    assert record is not None and record.error == result.error
+
+
 def _git_repo(project: Path) -> None:
     for args in (["init", "-q"], ["config", "user.email", "t@e.st"], ["config", "user.name", "T"]):
         subprocess.run(["git", *args], cwd=project, check=True)
