@@ -41,11 +41,9 @@ def _inside(path: Path, root: Path) -> Path | None:
     """`path` resolved, when it is an existing file inside `root`; else None."""
     try:
         real = path.resolve()
-    except (OSError, RuntimeError):
+        return real if (real == root or root in real.parents) and real.is_file() else None
+    except (OSError, RuntimeError):  # a word too long for a file name (a `python -c` program), a loop, …
         return None
-    if (real == root or root in real.parents) and real.is_file():
-        return real
-    return None
 
 
 def _candidates(word: str) -> list[str]:
@@ -144,8 +142,7 @@ def anchor_to_project(argv: Sequence[str], project_dir: Path) -> list[str]:
     root = Path(project_dir).resolve()
     out = []
     for word in argv:
-        if word and not word.startswith(("-", "/", "~")) and (root / word).exists() \
-                and _inside(root / word, root) is not None:
+        if word and not word.startswith(("-", "/", "~")) and _inside(root / word, root) is not None:
             out.append(os.fspath(root / word))
         else:
             out.append(word)

@@ -265,6 +265,8 @@ class Runtime:
                                        hidden=(paths.config_dir(env), paths.data_dir(env)),
                                        unconfined=tuple(settings.project_grants.unconfined_hooks),
                                        home=default_home(env)))
+                if recover:  # a front end's notice (a worker has no one to read it)
+                    warnings += await asyncio.to_thread(hooks.unconfinable)
             launcher = RunLauncher(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                                    registry=registry, project_dir=project_dir, env=env, secrets=secrets,
                                    mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,

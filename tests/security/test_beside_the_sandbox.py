@@ -159,20 +159,35 @@ def test_a_users_server_does_not_import_a_module_the_agent_planted_in_the_projec
     assert "No module named usertool_srv" in (row["error"] or ""), row
 
 
-def test_a_servers_child_in_a_session_of_its_own_ends_with_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_a_servers_child_in_a_session_of_its_own_ends_with_it(scope: str, tmp_path: Path) -> None:
+    """A child the server starts with `setsid` (out of its process group) ends with the server: the user's
+    server's by the tag in its environment, the project's sandboxed one's with the sandbox too."""
     project = git_project(tmp_path)
-    pid_file = tmp_path / "escaped.pid"
-    code = ("import os, subprocess, sys\n"
-            f"p = subprocess.Popen(['setsid', 'sh', '-c', 'echo $$ > {pid_file}; exec sleep 300'])\n" + TIME_SERVER)
-    config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
-    config.write_text((config.read_text() if config.exists() else "")
-                      + f"mcp_servers:\n  leaky: {{command: [{PY}, -c, {json.dumps(code)}]}}\n")
-    checked = run_yeetui("mcp", "list", "--check", "--json", cwd=project)
-    assert json.loads(checked.stdout)["servers"][0]["started"] is True, checked.stdout
-    assert _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
-    escaped = int(pid_file.read_text())
-    assert _wait_for(lambda: not _alive(escaped)), "the server's setsid child outlived it"
-
+    marker = f"escaped-{scope}-{os.getpid()}-{time.monotonic_ns()}"
+    code = ("import subprocess, sys, time\n"
+            f"p = subprocess.Popen(['setsid', sys.executable, '-c', 'import time; time.sleep(300)', {marker!r}])\n"
+            "time.sleep(2)\n"  # the test sees the child running before the server answers
+            + TIME_SERVER)
+    if scope == "project":
+        (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"leaky": {"command": PY, "args": ["-c", code]}}}))
+        assert run_yeetui("mcp", "approve", "leaky", cwd=project).returncode == 0
+    else:
+        config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
+        config.write_text((config.read_text() if config.exists() else "")
+                          + f"mcp_servers:\n  leaky: {{command: [{PY}, -c, {json.dumps(code)}]}}\n")
+    yeetui = start_yeetui("mcp", "list", "--check", "--json", cwd=project, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert _wait_for(lambda: bool(running_with(marker)), within=60), "the server's child never started"
+        out, _ = yeetui.communicate(timeout=120)
+        assert json.loads(out)["servers"][0]["started"] is True, out
+        assert _wait_for(lambda: not running_with(marker)), f"the server's setsid child outlived it: " \
+            f"{running_with(marker)}"
+    finally:
+        yeetui.kill()
+        for pid in running_with(marker):
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("scope", ["user", "project"])
@@ -268,19 +283,36 @@ def test_a_users_hook_gets_no_provider_key_unless_its_config_names_it(fake_env, 
     assert "ANTHROPIC_API_KEY=" in named.read_text() and "OPENAI_API_KEY" not in named.read_text()
 
 
-def test_a_hooks_child_in_a_session_of_its_own_ends_with_the_run(fake_env, tmp_path: Path) -> None:
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_a_hooks_child_in_a_session_of_its_own_ends_with_the_run(scope: str, fake_env, tmp_path: Path) -> None:
+    """A child a hook leaves behind with `setsid` ends with the run: the user's hook's by the tag in its
+    environment, a trusted project's confined one's with its sandbox too."""
     project = git_project(tmp_path)
-    pid_file = tmp_path / "escaped.pid"
-    config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
-    config.write_text((config.read_text() if config.exists() else "") + "hooks:\n  UserPromptSubmit:\n"
-                      "    - hooks:\n        - {type: command, command: "
-                      f"\"setsid sh -c 'echo $$ > {pid_file}; exec sleep 300' > /dev/null 2>&1 &\"}}\n")
+    marker = f"escaped-hook-{scope}-{os.getpid()}-{time.monotonic_ns()}"
+    started = project / "child-started"
+    # the hook waits for its child to have started: under bubblewrap a child still starting when the hook's shell
+    # exits ends at once (its pid namespace goes with the hook)
+    command = (f"setsid sh -c 'echo started > {started}; exec {PY} -c \"import time; time.sleep(300)\" {marker}' "
+               f"> /dev/null 2>&1 & while [ ! -e {started} ]; do sleep 0.05; done")
+    if scope == "project":
+        (project / ".claude").mkdir()
+        (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": command}]}]}}))
+        assert run_yeetui("trust", cwd=project).returncode == 0
+    else:
+        config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
+        config.write_text((config.read_text() if config.exists() else "") + "hooks:\n  UserPromptSubmit:\n"
+                          f"    - hooks:\n        - {{type: command, command: {json.dumps(command)}}}\n")
     fake_env.script(Reply.tool("complete", output="Hello."))
-    done = run_yeetui("run", "--json", "--yes", "hello", cwd=project, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
-    escaped = int(pid_file.read_text())
-    assert _wait_for(lambda: not _alive(escaped)), "the hook's setsid child outlived the run"
+    try:
+        done = run_yeetui("run", "--json", "--yes", "hello", cwd=project, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert _wait_for(started.exists), "the hook's child never started"
+        assert _wait_for(lambda: not running_with(marker)), f"the hook's setsid child outlived the run: " \
+            f"{running_with(marker)}"
+    finally:
+        for pid in running_with(marker):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_trust_names_the_projects_hooks_and_servers_and_hooks_off_for_want_of_trust_are_said(

@@ -131,3 +131,28 @@ async def test_a_projects_hook_is_not_run_unconfined_where_the_user_accepted_uns
     await runner.fire("Stop", session_id="s1")
     await runner.close()
     assert not marker.exists()
+
+
+async def test_the_start_up_notice_names_the_projects_servers_and_hooks_that_cannot_start(
+        project_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The notice at start (what the app shows before the first prompt) names both, not only doctor: a trusted
+    project's hook that will not run for want of a sandbox was said only when it would have fired."""
+    from yeetui.runtime import Runtime
+    from yeetui.trust import set_trusted
+
+    _server(project_dir)
+    [spec] = discover(project_dir, home=project_dir.parent, env=os.environ, config_dir=project_dir.parent).servers
+    consent.approve(spec, project_dir)
+    (project_dir / ".claude").mkdir()
+    (project_dir / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "make fmt"}]}]}}))
+    set_trusted(project_dir)
+    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
+    runtime = await Runtime.open(cwd=project_dir)
+    try:
+        notice = "\n".join(runtime.warnings)
+    finally:
+        await runtime.close()
+    assert "The MCP server srv" in notice and "unconfined_mcp_servers: [srv]" in notice, notice
+    assert "The project's hook `make fmt` will not run: no OS sandbox works here" in notice, notice
+    assert 'unconfined_hooks: ["make fmt"]' in notice, notice

@@ -109,3 +109,30 @@ def test_an_old_record_is_read_and_rewritten(project: Path) -> None:
     assert data["version"] == 2 and list(data["pinned"]) == [str(project.resolve())]
     assert data["projects"] == ["/other/project"]
     assert is_trusted(project)
+
+
+def test_a_hooks_script_and_executable_are_pinned_by_trust(project: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46, item 1: trust pins the project files a hook's command names and the program it runs — an
+    agent's edit of the script, or another `fmt-tool` put first on PATH, untrusts the project for the next start,
+    naming what changed."""
+    bin1, bin0 = tmp_path / "bin1", tmp_path / "bin0"
+    for folder in (bin1, bin0):
+        folder.mkdir()
+    (bin1 / "fmt-tool").write_text("#!/bin/sh\n")
+    (bin1 / "fmt-tool").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin0}:{bin1}:/usr/bin:/bin")
+    (project / "scripts").mkdir()
+    (project / "scripts/fmt.sh").write_text("fmt-tool .\n")
+    (project / ".claude/settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": 'bash "$CLAUDE_PROJECT_DIR"/scripts/fmt.sh && fmt-tool --check'}]}]}}))
+    set_trusted(project)
+    assert is_trusted(project)
+    (project / "scripts/fmt.sh").write_text("env > /tmp/stolen\n")
+    state = trust_state(project)
+    assert not state.trusted and "scripts/fmt.sh (changed)" in state.changed, state.changed
+    set_trusted(project)
+    (bin0 / "fmt-tool").write_text("#!/bin/sh\n# another program\n")
+    (bin0 / "fmt-tool").chmod(0o755)
+    state = trust_state(project)
+    assert not state.trusted and any(str(bin0 / "fmt-tool") in change for change in state.changed), state.changed

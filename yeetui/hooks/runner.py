@@ -93,6 +93,23 @@ class HookRunner:
         path = await self.transcripts(session_id) if self.transcripts is not None else None
         return str(path) if path else ""
 
+    def unconfinable(self) -> list[str]:
+        """The start-up notice for a project's hooks that will not run here for want of an OS sandbox (and no
+        grant of the user's): one line naming them and how to run them anyway. Probes the sandbox: call it off
+        the event loop."""
+        commands = sorted({c.command for groups in self.hooks.groups.values() for group in groups
+                           for c in group.commands
+                           if c.scope == "project" and c.command not in self.confinement.unconfined})
+        if not commands:
+            return []
+        try:
+            project_mechanism(self.confinement.bash_sandbox)
+        except Unconfinable as exc:
+            named = ", ".join(f"`{cap(one_line(command), 80)}`" for command in commands)
+            which = f"hook {named}" if len(commands) == 1 else f"hooks {named}"
+            return [f"The project's {which} will not run: {unconfined_hook(commands[0], str(exc))}."]
+        return []
+
     def has(self, event: str, target: str | None = None) -> bool:
         return bool(self.hooks.commands(event, target))
 

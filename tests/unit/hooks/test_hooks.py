@@ -115,3 +115,34 @@ async def test_a_stop_hook_keeps_the_agent_going_once_then_lets_it_stop(
     assert result.output == "Tests pass too." and len(scripted.requests) == 2
     assert "[Stop hook] A hook kept you going." in scripted.requests[1].text
     assert "run the tests first" in scripted.requests[1].text
+
+
+async def test_a_projects_hook_whose_program_changed_on_path_does_not_run(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46, item 1: the executable a trusted project's hook runs is pinned too — another `fmt-tool` put
+    first on PATH after yeetui read the hooks stops the hook in the same run, with a notice naming it."""
+    from yeetui.bus import Bus
+    from yeetui.hooks.runner import HookRunner
+
+    bin1, bin0, project = tmp_path / "bin1", tmp_path / "bin0", tmp_path / "project"
+    for folder in (bin1, bin0, project / ".claude"):
+        folder.mkdir(parents=True)
+    marker = project / "ran"  # the project is writable for a project's hook: had it run, this would exist
+    for folder in (bin1, bin0):
+        (folder / "fmt-tool").write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (folder / "fmt-tool").chmod(0o755)
+    (bin0 / "fmt-tool").rename(tmp_path / "fmt-tool-later")
+    monkeypatch.setenv("PATH", f"{bin0}:{bin1}:/usr/bin:/bin")
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "fmt-tool"}]}]}}))
+    bus = Bus()
+    said: list[str] = []
+    bus.add_listener(lambda event: said.append(event.text) if isinstance(event, Notice) else None)
+    runner = HookRunner(load_hooks(None, project_dir=project, trusted=True), project_dir=project, bus=bus,
+                        env=dict(os.environ))
+    (tmp_path / "fmt-tool-later").rename(bin0 / "fmt-tool")  # planted after the hooks were read
+    await runner.fire("Stop", session_id="s1")
+    await runner.close()
+    assert not marker.exists()
+    assert any("what it runs changed since you trusted the project" in text and str(bin0 / "fmt-tool") in text
+               for text in said), said

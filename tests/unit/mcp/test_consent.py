@@ -102,3 +102,31 @@ async def test_an_unreadable_approvals_file_approves_nothing(project_dir: Path, 
     assert await states(desk) == {"git": "needs approval"}
     await desk.approve("git")  # and approving again repairs it
     assert await states(desk) == {"git": "approved"}
+
+
+async def test_the_executable_a_command_resolves_to_is_pinned(project_dir: Path, home: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46, item 1: the approval pins the program the command resolves to as well as the project's files —
+    a binary replaced in place, or another one put first on PATH, asks again naming the executable."""
+    first, earlier = tmp_path / "bin1", tmp_path / "bin0"
+    first.mkdir()
+    earlier.mkdir()
+    tool = first / "mytool"
+    tool.write_text("#!/bin/sh\nexec cat\n")
+    tool.chmod(0o755)
+    write_mcp(project_dir, {"t": {"command": "mytool", "args": ["--stdio"]}})
+    monkeypatch.setenv("PATH", f"{earlier}:{first}:/usr/bin:/bin")  # the user's PATH, which the server runs on
+    desk = servers(project_dir, home)
+    await desk.approve("t")
+    assert await states(desk) == {"t": "approved"}
+
+    tool.write_text("#!/bin/sh\nexec cat # and something else\n")  # replaced in place
+    [row] = (await desk.listing()).rows
+    assert row.state == "needs approval" and f"executable {tool.resolve()}" in (row.reason or ""), row.reason
+    await desk.approve("t")
+
+    shadow = earlier / "mytool"  # another program of the same name, earlier on PATH
+    shadow.write_text("#!/bin/sh\nexec cat\n")
+    shadow.chmod(0o755)
+    [row] = (await desk.listing()).rows
+    assert row.state == "needs approval" and f"executable {shadow.resolve()}" in (row.reason or ""), row.reason
