@@ -346,7 +346,7 @@ def test_a_dependency_edited_in_place_gets_a_new_server(runtime_dir: Path, tmp_p
     (dependency / "sitecustomize.py").write_text(SITECUSTOMIZE)
     module = dependency / "yeetui_test_dependency.py"
     module.write_text("VALUE = 1\n")
-    monkeypatch.setenv("PYTHONPATH", str(dependency))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, (str(dependency), os.environ.get("PYTHONPATH")))))
     old = _start_server(runtime_dir)
     try:
         with module.open("r+") as edited:  # in place: same inode, same folder

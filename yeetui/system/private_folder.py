@@ -15,8 +15,8 @@ def user_folder(env: Mapping[str, str] | None = None) -> Path | None:
     None when it cannot be made safely (someone else owns it, or others may write in it)."""
     env = os.environ if env is None else env
     runtime = env.get("XDG_RUNTIME_DIR")
-    # /tmp only as the base of a folder of this user's that is checked below (owner, mode) before any use
-    base = Path(runtime) if runtime and os.path.isdir(runtime) else Path("/tmp")  # noqa: S108
+    fallback = Path("/tmp")  # noqa: S108 - only the base of this user's folder, checked below (owner, mode) before use
+    base = Path(runtime) if runtime and os.path.isdir(runtime) else fallback
     folder = base / f"yeetui-{os.getuid()}"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
