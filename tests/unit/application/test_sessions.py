@@ -8,7 +8,7 @@ import pytest
 from tests.fakellm import Reply
 from yeetui.application.sessions import SessionDesk, SessionToOpen, SessionTreeNode
 from yeetui.events import RunStatus
-from yeetui.messages import Usage
+from yeetui.messages import Message, Usage
 from yeetui.runtime import Runtime
 from yeetui.subagents.ledger import LedgerRow
 
@@ -33,6 +33,8 @@ async def test_continue_prefers_the_apps_latest_conversation_over_a_later_run(ru
     desk = SessionDesk(runtime)
     conversation = await desk.new()
     later = await runtime.store.create_session(profile="generic", origin="run")
+    for session in (conversation, later):  # (one left empty is skipped: test_continue.py)
+        await runtime.store.append_message(session.id, Message.user("hello"))
     latest = await desk.latest()
     assert latest is not None and latest.id == later.id
     assert await desk.to_open(continue_latest=True) == SessionToOpen(conversation.id)
@@ -41,6 +43,7 @@ async def test_continue_prefers_the_apps_latest_conversation_over_a_later_run(ru
 async def test_continue_without_a_conversation_reopens_the_latest_run_and_says_so(runtime: Runtime) -> None:
     desk = SessionDesk(runtime)
     run_session = await runtime.store.create_session(profile="generic", title="nightly check", origin="run")
+    await runtime.store.append_message(run_session.id, Message.user("check"))
     opened = await desk.to_open(continue_latest=True)
     assert opened.session_id == run_session.id
     assert opened.note is not None and "a run run: nightly check" in opened.note
