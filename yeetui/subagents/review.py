@@ -52,9 +52,12 @@ async def review_request(project_dir: Path, *, parent_session_id: str, target: s
 
 
 async def commit_diff(cwd: Path, revision: str) -> str:
-    """What one commit changed (`/review <sha>`; a root commit against nothing), through hardened git."""
+    """What one commit changed (`/review <sha>`; a root commit against nothing; a merge against its first parent,
+    so what it brought into the branch — git's own combined diff of a clean merge is empty), through hardened
+    git."""
     revision = await verified_revision(cwd, revision)
-    rc, out, err = await git("show", "--format=commit %H%n%n%B", "--patch", "--no-ext-diff", "--no-textconv",
+    rc, out, err = await git("show", "--format=commit %H%n%n%B", "--patch", "--diff-merges=first-parent",
+                             "--no-ext-diff", "--no-textconv",
                              "--no-color", "--ignore-submodules=all", "--end-of-options", revision, "--", cwd=cwd,
                              confine=Confine())
     if rc != 0:

@@ -360,3 +360,30 @@ async def test_an_external_agents_subagent_is_not_followed_up_without_its_contex
                                    options={"parent_session_id": parent.id, "external": True})
     with pytest.raises(SpawnRefused, match="subagent of an external agent"):
         await runtime.spawner.follow_up(child.id, "and then?")
+
+
+async def test_review_of_a_merge_commit_reviews_what_it_brought_in(runtime: Runtime, scripted) -> None:
+    """Issue 47, item 6: `/review <merge>` had an empty diff (git's combined diff of a clean merge) and was
+    refused as nothing to review; it reviews the merge against its first parent."""
+    from yeetui.subagents.review import review_request
+
+    project = runtime.project_dir
+    await asyncio.to_thread(_git_repo, project)
+
+    def branch_and_merge() -> None:
+        def git(*args: str) -> None:
+            subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+        git("checkout", "-qb", "feature")
+        (project / "feature.py").write_text("FEATURE_LINE = 1\n")
+        git("add", ".")
+        git("commit", "-qm", "feature")
+        git("checkout", "-q", "-")
+        (project / "other.py").write_text("OTHER = 2\n")
+        git("add", ".")
+        git("commit", "-qm", "other")
+        git("merge", "-q", "--no-ff", "--no-edit", "feature")
+
+    await asyncio.to_thread(branch_and_merge)
+    parent = await runtime.launcher.new_session(runtime.profiles.get("generic"))
+    request = await review_request(project, parent_session_id=parent.id, target="HEAD")
+    assert "FEATURE_LINE = 1" in request.prompt_suffix and "OTHER = 2" not in request.prompt_suffix
