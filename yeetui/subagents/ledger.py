@@ -253,7 +253,7 @@ class Ledger:
                 run_id=run.id, session_id=run.session_id, parent_session_id=parent_session_id,
                 label=run.label or run.profile, profile=run.profile, model=short_model(run.model or ""),
                 status=run.status, registered=now, started=started, cost=run.cost, tokens=run.usage.total_tokens,
-                activity=f"in process {run.pid}", elsewhere=run.pid, stall_after=self.stall_after,
+                activity=_where_elsewhere(run), elsewhere=run.pid, stall_after=self.stall_after,
                 progressed=self._progress.get(run.id, now), clock=self.clock))
             return
         if row.is_final:
@@ -263,7 +263,7 @@ class Ledger:
             changes["started"] = now
         if not run.status.is_final and run.pid != row.elsewhere:  # claimed by another process (a warm worker)
             changes["elsewhere"] = run.pid
-            changes["activity"] = f"in process {run.pid}"
+            changes["activity"] = _where_elsewhere(run)
         if run.status.is_final:
             changes["ended"] = now
             changes["activity"] = (run.error or "")[:80]
@@ -442,3 +442,12 @@ class Ledger:
 
 def _watch_key(session_id: str) -> str:
     return f"watch:{session_id}"
+
+
+def _where_elsewhere(run: RunRecord) -> str:
+    """A run of another process, for its row: `in its tmux pane` (a pane child: the pane is what the user
+    watches, alt+t), else `in process 4242`."""
+    options = run.options or {}
+    if options.get("mode") in ("tmux", "terminal") or isinstance(options.get("pane"), dict):
+        return "in its tmux pane" if options.get("mode") != "terminal" else "in its terminal window"
+    return f"in process {run.pid}"

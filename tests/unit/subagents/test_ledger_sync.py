@@ -41,6 +41,20 @@ async def _run(store: Store, cwd: Path, *, pid: int, profile: str = "oracle", la
     return session, await store.update_run(run.id, status=status)
 
 
+async def test_a_pane_childs_row_says_it_runs_in_its_pane_not_its_pid(store: Store, tmp_path: Path,
+                                                                       worker: int) -> None:
+    """Issue 47, item 6: a tmux child's row said `in process 18387`; the pane is what the user watches."""
+    ledger = Ledger(Bus(), linger=60)
+    sync = LedgerSync(store, ledger, project_dir=tmp_path, is_local=lambda run_id: False)
+    session = await store.create_session(profile="oracle", cwd=tmp_path)
+    run = await store.create_run(session_id=session.id, profile="oracle", model="anthropic/claude-opus-4-5",
+                                 prompt="why?", pid=worker, label="oracle#2", status=RunStatus.RUNNING,
+                                 options={"mode": "tmux", "pane": {"server": "s", "window": "@1", "pane": "%2"}})
+    await sync.refresh()
+    shown = format_row(ledger.get(run.id))  # type: ignore[arg-type]
+    assert "in its tmux pane" in shown and str(worker) not in shown, shown
+
+
 async def test_a_run_of_another_process_gets_a_row_until_it_ends(store: Store, tmp_path: Path, worker: int) -> None:
     ledger = Ledger(Bus(), linger=60)
     sync = LedgerSync(store, ledger, project_dir=tmp_path, is_local=lambda run_id: False)
