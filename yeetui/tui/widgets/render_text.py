@@ -84,11 +84,29 @@ def preview(text: str, max_lines: int = RESULT_LINES, max_chars: int = RESULT_CH
     return body or "(no output)"
 
 
+_FOLLOW_UP = re.compile(r"(?P<label>\S+) keeps its context: ask it more with send_message to .*")
+_MERGE_HINT = re.compile(r"; the user's checkout is untouched\. Merge it into the user's branch only when the user "
+                         r"says so: (?P<merge>/merge \S+).*?; throw it away: (?P<discard>/discard \S+)\.$")
+
+
 def yeetui_notes(text: str) -> list[str]:
     """What yeetui itself added after the child's framed output (`[yeetui] builder#1 left 1 commit(s) on
-    branch …`): lines of its own, never the child's, which is all inside the frame."""
+    branch …`): lines of its own, never the child's, which is all inside the frame — said to the user, not in
+    the words meant for the parent model (`send_message …`, "only when the user says so")."""
     tail = text.rsplit("</subagent-output>", 1)[1] if "</subagent-output>" in text else ""
-    return [line.removeprefix("[yeetui] ") for line in tail.splitlines() if line.startswith("[yeetui] ")]
+    return [_for_the_user(line.removeprefix("[yeetui] ")) for line in tail.splitlines()
+            if line.startswith("[yeetui] ")]
+
+
+def _for_the_user(note: str) -> str:
+    """`oracle#1 keeps its context: /send oracle#1 … asks it more.`; `… your checkout is untouched: /merge
+    builder#1 (alt+m) takes it, /discard builder#1 throws it away.`"""
+    if match := _FOLLOW_UP.fullmatch(note):
+        return f"{match['label']} keeps its context: /send {match['label']} … asks it more."
+    if match := _MERGE_HINT.search(note):
+        return (note[:match.start()] + f"; your checkout is untouched: {match['merge']} (alt+m) takes it, "
+                f"{match['discard']} throws it away.")
+    return note
 
 
 def split_announcement(text: str) -> tuple[str, str]:
