@@ -561,7 +561,7 @@ async def test_a_pane_child_is_halted_from_its_parents_process_at_the_parents_bu
     assert result.status == RunStatus.BUDGET_EXHAUSTED, (result.status, result.error)
     [child] = [r for r in await runtime.store.list_runs() if r.profile == "oracle"]
     ended = await until(lambda: _final(runtime.store, child.id), "the pane child to end")
-    assert ended.status == RunStatus.BUDGET_EXHAUSTED and ended.pid != os.getpid()  # type: ignore[union-attr]
+    assert ended.status == RunStatus.BUDGET_EXHAUSTED and ended.pid != os.getpid(), (ended.status, ended.error)  # type: ignore[union-attr]
     assert "halted" in (ended.error or "")  # type: ignore[union-attr]
     assert child.label in result.output and "Reading on." in result.output
     # the child's requests are counted (it records each in the store) and it asked no more once halted
