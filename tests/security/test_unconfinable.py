@@ -98,9 +98,8 @@ async def test_a_projects_hook_does_not_run_unconfined(project_dir: Path, tmp_pa
     assert marker.exists(), granted
 
 
-async def test_doctor_says_which_of_the_projects_servers_and_hooks_cannot_start(project_dir: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from yeetui.application.doctor import run_checks
+def _approved_server_and_trusted_hook(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project with an approved server and a trusted hook (`make fmt`), on a machine where no sandbox works."""
     from yeetui.trust import set_trusted
 
     _server(project_dir)
@@ -111,6 +110,13 @@ async def test_doctor_says_which_of_the_projects_servers_and_hooks_cannot_start(
         {"hooks": [{"type": "command", "command": "make fmt"}]}]}}))
     set_trusted(project_dir)
     monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
+
+
+async def test_doctor_says_which_of_the_projects_servers_and_hooks_cannot_start(project_dir: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from yeetui.application.doctor import run_checks
+
+    _approved_server_and_trusted_hook(project_dir, monkeypatch)
     [check] = [c for c in await run_checks(project_dir) if c.name == "project servers and hooks"]
     assert check.state == "warning", check
     assert "Not started for want of a sandbox: the MCP server srv, the hook `make fmt`" in check.detail, check
@@ -138,16 +144,8 @@ async def test_the_start_up_notice_names_the_projects_servers_and_hooks_that_can
     """The notice at start (what the app shows before the first prompt) names both, not only doctor: a trusted
     project's hook that will not run for want of a sandbox was said only when it would have fired."""
     from yeetui.runtime import Runtime
-    from yeetui.trust import set_trusted
 
-    _server(project_dir)
-    [spec] = discover(project_dir, home=project_dir.parent, env=os.environ, config_dir=project_dir.parent).servers
-    consent.approve(spec, project_dir)
-    (project_dir / ".claude").mkdir()
-    (project_dir / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [
-        {"hooks": [{"type": "command", "command": "make fmt"}]}]}}))
-    set_trusted(project_dir)
-    monkeypatch.setattr(sandbox, "probe_sandbox", lambda: None)
+    _approved_server_and_trusted_hook(project_dir, monkeypatch)
     runtime = await Runtime.open(cwd=project_dir)
     try:
         notice = "\n".join(runtime.warnings)

@@ -181,13 +181,7 @@ class Store(Database):
                             limit: int = 50) -> list[SessionRecord]:
         """Sessions, most recently active first. `parent_id=None`: top-level only; `...`: all. With `cwd`, only
         the sessions opened in that folder (a project's, for a top-level listing)."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if parent_id is None:
-            clauses.append("parent_id IS NULL")
-        elif parent_id is not ...:
-            clauses.append("parent_id = ?")
-            params.append(parent_id)
+        clauses, params = _parent_clause(parent_id)
         if cwd is not None:
             clauses.append("cwd = ?")
             params.append(str(cwd))
@@ -199,16 +193,10 @@ class Store(Database):
     async def latest_session(self, *, parent_id: str | EllipsisType | None = None, origin: str | None = None,
                              with_messages: bool = False) -> SessionRecord | None:
         """The most recently active top-level session (what `--continue` resumes; `parent_id` as for
-        `list_sessions`); with `origin`, the latest
-        of that origin (`primary`: a conversation of the app, not a headless or detached run); `with_messages`
-        skips a conversation opened and left with nothing said in it."""
-        clauses = ["1"]
-        params: list[Any] = []
-        if parent_id is None:
-            clauses.append("parent_id IS NULL")
-        elif parent_id is not ...:
-            clauses.append("parent_id = ?")
-            params.append(parent_id)
+        `list_sessions`); with `origin`, the latest of that origin (`primary`: a conversation of the app, not a
+        headless or detached run); `with_messages` skips a conversation opened and left with nothing said in it."""
+        clauses, params = _parent_clause(parent_id)
+        clauses.insert(0, "1")
         if origin is not None:
             clauses.append("key LIKE ? ESCAPE '\\'")
             params.append(f"agent:%:{origin}:%")
@@ -743,3 +731,12 @@ class Store(Database):
 
         rows = await self.transaction("mark orphaned runs interrupted", mark)
         return [RunRecord.from_row(r) for r in rows if r is not None]
+
+
+def _parent_clause(parent_id: str | EllipsisType | None) -> tuple[list[str], list[Any]]:
+    """The WHERE clause of a session listing's `parent_id`: None, top-level only; `...`, any; else its children."""
+    if parent_id is None:
+        return ["parent_id IS NULL"], []
+    if parent_id is ...:
+        return [], []
+    return ["parent_id = ?"], [parent_id]
