@@ -129,6 +129,7 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         await pilot.press("alt+a")
         await _until(pilot, lambda: any("Accepted the pair's remark" in n.message and "counts it as useful"
                                         in n.message for n in pilot.app._notifications))  # (run_test shows no toasts)
+        assert not any(n.markup for n in pilot.app._notifications if "the pair's remark" in n.message)
         await pilot.press("f2")
         await _until(pilot, lambda: not any(line.startswith("pair#") for line in _ledger_lines(main)))
         assert "Pair watcher off." in _text(view)

@@ -615,7 +615,8 @@ class MainScreen(Screen[None]):
                     inbox = self.query_one(InboxPanel)
                     inbox.add_item(item)
                     if not inbox.display:  # narrow terminal: say so, or unread items go unseen
-                        self.notify(f"Inbox: {item.title} ({inbox.unread} unread · ctrl+b)", timeout=4)
+                        self.notify(f"Inbox: {item.title} ({inbox.unread} unread · ctrl+b)", timeout=4,
+                                    markup=False)  # an agent's words: never Textual markup
             case ev.SessionBusyChanged() if event.session_id == self.current:
                 self.composer.set_busy(event.busy, event.queued)
 
@@ -765,7 +766,8 @@ class MainScreen(Screen[None]):
         counted = await self.inbox.mark(item, status, accepted=message.action == "accept" if judged else None)
         self.query_one(InboxPanel).set_status(item.id, status)
         if judged:
-            self.notify(_judged_text(item, accepted=message.action == "accept", counted=counted), timeout=4)
+            self.notify(_judged_text(item, accepted=message.action == "accept", counted=counted), timeout=4,
+                        markup=False)  # the item's title is an agent's words: never Textual markup
         child = (item.data or {}).get("child_session_id") or (item.data or {}).get("watcher_session_id")
         if message.action == "open" and child:
             await self.open_session(child)
