@@ -239,12 +239,15 @@ async def test_a_wrap_up_that_times_out_says_so(runtime: Runtime, scripted) -> N
     """Issue 47, item 6: a child asked to wrap up that is still busy when the grace period ends is stopped, and
     its record says that is why (it said only 'cancelled')."""
     answer_permissions_headless(runtime.bus, approve=True)
-    flag = runtime.project_dir / "never.flag"
+    flag = runtime.project_dir / "late.flag"
     scripted.script(Reply(tool_calls=[ToolCall("bash", {"command": _wait_for(flag)})], when_contains="STUCK-JOB"))
     handle = await runtime.spawner.spawn(SpawnRequest("generic", "STUCK-JOB", requested_by="user"))
-    await scripted.until_requests(1, finished=True)  # busy with a bash call that never ends by itself
-    await runtime.spawner.cancel(handle.run_id, graceful=True, grace=0.2)
-    result = await runtime.spawner.wait(handle.run_id)
+    try:
+        await scripted.until_requests(1, finished=True)  # busy with a bash call that never ends by itself
+        await runtime.spawner.cancel(handle.run_id, graceful=True, grace=0.2)
+        result = await runtime.spawner.wait(handle.run_id)
+    finally:
+        flag.touch()  # the bash loop ends whatever happened
     assert result.status == RunStatus.CANCELLED
     assert result.error == "cancelled: asked to wrap up, it had not finished after 0.2 s: stopped", result.error
     record = await runtime.store.get_run(handle.run_id)
@@ -328,7 +331,7 @@ async def test_stopping_a_child_its_parent_waits_for_ends_only_the_child(runtime
     """The parent's blocking spawn hears its child was cancelled and goes on; its own turn is not cancelled
     with the child (an ACP client's cancel of a child session, or the user stopping it in the ledger)."""
     answer_permissions_headless(runtime.bus, approve=True)
-    flag = runtime.project_dir / "never.flag"
+    flag = runtime.project_dir / "late.flag"
     scripted.script(
         Reply(tool_calls=[_spawn("generic", "CHILD-WAITS", blocking=True)], when_contains="PARENT-BLOCKS"),
         Reply(tool_calls=[ToolCall("bash", {"command": _wait_for(flag)})], when_contains="CHILD-WAITS"),
