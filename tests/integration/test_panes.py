@@ -19,7 +19,7 @@ import pytest
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
-from tests.processes import gone
+from tests.processes import gone, running_with, unique_sleep
 from yeetui import paths
 from yeetui.events import PermissionRequested, RunStatus
 from yeetui.runtime import FrontEnd, Runtime
@@ -270,11 +270,11 @@ async def test_a_timeout_in_a_pane_still_delivers(runtime: Runtime, fake_env) ->
 def test_a_killed_parent_finds_its_pane_child_running_and_hears_of_it_once(fake_env, project: Path) -> None:
     """`yeetui run` spawns an oracle in a pane and is killed -9 while it runs. The next yeetui process leaves
     the child alone (its worker lives on in tmux: no `interrupted`), and its ending is announced once."""
-    release = project / "release"
+    release, nap = project / "release", f"0.05{unique_sleep()[4:]}"  # a sleep of its own, seen from outside
     fake_env.script(
         Reply(tool_calls=[_spawn("PANE-LONG: think", blocking=False)], when_contains="PARENT-K"),
         Reply(tool_calls=[ToolCall("bash", {"command": "sleep 300"})], when_contains="PARENT-K"),
-        Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {release} ]; do sleep 0.05; done"})],
+        Reply(tool_calls=[ToolCall("bash", {"command": f"until [ -e {release} ]; do sleep {nap}; done"})],
               when_contains=ORACLE),
         Reply(tool_calls=[ToolCall("complete", {"output": "PANE-LONG-ANSWER"})], when_contains=ORACLE),
     )
@@ -283,7 +283,9 @@ def test_a_killed_parent_finds_its_pane_child_running_and_hears_of_it_once(fake_
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                               start_new_session=True)
     try:
-        asyncio.run(_wait_for_run("oracle", RunStatus.RUNNING))
+        # The child's command running means its permission was answered (the parent answers it, `--yes`): a
+        # kill before that leaves the question for the user and the child rightly waiting on it.
+        asyncio.run(until(lambda: running_with(nap), "the oracle's command to start"))
         os.killpg(parent.pid, signal.SIGKILL)
         parent.wait(timeout=30)
         listed = run_yeetui("agents", "list", "--json", cwd=project)
