@@ -150,6 +150,16 @@ class UsageUpdated:
 
 
 @dataclass(frozen=True, slots=True)
+class RunModelChanged:
+    """The model a run runs on is known now, or changed: an external agent said which one it chose or used."""
+
+    run_id: str
+    session_id: str
+    model: str
+    kind: Literal["run_model"] = "run_model"
+
+
+@dataclass(frozen=True, slots=True)
 class RunProgress:
     """Where a multi-step run stands (an orchestrator: `plan ✓ → build … → review`): the ledger's activity
     for its row. Progress is shown, not filed: only what needs the user or has finished goes to the inbox."""
@@ -272,7 +282,8 @@ class PermissionRequested:
 
 
 Event = (RunStatusChanged | TextDelta | ThinkingDelta | StreamRestarted | MessageCommitted | ToolCallStarted
-         | ToolCallFinished | ProviderRetrying | RunProgress | UsageUpdated | BudgetUpdated | Notice
+         | ToolCallFinished | ProviderRetrying | RunProgress | RunModelChanged
+         | UsageUpdated | BudgetUpdated | Notice
          | PermissionRequested
          | RunRegistered | InboxItemAdded | LedgerChanged | SessionBusyChanged | WatcherChanged)
 

@@ -106,6 +106,11 @@ def test_claude_code_runs_as_a_yeetui_agent_and_its_subagent_is_a_node_of_the_tr
         ("user", "SUB-TASK look around the repo"), ("assistant", "SUB-RESULT found nothing")], shown.stdout
     # the agent really asked the model: the child's request carried its task
     assert any("SUB-TASK look around the repo" in r.text for r in fake_env.requests)
+    # the run names the model Claude Code asked for (not the one yeetui would have chosen)
+    asked = {r.body["model"] for r in fake_env.requests if isinstance(r.body, dict) and TITLE not in r.text}
+    assert runs[root["run_id"]]["model"] in asked, (runs[root["run_id"]]["model"], asked)
+    assert [e["model"] for e in done.events if e["type"] == "run_model" and e["run_id"] == root["run_id"]][-1] \
+        == runs[root["run_id"]]["model"]
 
 
 @needs_claude
@@ -317,6 +322,38 @@ def test_hostile_and_legacy_updates(fake_env, project: Path) -> None:
         items = db.execute("SELECT session_id, title, body, json_extract(data, '$.announce') FROM inbox_items"
                            " WHERE run_id = ?", (child["id"],)).fetchall()
     assert items == [(registered[0]["session_id"], f"{child['label']} — completed", "child says hi", 0)]
+
+
+def test_an_external_agents_row_names_the_model_it_says_it_runs_and_drops_hostile_names(
+        fake_env, project: Path) -> None:
+    """Not the model yeetui would have chosen: the one the agent's options say, then the one its usage measured;
+    a subagent its own. A name that is not a plain model id (escapes, markup, too long) is not taken."""
+    def option(value: str) -> dict:
+        return {"sessionUpdate": "config_option_update", "configOptions": [
+            {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": value,
+             "options": []}]}
+
+    _scripted("scripted", [
+        option("default"), option("openai/gpt-5"),
+        {"sessionUpdate": "usage_update", "used": 1, "size": 2, "_meta": {"_claude/model": "\u001b[2Jevil model"}},
+        {"sessionUpdate": "usage_update", "used": 1, "size": 2, "_meta": {"_claude/model": "x" * 500}},
+        {"sessionUpdate": "subagent_update", "sessionId": "kid", "title": "kid", "state": {"state": "running"}},
+        {"_session": "kid", "sessionUpdate": "usage_update", "used": 1, "size": 2,
+         "_meta": {"_claude/model": "claude-haiku-5-5"}},
+        {"_session": "kid", "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "kid done"}},
+        {"sessionUpdate": "subagent_update", "sessionId": "kid", "state": {"state": "idle", "stopReason": "end_turn"}},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ROOT-FINAL"}},
+    ])
+    done = run_yeetui("run", "--json", "--profile", "scripted", "go", cwd=project, timeout=120)
+    assert done.returncode == 0, done.stderr
+    registered = [e for e in done.events if e["type"] == "run_registered"]
+    root, kid = registered[0]["run_id"], registered[1]["run_id"]
+    said = [(e["run_id"], e["model"]) for e in done.events if e["type"] == "run_model"]
+    assert said == [(root, ""), (root, "openai/gpt-5"), (kid, "claude-haiku-5-5")], said
+    runs = {r["id"]: r for r in _runs(project)}
+    assert (runs[root]["model"], runs[kid]["model"]) == ("openai/gpt-5", "claude-haiku-5-5")
+    listed = run_yeetui("agents", "list", cwd=project)
+    assert "gpt-5" in listed.stdout and "claude-haiku-5-5" in listed.stdout and "evil" not in listed.stdout
 
 
 def test_an_external_agents_question_is_refused_headless_and_garbage_on_its_stdout_is_survived(

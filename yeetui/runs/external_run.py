@@ -36,6 +36,7 @@ from yeetui.events import (
     Notice,
     PermissionAnswer,
     PermissionRequested,
+    RunModelChanged,
     RunRegistered,
     RunStatus,
     RunStatusChanged,
@@ -45,7 +46,7 @@ from yeetui.events import (
     ToolCallStarted,
     UsageUpdated,
 )
-from yeetui.external import spend
+from yeetui.external import model_names, spend
 from yeetui.external.process import ExternalAgent, ExternalAgentError
 from yeetui.external.records import claude, opencode
 from yeetui.messages import Message, Usage
@@ -96,6 +97,8 @@ class _Node:
     """Ids of the messages between sessions it was given (kept once)."""
     cancellable: bool = False
     """The agent said this subagent can be cancelled on its own (`capabilities.cancel`)."""
+    model: str = ""
+    """The model the agent said this node runs on ('' until it says one)."""
 
     def add_text(self, text: str, message_id: object) -> None:
         if message_id is not None and message_id != self.message_id:
@@ -134,6 +137,9 @@ class ExternalRun:
         spec = self.spec
         result = RunResult(run_id=self.run_id, session_id=spec.session_id, status=RunStatus.RUNNING)
         await self._status(self.root, RunStatus.RUNNING)
+        # The model yeetui would have chosen is not the one the agent runs: none is named until the agent says.
+        await self.store.update_run(self.run_id, model="")
+        self.bus.publish(RunModelChanged(self.run_id, spec.session_id, ""))
         if spec.prompt is not None:
             await self._commit(self.root, Message.user(spec.prompt))
         acp = self.profile.acp
@@ -147,12 +153,14 @@ class ExternalRun:
                 opened = await agent.new_session(timeout=acp.start_timeout)
                 self._agent_session = opened["sessionId"]
                 self._nodes[opened["sessionId"]] = self.root
+                await self._model(self.root, model_names.chosen_model(opened))
                 self._watch = asyncio.create_task(self._follow_commands(agent), name=f"commands {spec.label}")
                 mode = _asking_mode(opened.get("modes"), acp.mode)
                 if mode is not None:
                     await agent.set_mode(opened["sessionId"], mode)
                 answer = await agent.prompt(opened["sessionId"], spec.prompt or "Continue where you left off.")
                 await self._drain()
+                await self._model(self.root, model_names.answering_model(answer))
                 await self._read_back(agent)
             stop = answer.get("stopReason")
             result.status = RunStatus.CANCELLED if stop == "cancelled" else (
@@ -306,12 +314,23 @@ class ExternalRun:
                 self.bus.publish(ToolCallFinished(node.run_id, node.session_id, call_id,
                                                   _field(update.get("kind")) or "tool",
                                                   _content_text(update.get("content")), status == "failed"))
+        elif kind == "config_option_update":
+            await self._model(node, model_names.chosen_model(update))
         elif kind == "usage_update":
+            await self._model(node, model_names.measured_model(update))
             cost = update.get("cost")
             if isinstance(cost, dict) and node is self.root and cost.get("currency", "USD") == "USD" \
                     and (amount := spend.dollars(cost.get("amount"))) is not None:
                 self._cost = amount
                 self.bus.publish(UsageUpdated(node.run_id, node.session_id, node.usage, self._cost))
+
+    async def _model(self, node: _Node, model: str) -> None:
+        """`node` runs on `model` (when it names one): its record and its ledger row say so."""
+        if not model or model == node.model:
+            return
+        node.model = model
+        await self.store.update_run(node.run_id, model=model)
+        self.bus.publish(RunModelChanged(node.run_id, node.session_id, model))
 
     async def _subagent(self, update: dict[str, Any]) -> None:
         child = _field(update.get("sessionId"))

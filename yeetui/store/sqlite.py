@@ -470,6 +470,7 @@ class Store(Database):
         self, run_id: str, *, status: RunStatus | None = None, result: Any = None, usage: Usage | None = None,
         cost: float | EllipsisType | None = ..., error: str | None = None, pid: int | None = None,
         worktree: str | Path | None = None, options: dict[str, Any] | None = None, turns: int | None = None,
+        model: str | None = None,
     ) -> RunRecord:
         """Change a run; arguments left as None (`...` for cost) stay as they are.
 
@@ -501,6 +502,9 @@ class Store(Database):
             values["options"] = dump_json(options)
         if turns is not None:
             values["turns"] = turns
+        if model is not None:
+            values["model"] = self.clean(model)
+
         def update(conn: sqlite3.Connection) -> sqlite3.Row | None:
             row = first_row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?", (run_id,))
             if row is None:

@@ -320,6 +320,8 @@ class Ledger:
             self._set(event.run_id, activity=activity)
         elif isinstance(event, ev.UsageUpdated):
             self._set(event.run_id, cost=event.cost, tokens=event.usage.total_tokens)
+        elif isinstance(event, ev.RunModelChanged):
+            self._set(event.run_id, model=short_model(event.model))
         elif isinstance(event, ev.BudgetUpdated):
             row = self._rows.get(event.run_id)
             if row is None or row.budget == f"budget {event.against}":

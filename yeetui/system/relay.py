@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 RELAYED: dict[str, type[ev.Event]] = {cls.__name__: cls for cls in (
     ev.RunRegistered, ev.RunStatusChanged, ev.TextDelta, ev.ThinkingDelta, ev.StreamRestarted, ev.MessageCommitted,
-    ev.ToolCallStarted, ev.ToolCallFinished, ev.ProviderRetrying, ev.RunProgress, ev.UsageUpdated)}
+    ev.ToolCallStarted, ev.ToolCallFinished, ev.ProviderRetrying, ev.RunProgress, ev.RunModelChanged,
+    ev.UsageUpdated)}
 LINE_LIMIT = 4 * 1024 * 1024
 QUEUE_LIMIT = 5000
 RESCAN = 1.0

@@ -104,6 +104,15 @@ def test_running_row_shows_elapsed_cost_and_activity(bus, ledger, changes, clock
     assert changes[-1].row.cost == pytest.approx(0.0312)
 
 
+def test_an_external_agents_row_names_the_model_it_says_it_runs(bus, ledger) -> None:
+    """The model yeetui chose is cleared for an external agent (it runs its own), then the one it says."""
+    _register(bus, status=RunStatus.RUNNING)
+    bus.publish(ev.RunModelChanged(RUN, SESSION, ""))
+    assert format_row(ledger.get(RUN)).startswith("oracle#4 running · 0:00")
+    bus.publish(ev.RunModelChanged(RUN, SESSION, "anthropic/claude-opus-5-5"))
+    assert format_row(ledger.get(RUN)).startswith("oracle#4 running · claude-opus-5-5 · 0:00")
+
+
 def test_unknown_cost_shows_a_question_mark(bus, ledger) -> None:
     _register(bus, status=RunStatus.RUNNING)
     bus.publish(ev.UsageUpdated(RUN, SESSION, Usage(input_tokens=1), None))
