@@ -303,6 +303,7 @@ def test_agents_send_to_a_finished_subagent_continues_it_with_its_context(fake_e
     assert sent.returncode == 0, sent.stderr
     answer = json.loads(sent.stdout.strip().splitlines()[-1])
     assert answer["status"] == "completed" and answer["output"] == "SECOND: the cache as well"
+    assert answer["label"] == "oracle#1"  # the same subagent going on, by the same name
     follow_up = next(r for r in fake_env.requests if "FOLLOW-Q" in r.text)
     assert "ORACLE-TASK" in follow_up.text and "FIRST: the timer" in follow_up.text
     # a running one only gets guidance; a run that is no subagent's cannot be followed up

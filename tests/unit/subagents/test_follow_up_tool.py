@@ -37,6 +37,7 @@ async def test_a_finished_oracle_answers_a_follow_up_with_its_earlier_context(ru
     oracle_session = (await runtime.store.children(first.session_id))[0]
     runs = await runtime.store.list_runs(session_id=oracle_session.id, limit=5)
     assert len(runs) == 2
+    assert [r.label for r in runs] == ["oracle#1", "oracle#1"]  # the same child, by the same name
     ended = await asyncio.wait_for(runtime.spawner.wait(runs[0].id), 30) or runs[0]
     assert ended.status == RunStatus.COMPLETED and "SECOND-ANSWER" in ended.output
     follow_up_request = next(r for r in scripted.requests if "FOLLOW-Q" in r.text and "ORACLE-TASK" in r.text)
