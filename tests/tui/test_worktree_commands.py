@@ -12,6 +12,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.tui.deliberate import SettleClock, answer, shown
 from tests.tui.test_app import _main, _text, _type, _until
+from yeetui.events import InboxItemAdded
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.inbox import InboxPanel
@@ -88,6 +89,22 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         await _until(pilot, lambda: "merged into main" in _text(view), timeout=30)
         assert (project / "mul.py").read_text() == "# BUILD-MUL\n"
         assert git(project, "symbolic-ref", "--short", "HEAD").strip() == "main"
+
+        # alt+w on an item telling of both builders' worktrees (an orchestrator's ending, in plan order) after the
+        # first was merged: the shell opens in the one still there, named by its builder's label.
+        worktrees = [{"id": w.id, "label": w.label, "branch": w.branch} for w in
+                     sorted(trees, key=lambda w: w.label != mul)]
+        store = pilot.app.runtime.store
+        ending = await store.inbox.add(session_id=main.current, kind="orchestrator", title="orchestrator#1 — completed",
+                                       data={"event": "end", "status": "completed", "worktrees": worktrees})
+        pilot.app.runtime.bus.publish(InboxItemAdded(ending.id, main.current, None, ending.kind, ending.title, "",
+                                                     ending.data or {}))
+        await _until(pilot, lambda: str(ending.id) in [str(o.id) for o in inbox.options])
+        inbox.focus()
+        inbox.highlighted = inbox.get_option_index(str(ending.id))
+        await pilot.press("alt+w")
+        await _until(pilot, lambda: _text(view).count(f"{div}'s worktree (branch yeetui/build/") == 2)
+        assert f"{mul}'s worktree" not in _text(view)
 
         main.query_one("Composer").focus()
         await _type(pilot, f"/discard {div}")

@@ -55,7 +55,15 @@ from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.permission import PermissionScreen
 from yeetui.tui.screens.picker import Choice, PickerScreen
 from yeetui.tui.screens.switcher import SwitcherScreen
-from yeetui.tui.slash import FlagError, all_commands, ask_merge, run_slash, spawn_flags, stop_question
+from yeetui.tui.slash import (
+    FlagError,
+    all_commands,
+    ask_merge,
+    open_worktree_shell,
+    run_slash,
+    spawn_flags,
+    stop_question,
+)
 from yeetui.tui.startup import LOADING, Pending, SessionStart
 from yeetui.tui.textual_workarounds import app_bindings, being_removed
 from yeetui.tui.widgets.composer import Composer, Draft
@@ -730,12 +738,23 @@ class MainScreen(Screen[None]):
                                         queued=run.status == ev.RunStatus.QUEUED), stop)
 
     async def _open_item_worktree(self, data: dict[str, Any]) -> None:
-        """alt+w on an inbox item: a shell in the (first) worktree it tells of."""
+        """alt+w on an inbox item: a shell in the first worktree it tells of that is still there (an orchestrator's
+        item tells of each builder's, and a merged one is gone), named by its agent's label."""
         ids = _worktree_ids(data)
         if not ids:
             await self.notice("warning", "This item has no worktree; alt+w opens a builder's worktree.")
             return
-        await run_slash(self, "open", ids[0])
+        live = [wt for i in ids if (wt := await self.worktrees.get(i)) and wt.status == "active"]
+        if not live:
+            await self.notice("warning", "This item's worktrees were merged or discarded: there is none to open.")
+            return
+        try:
+            said = await open_worktree_shell(self, live[0], live[0].label or live[0].branch)
+        except YeetuiError as exc:
+            await self.notice("warning", str(exc))
+            return
+        others = ", ".join(wt.label or wt.branch for wt in live[1:])
+        await self.notice("info", said + (f" Also still open: {others} (/open NAME)." if others else ""))
 
     async def _merge_item(self, data: dict[str, Any]) -> None:
         """alt+m on an inbox item: after one confirmation, merge the worktrees it tells of that are still
