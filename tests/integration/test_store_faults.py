@@ -9,6 +9,7 @@ a failed start-up keeps two connection threads, and an interpreter waits for the
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import resource
 import signal
@@ -173,3 +174,32 @@ def test_a_run_outlasts_a_write_lock_another_process_holds_longer_than_the_busy_
     result = Completed(proc.returncode, out, err)
     assert result.returncode == 0, out[-3000:] + err
     assert result.result["status"] == "completed" and result.result["output"] == "done after the wait", result.result
+
+
+def test_a_run_the_disk_fills_under_ends_failed_saying_which_write_failed(fake_env, project: Path) -> None:
+    """The disk takes no more writes while the model answers: the run ends `failed`, its error the write that
+    failed (it said 'Could not release the slot', a cleanup after it), no traceback reaches the terminal, and
+    the run is not left `running`."""
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "never stored"})], after_requests=1))
+    proc = subprocess.Popen(yeetui_argv("run", "--json", "finish the task"), cwd=project, env=yeetui_env(),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGXFSZ, signal.SIG_IGN))
+    try:
+        fake_env.wait_for_requests(1, timeout=60)
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (0, 0))  # the disk is full from now on
+        fake_env.release()
+        out, err = proc.communicate(timeout=EXIT_WITHIN)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    result = Completed(proc.returncode, out, err)
+    assert result.returncode == 1, (out[-2000:], err)
+    ended = result.result
+    assert ended["status"] == "failed", ended
+    assert ended["error"].startswith(f"Could not update run {ended['run_id']} in the store at {_database()}"), ended
+    assert "disk" in ended["error"] and "slot" not in ended["error"], ended
+    assert "Traceback" not in err, err
+    [listed] = _run_all(project, (("agents", "list", "--all", "--json"),))
+    [run] = [r for r in json.loads(listed.stdout) if r["id"] == ended["run_id"]]
+    assert run["status"] in ("failed", "interrupted"), run

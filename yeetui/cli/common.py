@@ -88,6 +88,15 @@ def error(args: argparse.Namespace, message: str) -> None:
     print(f"yeetui: {message}", file=sys.stderr, flush=True)
 
 
+class _LogFile(logging.FileHandler):
+    """The log file. A record the disk will not take (it is full) is dropped, not reported with a traceback on
+    the terminal: what failed for want of space says so itself, where the user reads it."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handleError(record)
+
+
 def setup_logging() -> None:
     """Log to the data dir, through the key-redacting filter. Nothing is logged to the terminal."""
     path = paths.log_path()
@@ -95,7 +104,7 @@ def setup_logging() -> None:
         paths.private_dir(path.parent)
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        handler: logging.Handler = _LogFile(path, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()
     handler.addFilter(RedactingFilter())
@@ -103,7 +112,7 @@ def setup_logging() -> None:
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
-    for noisy in ("httpx", "httpcore", "LiteLLM", "litellm", "anthropic"):
+    for noisy in ("httpx", "httpx2", "httpcore", "LiteLLM", "litellm", "anthropic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

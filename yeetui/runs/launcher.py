@@ -24,7 +24,7 @@ from typing import Any, Final, Protocol
 from yeetui import paths
 from yeetui.bus import Bus
 from yeetui.config import Settings
-from yeetui.errors import WorkflowError, YeetuiError
+from yeetui.errors import StoreError, WorkflowError, YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
 from yeetui.framing import framed
 from yeetui.hooks.runner import HookRunner
@@ -588,7 +588,10 @@ class RunLauncher:
             raise
         finally:
             self.budgets.leave(run_id)
-            await asyncio.shield(self.mailroom.end_run(session_id))
+            try:
+                await asyncio.shield(self.mailroom.end_run(session_id))
+            except StoreError as exc:  # what waits for the session is delivered at its next run; the ending stands
+                log.warning("after run %s: %s", run_id, exc)
             if self.hooks is not None:  # what its hooks left running, in a session of their own too, ends with it
                 await asyncio.shield(self.hooks.run_ended(run_id))
 

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from yeetui.bus import Bus
-from yeetui.errors import ProviderError
+from yeetui.errors import ProviderError, StoreError
 from yeetui.events import (
     MessageCommitted,
     Notice,
@@ -120,6 +120,8 @@ class Runner:
             result.status, result.output, result.result, result.error = end.status, end.output, end.result, end.error
         except TimeoutError:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
+        except StoreError as exc:  # the store took no more (a full disk): the run ends saying what it could not keep
+            result.status, result.error = RunStatus.FAILED, str(exc)
         except ProviderError as exc:
             result.status, result.error = RunStatus.FAILED, str(exc)
             if exc.quota:  # the account is spent: said in the provider's words; queued runs for it wait
@@ -356,11 +358,17 @@ class Runner:
         self.bus.publish(RunStatusChanged(result.run_id, result.session_id, status, reason))
 
     async def _finish(self, result: RunResult) -> None:
-        await self.store.update_run(
-            result.run_id, status=result.status, usage=result.usage, cost=result.cost, error=result.error,
-            turns=result.turns,
-            result={"output": result.output, **(result.result or {})},
-        )
+        """Record the ending, and say it. An ending the store cannot take now is owed (written once it takes
+        writes again): the run has ended all the same, and whoever waits on it hears so."""
+        def record() -> Awaitable[object]:
+            return self.store.update_run(
+                result.run_id, status=result.status, usage=result.usage, cost=result.cost, error=result.error,
+                turns=result.turns, result={"output": result.output, **(result.result or {})})
+
+        try:
+            await record()
+        except StoreError:
+            self.store.owe(f"end run {result.run_id}", record)
         self.bus.publish(RunStatusChanged(result.run_id, result.session_id, result.status, result.error or ""))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
+from yeetui.errors import StoreError
 from yeetui.store import Store
 
 POLL_FIRST = 0.02
@@ -69,6 +70,11 @@ class RunSlots:
         self._wake()
 
     async def release(self, run_id: str) -> None:
+        """Give the slot back. One the store cannot take back now (a full disk) is owed: given back once it takes
+        writes again — the run has ended, and its ending, not this, is what the user hears."""
         self._held.discard(run_id)
-        await self.store.slots.release(run_id)
+        try:
+            await self.store.slots.release(run_id)
+        except StoreError:
+            self.store.owe(f"release slot {run_id}", lambda: self.store.slots.release(run_id))
         self._wake()

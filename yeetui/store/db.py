@@ -227,6 +227,36 @@ class Database:
         """Exact values (the provider keys) redacted from everything written, with the known key formats."""
         self.write_wait = WRITE_WAIT
         """Seconds a write waits in all for another process's write lock (see `WRITE_WAIT`)."""
+        self._owed: dict[str, Callable[[], Awaitable[object]]] = {}
+        self._settling = False
+
+    def owe(self, key: str, write: Callable[[], Awaitable[object]]) -> None:
+        """A write that failed (a full disk) and must still happen — a run's ending, a slot given back: it is
+        tried again before every later transaction of this store and once more as it closes, until it lands
+        (a later one of the same `key` replaces it). Until then this process keeps the truth in memory, and a
+        process that dies owing it leaves what its death says (a live run of a dead pid reads as interrupted)."""
+        self._owed[key] = write
+
+    @property
+    def owing(self) -> list[str]:
+        """The keys of the writes still owed."""
+        return list(self._owed)
+
+    async def _settle(self) -> None:
+        """Try the owed writes in order; stop at the first that fails again (the disk is still full)."""
+        if self._settling or not self._owed:
+            return
+        self._settling = True
+        try:
+            for key, write in list(self._owed.items()):
+                try:
+                    await write()
+                except StoreError:
+                    return
+                if self._owed.get(key) is write:
+                    del self._owed[key]
+        finally:
+            self._settling = False
 
     def clean(self, text: str) -> str:
         """`text` as it may be stored: keys and credentials redacted (see `yeetui.redact`)."""
@@ -272,7 +302,10 @@ class Database:
             raise damaged(self.path, "; ".join(found[:_CHECK_LINES]) or "its check found no answer")
 
     async def close(self) -> None:
-        """Close both connections (the writer even if closing the reader fails). Safe to call twice."""
+        """Close both connections (the writer even if closing the reader fails), the owed writes tried once
+        more first. Safe to call twice."""
+        if self._conn is not None:
+            await self._settle()
         conn, self._conn = self._conn, None
         reader, self._reader = self._reader, None
         try:
@@ -330,6 +363,7 @@ class Database:
                 raise
             return result
 
+        await self._settle()
         async with self._lock:  # held until the thread is done, so nothing can follow while the transaction is open
             deadline = time.monotonic() + self.write_wait
             while True:
