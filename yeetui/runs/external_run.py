@@ -281,48 +281,55 @@ class ExternalRun:
                 return  # a subagent over the limits: not shown
             node = tagged
         if kind == "agent_message_chunk":
-            text = _text(update.get("content"))
-            if text:
+            if text := _text(update.get("content")):
                 node.add_text(text, update.get("messageId"))
                 self.bus.publish(TextDelta(node.run_id, node.session_id, text))
         elif kind == "agent_thought_chunk":
             if text := _text(update.get("content")):
                 self.bus.publish(ThinkingDelta(node.run_id, node.session_id, text))
         elif kind == "tool_call":
-            call_id = _field(update.get("toolCallId"))
-            if call_id:
+            if call_id := _field(update.get("toolCallId")):
                 raw = update.get("rawInput")
                 self.bus.publish(ToolCallStarted(node.run_id, node.session_id, call_id,
                                                  _field(update.get("kind")) or "tool",
                                                  raw if isinstance(raw, dict) else {},
                                                  activity=_field(update.get("title"))))
         elif kind == "tool_call_update":
-            status = update.get("status")
-            call_id = _field(update.get("toolCallId"))
-            child = _named_child(update)
-            if child and child != self._agent_session and child not in self._nodes and node is self.root:
-                raw = update.get("rawInput")
-                task = _field(raw.get("prompt")) if isinstance(raw, dict) else ""
-                if await self._new_child(child, _field(update.get("title")) or "subagent", task or None,
-                                         cost_in_parent=False) is not None:
-                    self._to_load.append(child)
-            legacy = self._nodes.get(f"tool:{call_id}")
-            if legacy is not None and (usage := claude.tool_response_usage(update)) is not None:
-                legacy.usage = usage  # an older Claude adapter's subagent: its usage is on the Agent call
-                self.bus.publish(UsageUpdated(legacy.run_id, legacy.session_id, usage, None))
-            if call_id and status in ("completed", "failed"):
-                self.bus.publish(ToolCallFinished(node.run_id, node.session_id, call_id,
-                                                  _field(update.get("kind")) or "tool",
-                                                  _content_text(update.get("content")), status == "failed"))
+            await self._tool_call_update(node, update)
         elif kind == "config_option_update":
             await self._model(node, model_names.chosen_model(update))
         elif kind == "usage_update":
-            await self._model(node, model_names.measured_model(update))
-            cost = update.get("cost")
-            if isinstance(cost, dict) and node is self.root and cost.get("currency", "USD") == "USD" \
-                    and (amount := spend.dollars(cost.get("amount"))) is not None:
-                self._cost = amount
-                self.bus.publish(UsageUpdated(node.run_id, node.session_id, node.usage, self._cost))
+            await self._usage_update(node, update)
+
+    async def _tool_call_update(self, node: _Node, update: dict[str, Any]) -> None:
+        """A tool call going on or ending; one that names a subagent session (OpenCode's `task`) makes a node
+        for it, and an older Claude adapter's Agent call carries its subagent's usage."""
+        status = update.get("status")
+        call_id = _field(update.get("toolCallId"))
+        child = _named_child(update)
+        if child and child != self._agent_session and child not in self._nodes and node is self.root:
+            raw = update.get("rawInput")
+            task = _field(raw.get("prompt")) if isinstance(raw, dict) else ""
+            if await self._new_child(child, _field(update.get("title")) or "subagent", task or None,
+                                     cost_in_parent=False) is not None:
+                self._to_load.append(child)
+        legacy = self._nodes.get(f"tool:{call_id}")
+        if legacy is not None and (usage := claude.tool_response_usage(update)) is not None:
+            legacy.usage = usage  # an older Claude adapter's subagent: its usage is on the Agent call
+            self.bus.publish(UsageUpdated(legacy.run_id, legacy.session_id, usage, None))
+        if call_id and status in ("completed", "failed"):
+            self.bus.publish(ToolCallFinished(node.run_id, node.session_id, call_id,
+                                              _field(update.get("kind")) or "tool",
+                                              _content_text(update.get("content")), status == "failed"))
+
+    async def _usage_update(self, node: _Node, update: dict[str, Any]) -> None:
+        """The context used, the model measured (where said) and, for the run itself, the cost so far."""
+        await self._model(node, model_names.measured_model(update))
+        cost = update.get("cost")
+        if isinstance(cost, dict) and node is self.root and cost.get("currency", "USD") == "USD" \
+                and (amount := spend.dollars(cost.get("amount"))) is not None:
+            self._cost = amount
+            self.bus.publish(UsageUpdated(node.run_id, node.session_id, node.usage, self._cost))
 
     async def _model(self, node: _Node, model: str) -> None:
         """`node` runs on `model` (when it names one): its record and its ledger row say so."""

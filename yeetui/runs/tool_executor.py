@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from yeetui.bus import Bus
 from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
@@ -23,8 +25,8 @@ from yeetui.hooks.sources import CLAUDE_TOOL_NAMES, claude_tool_input, yeetui_to
 from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, DENIED_UNATTENDED, ToolCallPart, ToolResultPart
 from yeetui.redact import redact
 from yeetui.runs.mcp_tools import McpAccess
-from yeetui.runs.permissions import Permissions
-from yeetui.tools.base import ToolContext, ToolOutput
+from yeetui.runs.permissions import Action, Permissions
+from yeetui.tools.base import Tool, ToolContext, ToolOutput
 from yeetui.tools.registry import ToolRegistry
 from yeetui.workflows import WorkflowTracker
 
@@ -89,6 +91,33 @@ class ToolExecutor:
         return part, output
 
     async def _checked_run(self, call: ToolCallPart, state: ToolRunState) -> ToolOutput:
+        """The call, past every check in order — offered, valid, the workspace, the rules, the hooks, the user —
+        run, and its PostToolUse hooks heard; the first check that refuses it is its answer."""
+        admitted = self._admitted(call, state)
+        if isinstance(admitted, ToolOutput):
+            return admitted
+        hooked = await self._before(admitted, state)
+        if isinstance(hooked, ToolOutput):
+            return hooked
+        if hooked.action == "ask" and (refused := await self._asked(hooked, state)) is not None:
+            return refused
+        call, tool = hooked.call, hooked.tool
+        if state.workflow is not None and (problem := state.workflow.exit_error(call.name, call.arguments)):
+            return _error(problem)
+        context = state.context if hooked.action == "ask" else dataclasses.replace(state.context, hermetic_git=True)
+        output = await tool.run(hooked.args, context)
+        if (after := await self._hook(call, state, "PostToolUse", output)) is not None:
+            said = "\n\n".join(part for part in (after.reason if after.blocked else "", after.context) if part)
+            if said:  # a block's reason and `additionalContext` reach the model, framed as data
+                output = dataclasses.replace(output, content=f"{output.content}\n\n[PostToolUse hook]\n"
+                                                             f"{_hook_said(said, 'PostToolUse')}")
+        if output.data is not None and not output.is_error:
+            state.exit_data[call.name] = output.data
+        return output
+
+    def _admitted(self, call: ToolCallPart, state: ToolRunState) -> _Admitted | ToolOutput:
+        """The call as the rules see it (its tool, arguments, subject and the rules' action), or why it is
+        refused before any hook or person hears of it."""
         if call.raw_arguments is not None:
             return _error(f"{call.name}: the arguments were not valid JSON ({call.raw_arguments[:200]!r}). "
                           "Send the arguments as a JSON object.")
@@ -104,67 +133,64 @@ class ToolExecutor:
         tool, args = prepared
         if tool.writes and not state.context.binding.allow_writes:
             return _error(f"{call.name} is refused: {state.agent_label} works in a read-only workspace.")
-        subject = tool.subject(args)
-        binding = state.context.binding
-        action = state.permissions.decide(call.name, subject, writes=tool.writes or call.name == "bash",
-                                          cwd=binding.cwd, roots=binding.roots)
-        if action == "deny":
-            return _error(f"{call.name} on {subject!r}{DENIED_BY_RULE}")
+        admitted = _Admitted(call, tool, args, tool.subject(args), "allow")
+        admitted.action = _decide(admitted, state)
+        if admitted.action == "deny":
+            return _error(f"{call.name} on {admitted.subject!r}{DENIED_BY_RULE}")
+        return admitted
+
+    async def _before(self, admitted: _Admitted, state: ToolRunState) -> _Admitted | ToolOutput:
+        """The PreToolUse and PermissionRequest hooks' word on the call: a block, a rewrite (the rules decide
+        again on what will run, as in Claude Code), an allow or a deny of their own."""
+        call, subject = admitted.call, admitted.subject
         hooked = await self._hook(call, state, "PreToolUse")
         if hooked is not None and (hooked.blocked or hooked.permission == "deny"):
             return _error(f"{call.name} on {subject!r} was blocked by a PreToolUse hook. Do not retry it as it is; "
                           "choose another way or ask the user. The hook said:\n"
                           f"{_hook_said(hooked.reason, 'PreToolUse')}")
         if hooked is not None and hooked.updated_input is not None:
-            # The call runs as the hook rewrote it (as in Claude Code); the rules decide on what will run.
             rewritten = yeetui_tool_input(call.name, call.arguments, hooked.updated_input)
             prepared = self.registry.prepare(call.name, rewritten, None)
             if isinstance(prepared, ToolOutput):
                 return _error(f"{call.name}: a PreToolUse hook rewrote the call into one that is not valid: "
                               f"{prepared.content}")
             tool, args = prepared
-            call = call.model_copy(update={"arguments": rewritten})
-            subject = tool.subject(args)
-            action = state.permissions.decide(call.name, subject, writes=tool.writes or call.name == "bash",
-                                              cwd=binding.cwd, roots=binding.roots)
-            if action == "deny":
-                return _error(f"{call.name} on {subject!r} (as a PreToolUse hook rewrote it){DENIED_BY_RULE}")
+            admitted = _Admitted(call.model_copy(update={"arguments": rewritten}), tool, args, tool.subject(args),
+                                 "allow")
+            admitted.action = _decide(admitted, state)
+            if admitted.action == "deny":
+                return _error(f"{call.name} on {admitted.subject!r} (as a PreToolUse hook rewrote it)"
+                              f"{DENIED_BY_RULE}")
         if hooked is not None and hooked.permission is not None:
-            action = "allow" if hooked.permission == "allow" else "ask"  # a hook's word, the user's own
-        if action == "ask" and (asked := await self._hook(call, state, "PermissionRequest")) is not None \
-                and asked.permission in ("allow", "deny"):
+            admitted.action = "allow" if hooked.permission == "allow" else "ask"  # a hook's word, the user's own
+        if admitted.action == "ask" and (asked := await self._hook(admitted.call, state, "PermissionRequest")) \
+                is not None and asked.permission in ("allow", "deny"):
             if asked.permission == "deny":
-                return _error(f"{call.name} on {subject!r} was refused by a PermissionRequest hook. The hook said:\n"
-                              f"{_hook_said(asked.reason, 'PermissionRequest')}")
-            action = "allow"
-        if action == "ask":
-            answer = await self._ask(call, subject, state)
-            if answer == "deny":
-                return _error(f"{DENIED_BY_USER}{call.name} on {subject!r}. Do not retry it; choose another way "
-                              "or ask the user.")
-            if answer == "unattended":
-                rule = state.permissions.reason(call.name, subject, writes=tool.writes or call.name == "bash",
-                                                cwd=binding.cwd, roots=binding.roots)
-                return _error(f"{DENIED_UNATTENDED}{call.name} on {subject!r} needs permission ({rule}), and this "
-                              "run has nobody to ask (it runs headless without --yes, or no yeetui was open to "
-                              "answer, or nobody answered in time). Do not retry it; choose another way, or "
-                              "finish and say which permission you need.")
-            if answer == "allow_always":
-                state.permissions.remember_always(call.name, subject)
-                if state.on_always is not None:
-                    await state.on_always(call.name, subject)
-        if state.workflow is not None and (problem := state.workflow.exit_error(call.name, call.arguments)):
-            return _error(problem)
-        context = state.context if action == "ask" else dataclasses.replace(state.context, hermetic_git=True)
-        output = await tool.run(args, context)
-        if (after := await self._hook(call, state, "PostToolUse", output)) is not None:
-            said = "\n\n".join(part for part in (after.reason if after.blocked else "", after.context) if part)
-            if said:  # a block's reason and `additionalContext` reach the model, framed as data
-                output = dataclasses.replace(output, content=f"{output.content}\n\n[PostToolUse hook]\n"
-                                                             f"{_hook_said(said, 'PostToolUse')}")
-        if output.data is not None and not output.is_error:
-            state.exit_data[call.name] = output.data
-        return output
+                return _error(f"{call.name} on {admitted.subject!r} was refused by a PermissionRequest hook. The "
+                              f"hook said:\n{_hook_said(asked.reason, 'PermissionRequest')}")
+            admitted.action = "allow"
+        return admitted
+
+    async def _asked(self, admitted: _Admitted, state: ToolRunState) -> ToolOutput | None:
+        """The user's answer to a call the rules ask about: None when it may run, else why not."""
+        call, subject = admitted.call, admitted.subject
+        answer = await self._ask(call, subject, state)
+        if answer == "deny":
+            return _error(f"{DENIED_BY_USER}{call.name} on {subject!r}. Do not retry it; choose another way "
+                          "or ask the user.")
+        if answer == "unattended":
+            binding = state.context.binding
+            rule = state.permissions.reason(call.name, subject, writes=_writes(admitted), cwd=binding.cwd,
+                                            roots=binding.roots)
+            return _error(f"{DENIED_UNATTENDED}{call.name} on {subject!r} needs permission ({rule}), and this "
+                          "run has nobody to ask (it runs headless without --yes, or no yeetui was open to "
+                          "answer, or nobody answered in time). Do not retry it; choose another way, or "
+                          "finish and say which permission you need.")
+        if answer == "allow_always":
+            state.permissions.remember_always(call.name, subject)
+            if state.on_always is not None:
+                await state.on_always(call.name, subject)
+        return None
 
     async def _hook(self, call: ToolCallPart, state: ToolRunState, event: str,
                     output: ToolOutput | None = None) -> HookOutcome | None:
@@ -200,6 +226,30 @@ class ToolExecutor:
 
 def _hook_said(text: str, event: str) -> str:
     return framed("hook-output", text, writer=f"a {event} hook (its output may quote files or tools)", event=event)
+
+
+
+@dataclass
+class _Admitted:
+    """A call the rules let through so far: what runs, on what, and the rules' (then the hooks') action."""
+
+    call: ToolCallPart
+    tool: Tool
+    args: BaseModel
+    subject: str
+    action: Action
+
+
+def _writes(admitted: _Admitted) -> bool:
+    """The call changes something (bash always may)."""
+    return admitted.tool.writes or admitted.call.name == "bash"
+
+
+def _decide(admitted: _Admitted, state: ToolRunState) -> Action:
+    """The permission rules' action on the call: allow, ask or deny."""
+    binding = state.context.binding
+    return state.permissions.decide(admitted.call.name, admitted.subject, writes=_writes(admitted),
+                                    cwd=binding.cwd, roots=binding.roots)
 
 
 def _error(text: str) -> ToolOutput:

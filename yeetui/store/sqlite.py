@@ -484,26 +484,20 @@ class Store(Database):
             values["status"] = status.value
             if not status.is_final:
                 values["finished_at"] = values["error"] = None
-        if result is not None:
-            values["result"] = self.clean(dump_json(result) or "null")
-        if error is not None:
-            values["error"] = self.clean(error)
-        if pid is not None:
-            values["pid"] = pid
+        given = {
+            "result": None if result is None else self.clean(dump_json(result) or "null"),
+            "error": None if error is None else self.clean(error),
+            "usage": None if usage is None else usage.model_dump_json(),
+            "worktree": None if worktree is None else str(worktree),
+            "options": None if options is None else dump_json(options),
+            "turns": turns,
+            "model": None if model is None else self.clean(model),
+        }
+        values.update((name, value) for name, value in given.items() if value is not None)
         if pid is not None:  # with its start: the pid alone may be reused by another process later
-            values["pid_start"] = process_start(pid)
-        if usage is not None:
-            values["usage"] = usage.model_dump_json()
+            values["pid"], values["pid_start"] = pid, process_start(pid)
         if cost is not ...:
             values["cost"] = cost
-        if worktree is not None:
-            values["worktree"] = str(worktree)
-        if options is not None:
-            values["options"] = dump_json(options)
-        if turns is not None:
-            values["turns"] = turns
-        if model is not None:
-            values["model"] = self.clean(model)
 
         def update(conn: sqlite3.Connection) -> sqlite3.Row | None:
             row = first_row(conn, "SELECT started_at, finished_at FROM agent_runs WHERE id = ?", (run_id,))
