@@ -332,6 +332,40 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
     A cloned repository's config may narrow permissions (`ask`, `deny`) but not allow anything, may not
     rebind keys (a remapped permission dialog would answer for the user), and may lower but not raise
     the limits in `_PROJECT_MAY_ONLY_LOWER`."""
+    return [*_drop_widening_keys(data, where), *_drop_allow_rules(data, where), *_drop_raised_limits(data, base, where)]
+
+
+def _drop_users_own(data: dict[str, Any], where: Path) -> list[str]:
+    """Drop from a project config (in place) what only the user's own may set, trusted or not: provider keys
+    and endpoints, model prices, the unshielded sandbox, grants to the project's servers and hooks."""
+    warnings: list[str] = []
+    for name, conf in (data.get("providers") or {}).items():
+        if isinstance(conf, dict):
+            for key in _UNTRUSTED_PROVIDER_KEYS:
+                if key in conf:
+                    del conf[key]
+                    warnings.append(f"{where}: ignored providers.{name}.{key} — a project config may not set "
+                                    "provider keys or endpoints; put it in your user config.yaml or env.")
+    models = data.get("models")
+    if isinstance(models, dict):
+        for name in [name for name in models if name not in TIER_NAMES]:
+            del models[name]
+            warnings.append(f"{where}: ignored models.{name} — a project config may not price a model (a budget "
+                            "counts spend at that price, trusted or not); put it in your user config.yaml.")
+    tools = data.get("tools")
+    if isinstance(tools, dict) and tools.get("bash_sandbox") == "unshielded":
+        del tools["bash_sandbox"]
+        warnings.append(f"{where}: ignored tools.bash_sandbox: unshielded — only your own config.yaml may accept "
+                        "a sandbox that leaves .git/ writable, trusted or not.")
+    if "project_grants" in data:
+        del data["project_grants"]
+        warnings.append(f"{where}: ignored project_grants — only your own config.yaml may grant a project's "
+                        "servers and hooks more, trusted or not.")
+    return warnings
+
+
+def _drop_widening_keys(data: dict[str, Any], where: Path) -> list[str]:
+    """Keys a project may not set at all (keys, hooks) or only to their strictest value (the sandbox, merging)."""
     warnings: list[str] = []
     if "keymap" in data:
         del data["keymap"]
@@ -348,18 +382,31 @@ def _narrow_project_layer(data: dict[str, Any], base: Settings, where: Path) -> 
     worktrees = data.get("worktrees")
     if isinstance(worktrees, dict) and worktrees.get("auto_merge", "off") != "off":
         warnings.append(f"{where}: ignored worktrees.auto_merge: {worktrees.pop('auto_merge')} — {_UNTRUSTED_CONFIG}.")
+    return warnings
+
+
+def _drop_allow_rules(data: dict[str, Any], where: Path) -> list[str]:
+    """A project's permission rules may ask or deny, never allow."""
+    warnings: list[str] = []
     rules = data.get("permissions")
-    if isinstance(rules, dict):
-        for tool, rule in list(rules.items()):
-            if rule == "allow":
-                del rules[tool]
-                warnings.append(f"{where}: ignored permissions.{tool}: allow — {_UNTRUSTED_CONFIG}.")
-            elif isinstance(rule, dict):
-                for pattern, action in list(rule.items()):
-                    if action == "allow":
-                        del rule[pattern]
-                        warnings.append(f"{where}: ignored permissions.{tool}.{pattern!r}: allow — "
-                                        f"{_UNTRUSTED_CONFIG}.")
+    if not isinstance(rules, dict):
+        return warnings
+    for tool, rule in list(rules.items()):
+        if rule == "allow":
+            del rules[tool]
+            warnings.append(f"{where}: ignored permissions.{tool}: allow — {_UNTRUSTED_CONFIG}.")
+        elif isinstance(rule, dict):
+            for pattern, action in list(rule.items()):
+                if action == "allow":
+                    del rule[pattern]
+                    warnings.append(f"{where}: ignored permissions.{tool}.{pattern!r}: allow — "
+                                    f"{_UNTRUSTED_CONFIG}.")
+    return warnings
+
+
+def _drop_raised_limits(data: dict[str, Any], base: Settings, where: Path) -> list[str]:
+    """The limits in `_PROJECT_MAY_ONLY_LOWER` a project sets above the user's."""
+    warnings: list[str] = []
     for path in _PROJECT_MAY_ONLY_LOWER:
         holder: Any = data
         for key in path[:-1]:
@@ -435,31 +482,7 @@ def load_settings(
                             "read: the project's config must be in the project, where trusting it pins its content.")
         elif project_file.is_file():
             data, lines = _read_yaml(project_file)
-            for name, conf in (data.get("providers") or {}).items():
-                if isinstance(conf, dict):
-                    for key in _UNTRUSTED_PROVIDER_KEYS:
-                        if key in conf:
-                            del conf[key]
-                            warnings.append(
-                                f"{project_file}: ignored providers.{name}.{key} — a project config may not "
-                                "set provider keys or endpoints; put it in your user config.yaml or env."
-                            )
-            models = data.get("models")
-            if isinstance(models, dict):
-                for name in [name for name in models if name not in TIER_NAMES]:
-                    del models[name]
-                    warnings.append(f"{project_file}: ignored models.{name} — a project config may not price a "
-                                    "model (a budget counts spend at that price, trusted or not); put it in your "
-                                    "user config.yaml.")
-            tools = data.get("tools")
-            if isinstance(tools, dict) and tools.get("bash_sandbox") == "unshielded":
-                del tools["bash_sandbox"]
-                warnings.append(f"{project_file}: ignored tools.bash_sandbox: unshielded — only your own "
-                                "config.yaml may accept a sandbox that leaves .git/ writable, trusted or not.")
-            if "project_grants" in data:
-                del data["project_grants"]
-                warnings.append(f"{project_file}: ignored project_grants — only your own config.yaml may grant a "
-                                "project's servers and hooks more, trusted or not.")
+            warnings += _drop_users_own(data, project_file)
             warnings += _keep_project_budget_lower(data, _defaults_and(layers), project_file)
             if not (is_trusted(project_dir, env) if trusted is None else trusted):
                 warnings += _narrow_project_layer(data, _defaults_and(layers), project_file)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from yeetui.bus import Bus
@@ -27,7 +28,7 @@ from yeetui.events import (
 )
 from yeetui.framing import framed
 from yeetui.hooks.runner import HookRunner
-from yeetui.messages import Message, TextPart, ToolResultPart, Usage
+from yeetui.messages import Message, TextPart, ToolCallPart, ToolResultPart, Usage
 from yeetui.providers.base import (
     ModelRequest,
     Provider,
@@ -159,8 +160,7 @@ class Runner:
             secrets=spec.secrets, on_status=lambda s: self._set_status(result, RunStatus(s)),
             on_always=lambda tool, subject: self.store.remember_permission(spec.session_id, tool, subject),
         )
-        nudges = 0
-        kept_on = 0  # times a Stop hook kept the agent from stopping
+        turns = _Stops()
         for _turn in range(spec.max_turns):
             if before_turn is not None:
                 history.extend(await before_turn())
@@ -170,42 +170,55 @@ class Runner:
             if self.after_request is not None:
                 await self.after_request(result.run_id)
             if not reply.tool_calls:
-                if (not spec.exit_tools or spec.interactive) and \
-                        await self._kept_on(spec, result, history, reply.text, kept_on):
-                    kept_on += 1
-                    continue
-                if not spec.exit_tools:
-                    raise RunEnded(RunStatus.COMPLETED, reply.text)
-                if spec.interactive:
-                    raise RunEnded(RunStatus.WAITING_USER, reply.text)
-                nudges += 1
-                if nudges > spec.max_nudges:
-                    raise RunEnded(RunStatus.WAITING_USER, reply.text, error=(
-                        f"stopped without calling {_names(spec.exit_tools)} after {spec.max_nudges} reminders"))
-                nudge = NUDGE.format(tools=_names(spec.exit_tools))
-                await self._commit(spec, result, history, Message.user(nudge, nudge=True))
+                await self._answered(spec, result, history, reply.text, turns)
                 continue
             parts = await self._run_tools(reply, tool_state)
             await self._commit(spec, result, history, Message(role="tool", parts=tuple(parts)))
             if spec.workflow is not None:
                 await self.store.workflow_states.save(result.run_id, spec.workflow.workflow.name,
                                                       spec.workflow.state())
-            for call, part in zip(reply.tool_calls, parts, strict=True):
-                if not part.is_error and _ends_run(spec, call.name):
-                    outcome = _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)
-                    if await self._kept_on(spec, result, history, outcome.output, kept_on):
-                        kept_on += 1
-                        break
-                    raise outcome
-                if part.is_error and call.name in spec.exit_tools:
-                    # An exit call its tool refused (arguments that fail the schema) spends a reminder: a
-                    # model that keeps getting them wrong ends here, not at max_turns.
-                    nudges += 1
-                    if nudges > spec.max_nudges:
-                        raise RunEnded(RunStatus.FAILED, error=(
-                            f"{call.name} was refused {nudges} times; the last time: "
-                            f"{clip(one_line(part.content), 300)}"))
+            await self._after_tools(spec, result, history, list(zip(reply.tool_calls, parts, strict=True)),
+                                    tool_state, turns)
         raise RunEnded(RunStatus.FAILED, error=f"reached max_turns ({spec.max_turns}) without finishing")
+
+    async def _answered(self, spec: RunSpec, result: RunResult, history: list[Message], text: str,
+                        turns: _Stops) -> None:
+        """The model answered without a tool call: the run ends (completed, or waiting for the user) — unless a
+        Stop hook keeps it going, or it owes an exit tool and gets a reminder (a few, then it waits)."""
+        if (not spec.exit_tools or spec.interactive) and \
+                await self._kept_on(spec, result, history, text, turns.kept_on):
+            turns.kept_on += 1
+            return
+        if not spec.exit_tools:
+            raise RunEnded(RunStatus.COMPLETED, text)
+        if spec.interactive:
+            raise RunEnded(RunStatus.WAITING_USER, text)
+        turns.nudges += 1
+        if turns.nudges > spec.max_nudges:
+            raise RunEnded(RunStatus.WAITING_USER, text, error=(
+                f"stopped without calling {_names(spec.exit_tools)} after {spec.max_nudges} reminders"))
+        nudge = NUDGE.format(tools=_names(spec.exit_tools))
+        await self._commit(spec, result, history, Message.user(nudge, nudge=True))
+
+    async def _after_tools(self, spec: RunSpec, result: RunResult, history: list[Message],
+                           done: list[tuple[ToolCallPart, ToolResultPart]], tool_state: ToolRunState,
+                           turns: _Stops) -> None:
+        """An exit tool that ran ends the run (unless a Stop hook keeps it going); one its tool refused (arguments
+        that fail the schema) spends a reminder, so a model that keeps getting them wrong ends here, not at
+        max_turns."""
+        for call, part in done:
+            if not part.is_error and _ends_run(spec, call.name):
+                outcome = _exit_outcome(call.name, tool_state.exit_data.get(call.name), part.content)
+                if await self._kept_on(spec, result, history, outcome.output, turns.kept_on):
+                    turns.kept_on += 1
+                    return
+                raise outcome
+            if part.is_error and call.name in spec.exit_tools:
+                turns.nudges += 1
+                if turns.nudges > spec.max_nudges:
+                    raise RunEnded(RunStatus.FAILED, error=(
+                        f"{call.name} was refused {turns.nudges} times; the last time: "
+                        f"{clip(one_line(part.content), 300)}"))
 
     async def _kept_on(self, spec: RunSpec, result: RunResult, history: list[Message], said: str,
                        kept_on: int) -> bool:
@@ -239,18 +252,7 @@ class Runner:
 
     async def _model_turn(self, spec: RunSpec, result: RunResult, history: list[Message]) -> Message:
         provider, bare_model = self.providers(spec.model)
-        offered = spec.tools
-        mcp = spec.tool_context.mcp
-        if isinstance(mcp, McpAccess):  # the MCP tools the run loaded so far (`mcp_load`)
-            offered = [*offered, *(name for name in mcp.loaded if name not in offered)]
-        if spec.workflow is not None:  # the current step's blocked tools are not offered (they would be refused)
-            offered = [name for name in offered if spec.workflow.check_tool(name) is None]
-        tools = [self.executor.registry.get(name).spec() for name in offered]
-        system = spec.system_prompt
-        if spec.workflow is not None:  # rebuilt every turn: the current step changes what the model is told
-            system += "\n\n# Workflow\n" + spec.workflow.instructions()
-        request = ModelRequest(model=bare_model, system=system, messages=list(history), tools=tools,
-                               max_tokens=spec.max_tokens, thinking=spec.thinking)
+        request = self._request(spec, bare_model, history)
         text = ""
         asked_at = utcnow()  # every result delivered by now is in this request
         result.turns += 1  # a request made counts, however it ends
@@ -305,6 +307,21 @@ class Runner:
         # Stored per response, not only at the end: a crash mid-run loses no spent tokens.
         await self.store.update_run(result.run_id, usage=result.usage, cost=result.cost, turns=result.turns)
         return done.message
+
+    def _request(self, spec: RunSpec, bare_model: str, history: list[Message]) -> ModelRequest:
+        """This turn's request: the tools offered now and the system prompt of the workflow's current step."""
+        offered = spec.tools
+        mcp = spec.tool_context.mcp
+        if isinstance(mcp, McpAccess):  # the MCP tools the run loaded so far (`mcp_load`)
+            offered = [*offered, *(name for name in mcp.loaded if name not in offered)]
+        if spec.workflow is not None:  # the current step's blocked tools are not offered (they would be refused)
+            offered = [name for name in offered if spec.workflow.check_tool(name) is None]
+        tools = [self.executor.registry.get(name).spec() for name in offered]
+        system = spec.system_prompt
+        if spec.workflow is not None:  # rebuilt every turn: the current step changes what the model is told
+            system += "\n\n# Workflow\n" + spec.workflow.instructions()
+        return ModelRequest(model=bare_model, system=system, messages=list(history), tools=tools,
+                            max_tokens=spec.max_tokens, thinking=spec.thinking)
 
     async def _compact(self, spec: RunSpec, result: RunResult, history: list[Message]) -> list[Message]:
         """Auto-compaction near the context limit: summarise, commit the summary, continue from it."""
@@ -375,6 +392,14 @@ class Runner:
 def _context(usage: Usage) -> int:
     """A request's input, cached or not: what its context holds."""
     return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+
+
+@dataclass
+class _Stops:
+    """How often a run was kept from stopping: reminders to call its exit tool, and Stop hooks that kept it on."""
+
+    nudges: int = 0
+    kept_on: int = 0
 
 
 def _names(tools: list[str]) -> str:
