@@ -43,7 +43,7 @@ from yeetui.runs.mcp_tools import McpAccess, server_allowed
 from yeetui.runs.mentions import Attachment, read_mentions
 from yeetui.runs.permissions import Permissions
 from yeetui.runs.prompting import build_system_prompt, read_context_files
-from yeetui.runs.runner import Runner
+from yeetui.runs.runner import BeforeTurn, Runner
 from yeetui.runs.slots import RunSlots
 from yeetui.runs.spec import RunOptions, RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor
@@ -520,12 +520,10 @@ class RunLauncher:
             return prompt, None
         return f"{prompt}\n\n[Context from your hooks]\n{framed('hook-output', context, writer='your hooks')}", None
 
-    async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None,
-                      collect: Callable[[], Awaitable[None]] | None = None) -> RunResult:
-        """Run `spec` to its end: announcements and steering reach it between turns; cancelling it cancels
-        its subagents too. `collect` runs before each turn, before the mailbox is read: it fills the mailbox
-        with what other processes sent (so guidance sent before a turn begins is in that turn)."""
-        mailbox = [] if mailbox is None else mailbox
+    def _mail_for(self, spec: RunSpec, run_id: str, mailbox: list[Message],
+                  collect: Callable[[], Awaitable[None]] | None) -> BeforeTurn:
+        """What a run reads before each turn: what other processes sent (`collect`), its mailbox (committed to
+        its session) and the announcements waiting for its session."""
         session_id = spec.session_id
 
         async def before_turn() -> list[Message]:
@@ -539,6 +537,27 @@ class RunLauncher:
                 added.append(message)
             return added + await self.mailroom.flush(session_id)
 
+        return before_turn
+
+    async def _engine_run(self, spec: RunSpec, run_id: str, profile: Profile,
+                          before_turn: BeforeTurn) -> RunResult:
+        """The run, by what runs it: an external agent's program, an engine of the profile's (the orchestrator),
+        or the model loop."""
+        if profile.runner == "acp":
+            return await ExternalRun(spec, run_id, profile, store=self.store, bus=self.bus, env=self.env,
+                                     secrets=list(self.secrets)).run()
+        engine = next((self.engines[c] for c in profile.capabilities if c in self.engines), None)
+        if engine is not None:
+            return await engine(spec, run_id)
+        return await self.runner().run(spec, run_id, before_turn=before_turn)
+
+    async def execute(self, spec: RunSpec, run_id: str, *, mailbox: list[Message] | None = None,
+                      collect: Callable[[], Awaitable[None]] | None = None) -> RunResult:
+        """Run `spec` to its end: announcements and steering reach it between turns; cancelling it cancels
+        its subagents too. `collect` runs before each turn, before the mailbox is read: it fills the mailbox
+        with what other processes sent (so guidance sent before a turn begins is in that turn)."""
+        session_id = spec.session_id
+        before_turn = self._mail_for(spec, run_id, [] if mailbox is None else mailbox, collect)
         if spec.workflow is not None:
             await self.store.workflow_states.save(run_id, spec.workflow.workflow.name, spec.workflow.state())
         await self.store.update_run(run_id, pid=os.getpid())
@@ -549,13 +568,7 @@ class RunLauncher:
                                   agent_id=run_id, agent_type=spec.profile, agent_session_id=session_id)
 
         async def engine_run() -> RunResult:
-            if profile.runner == "acp":
-                return await ExternalRun(spec, run_id, profile, store=self.store, bus=self.bus, env=self.env,
-                                         secrets=list(self.secrets)).run()
-            engine = next((self.engines[c] for c in profile.capabilities if c in self.engines), None)
-            if engine is not None:
-                return await engine(spec, run_id)
-            return await self.runner().run(spec, run_id, before_turn=before_turn)
+            return await self._engine_run(spec, run_id, profile, before_turn)
 
         # The run goes in a task of its own, entered with the budgets: a halt of its tree cancels that task (at
         # once, mid-request) and the run ends `budget_exhausted` here, as an answer — never as a cancellation of

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from yeetui.events import RunStatus
 from yeetui.subagents.orchestrator.plan import PLAN_STEP, SUMMARY_CAP, Step, by_id, cap, progress_line, topo_order
@@ -81,6 +82,24 @@ def findings_text(step: Step) -> str:
     return "\n".join(lines)
 
 
+def _leftover_line(step: Step, entry: dict[str, Any]) -> str:
+    """A child a resume replaced, and what became of its worktree."""
+    line = f"- {entry.get('label')} ({step.id}, {entry.get('status')})"
+    left = entry.get("worktree")
+    tree: dict[str, object] = left if isinstance(left, dict) else {}
+    if tree.get("state") == "active":
+        work = (f"{tree.get('commits', 0)} commit(s), {tree.get('changed', 0)} uncommitted change(s)"
+                if tree.get("commits") or tree.get("changed") else "no work in it")
+        return line + (f": left worktree `{tree.get('path')}` on branch `{tree.get('branch')}` ({work}) — "
+                       f"`yeetui worktrees merge {str(tree.get('id', ''))[:8]}` keeps it, "
+                       "`yeetui worktrees cleanup --apply` removes it when it holds no work")
+    if tree and tree.get("state") == "gone":
+        return line + f": its worktree on branch `{tree.get('branch')}` is gone"
+    if tree:
+        return line + f": its worktree `{tree.get('path')}` could not be read ({tree.get('state')})"
+    return line
+
+
 def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | None) -> str:
     """Markdown: a headline with the progress line first (what a breadcrumb quotes), then each step."""
     out = [f"{_HEADLINES.get(status, f'Orchestrator {status.value}')}: {progress_line(steps)}"]
@@ -105,21 +124,7 @@ def final_report(goal: str, steps: list[Step], status: RunStatus, error: str | N
     leftovers = [(s, e) for s in topo_order(steps) for e in s.earlier]
     if leftovers:  # children a resume replaced: their work is not lost from sight
         out += ["", "**Before the restart** (children stopped when the orchestrator did, replaced on resume):"]
-        for step, entry in leftovers:
-            line = f"- {entry.get('label')} ({step.id}, {entry.get('status')})"
-            left = entry.get("worktree")
-            tree: dict[str, object] = left if isinstance(left, dict) else {}
-            if tree.get("state") == "active":
-                work = (f"{tree.get('commits', 0)} commit(s), {tree.get('changed', 0)} uncommitted change(s)"
-                        if tree.get("commits") or tree.get("changed") else "no work in it")
-                line += (f": left worktree `{tree.get('path')}` on branch `{tree.get('branch')}` ({work}) — "
-                         f"`yeetui worktrees merge {str(tree.get('id', ''))[:8]}` keeps it, "
-                         "`yeetui worktrees cleanup --apply` removes it when it holds no work")
-            elif tree and tree.get("state") == "gone":
-                line += f": its worktree on branch `{tree.get('branch')}` is gone"
-            elif tree:
-                line += f": its worktree `{tree.get('path')}` could not be read ({tree.get('state')})"
-            out.append(line)
+        out += [_leftover_line(step, entry) for step, entry in leftovers]
     out += ["", f"**Goal:** {cap(goal, 500)}"]
     if error:
         out.append(f"**Reason:** {error}")
