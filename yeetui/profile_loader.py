@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from yeetui.errors import YeetuiError
+from yeetui.errors import ProfileError, YeetuiError
 from yeetui.foreign.agents import from_claude, from_opencode
 from yeetui.foreign.frontmatter import read_front_matter
 from yeetui.profiles import NAME_PATTERN, Profile, ProfileFileError, ProfileSet, merge_fields
@@ -39,6 +39,24 @@ MAX_PROMPT_CHARS = 200_000
 """A longer prompt is refused: it would be sent with every model call."""
 MAX_FILES_PER_LAYER = 2_000
 FOREIGN_SUFFIX = {".claude": "claude", ".opencode": "opencode"}
+
+
+def _layer_files(layer: str, dirs: list[Path], suffixes: tuple[str, ...], project_dir: Path,
+                 errors: list[ProfileError]) -> list[Path]:
+    """A layer's profile files to read: at most `MAX_FILES_PER_LAYER`, and of a project's layers only those in
+    the project (a symlink out of it is skipped); each skip is a warning in `errors`."""
+    files, too_many = _files(dirs, suffixes)
+    if too_many:
+        errors.append(ProfileFileError(
+            f"{dirs[0]} holds more than {MAX_FILES_PER_LAYER} profile files; only the first "
+            f"{MAX_FILES_PER_LAYER} were read.", path=dirs[0], warning=True))
+    if layer in _PROJECT_LAYERS:
+        files, outside = _inside(files, project_dir)
+        errors += [ProfileFileError(
+            f"Profile file {path} leads out of the project (to {path.resolve()}); it was skipped: what the "
+            "project's agent files say must be in the project, where trusting it pins their content.",
+            path=path, warning=True) for path in outside]
+    return files
 
 
 def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None = None,
@@ -74,17 +92,7 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
     """Per profile name, what the user should know about where it came from (`profiles list` shows it)."""
     for layer, dirs, mapper, suffixes in layers:
         seen: dict[str, Path] = {}
-        files, too_many = _files(dirs, suffixes)
-        if too_many:
-            result.errors.append(ProfileFileError(
-                f"{dirs[0]} holds more than {MAX_FILES_PER_LAYER} profile files; only the first "
-                f"{MAX_FILES_PER_LAYER} were read.", path=dirs[0], warning=True))
-        if layer in _PROJECT_LAYERS:
-            files, outside = _inside(files, project_dir)
-            result.errors += [ProfileFileError(
-                f"Profile file {path} leads out of the project (to {path.resolve()}); it was skipped: what the "
-                "project's agent files say must be in the project, where trusting it pins their content.",
-                path=path, warning=True) for path in outside]
+        files = _layer_files(layer, dirs, suffixes, project_dir, result.errors)
         for path in files:
             try:
                 doc, file_notes = _read(path, mapper, project_dir)

@@ -82,6 +82,14 @@ def _extend(shown: str, got: str) -> str | None:
     return got[len(shown):] if got.startswith(shown) else None
 
 
+async def _said(on_retry: OnRetry | None, attempt: int, delay: float, reason: str) -> None:
+    """Tell `on_retry` (awaited when it returns an awaitable) of the wait before the next attempt."""
+    if on_retry is not None:
+        result = on_retry(attempt, delay, reason)
+        if inspect.isawaitable(result):
+            await result
+
+
 async def stream_with_retry(
     provider: Provider,
     request: ModelRequest,
@@ -133,10 +141,7 @@ async def stream_with_retry(
                     status=err.status, retryable=err.retryable, retry_after=err.retry_after,
                 ) from err
             delay = backoff_delay(attempt, base_delay, max_delay, err.retry_after)
-            if on_retry is not None:
-                result = on_retry(attempt, delay, str(err))
-                if inspect.isawaitable(result):
-                    await result
+            await _said(on_retry, attempt, delay, str(err))
             await sleep(delay)
         finally:
             aclose = getattr(stream, "aclose", None)

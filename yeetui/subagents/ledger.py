@@ -299,8 +299,7 @@ class Ledger:
             return
         if isinstance(event, _PROGRESS) and event.run_id in self._rows:
             self._progress[event.run_id] = self.clock()
-        watcher_event = getattr(ev, "WatcherChanged", None)
-        if watcher_event is not None and isinstance(event, watcher_event):
+        if isinstance(event, ev.WatcherChanged):
             self._on_watcher(event)
         elif isinstance(event, ev.RunRegistered):
             self._on_registered(event)
@@ -327,9 +326,7 @@ class Ledger:
             if row is None or row.budget == f"budget {event.against}":
                 return
             self._set(event.run_id, budget=f"budget {event.against}")
-        elif isinstance(event, ev.ProviderRetrying):
-            self._set(event.run_id, activity=event.text)
-        elif isinstance(event, ev.RunProgress):
+        elif isinstance(event, (ev.ProviderRetrying, ev.RunProgress)):
             self._set(event.run_id, activity=event.text)
         else:
             return
