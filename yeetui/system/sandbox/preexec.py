@@ -16,7 +16,7 @@ import select
 import socket
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 LANDLOCK_FLAG = "--landlock-exec"
@@ -175,15 +175,8 @@ def _seccomp_filter(lib: ctypes.CDLL, *, network: bool, read_only: bool, notify_
     try:
         for name in (*_REFUSED_SYSCALLS, *(_READ_ONLY_REFUSED_SYSCALLS if read_only else ())):
             refuse(name)
-        if not read_only and notify_chmod:  # the supervisor does it, inside the workspace only
-            for name, _ in _CHMODS:
-                number = _syscall_number(lib, name)
-                if number is not None and lib.seccomp_rule_add_array(ctx, _SCMP_ACT_NOTIFY, number, 0, None) < 0:
-                    raise OSError(f"seccomp: cannot add the notification rule for {name}")
-        elif not read_only:  # chmod stays (builds need it), but never a setuid, setgid or sticky bit
-            for name, mode_arg in _CHMODS:
-                for bit in _SPECIAL_BITS:
-                    refuse(name, _EPERM, (mode_arg, _SCMP_CMP_MASKED_EQ, bit, bit))
+        if not read_only:
+            _chmod_rules(lib, ctx, refuse, notify=notify_chmod)
         for name in _XATTR_WRITES:
             refuse(name, _EOPNOTSUPP)
         for request in _REFUSED_IOCTLS:
@@ -197,6 +190,20 @@ def _seccomp_filter(lib: ctypes.CDLL, *, network: bool, read_only: bool, notify_
         lib.seccomp_release(ctx)
         raise
     return int(ctx)
+
+
+def _chmod_rules(lib: ctypes.CDLL, ctx: int, refuse: Callable[..., None], *, notify: bool) -> None:
+    """A writable binding's chmod calls: to the supervisor (`notify`: it does them, inside the workspace only),
+    else they stay (builds need them) but never set a setuid, setgid or sticky bit."""
+    if notify:
+        for name, _ in _CHMODS:
+            number = _syscall_number(lib, name)
+            if number is not None and lib.seccomp_rule_add_array(ctx, _SCMP_ACT_NOTIFY, number, 0, None) < 0:
+                raise OSError(f"seccomp: cannot add the notification rule for {name}")
+        return
+    for name, mode_arg in _CHMODS:
+        for bit in _SPECIAL_BITS:
+            refuse(name, _EPERM, (mode_arg, _SCMP_CMP_MASKED_EQ, bit, bit))
 
 
 def _syscall_number(lib: ctypes.CDLL, name: str) -> int | None:
