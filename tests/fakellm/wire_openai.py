@@ -9,9 +9,10 @@ reads for reasoning models); the openai SDK keeps it as an extra attribute.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from tests.fakellm.script import Reply
+from tests.fakellm.script import Fault, Reply
 from tests.fakellm.wire_common import (
     Exchange,
     Sink,
@@ -114,16 +115,7 @@ def _stream(reply: Reply, ex: Exchange, out: Sink) -> None:
 
     chunk({"role": "assistant", "content": ""}, pause=False)
     if reply.fault is not None:
-        for piece in pieces(fault_text(reply), reply.chunk_size):
-            chunk({"content": piece})
-        if reply.fault.kind == "drop":
-            out.drop()
-            return
-        if reply.fault.kind == "overloaded_in_stream":
-            out.event(error_body(503, reply.fault.message))
-        else:  # malformed_sse
-            out.raw('data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"de\n\n')
-        out.end_stream()
+        _stream_fault(reply, reply.fault, out, chunk)
         return
     if reply.thinking is not None:
         for piece in pieces(reply.thinking, reply.chunk_size):
@@ -143,6 +135,20 @@ def _stream(reply: Reply, ex: Exchange, out: Sink) -> None:
     else:
         out.event({**last, "usage": _usage(ex)})
     out.event("[DONE]")
+    out.end_stream()
+
+
+def _stream_fault(reply: Reply, fault: Fault, out: Sink, chunk: Callable[[dict[str, Any]], None]) -> None:
+    """The stream goes wrong after the text the fault lets through: dropped, an error event, or broken SSE."""
+    for piece in pieces(fault_text(reply), reply.chunk_size):
+        chunk({"content": piece})
+    if fault.kind == "drop":
+        out.drop()
+        return
+    if fault.kind == "overloaded_in_stream":
+        out.event(error_body(503, fault.message))
+    else:  # malformed_sse
+        out.raw('data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"de\n\n')
     out.end_stream()
 
 
