@@ -19,15 +19,18 @@ from typing import get_type_hints
 from yeetui.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
-FRONT_ENDS = (ROOT / "yeetui" / "tui", ROOT / "yeetui" / "cli")
+FRONT_ENDS = (ROOT / "yeetui" / "tui", ROOT / "yeetui" / "cli", ROOT / "yeetui" / "acp")
 
 RUNTIME_PARTS = frozenset({"launcher", "watchers", "spawner", "mailroom", "delivery"})
 """The Runtime's working parts: use cases over them belong in yeetui.application."""
+PART_CLASSES = frozenset({"RunLauncher", "AgentSpawner", "Watchers", "Delivery", "PaneRuns", "RunsElsewhere"})
+"""Their classes: a front end that builds (or imports) one has a part of its own beside the runtime's."""
 
 STORE_READS = frozenset({
     "children", "count_messages", "descendants", "get_message", "get_run", "get_session", "has_child_sessions",
     "latest_session", "list_runs", "list_sessions", "messages", "remembered_permissions", "resolve_run",
-    "resolve_session", "root_session_id", "run_has_messages", "session_tree_ids", "tree_usage", "usage_by_session",
+    "resolve_session", "root_session_id", "run_has_messages", "session_project", "session_tree_ids", "tree_usage",
+    "usage_by_session",
     "announcements.pending", "announcements.pending_sessions", "breadcrumbs.list", "inbox.count", "inbox.get",
     "inbox.list", "permission_asks.read_answer", "permission_asks.unanswered", "permission_asks.unattended_refusals",
     "slots.counts", "tool_processes.run_log", "workflow_states.load", "worktree_records.get",
@@ -78,9 +81,15 @@ def reach_throughs(source: str, filename: str = "<source>") -> list[str]:
     part_writes = {name for name in writes if "." in name}
     found: list[str] = []
     for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.alias) and node.name.rpartition(".")[2] in PART_CLASSES:
+            found.append(f"{filename}:{node.lineno}: {node.name}")
+        if isinstance(node, ast.Name) and node.id in PART_CLASSES:
+            found.append(f"{filename}:{node.lineno}: {node.id}")
         if not isinstance(node, ast.Attribute):
             continue
-        if (qualified := _accessed_as(node)) in part_writes:
+        if node.attr in PART_CLASSES:
+            found.append(f"{filename}:{node.lineno}: .{node.attr}")
+        elif (qualified := _accessed_as(node)) in part_writes:
             found.append(f"{filename}:{node.lineno}: .{qualified}")
         elif node.attr in banned:
             found.append(f"{filename}:{node.lineno}: .{node.attr}")
@@ -114,9 +123,16 @@ async def f(screen, runtime):
     await store.inbox.list("s")           # a part's read: allowed
     names.add("x")                        # not a store part: allowed
     runtime.bus.subscribe()               # typed events: allowed
+    await store.schedules.add("s")        # a part the Store builds without announcing it
+    await store.provider_holds.hold("anthropic", "spent")
+    Delivery(store, runtime.bus)          # a part of its own
+    subagents.inbox.Delivery(store, runtime.bus)
+from yeetui.subagents.inbox import Delivery as Mine
 """
-    assert sorted(reach_throughs(source)) == ["<source>:4: .inbox.set_status", "<source>:5: .launcher",
-                                              "<source>:7: .inbox.add", "<source>:8: .watchers"]
+    assert sorted(reach_throughs(source)) == [
+        "<source>:13: .schedules.add", "<source>:14: .provider_holds.hold", "<source>:15: Delivery",
+        "<source>:16: .Delivery", "<source>:17: Delivery", "<source>:4: .inbox.set_status", "<source>:5: .launcher",
+        "<source>:7: .inbox.add", "<source>:8: .watchers"]
 
 
 def test_store_writes_are_the_changing_methods() -> None:

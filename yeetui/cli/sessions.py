@@ -1,4 +1,5 @@
-"""`yeetui sessions list|show`: the stored conversations, read straight from the store."""
+"""`yeetui sessions list|show`: the stored conversations, read from the store as `agents` reads it (the whole
+file checked, runs of dead processes ended first)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,12 @@ import argparse
 import json
 from typing import Any
 
-from yeetui import paths
-from yeetui.bus import Bus
-from yeetui.cli.common import table
+from yeetui.cli.common import open_store, table
 from yeetui.cli.exit_codes import EXIT_OK
-from yeetui.store import Store
-from yeetui.subagents.inbox import Delivery
 
 
 async def cmd_sessions(args: argparse.Namespace) -> int:
-    async with await Store.open(paths.database_path()) as store:
-        await Delivery(store, Bus()).recover()  # runs whose process died end interrupted, told to their parent
+    async with await open_store() as store:  # runs whose process died end interrupted, told to their parent
         if args.action == "list":
             rows = []
             for session in await store.list_sessions(limit=args.limit):

@@ -105,6 +105,8 @@ class Store(Database):
     run_commands: RunCommandQueue
     permission_asks: PermissionAsks
     front_ends: FrontEnds
+    provider_holds: ProviderHolds
+    schedules: Schedules
     tool_processes: ToolProcesses
 
     def __init__(self, path: Path, conn: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
