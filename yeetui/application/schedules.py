@@ -85,9 +85,13 @@ class Scheduler:
 
     async def add(self, *, project_dir: Path, when: str, profile: str, prompt: str, missed: str = "skip",
                   approve: bool = False, budget: Budget | None = None) -> ScheduleRecord:
+        """A new schedule of `project_dir`; refused (saying why) for a bad time, a bad `missed`, or a profile the
+        project's runs cannot use — whoever asks (the CLI, the app)."""
         spec = check(when)
         if missed not in ("skip", "once"):
             raise YeetuiError(f"--missed must be skip or once, not {missed!r}.")
+        if profile not in await asyncio.to_thread(profile_names, project_dir):
+            raise YeetuiError(f"No profile {profile!r} in {project_dir} (`yeetui profiles list` shows them).")
         return await self.store.schedules.add(
             project_dir=str(project_dir), profile=profile, prompt=prompt, spec=spec, missed=missed, approve=approve,
             budget=budget.to_json() if budget else None, next_at=next_after(spec, self.clock()))

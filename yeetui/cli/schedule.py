@@ -17,7 +17,6 @@ from yeetui.application.schedules import (
     describe_spec,
     describe_state,
     local_time,
-    profile_names,
 )
 from yeetui.bus import Bus
 from yeetui.cli.common import budget_of, error, open_store, table
@@ -39,10 +38,6 @@ async def cmd_schedule(args: argparse.Namespace) -> int:
 
 async def _add(args: argparse.Namespace) -> int:
     project = paths.find_project_root(Path.cwd())
-    known = await asyncio.to_thread(profile_names, project)
-    if args.profile not in known:
-        error(args, f"No profile {args.profile!r} in {project} (yeetui profiles list shows them).")
-        return EXIT_FAILED
     async with await open_store() as store:
         schedule = await Scheduler(store).add(project_dir=project, when=args.when, profile=args.profile,
                                               prompt=args.prompt, missed=args.missed, approve=args.yes,

@@ -11,7 +11,6 @@ inside the handlers that need them, like the rest of the TUI's command paths.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -393,7 +392,6 @@ async def _schedule(screen: CommandScreen, args: str) -> None:
         describe_spec,
         describe_state,
         local_time,
-        profile_names,
     )
 
     scheduler = Scheduler(screen.runtime.store)
@@ -413,12 +411,12 @@ async def _schedule(screen: CommandScreen, args: str) -> None:
             await screen.notice("warning", f"{parsed} Usage: {SCHEDULE_USAGE}")
             return
         when, profile, prompt, approve, missed = parsed
-        project = screen.runtime.project_dir
-        if profile not in await asyncio.to_thread(profile_names, project):
-            await screen.notice("warning", f"No profile {profile!r} here (`yeetui profiles list` shows them).")
+        try:
+            schedule = await scheduler.add(project_dir=screen.runtime.project_dir, when=when, profile=profile,
+                                           prompt=prompt, missed=missed, approve=approve)
+        except YeetuiError as exc:
+            await screen.notice("warning", str(exc))
             return
-        schedule = await scheduler.add(project_dir=project, when=when, profile=profile, prompt=prompt,
-                                       missed=missed, approve=approve)
         await screen.notice("info", f"Schedule {schedule.id}: {profile} {schedule.spec!r}, next at "
                             f"{local_time(schedule.next_at)}. It fires while `yeetui schedule daemon` or any "
                             "yeetui app runs; its runs show in the fleet (ctrl+g).")

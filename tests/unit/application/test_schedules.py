@@ -16,6 +16,7 @@ import pytest
 
 from yeetui.application.schedules import Launching, Scheduler, describe_fire
 from yeetui.bus import Bus
+from yeetui.errors import YeetuiError
 from yeetui.events import Notice, RunStatus
 from yeetui.scheduling.times import ScheduleSpecError, check, describe_spec, readable_moment
 from yeetui.store import Store
@@ -110,8 +111,8 @@ async def test_missed_triggers_are_skipped_or_run_once_as_the_schedule_says(stor
     clock = Clock()
     launches = Launches(stores[0])
     scheduler = Scheduler(stores[0], launch=launches, clock=clock)
-    skip = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="a", prompt="p", missed="skip")
-    once = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="b", prompt="p", missed="once")
+    skip = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="reviewer", prompt="p", missed="skip")
+    once = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="oracle", prompt="p", missed="once")
     clock.now += timedelta(minutes=30)  # no yeetui ran for half an hour
     await scheduler.tick()
     assert launches.started == [once.id]
@@ -128,7 +129,7 @@ async def test_a_schedule_that_keeps_failing_is_paused_with_a_notice(stores: lis
     bus.add_listener(lambda e: isinstance(e, Notice) and said.append(e))
     launches = Launches(stores[0], status=RunStatus.FAILED)
     scheduler = Scheduler(stores[0], bus, launch=launches, clock=clock)
-    schedule = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="a", prompt="p")
+    schedule = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="reviewer", prompt="p")
     for _ in range(6):
         clock.now += timedelta(minutes=1)
         await scheduler.tick()
@@ -159,3 +160,12 @@ def test_a_listing_says_when_as_a_person_reads_it() -> None:
     assert describe_fire(by_hand, now) == "today 06:00 by hand, running"
     missed = Fire("s1", (at - timedelta(days=1)).astimezone(UTC).isoformat(), None, True, None)
     assert describe_fire(missed, now) == "yesterday 07:00 skipped (missed)"
+
+
+async def test_a_schedule_of_a_profile_the_project_does_not_have_is_refused_whoever_asks(stores: list[Store],
+                                                                                         tmp_path: Path) -> None:
+    """The rule is the use case's own: the CLI and the app each checked it, and `Scheduler.add` took any name."""
+    scheduler = Scheduler(stores[0], clock=Clock())
+    with pytest.raises(YeetuiError, match="No profile 'nope' in "):
+        await scheduler.add(project_dir=tmp_path, when="every 1m", profile="nope", prompt="p")
+    assert await stores[0].schedules.all() == []
