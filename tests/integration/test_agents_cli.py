@@ -16,6 +16,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, start_yeetui, wait_for_stored_status
 from tests.processes import running_with, unique_sleep
+from tests.waiting import until
 from yeetui.errors import YeetuiError
 from yeetui.subagents.spawner import process_running
 
@@ -59,14 +60,6 @@ def _wait_status(project: Path, run_id: str, wanted: set[str], timeout: float = 
     except AssertionError as exc:
         raise AssertionError(f"{exc}: {_status(project, run_id)}") from None
     return _status(project, run_id)
-
-
-def _wait_until(predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.1)
 
 
 def test_start_wait_json_prints_the_completed_record(fake_env, project: Path) -> None:
@@ -113,7 +106,7 @@ def test_detached_start_returns_at_once_and_the_worker_completes_it(fake_env, pr
     assert [r for r in fake_env.requests if "DETACHED-Q" in r.text and ORACLE in r.text]
     log = Path(started["log"])
     assert log.is_relative_to(isolated_env / "data") and log.exists()
-    _wait_until(lambda: not process_running(started["pid"]))
+    until("the process to end", lambda: not process_running(started["pid"]), timeout=20)
 
     plain = run_yeetui("agents", "start", "oracle", "second question", cwd=project)
     assert plain.returncode == 0, plain.stderr
@@ -145,7 +138,7 @@ def test_list_history_and_cancel_of_a_slow_detached_run(fake_env, project: Path,
     cancelled = _json(run_yeetui("agents", "cancel", slow["run_id"][:10], "--json", cwd=project))
     assert cancelled["id"] == slow["run_id"] and cancelled["status"] == "cancelled"
     assert _status(project, slow["run_id"])["status"] == "cancelled"
-    _wait_until(lambda: not process_running(slow["pid"]))
+    until("the process to end", lambda: not process_running(slow["pid"]), timeout=20)
     history = _json(run_yeetui("agents", "history", "--json", "--limit", "1", cwd=project))
     assert [(r["id"], r["status"]) for r in history] == [(slow["run_id"], "cancelled")]
     again = run_yeetui("agents", "cancel", slow["run_id"], cwd=project)
@@ -159,7 +152,7 @@ def test_killed_worker_shows_interrupted_and_resumes_detached(fake_env, project:
     fake_env.wait_for_requests(1, timeout=30)
     time.sleep(1.0)  # past a few checkpoints of the streamed text
     os.killpg(slow["pid"], signal.SIGKILL)
-    _wait_until(lambda: not process_running(slow["pid"]))
+    until("the process to end", lambda: not process_running(slow["pid"]), timeout=20)
     assert _status(project, slow["run_id"])["status"] == "interrupted"
 
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "resumed answer"})],

@@ -37,9 +37,10 @@ import pytest
 
 from tests.e2e.tmux import Tmux, tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import query_store, run_yeetui, start_yeetui, wait_until, yeetui_env
+from tests.integration.helpers import query_store, run_yeetui, start_yeetui, yeetui_env
 from tests.integration.zygote import ZYGOTE, Forked
 from tests.processes import gone, group_members
+from tests.waiting import until
 from yeetui.cli import main as yeetui_main
 
 HOSTS = ("run", "worker", "tui")
@@ -157,7 +158,7 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
             tmux.wait_for("Message yeetui", timeout=30)
             tmux.send("PARENT-TASK: delegate", "Enter")
             killed.append(tmux.pid)
-        wait_until(f"{host}: {point}", _killed_at(point, data, pid_file))
+        until(f"{host}: {point}", _killed_at(point, data, pid_file))
         if host != "run":  # the process the run lives in: forked warm, it is not the one `agents start` started,
             # nor the stand-in in the tmux pane (`ZYGOTE.argv`)
             (lives_in,) = query_store(data, "SELECT r.pid FROM agent_runs r JOIN sessions s ON s.id = r.session_id"
@@ -168,7 +169,7 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
                 os.kill(pid, signal.SIGKILL)
         if proc is not None:
             proc.wait(timeout=10)
-        wait_until("the killed process is gone", lambda: all(gone(pid) for pid in killed), timeout=10)
+        until("the killed process is gone", lambda: all(gone(pid) for pid in killed), timeout=10)
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()
@@ -180,7 +181,7 @@ def _crash(host: str, point: str, fake, project: Path, tmp_path: Path) -> Crashe
                              " WHERE s.parent_id IS NULL")
     if point == "mid_tool":  # the command's watcher ends it with its killed host, before any recovery
         group = int(pid_file.read_text())
-        wait_until("the child's command to die with its host", lambda: not group_members(group), timeout=10)
+        until("the child's command to die with its host", lambda: not group_members(group), timeout=10)
     # (A group that outlives its host — its watcher killed too — is ended by the recovery:
     # tests/unit/test_leftover_processes.py.)
     return Crashed(data, parent["session_id"], parent["id"], child["id"], killed, None)
@@ -229,7 +230,7 @@ def _recover(order: tuple[str, ...], crashed: Crashed, host: str, point: str, fa
         else:
             assert yeetui_main(["run", "--json", "--resume", crashed.parent_session, "carry on"]) == 0
         if crashed.command_group is not None:  # the first recovery ended the killed child's command
-            wait_until("the killed child's command is gone", lambda: not group_members(crashed.command_group),
+            until("the killed child's command is gone", lambda: not group_members(crashed.command_group),
                        timeout=10)
 
     expected = Counter({"completed": 1}) if point == "undelivered" else Counter({"interrupted": 1, "completed": 1})

@@ -17,6 +17,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import query_store, result_text, run_yeetui, start_yeetui, tool_results, yeetui_env
 from tests.integration.zygote import Forked
+from tests.waiting import until
 from yeetui import paths
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
@@ -24,15 +25,6 @@ from yeetui.runtime import Runtime
 
 def _start(project: Path, *args: str) -> Forked:
     return start_yeetui("run", "--json", *args, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _wait_for(predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _only_session(project: Path) -> dict:
@@ -56,7 +48,7 @@ def test_kill_mid_stream_keeps_committed_messages_and_resumes(fake_env, tmp_path
             seen.append(json.loads(line)["text"])
         return len("".join(seen)) > 200
 
-    _wait_for(streamed_enough)
+    until("enough of the answer streamed", streamed_enough)
     time.sleep(0.6)  # past at least one checkpoint interval
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
@@ -85,7 +77,7 @@ def test_kill_mid_tool_gets_synthetic_result_on_resume(fake_env, tmp_path: Path)
     fake_env.script(Reply(text="Running it.", tool_calls=[
         ToolCall("bash", {"command": f"touch {marker} && sleep 30"}, id="toolu_sleepy")]))
     proc = _start(project, "--yes", "run the slow thing")
-    _wait_for(marker.exists)
+    until("the marker file", marker.exists)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
 
@@ -151,9 +143,10 @@ def _kill_parent_of_a_queued_child(fake_env, project: Path) -> sqlite3.Row:
     host = subprocess.Popen([sys.executable, "-c", _PARENT_HOST, str(project)], cwd=project, env=yeetui_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:
-        _wait_for(lambda: bool(query_store(db.parent, "SELECT 1 FROM agent_runs r JOIN run_slots s ON s.run_id = r.id"
-                                         " WHERE r.prompt LIKE '%QUEUED-CHILD%' AND r.status = 'queued'"
-                                         " AND s.state = 'waiting'")) or host.poll() is not None)
+        until("the child to wait for a slot", lambda: bool(query_store(
+            db.parent, "SELECT 1 FROM agent_runs r JOIN run_slots s ON s.run_id = r.id"
+                       " WHERE r.prompt LIKE '%QUEUED-CHILD%' AND r.status = 'queued'"
+                       " AND s.state = 'waiting'")) or host.poll() is not None)
         assert host.poll() is None, host.stderr.read().decode() if host.stderr else ""
         os.kill(host.pid, signal.SIGKILL)
         host.wait(timeout=10)

@@ -14,7 +14,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from contextlib import closing
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pytest
 
 from tests.fakellm import Reply
 from tests.integration.helpers import run_yeetui, wait_for_stored_status, yeetui_env
+from tests.waiting import until
 from yeetui import paths
 from yeetui.store.liveness import pid_alive
 
@@ -62,14 +62,6 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _until(what: str, done, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"waited {timeout:g} s for {what}")
-        time.sleep(0.05)
-
-
 def _stored(sql: str) -> list[tuple]:
     with closing(sqlite3.connect(f"file:{paths.database_path()}?mode=ro", uri=True, timeout=5)) as conn:
         return conn.execute(sql).fetchall()
@@ -91,7 +83,7 @@ def test_a_scheduler_killed_while_launching_a_run_gets_it_launched_once(fake_env
                               env=yeetui_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
     try:
-        _until("the scheduler to launch the trigger's run", marker.exists)
+        until("the scheduler to launch the trigger's run", marker.exists)
         os.kill(killed.pid, signal.SIGKILL)  # kill -9 while its `yeetui agents start` is under way
         killed.wait(timeout=30)
     finally:
@@ -117,7 +109,7 @@ def _takes_over_once(schedule_id: str, elsewhere: Path, gate: Path, launching: i
 
     with open(gate, "w") as go:  # the held launch goes on: it starts the trigger's run, unheard by anyone
         go.write("go")
-    _until("the launch to end", lambda: not pid_alive(launching))
+    until("the launch to end", lambda: not pid_alive(launching))
     (launched,) = _stored("SELECT id FROM agent_runs")
 
     look = run_yeetui("schedule", "daemon", "--once", cwd=elsewhere)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.waiting import pilot_until
 from yeetui.tui.screens.confirm import ConfirmScreen
 from yeetui.tui.screens.deliberate import DeliberateScreen
 
@@ -27,19 +28,11 @@ class SettleClock:
         self.now += 60.0
 
 
-async def _until(pilot: Any, predicate: Any, timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
-
-
 async def shown(pilot: Any, kind: type[DeliberateScreen[Any]] = ConfirmScreen) -> Any:
     """The dialog of `kind` once it is on top and drawn (its window counts from then)."""
-    await _until(pilot, lambda: isinstance(pilot.app.screen, kind))
+    await pilot_until(pilot, lambda: isinstance(pilot.app.screen, kind))
     screen = pilot.app.screen
-    await _until(pilot, lambda: screen.shown_at is not None)
+    await pilot_until(pilot, lambda: screen.shown_at is not None)
     return screen
 
 
@@ -49,4 +42,4 @@ async def answer(pilot: Any, clock: SettleClock, *, yes: bool) -> None:
     screen = await shown(pilot)
     clock.past_window()
     await pilot.press(*(["tab", "enter"] if yes else ["enter"]))
-    await _until(pilot, lambda: pilot.app.screen is not screen)
+    await pilot_until(pilot, lambda: pilot.app.screen is not screen)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui import paths
 from yeetui.application.fleet import FleetDesk
 from yeetui.events import RunStatus
@@ -52,13 +53,13 @@ async def test_the_apps_dialog_closes_when_the_fleet_answers_and_says_how(fake_e
     async with app.run_test(size=(120, 32)) as pilot:
         main = await _main(pilot)
         _, ask = await _detached_question(other, project)
-        await _until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         assert "make deploy" in _text(app.screen)
         [row] = (await FleetDesk(other).look()).needs_you  # `yeetui fleet` in another terminal answers first
         await FleetDesk(other).answer(row, "allow_once")
-        await _until(pilot, lambda: app.screen is main)
+        await pilot_until(pilot, lambda: app.screen is main)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "answered in another window" in _text(view))
+        await pilot_until(pilot, lambda: "answered in another window" in _text(view))
         assert "builder#1's bash question was answered in another window: allowed once." in _text(view)
         assert await other.permission_asks.read_answer(ask) == "allow_once", "the fleet's answer stands"
 
@@ -68,11 +69,11 @@ async def test_the_apps_dialog_closes_when_its_run_stops_waiting(fake_env, proje
     async with app.run_test(size=(120, 32)) as pilot:
         main = await _main(pilot)
         _, ask = await _detached_question(other, project)
-        await _until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await other.permission_asks.answer(ask, "withdrawn")  # the worker's run was cancelled meanwhile
-        await _until(pilot, lambda: app.screen is main)
+        await pilot_until(pilot, lambda: app.screen is main)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "builder#1's bash question was withdrawn" in _text(view))
+        await pilot_until(pilot, lambda: "builder#1's bash question was withdrawn" in _text(view))
         await pilot.press("y")  # a key meant for the dialog answers nothing now
         await pilot.pause()
         assert await other.permission_asks.read_answer(ask) == "withdrawn"
@@ -86,24 +87,24 @@ async def test_a_dialog_of_this_apps_own_run_closes_when_the_run_is_stopped(fake
     async with app.run_test(size=(120, 32)) as pilot:
         main = await _main(pilot)
         await _type(pilot, "@generic CLEAN-UP the build dir")
-        await _until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         [run_id] = main.runs.live_here()
         main.runs.abort(run_id)
-        await _until(pilot, lambda: app.screen is main)
+        await pilot_until(pilot, lambda: app.screen is main)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "bash question was withdrawn" in _text(view))
+        await pilot_until(pilot, lambda: "bash question was withdrawn" in _text(view))
 
 
 async def test_the_fleets_dialog_closes_when_another_window_answers(other: Store, tmp_path: Path) -> None:
     _, ask = await _detached_question(other, tmp_path / "proj")
     app = FleetApp(FleetDesk(other), run_handover=lambda handover: 0)
     async with app.run_test(size=(150, 30)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
         fleet = app.screen
         assert isinstance(fleet, FleetScreen)
         await pilot.press("a")
-        await _until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await other.permission_asks.answer(ask, "deny")  # a yeetui app's dialog was answered first
-        await _until(pilot, lambda: app.screen is fleet)
+        await pilot_until(pilot, lambda: app.screen is fleet)
         said = str(fleet.query_one("#fleet-said").render())
         assert "builder#1's bash question was answered in another window: denied." in said

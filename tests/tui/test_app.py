@@ -11,6 +11,7 @@ from pathlib import Path
 from textual import events
 
 from tests.fakellm import Fault, Reply, ToolCall
+from tests.waiting import pilot_until
 from yeetui.tui.app import StartingScreen, YeetuiApp
 from yeetui.tui.screens.main import MainScreen
 from yeetui.tui.widgets.composer import Composer, ComposerInput
@@ -35,14 +36,6 @@ async def _type(pilot, text: str) -> None:
     await pilot.press("enter")
 
 
-async def _until(pilot, predicate, timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
-
-
 def _text(widget) -> str:
     """The text the widget and its descendants show (Markdown as its source)."""
     from yeetui.tui.widgets.markdown_text import MarkdownBlocks, RenderedMarkdown
@@ -63,7 +56,7 @@ async def test_prompt_streams_an_answer(fake_env, project: Path) -> None:
         main = await _main(pilot)
         await _type(pilot, "say hello")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "friend" in _text(view))
+        await pilot_until(pilot, lambda: "friend" in _text(view))
         assert "say hello" in _text(view)
 
 
@@ -80,12 +73,12 @@ async def test_oracle_scenario(fake_env, project: Path) -> None:
         main = await _main(pilot)
         await _type(pilot, "/oracle why does the login test flake?")
         ledger = main.query_one(LedgerPanel)
-        await _until(pilot, lambda: any("oracle#1 running" in str(ledger.get_option_at_index(i).prompt)
+        await pilot_until(pilot, lambda: any("oracle#1 running" in str(ledger.get_option_at_index(i).prompt)
                                         for i in range(ledger.option_count)))
         inbox = main.query_one(InboxPanel)
-        await _until(pilot, lambda: inbox.unread == 1)
+        await pilot_until(pilot, lambda: inbox.unread == 1)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "ORACLE-VERDICT" in _text(view))
+        await pilot_until(pilot, lambda: "ORACLE-VERDICT" in _text(view))
         assert "[Subagent: oracle#1]" in _text(view) or "oracle#1" in _text(view)
         primary = fake_env.requests  # only the oracle talked to the model: the primary was never called
         assert all("why does the login test flake" in r.text for r in primary)
@@ -99,16 +92,16 @@ async def test_unknown_command_and_bad_input_keep_the_app_usable(fake_env, proje
         main = await _main(pilot)
         await _type(pilot, "/oracel what?")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "Unknown command /oracel" in _text(view))
+        await pilot_until(pilot, lambda: "Unknown command /oracel" in _text(view))
         assert "/oracle" in _text(view)
         await _type(pilot, "first question")
-        await _until(pilot, lambda: "400" in _text(view))
+        await pilot_until(pilot, lambda: "400" in _text(view))
         await _type(pilot, "second question")
-        await _until(pilot, lambda: "second try works" in _text(view))
+        await pilot_until(pilot, lambda: "second try works" in _text(view))
         await pilot.resize_terminal(60, 20)
         await pilot.pause(0.2)
         await _type(pilot, "/help")
-        await _until(pilot, lambda: type(pilot.app.screen).__name__ == "HelpScreen")
+        await pilot_until(pilot, lambda: type(pilot.app.screen).__name__ == "HelpScreen")
         await pilot.press("escape")
 
 
@@ -123,11 +116,11 @@ async def test_permission_modal_deny_reaches_the_child(fake_env, project: Path) 
     async with app.run_test(size=(100, 30)) as pilot:
         await _main(pilot)
         await _type(pilot, "@generic CLEAN-UP the build dir")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
         shown = _text(pilot.app.screen)
         assert "generic#" in shown and "rm -rf build" in shown
         await pilot.press("n")
-        await _until(pilot, lambda: any("could not clean" in r.text or "denied" in r.text
+        await pilot_until(pilot, lambda: any("could not clean" in r.text or "denied" in r.text
                                         for r in fake_env.requests[1:]))
         assert "denied" in fake_env.requests[-1].text
         assert isinstance(pilot.app.screen, MainScreen)
@@ -161,7 +154,7 @@ class GatedApp(YeetuiApp):
 
 
 async def _starting(pilot) -> StartingScreen:
-    await _until(pilot, lambda: isinstance(pilot.app.screen, StartingScreen))
+    await pilot_until(pilot, lambda: isinstance(pilot.app.screen, StartingScreen))
     return pilot.app.screen
 
 
@@ -199,7 +192,7 @@ async def test_enter_during_start_up_sends_once_the_session_is_open(fake_env, pr
         app.gate.set()
         main = await _main(pilot)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "Queued and answered." in _text(view))
+        await pilot_until(pilot, lambda: "Queued and answered." in _text(view))
         assert "say hello" in _text(view)
         assert [r for r in fake_env.requests if "say hello" in r.text] == fake_env.requests
         assert len(fake_env.requests) == 1, "the queued message was sent more than once"
@@ -216,7 +209,7 @@ async def test_a_command_queued_during_start_up_leaves_no_queued_hint_behind(fak
         assert "1 queued" in _text(starting)
         app.gate.set()
         main = await _main(pilot)
-        await _until(pilot, lambda: main.ready and "Agent profiles:" in _text(main.query_one(ConversationView)))
+        await pilot_until(pilot, lambda: main.ready and "Agent profiles:" in _text(main.query_one(ConversationView)))
         assert "queued" not in str(main.query_one("#composer-hint").render())
 
 
@@ -227,9 +220,9 @@ async def test_a_modal_open_during_start_up_delays_the_handover_until_it_closes(
     async with app.run_test(size=(110, 30)) as pilot:
         await _starting(pilot)
         await pilot.press(*"typed first", "ctrl+p")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
         app.gate.set()
-        await _until(pilot, lambda: app.runtime is not None)
+        await pilot_until(pilot, lambda: app.runtime is not None)
         await pilot.pause(0.3)
         assert isinstance(pilot.app.screen, CommandPalette), "the main screen replaced the open palette"
         await pilot.press("escape")
@@ -277,7 +270,7 @@ async def test_a_broken_config_file_is_named_on_the_starting_screen(project: Pat
     config.write_text("model: [unclosed\n", encoding="utf-8")
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _until(pilot, lambda: app.boot_error is not None)
+        await pilot_until(pilot, lambda: app.boot_error is not None)
         await pilot.press(*"hi", "enter", "f2")
         shown = _text(pilot.app.screen)
         assert isinstance(pilot.app.screen, StartingScreen)
@@ -311,16 +304,16 @@ async def test_page_up_and_down_scroll_the_conversation_while_the_composer_keeps
     async with app.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)
         view = main.view()
-        await _until(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y)
+        await pilot_until(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y)
         main.query_one(Composer).focus()
         await pilot.press(*"draft")
         page = view.scrollable_content_region.height
         await pilot.press("pageup")  # older messages may be paged in above meanwhile: measure from the end
-        await _until(pilot, lambda: view.max_scroll_y - view.scroll_y >= page // 2)
+        await pilot_until(pilot, lambda: view.max_scroll_y - view.scroll_y >= page // 2)
         composer = main.query_one(Composer)
         assert composer.text == "draft" and isinstance(pilot.app.focused, ComposerInput)
         await pilot.press("pagedown")
-        await _until(pilot, lambda: view.scroll_y == view.max_scroll_y)
+        await pilot_until(pilot, lambda: view.scroll_y == view.max_scroll_y)
 
 
 async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_has_the_focus(
@@ -346,12 +339,12 @@ async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_h
         main = await _main(pilot)
         view = main.view()
         composer = main.query_one(Composer)
-        await _until(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y)
+        await pilot_until(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y)
         composer.focus()
         await pilot.press("home")  # the composer is empty: the conversation jumps
-        await _until(pilot, lambda: first_shown(view) == "question 0" and view.scroll_y == 0)
+        await pilot_until(pilot, lambda: first_shown(view) == "question 0" and view.scroll_y == 0)
         await pilot.press("end")
-        await _until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
+        await pilot_until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
 
         held: list[str] = []
 
@@ -366,14 +359,14 @@ async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_h
         assert held == ["d"]  # the held draw ran once, after the next key's echo
         assert composer.input.cursor_location == (0, 0) and view.following
         await pilot.press("ctrl+home")  # ctrl+home jumps all the same, and the draft stays
-        await _until(pilot, lambda: first_shown(view) == "question 0")
+        await pilot_until(pilot, lambda: first_shown(view) == "question 0")
         assert composer.text == "draft" and isinstance(pilot.app.focused, ComposerInput)
 
         main.query_one(LedgerPanel).focus()  # another panel has the focus
         await pilot.press("ctrl+end")
-        await _until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
+        await pilot_until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
         await pilot.press("home")
-        await _until(pilot, lambda: first_shown(view) == "question 0")
+        await pilot_until(pilot, lambda: first_shown(view) == "question 0")
 
 
 async def test_model_refuses_a_provider_without_a_key(fake_env, project: Path, monkeypatch) -> None:
@@ -384,10 +377,10 @@ async def test_model_refuses_a_provider_without_a_key(fake_env, project: Path, m
         before = main.model
         await _type(pilot, "/model openai/gpt-5")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "No OpenAI API key" in _text(view))
+        await pilot_until(pilot, lambda: "No OpenAI API key" in _text(view))
         assert "OPENAI_API_KEY" in _text(view) and main.model == before
         await _type(pilot, "/model anthropic/claude-opus-4-5")  # a provider with a key is accepted
-        await _until(pilot, lambda: main.model == "anthropic/claude-opus-4-5")
+        await pilot_until(pilot, lambda: main.model == "anthropic/claude-opus-4-5")
 
 
 async def test_an_oracle_right_after_model_runs_on_the_chosen_provider(fake_env, project: Path) -> None:
@@ -398,10 +391,10 @@ async def test_an_oracle_right_after_model_runs_on_the_chosen_provider(fake_env,
     async with app.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)
         await _type(pilot, "/model openai/gpt-5")
-        await _until(pilot, lambda: main.model == "openai/gpt-5")
+        await pilot_until(pilot, lambda: main.model == "openai/gpt-5")
         await _type(pilot, "/oracle why is CI slow?")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "ORACLE-VERDICT" in _text(view))
+        await pilot_until(pilot, lambda: "ORACLE-VERDICT" in _text(view))
         asked = [(r.api, r.body["model"]) for r in fake_env.requests if "why is CI slow" in r.text]
         assert asked == [("openai", "gpt-5.1")]
 
@@ -415,8 +408,8 @@ async def test_a_retry_is_shown_in_the_conversation_and_the_ledger(fake_env, pro
         main = await _main(pilot)
         await _type(pilot, "hello")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "retrying (2/5) in" in _text(view) and "overloaded" in _text(view))
-        await _until(pilot, lambda: "answered after a retry" in _text(view))
+        await pilot_until(pilot, lambda: "retrying (2/5) in" in _text(view) and "overloaded" in _text(view))
+        await pilot_until(pilot, lambda: "answered after a retry" in _text(view))
 
 
 async def test_ctrl_c_stops_a_streaming_answer_then_twice_quits(fake_env, project: Path) -> None:
@@ -426,15 +419,15 @@ async def test_ctrl_c_stops_a_streaming_answer_then_twice_quits(fake_env, projec
         main = await _main(pilot)
         await _type(pilot, "talk")
         control = main.controls[main.current]
-        await _until(pilot, lambda: control.busy and "long long" in _text(main.query_one(ConversationView)))
+        await pilot_until(pilot, lambda: control.busy and "long long" in _text(main.query_one(ConversationView)))
         await pilot.press("ctrl+c")
-        await _until(pilot, lambda: not control.busy)
+        await pilot_until(pilot, lambda: not control.busy)
         assert app.is_running  # stopping the answer is not quitting
         await pilot.press("ctrl+c")
         await pilot.pause(0.1)
         assert app.is_running  # one ctrl+c with nothing running only says how to quit
         await pilot.press("ctrl+c")
-        await _until(pilot, lambda: not app.is_running)
+        await pilot_until(pilot, lambda: not app.is_running)
 
 
 async def test_a_mentioned_file_goes_with_the_prompt_and_the_user_sees_it(fake_env, project: Path) -> None:
@@ -448,7 +441,7 @@ async def test_a_mentioned_file_goes_with_the_prompt_and_the_user_sees_it(fake_e
         main = await _main(pilot)
         await _type(pilot, "what does @calc.py do? see also @../outside.txt")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "It adds." in _text(view))
+        await pilot_until(pilot, lambda: "It adds." in _text(view))
         [sent] = fake_env.requests
         assert "CALC-BODY" in sent.text and "OUTSIDE-SECRET" not in sent.text
         [shown] = view.query(UserMessageView)
@@ -469,30 +462,30 @@ async def test_theme_says_it_applied_and_theme_and_model_alone_open_pickers(fake
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "/theme yeetui-light")
-        await _until(pilot, lambda: "Theme set to yeetui-light" in _text(view))
+        await pilot_until(pilot, lambda: "Theme set to yeetui-light" in _text(view))
         assert app.theme == "yeetui-light"
 
         await _type(pilot, "/theme")
-        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, PickerScreen))
         themes = [o.id for o in app.screen.query_one(OptionList).options]
         assert "yeetui-dark" in themes and "yeetui-light" in themes
         assert app.screen.query_one(OptionList).highlighted == themes.index("yeetui-light"), "starts on the current"
         app.screen.query_one(OptionList).highlighted = themes.index("yeetui-dark")
         await pilot.press("enter")
-        await _until(pilot, lambda: app.theme == "yeetui-dark" and "Theme set to yeetui-dark" in _text(view))
+        await pilot_until(pilot, lambda: app.theme == "yeetui-dark" and "Theme set to yeetui-dark" in _text(view))
 
         await _type(pilot, "/model")
-        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, PickerScreen))
         models = [o.id for o in app.screen.query_one(OptionList).options]
         assert "anthropic/claude-opus-4-5" in models and "openai/gpt-5-mini" in models
         assert not any(m.startswith("gemini/") for m in models), "no key, not listed"
         await pilot.press("escape")
-        await _until(pilot, lambda: isinstance(app.screen, MainScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, MainScreen))
         await _type(pilot, "/model")
-        await _until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, PickerScreen))
         app.screen.query_one(OptionList).highlighted = models.index("openai/gpt-5-mini")
         await pilot.press("enter")
-        await _until(pilot, lambda: main.model == "openai/gpt-5-mini")
+        await pilot_until(pilot, lambda: main.model == "openai/gpt-5-mini")
         assert "Model set to openai/gpt-5-mini" in _text(view)
 
 
@@ -505,7 +498,7 @@ async def test_agents_lists_one_line_per_profile_cut_after_a_whole_word(fake_env
             main = await _main(pilot)
             await _type(pilot, "/agents")
             view = main.query_one(ConversationView)
-            await _until(pilot, lambda view=view: any("Agent profiles" in str(n.render())
+            await pilot_until(pilot, lambda view=view: any("Agent profiles" in str(n.render())
                                                       for n in view.query(NoticeView)))
             [notice] = [n for n in view.query(NoticeView) if "Agent profiles" in str(n.render())]
             await pilot.pause()
@@ -531,9 +524,9 @@ async def test_the_project_instruction_files_read_are_named_and_reach_the_model(
     async with app.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "Project instructions from AGENTS.md and CLAUDE.md" in _text(view))
+        await pilot_until(pilot, lambda: "Project instructions from AGENTS.md and CLAUDE.md" in _text(view))
         await _type(pilot, "hello")
-        await _until(pilot, lambda: "noted" in _text(view))
+        await pilot_until(pilot, lambda: "noted" in _text(view))
     sent = fake_env.requests[-1].text
     assert "AGENTS-RULE-42" in sent and "CLAUDE-RULE-7" in sent
 
@@ -551,13 +544,13 @@ async def test_claude_command_files_are_slash_commands_sent_only_as_prompts(fake
     async with app.run_test(size=(120, 30)) as pilot:
         main = await _main(pilot)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "it is /claude:review" in _text(view))  # /review keeps its meaning
+        await pilot_until(pilot, lambda: "it is /claude:review" in _text(view))  # /review keeps its meaning
         await _type(pilot, "/fix-issue 123")
-        await _until(pilot, lambda: "on it" in _text(view))
+        await pilot_until(pilot, lambda: "on it" in _text(view))
         await _type(pilot, "/claude:review")
-        await _until(pilot, lambda: "reviewed" in _text(view))
+        await pilot_until(pilot, lambda: "reviewed" in _text(view))
         await _type(pilot, "/sneaky")
-        await _until(pilot, lambda: "just text" in _text(view))
+        await pilot_until(pilot, lambda: "just text" in _text(view))
         assert not (project / "PWNED").exists()  # a `!` body is a prompt, never a shell line
         assert any(c.name == "fix-issue" and "Fix an issue (commands/fix-issue.md)" in c.help for c in main.commands)
 
@@ -578,20 +571,20 @@ async def test_esc_with_only_subagents_running_names_them_and_a_second_esc_stops
         main = await _main(pilot)
         await _type(pilot, "/oracle why is it slow?")
         spawner = main.runtime.spawner
-        await _until(pilot, lambda: bool(spawner.live_runs(main.current)))
+        await pilot_until(pilot, lambda: bool(spawner.live_runs(main.current)))
         [child] = spawner.live_runs(main.current)
         view = main.query_one(ConversationView)
         await pilot.press("escape")
-        await _until(pilot, lambda: "run in the background: oracle#1" in _text(view))
+        await pilot_until(pilot, lambda: "run in the background: oracle#1" in _text(view))
         assert spawner.is_live(child)  # named, not stopped
         await pilot.press("escape")
-        await _until(pilot, lambda: not spawner.is_live(child))
+        await pilot_until(pilot, lambda: not spawner.is_live(child))
         run = await main.runtime.store.get_run(child)
         assert run.status in (RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.INTERRUPTED)
         assert any("Stopping oracle#1" in str(n.render()) for n in view.query(NoticeView))
 
         await _type(pilot, "/oracle and now?")
-        await _until(pilot, lambda: bool(spawner.live_runs()))
+        await pilot_until(pilot, lambda: bool(spawner.live_runs()))
         await pilot.press("ctrl+q")
     assert app.exit_note is not None and "stopped 1 running subagent" in app.exit_note and "oracle#2" in app.exit_note
 
@@ -610,7 +603,7 @@ async def test_a_subagent_with_a_budget_shows_its_spend_and_is_halted_at_it(fake
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "/oracle --max-turns many why?")
-        await _until(pilot, lambda: "--max-turns needs a positive whole number, not 'many'" in _text(view))
+        await pilot_until(pilot, lambda: "--max-turns needs a positive whole number, not 'many'" in _text(view))
         assert not fake_env.requests
         ledger = main.query_one(LedgerPanel)
         seen: list[str] = []  # every row the panel is given to draw: no state is missed however fast it runs
@@ -623,11 +616,11 @@ async def test_a_subagent_with_a_budget_shows_its_spend_and_is_halted_at_it(fake
 
         ledger.update_row = recording  # type: ignore[method-assign]
         await _type(pilot, "/oracle --max-turns 3 why does it loop?")
-        await _until(pilot, lambda: any("oracle#1 budget exhausted" in r for r in seen), timeout=30)
+        await pilot_until(pilot, lambda: any("oracle#1 budget exhausted" in r for r in seen), timeout=30)
         assert any("budget 1/3 turns" in r or "budget 2/3 turns" in r for r in seen), seen[-3:]
         inbox = main.query_one(InboxPanel)
         # one item tells of the halt: the oracle's ending (no budget item besides it)
-        await _until(pilot, lambda: any(i.title.startswith("oracle#1") for i in inbox.items.values()))
+        await pilot_until(pilot, lambda: any(i.title.startswith("oracle#1") for i in inbox.items.values()))
         [told] = [i for i in inbox.items.values() if i.title.startswith("oracle#1")]
         assert "budget" in told.title and told.kind == "completion", told
         assert len(fake_env.requests) == 3
@@ -645,13 +638,13 @@ async def test_send_follows_up_a_finished_oracle_from_the_tui(fake_env, project:
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "/oracle why does it flake?")
-        await _until(pilot, lambda: "FIRST-VERDICT" in _text(view), timeout=30)
+        await pilot_until(pilot, lambda: "FIRST-VERDICT" in _text(view), timeout=30)
         await _type(pilot, "/send oracle#1 FOLLOW-Q and the cache?")
-        await _until(pilot, lambda: "SECOND-VERDICT" in _text(view), timeout=30)
+        await pilot_until(pilot, lambda: "SECOND-VERDICT" in _text(view), timeout=30)
         follow_up = next(r for r in fake_env.requests if "FOLLOW-Q" in r.text)
         assert "why does it flake?" in follow_up.text and "FIRST-VERDICT" in follow_up.text
         await _type(pilot, "/send nobody#9 hello")
-        await _until(pilot, lambda: "nobody#9" in _text(view))
+        await pilot_until(pilot, lambda: "nobody#9" in _text(view))
 
 
 async def test_the_fleet_screen_lists_every_run_and_opens_one(fake_env, project: Path) -> None:
@@ -666,9 +659,9 @@ async def test_the_fleet_screen_lists_every_run_and_opens_one(fake_env, project:
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "/oracle look at it")
-        await _until(pilot, lambda: "FLEET-ORACLE" in _text(view), timeout=30)
+        await pilot_until(pilot, lambda: "FLEET-ORACLE" in _text(view), timeout=30)
         await pilot.press("ctrl+g")
-        await _until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
         screen = app.screen
         listing = screen.query_one(OptionList)
         shown = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
@@ -677,7 +670,7 @@ async def test_the_fleet_screen_lists_every_run_and_opens_one(fake_env, project:
         oracle = next(r for r in screen.rows.values() if r.label == "oracle#1")
         listing.highlighted = listing.get_option_index(oracle.run_id)
         await pilot.press("enter")
-        await _until(pilot, lambda: isinstance(app.screen, MainScreen) and main.current == oracle.session_id)
+        await pilot_until(pilot, lambda: isinstance(app.screen, MainScreen) and main.current == oracle.session_id)
 
 
 async def test_schedule_command_adds_lists_pauses_resumes_and_removes(fake_env, project: Path) -> None:
@@ -687,32 +680,32 @@ async def test_schedule_command_adds_lists_pauses_resumes_and_removes(fake_env, 
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, '/schedule add "0 7 * * 1-5" reviewer review yesterday\'s commits')
-        await _until(pilot, lambda: "next at" in _text(view))
+        await pilot_until(pilot, lambda: "next at" in _text(view))
         [schedule] = await main.runtime.store.schedules.all()
         assert schedule.profile == "reviewer" and schedule.prompt == "review yesterday's commits"
         assert schedule.spec == "0 7 * * 1-5" and not schedule.approve and schedule.missed == "skip"
         await _type(pilot, "/schedule add every 30m oracle look for flaky tests --yes --missed once")
-        await _until(pilot, lambda: len([s for s in _text(view).splitlines() if "next at" in s]) >= 2)
+        await pilot_until(pilot, lambda: len([s for s in _text(view).splitlines() if "next at" in s]) >= 2)
         every = next(s for s in await main.runtime.store.schedules.all() if s.id != schedule.id)
         assert every.spec == "every 30m" and every.approve and every.missed == "once"
         assert every.prompt == "look for flaky tests"
         await _type(pilot, "/schedule")
-        await _until(pilot, lambda: "Schedules:" in _text(view))
+        await pilot_until(pilot, lambda: "Schedules:" in _text(view))
         listing = _text(view).split("Schedules:")[-1]
         assert schedule.id in listing and every.id in listing and "last -" in listing
         await _type(pilot, f"/schedule pause {schedule.id}")
-        await _until(pilot, lambda: f"Schedule {schedule.id} paused." in _text(view))
+        await pilot_until(pilot, lambda: f"Schedule {schedule.id} paused." in _text(view))
         assert (await main.runtime.store.schedules.get(schedule.id)).paused
         await _type(pilot, f"/schedule resume {schedule.id}")
-        await _until(pilot, lambda: f"Schedule {schedule.id} resumed" in _text(view))
+        await pilot_until(pilot, lambda: f"Schedule {schedule.id} resumed" in _text(view))
         await _type(pilot, f"/schedule remove {every.id}")
-        await _until(pilot, lambda: f"Schedule {every.id} removed." in _text(view))
+        await pilot_until(pilot, lambda: f"Schedule {every.id} removed." in _text(view))
         assert [s.id for s in await main.runtime.store.schedules.all()] == [schedule.id]
         # bad input: said, nothing added, the app goes on
         await _type(pilot, '/schedule add "61 * * * *" oracle never')
-        await _until(pilot, lambda: "61" in _text(view).split("removed.")[-1])
+        await pilot_until(pilot, lambda: "61" in _text(view).split("removed.")[-1])
         await _type(pilot, "/schedule add every 30m no-such-profile hello")
-        await _until(pilot, lambda: "No profile 'no-such-profile'" in _text(view))
+        await pilot_until(pilot, lambda: "No profile 'no-such-profile'" in _text(view))
         assert len(await main.runtime.store.schedules.all()) == 1
 
 
@@ -732,7 +725,7 @@ async def test_an_answer_s_escape_sequences_never_reach_the_terminal(fake_env, p
         main = await _main(pilot)
         await _type(pilot, f"say {HOSTILE}")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "last" in _text(view))
+        await pilot_until(pilot, lambda: "last" in _text(view))
         await pilot.pause()
         drawn = "".join(segment.text for widget in main.query(Widget) if widget.size
                         for strip in widget.render_lines(Region(0, 0, *widget.size)) for segment in strip)

@@ -20,7 +20,8 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, stored_status, wait_for_stored_status
 from tests.tui.test_answered_elsewhere import _detached_question
-from tests.tui.test_app import _main, _text, _until
+from tests.tui.test_app import _main, _text
+from tests.waiting import pilot_until
 from yeetui import paths
 from yeetui.application.fleet import FleetDesk
 from yeetui.store import Store
@@ -63,11 +64,11 @@ async def test_a_question_asked_before_the_app_opened_gets_its_dialog(fake_env, 
         app = YeetuiApp(cwd=project)
         async with app.run_test(size=(120, 32)) as pilot:
             try:  # once the main screen listens, maybe before its session is open (a loaded machine boots slowly)
-                await _until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)
+                await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)
             except AssertionError as exc:
                 raise AssertionError(f"no dialog: the run is {stored_status(run_id)}, {app.screen_stack}") from exc
             dialog = app.screen  # pushed, then composed: its text is there a frame later on a loaded machine
-            await _until(pilot, lambda: "echo ASKED-FIRST-RAN" in _text(dialog), timeout=30)
+            await pilot_until(pilot, lambda: "echo ASKED-FIRST-RAN" in _text(dialog), timeout=30)
             assert _permission_dialogs(app) == 1
             await pilot.press("y")
             main = await _main(pilot)
@@ -87,16 +88,16 @@ async def test_a_question_asked_before_the_app_opened_is_shown_once_and_the_firs
     _, ask = await _detached_question(other, project, "make release")
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(120, 32)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)
+        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)
         [main] = [screen for screen in app.screen_stack if isinstance(screen, MainScreen)]
-        await _until(pilot, lambda: main.current is not None, timeout=60)
+        await pilot_until(pilot, lambda: main.current is not None, timeout=60)
         await pilot.pause(0.5)  # rounds of looking at the store go by: still the one dialog
         assert _permission_dialogs(app) == 1 and "make release" in _text(app.screen)
         [row] = (await FleetDesk(other).look()).needs_you  # `yeetui fleet` in another terminal answers first
         await FleetDesk(other).answer(row, "deny")
-        await _until(pilot, lambda: app.screen is main)
+        await pilot_until(pilot, lambda: app.screen is main)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "answered in another window" in _text(view))
+        await pilot_until(pilot, lambda: "answered in another window" in _text(view))
         assert "builder#1's bash question was answered in another window: denied." in _text(view)
         await pilot.pause(0.5)
         assert app.screen is main and _permission_dialogs(app) == 0, f"asked again: {app.screen_stack}"

@@ -8,8 +8,8 @@ import pytest
 from textual.widgets import Button
 
 from tests.tui.deliberate import SettleClock, shown
-from tests.tui.test_app import _until
 from tests.tui.test_panels import PanelApp, run
+from tests.waiting import pilot_until
 from yeetui.tui.screens.confirm import NO, YES, ConfirmScreen
 from yeetui.tui.screens.deliberate import WAITING
 
@@ -44,7 +44,7 @@ async def test_keys_typed_ahead_never_answer_a_confirmation(settle_clock: Settle
         await pilot.press("y", "m")  # no letter answers
         assert results == []
         await pilot.press("right", "enter")
-        await _until(pilot, lambda: results == [True])
+        await pilot_until(pilot, lambda: results == [True])
 
 
 async def test_a_click_on_yes_within_the_window_does_nothing_and_a_later_one_confirms(
@@ -60,9 +60,9 @@ async def test_a_click_on_yes_within_the_window_does_nothing_and_a_later_one_con
         assert results == []
         settle_clock.past_window()
         yes = screen.query_one(f"#{YES}", Button)
-        await _until(pilot, lambda: not yes.has_class("-active"))  # (a button takes no click while it flashes)
+        await pilot_until(pilot, lambda: not yes.has_class("-active"))  # (a button takes no click while it flashes)
         assert await pilot.click(f"#{YES}")
-        await _until(pilot, lambda: results == [True])
+        await pilot_until(pilot, lambda: results == [True])
 
 
 @pytest.mark.parametrize("keys", [["enter"], ["escape"]], ids=["enter-on-no", "escape"])
@@ -72,4 +72,4 @@ async def test_no_is_where_the_focus_starts_and_escape_says_no(settle_clock: Set
         _, results = await _ask(app, pilot)
         settle_clock.past_window()
         await pilot.press(*keys)
-        await _until(pilot, lambda: results == [False])
+        await pilot_until(pilot, lambda: results == [False])

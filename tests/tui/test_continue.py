@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakellm import Fault, Reply
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.main import MainScreen
 from yeetui.tui.widgets.conversation import ConversationView
@@ -40,9 +41,9 @@ async def test_continue_restores_error_lines_without_an_empty_frame(fake_env, pr
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "first question")
-        await _until(pilot, lambda: "FIRST ANSWER" in _text(view))
+        await pilot_until(pilot, lambda: "FIRST ANSWER" in _text(view))
         await _type(pilot, "second question")
-        await _until(pilot, lambda: any("400" in str(n.render()) for n in view.query(NoticeView)))
+        await pilot_until(pilot, lambda: any("400" in str(n.render()) for n in view.query(NoticeView)))
         live = [str(n.render()) for n in view.query(NoticeView) if "The run failed" in str(n.render())]
         assert live, [str(n.render()) for n in view.query(NoticeView)]
 
@@ -51,7 +52,7 @@ async def test_continue_restores_error_lines_without_an_empty_frame(fake_env, pr
     async with again.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)
         view = main.view()
-        await _until(pilot, lambda: "second question" in _text(view))
+        await pilot_until(pilot, lambda: "second question" in _text(view))
         restored = [str(n.render()) for n in view.query(NoticeView) if "The run failed" in str(n.render())]
         assert restored == live
         texts = [type(w).__name__ for w in view.children]
@@ -72,7 +73,7 @@ async def test_continue_reopens_the_apps_conversation_not_a_later_headless_or_de
     async with app.run_test(size=(100, 30)) as pilot:
         view = (await _main(pilot)).query_one(ConversationView)
         await _type(pilot, "in the app")
-        await _until(pilot, lambda: "APP ANSWER" in _text(view))
+        await pilot_until(pilot, lambda: "APP ANSWER" in _text(view))
     runtime = await Runtime.open(cwd=project)
     try:
         await runtime.launcher.run_prompt("headless question")  # as `yeetui run` does
@@ -84,10 +85,10 @@ async def test_continue_reopens_the_apps_conversation_not_a_later_headless_or_de
     again = YeetuiApp(cwd=project, continue_latest=True)
     async with again.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)
-        await _until(pilot, lambda: "in the app" in _text(main.view()))
+        await pilot_until(pilot, lambda: "in the app" in _text(main.view()))
         assert "headless question" not in _text(main.view())
         await pilot.press("ctrl+s")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
         tops = {node.title: node.label for node in pilot.app.screen.nodes if node.parent_id is None}
         assert tops["in the app"] == "primary", tops
         assert tops["headless question"].startswith("run ") and tops["detached question"].startswith("detached ")
@@ -101,13 +102,13 @@ async def test_continue_skips_a_conversation_left_empty(fake_env, project: Path)
     async with app.run_test(size=(100, 30)) as pilot:
         view = (await _main(pilot)).query_one(ConversationView)
         await _type(pilot, "the question that matters")
-        await _until(pilot, lambda: "THE ANSWER" in _text(view))
+        await pilot_until(pilot, lambda: "THE ANSWER" in _text(view))
     async with YeetuiApp(cwd=project).run_test(size=(100, 30)) as pilot:
         await _main(pilot)  # opened, nothing said, closed
 
     again = YeetuiApp(cwd=project, continue_latest=True)
     async with again.run_test(size=(100, 30)) as pilot:
         view = (await _main(pilot)).view()
-        await _until(pilot, lambda: "THE ANSWER" in _text(view))
+        await pilot_until(pilot, lambda: "THE ANSWER" in _text(view))
         assert "the question that matters" in _text(view)
 

@@ -11,6 +11,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.message import Message as TextualMessage
 
+from tests.waiting import pilot_until
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from yeetui.store.records import StoredMessage
 from yeetui.tui.widgets.conversation import ConversationView
@@ -60,15 +61,6 @@ def posted(messages: list[TextualMessage], kind: type) -> list[Any]:
     return list(unique.values())
 
 
-async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Let the app run until `predicate()` holds (timers and layout run on their own schedule)."""
-    for _ in range(int(timeout / 0.02)):
-        if predicate():
-            return
-        await pilot.pause(0.02)
-    assert predicate()
-
-
 def shown(widget: Any) -> str:
     """The text an assistant message shows, as drawn (all its Statics, frozen parts and open end)."""
     return "\n".join(str(body.render_line(y).text) for body in widget.query(".body") if body.display
@@ -99,7 +91,7 @@ async def test_streaming_500_deltas_renders_coalesced_writes(renders: list[str])
             text += delta
             await view.stream_text("r1", delta)
         live = view.query_one(AssistantMessageView)
-        await wait_for(pilot, lambda: live.source == text and "w499" in shown(live))
+        await pilot_until(pilot, lambda: live.source == text and "w499" in shown(live))
         assert 1 <= len(renders) < 100  # deltas were coalesced, never one render per token
         assert "w0 " in shown(live)
 
@@ -143,7 +135,7 @@ async def test_stream_restarted_clears_the_live_text() -> None:
         await view.stream_thinking("r1", "pondering")
         await view.stream_text("r1", "first attempt")
         live = view.query_one(AssistantMessageView)
-        await wait_for(pilot, lambda: "first attempt" in shown(live))
+        await pilot_until(pilot, lambda: "first attempt" in shown(live))
         await view.stream_restarted("r1")
         await pilot.pause()
         assert live.source == "" and "first attempt" not in shown(live)
@@ -161,7 +153,7 @@ async def test_thinking_streams_dimmed_and_collapsed() -> None:
         await view.stream_thinking("r1", "let me ")
         await view.stream_thinking("r1", "think")
         await view.stream_text("r1", "Answer")
-        await wait_for(pilot, lambda: bool(view.query(ThinkingBlock)))
+        await pilot_until(pilot, lambda: bool(view.query(ThinkingBlock)))
         block = view.query_one(ThinkingBlock)
         assert block.collapsed
         assert block.text == "let me think"
@@ -319,7 +311,7 @@ async def test_window_stays_bounded_and_the_store_is_asked_once_the_held_run_out
         for i in range(1001, 1401):
             message = Message.user(f"question {i}") if i % 2 else Message.assistant(f"answer **{i}**")
             await view.add_message(message, i)
-        await wait_for(pilot, lambda: len(view.entries) <= 150)
+        await pilot_until(pilot, lambda: len(view.entries) <= 150)
         assert view.has_older and view.query(OlderMarker)
         oldest = view.oldest_message_id
         assert oldest is not None and oldest > 1250
@@ -350,16 +342,16 @@ async def test_streaming_follows_the_end_only_while_the_user_is_there() -> None:
         await pilot.pause()
         assert view.scroll_y == view.max_scroll_y > 0
         await view.stream_text("r1", "\n\n".join(f"paragraph {i}" for i in range(10)))
-        await wait_for(pilot, lambda: "paragraph 9" in shown(view.query_one(AssistantMessageView)))
-        await wait_for(pilot, lambda: view.scroll_y == view.max_scroll_y)  # followed the growing reply
+        await pilot_until(pilot, lambda: "paragraph 9" in shown(view.query_one(AssistantMessageView)))
+        await pilot_until(pilot, lambda: view.scroll_y == view.max_scroll_y)  # followed the growing reply
 
         view.scroll_to(y=5, animate=False, immediate=True)  # the user scrolls up to read
-        await wait_for(pilot, lambda: not view.paging)  # (older messages may be mounted above)
+        await pilot_until(pilot, lambda: not view.paging)  # (older messages may be mounted above)
         await pilot.pause()
         reading = next(e for e in view.entries if e.region.y >= view.region.y)
         row = reading.region.y
         await view.stream_text("r1", "\n\nmore and more\n\nand more")
-        await wait_for(pilot, lambda: "and more" in view.query_one(AssistantMessageView).source)
+        await pilot_until(pilot, lambda: "and more" in view.query_one(AssistantMessageView).source)
         await pilot.pause(0.1)
         assert reading.region.y == row  # what the user reads stays where it is
         assert view.scroll_y < view.max_scroll_y
@@ -369,7 +361,8 @@ async def test_the_summary_an_agent_ends_with_is_shown_as_its_answer(fake_env, p
     """`complete`'s output is the answer: rendered Markdown in the conversation, not a one-line tool row cut
     with "…" whose expansion shows raw Markdown; a failed `complete` still shows its error."""
     from tests.fakellm import Reply, ToolCall
-    from tests.tui.test_app import _main, _type, _until
+    from tests.tui.test_app import _main, _type
+    from tests.waiting import pilot_until
     from yeetui.tui.app import YeetuiApp
     from yeetui.tui.widgets.message_views import AssistantMessageView
     from yeetui.tui.widgets.tool_views import ToolCallView
@@ -381,7 +374,7 @@ async def test_the_summary_an_agent_ends_with_is_shown_as_its_answer(fake_env, p
         main = await _main(pilot)
         await _type(pilot, "rename them")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: any("renamed" in a.source for a in view.query(AssistantMessageView)))
+        await pilot_until(pilot, lambda: any("renamed" in a.source for a in view.query(AssistantMessageView)))
         await pilot.pause(0.3)
         assert not [b for b in view.query(ToolCallView) if b.tool_name == "complete"]
         screen = pilot.app.export_screenshot().replace("&#160;", " ")

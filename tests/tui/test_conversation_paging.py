@@ -5,7 +5,6 @@ the lines on screen stay put meanwhile, and views far below are unmounted and co
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 
+from tests.waiting import pilot_until
 from yeetui.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from yeetui.store import Store
 from yeetui.tui.widgets import conversation_window
@@ -86,14 +86,6 @@ async def fill(store: Store, turns: int) -> str:
     return session.id
 
 
-async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if predicate():
-            return
-        await pilot.pause(0.02)
-    assert predicate()
-
-
 async def settle(pilot: Any, view: ConversationView) -> None:
     """Let paging steps (and the store's pages) finish and the screen refresh."""
     for _ in range(100):
@@ -141,7 +133,7 @@ async def test_opening_a_long_session_mounts_about_two_screens_and_shows_the_end
     app = Paging(view, store)
     async with app.run_test(size=SIZE) as pilot:
         await app.open()
-        await wait_for(pilot, lambda: bool(view.entries) and on_screen(view, view.entries[-1]))  # laid out
+        await pilot_until(pilot, lambda: bool(view.entries) and on_screen(view, view.entries[-1]))  # laid out
         assert 3 <= len(view.entries) <= 20  # not the page of 100 messages (~250 views)
         assert len(view.held) + len({e.message_id for e in view.entries}) >= 90  # the rest of the page is held
         assert view.query(OlderMarker) and app.requests == []  # nothing fetched yet
@@ -165,7 +157,7 @@ async def test_scrolling_up_shows_older_messages_and_keeps_the_visible_lines_in_
         anchor = top_visible(view)
         row = anchor.region.y
         view.scroll_to(y=view.scroll_y - 3, animate=False, immediate=True)  # now within a screen of the top
-        await wait_for(pilot, lambda: len(view.entries) > mounted)  # held messages came in above
+        await pilot_until(pilot, lambda: len(view.entries) > mounted)  # held messages came in above
         await pilot.pause(0.1)
         assert anchor.region.y == row + 3  # the lines on screen only moved by the user's own scroll
         assert view.oldest_message_id is not None and oldest is not None and view.oldest_message_id < oldest
@@ -404,7 +396,7 @@ async def test_back_at_the_end_after_reading_far_up_memory_settles_and_every_mes
                 break
             view.scroll_page_down(animate=False)
             await settle(pilot, view)
-        await wait_for(pilot, lambda: view.following and len(view.entries) <= 40 // 2 and not view.paging)
+        await pilot_until(pilot, lambda: view.following and len(view.entries) <= 40 // 2 and not view.paging)
         assert len(view.entries) <= max(opened, 40 // 4) + 6 and len(view.held) <= 30 and view.has_older
         assert "Answer 23, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
         seen: list[str] = []

@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Input
 
 from tests.processes import gone
-from tests.tui.test_app import _until
+from tests.waiting import pilot_until
 from yeetui.system.terminals import attach_argv
 from yeetui.tui.widgets.embedded_pane import EmbeddedPane, key_bytes
 
@@ -56,12 +56,12 @@ async def test_a_tmux_window_lives_in_the_pane(window: str) -> None:
     app = PaneApp(attach_argv(window, "yeetui:w"))
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(EmbeddedPane)
-        await _until(pilot, lambda: "EMBED-READY" in pane.text(), timeout=20)
+        await pilot_until(pilot, lambda: "EMBED-READY" in pane.text(), timeout=20)
         pane.focus()
         await pilot.press("h", "i", "enter")
-        await _until(pilot, lambda: pane.text().count("hi") >= 2, timeout=20)  # typed, then cat's echo
+        await pilot_until(pilot, lambda: pane.text().count("hi") >= 2, timeout=20)  # typed, then cat's echo
         await pilot.press("ctrl+right_square_bracket")
-        await _until(pilot, lambda: app.released == 1 and app.focused is app.query_one(Input))
+        await pilot_until(pilot, lambda: app.released == 1 and app.focused is app.query_one(Input))
         await pilot.press("x")  # the composer has the keys again
         assert app.query_one(Input).value == "x" and pane.text().count("x") == 0
         client = pane.client

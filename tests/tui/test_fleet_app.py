@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, OptionList, Static
 
+from tests.waiting import pilot_until
 from yeetui.application.fleet import FleetDesk, Handover
 from yeetui.events import RunStatus
 from yeetui.store import Store
@@ -35,14 +36,6 @@ async def _run(store: Store, project: Path, label: str, status: RunStatus, **opt
     if status != RunStatus.RUNNING:
         await store.update_run(run.id, status=status)
     return session.id, run.id
-
-
-async def _until(pilot, predicate, timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _said(screen: FleetScreen) -> str:
@@ -72,7 +65,7 @@ async def test_the_full_screen_fleet_answers_steers_cancels_and_hands_over(store
 
     app = FleetApp(FleetDesk(store), run_handover=hand_over)
     async with app.run_test(size=(150, 30)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
         screen = app.screen
         assert isinstance(screen, FleetScreen)
         listing = screen.query_one(OptionList)
@@ -83,42 +76,42 @@ async def test_the_full_screen_fleet_answers_steers_cancels_and_hands_over(store
         # a: the question, in the permission dialog; y allows it once — in the store, where the run reads it
         await _highlight(pilot, screen, asking)
         await pilot.press("a")
-        await _until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await pilot.press("y")
-        await _until(pilot, lambda: "allowed once" in _said(screen))
+        await pilot_until(pilot, lambda: "allowed once" in _said(screen))
         assert await store.permission_asks.read_answer(ask_id) == "allow_once"
         await pilot.press("a")  # no question left in the store: where to answer is said, nothing asked
-        await _until(pilot, lambda: "answer it in the yeetui that runs it" in _said(screen))
+        await pilot_until(pilot, lambda: "answer it in the yeetui that runs it" in _said(screen))
 
         # m on a running run: guidance it reads at its next turn
         await _highlight(pilot, screen, working)
         await pilot.press("m")
-        await _until(pilot, lambda: isinstance(app.screen, MessageScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, MessageScreen))
         app.screen.query_one(Input).value = "look at the flaky test first"
         await pilot.press("enter")
-        await _until(pilot, lambda: "reads it at its next turn" in _said(screen))
+        await pilot_until(pilot, lambda: "reads it at its next turn" in _said(screen))
         [steer] = await store.run_commands.take([working])
         assert steer.kind == "steer" and steer.body == "look at the flaky test first"
 
         # enter: yeetui on its session, in its project
         await pilot.press("enter")
-        await _until(pilot, lambda: handed)
+        await pilot_until(pilot, lambda: handed)
         assert handed[-1].argv[-2:] == ["--resume", working_session] and handed[-1].cwd == str(two)
 
         # t and w on a run with neither: said so
         await pilot.press("t")
-        await _until(pilot, lambda: "no tmux pane" in _said(screen))
+        await pilot_until(pilot, lambda: "no tmux pane" in _said(screen))
         await pilot.press("w")
-        await _until(pilot, lambda: "no worktree" in _said(screen))
+        await pilot_until(pilot, lambda: "no worktree" in _said(screen))
 
         # c: cancelled (this test's process runs it, so it is recorded cancelled at once)
         await _highlight(pilot, screen, other)
         await pilot.press("c")
-        await _until(pilot, lambda: "cancelled" in _said(screen))
+        await pilot_until(pilot, lambda: "cancelled" in _said(screen))
         assert (await store.get_run(other)).status == RunStatus.CANCELLED
-        await _until(pilot, lambda: other in screen.rows and screen.rows[other].status == "cancelled")
+        await pilot_until(pilot, lambda: other in screen.rows and screen.rows[other].status == "cancelled")
         await pilot.press("escape")  # closing the fleet ends the app
-        await _until(pilot, lambda: not app.is_running)
+        await pilot_until(pilot, lambda: not app.is_running)
 
 
 async def test_a_worktree_row_hands_over_a_shell_there(store: Store, tmp_path: Path) -> None:
@@ -130,13 +123,13 @@ async def test_a_worktree_row_hands_over_a_shell_there(store: Store, tmp_path: P
     handed: list[Handover] = []
     app = FleetApp(FleetDesk(store, env={"SHELL": "/bin/zsh-test"}), run_handover=lambda h: handed.append(h) or 0)
     async with app.run_test(size=(150, 30)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
         screen = app.screen
         assert isinstance(screen, FleetScreen)
         assert screen.rows[run].worktree == str(tree)
         await _highlight(pilot, screen, run)
         await pilot.press("w")
-        await _until(pilot, lambda: handed)
+        await pilot_until(pilot, lambda: handed)
         assert handed[0].argv == ["/bin/zsh-test"] and handed[0].cwd == str(tree)
 
 
@@ -146,13 +139,13 @@ async def test_a_finished_runs_unread_result_needs_you_until_it_is_opened(store:
                           body="LGTM", data={"announce": False})
     app = FleetApp(FleetDesk(store), run_handover=lambda handover: 0)
     async with app.run_test(size=(150, 30)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
         screen = app.screen
         assert isinstance(screen, FleetScreen)
         listing = screen.query_one(OptionList)
         assert str(listing.get_option_at_index(0).prompt) == "NEEDS YOU (1)"
         assert "finished: not read yet" in str(listing.get_option_at_index(1).prompt)
         await pilot.press("enter")
-        await _until(pilot, lambda: "Back from reviewer#1" in _said(screen))
-        await _until(pilot, lambda: str(listing.get_option_at_index(0).prompt) == "NEEDS YOU (0)")
+        await pilot_until(pilot, lambda: "Back from reviewer#1" in _said(screen))
+        await pilot_until(pilot, lambda: str(listing.get_option_at_index(0).prompt) == "NEEDS YOU (0)")
         assert [item.status for item in await store.inbox.list(session)] == ["read"]

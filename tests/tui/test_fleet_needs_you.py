@@ -15,7 +15,8 @@ import pytest
 from textual.widgets import Input, OptionList, Static
 
 from tests.fakellm import Reply
-from tests.tui.test_app import _main, _until
+from tests.tui.test_app import _main
+from tests.waiting import pilot_until
 from yeetui import paths
 from yeetui.application.fleet import FleetDesk, fleet
 from yeetui.events import RunStatus
@@ -61,7 +62,7 @@ def _said(screen: FleetScreen) -> str:
 
 
 async def _fleet_on_screen(pilot) -> FleetScreen:
-    await _until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and pilot.app.screen.rows)
+    await pilot_until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and pilot.app.screen.rows)
     screen = pilot.app.screen
     assert isinstance(screen, FleetScreen)
     return screen
@@ -173,8 +174,8 @@ async def test_m_on_a_finished_detached_conversation_of_this_project_goes_on_wit
         screen = await _fleet_on_screen(pilot)
         await _highlight(pilot, screen, run)
         await pilot.press("m")
-        await _until(pilot, lambda: isinstance(app.screen, MessageScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, MessageScreen))
         app.screen.query_one(Input).value = "and the cache?"
         await pilot.press("enter")
-        await _until(pilot, lambda: isinstance(app.screen, MainScreen) and main.current == session)
-        await _until(pilot, lambda: any("and the cache?" in r.text for r in fake_env.requests), timeout=30)
+        await pilot_until(pilot, lambda: isinstance(app.screen, MainScreen) and main.current == session)
+        await pilot_until(pilot, lambda: any("and the cache?" in r.text for r in fake_env.requests), timeout=30)

@@ -9,7 +9,8 @@ from pathlib import Path
 from textual.message import Message
 
 from tests.fakellm import Reply, ToolCall
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.composer import Composer, ComposerInput
 from yeetui.tui.widgets.conversation import ConversationView
@@ -32,7 +33,7 @@ async def test_keys_typed_after_clicks_land_in_the_composer(fake_env, project: P
         composer = main.query_one(Composer)
         view = main.query_one(ConversationView)
         await _type(pilot, "READ-IT please")
-        await _until(pilot, lambda: "Read it." in _text(view))
+        await pilot_until(pilot, lambda: "Read it." in _text(view))
 
         await pilot.click(view.query_one(ToolCallView))  # the tool row takes the focus (and opens)
         await pilot.pause()
@@ -42,21 +43,22 @@ async def test_keys_typed_after_clicks_land_in_the_composer(fake_env, project: P
 
         composer.text = ""
         await _type(pilot, "/oracle ask the oracle")
-        await _until(pilot, lambda: bool(view.query(AnnouncementView)))
+        await pilot_until(pilot, lambda: bool(view.query(AnnouncementView)))
         primary = main.current
         await pilot.click(view.query_one(AnnouncementView))  # opens the child's transcript
-        await _until(pilot, lambda: main.current != primary)
+        await pilot_until(pilot, lambda: main.current != primary)
         await pilot.press("ctrl+o")
-        await _until(pilot, lambda: main.current == primary)
+        await pilot_until(pilot, lambda: main.current == primary)
         await pilot.press("o", "k")
         assert composer.text == "ok" and isinstance(app.focused, ComposerInput)
 
         ledger = main.query_one(LedgerPanel)  # a panel's own keys (with a modifier) work when it has the focus
-        await _until(pilot, lambda: bool(ledger.rows))
+        await pilot_until(pilot, lambda: bool(ledger.rows))
         ledger.focus()
         await pilot.press("c")
         assert composer.text == "okc" and isinstance(app.focused, ComposerInput), "a letter is for the composer"
         ledger.focus()
         await pilot.press("alt+c")
-        await _until(pilot, lambda: any(isinstance(m, LedgerPanel.Action) and m.action == "cancel" for m in posted))
+        await pilot_until(pilot, lambda: any(isinstance(m, LedgerPanel.Action) and m.action == "cancel"
+                                             for m in posted))
         assert composer.text == "okc"

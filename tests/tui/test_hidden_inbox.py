@@ -7,7 +7,8 @@ import html
 import re
 from pathlib import Path
 
-from tests.tui.test_app import _main, _until
+from tests.tui.test_app import _main
+from tests.waiting import pilot_until
 from yeetui import events as ev
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.main import MainScreen
@@ -40,11 +41,11 @@ async def test_the_hidden_inbox_shows_its_unread_count_at_80x24(fake_env, projec
         badge = main.query_one(InboxBadge)
         assert not badge.display
         await _deliver(app, main, "oracle#1 — completed")
-        await _until(pilot, lambda: badge.display and badge.region.width > 0)
+        await pilot_until(pilot, lambda: badge.display and badge.region.width > 0)
         await pilot.pause()
         assert "inbox 1 unread · ctrl+b" in screen_lines(app)[0]
         await pilot.press("ctrl+b")  # shown: the inbox says it itself
-        await _until(pilot, lambda: main.query_one(InboxPanel).display and not badge.display)
+        await pilot_until(pilot, lambda: main.query_one(InboxPanel).display and not badge.display)
 
 
 async def test_hiding_the_inbox_with_ctrl_b_shows_the_count(fake_env, project: Path) -> None:
@@ -53,12 +54,12 @@ async def test_hiding_the_inbox_with_ctrl_b_shows_the_count(fake_env, project: P
         main = await _main(pilot)
         await _deliver(app, main, "oracle#1 — completed")
         inbox, badge = main.query_one(InboxPanel), main.query_one(InboxBadge)
-        await _until(pilot, lambda: inbox.unread == 1)
+        await pilot_until(pilot, lambda: inbox.unread == 1)
         assert inbox.display and not badge.display
         await pilot.press("ctrl+b")
-        await _until(pilot, lambda: not inbox.display and badge.display)
+        await pilot_until(pilot, lambda: not inbox.display and badge.display)
         await _deliver(app, main, "oracle#2 — completed")
-        await _until(pilot, lambda: "inbox 2 unread" in str(badge.render()))
+        await pilot_until(pilot, lambda: "inbox 2 unread" in str(badge.render()))
 
 
 async def test_the_footer_is_cut_between_hints_at_80_columns(fake_env, project: Path) -> None:
@@ -83,7 +84,7 @@ async def test_the_footer_is_cut_between_hints_at_80_columns(fake_env, project: 
                 k.region.right <= docked[0].region.x for k in shown
             )
 
-        await _until(pilot, fitted)
+        await pilot_until(pilot, fitted)
         await pilot.pause()
         _, shown = keys()
         assert fitted(), "the footer stays cut once it is fitted"

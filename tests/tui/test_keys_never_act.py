@@ -10,9 +10,10 @@ from textual.message import Message
 
 from tests.fakellm import Reply, ToolCall
 from tests.tui.deliberate import SettleClock, answer, shown
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
 from tests.tui.test_scenarios import _ledger_lines
 from tests.tui.test_worktree_commands import PRIMARY, _build, _repo, git
+from tests.waiting import pilot_until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.confirm import ConfirmScreen
 from yeetui.tui.widgets.composer import Composer, ComposerInput
@@ -40,7 +41,7 @@ async def test_typing_make_with_the_inbox_focused_writes_make_and_merges_only_wh
         composer = main.query_one(Composer)
         await _type(pilot, "build mul")
         inbox = main.query_one(InboxPanel)
-        await _until(pilot, lambda: any((i.data or {}).get("worktree") for i in inbox.items.values()), timeout=30)
+        await pilot_until(pilot, lambda: any((i.data or {}).get("worktree") for i in inbox.items.values()), timeout=30)
         item = next(i for i in inbox.items.values() if (i.data or {}).get("worktree"))
         worktree_id = item.data["worktree"]["id"]  # type: ignore[index]
         store = app.runtime.store
@@ -78,7 +79,7 @@ async def test_typing_make_with_the_inbox_focused_writes_make_and_merges_only_wh
         await pilot.pause()
         await pilot.press("alt+m")
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: "merged into main" in _text(view), timeout=30)
+        await pilot_until(pilot, lambda: "merged into main" in _text(view), timeout=30)
         assert (project / "mul.py").read_text() == "# BUILD-MUL\n"
         assert git(project, "symbolic-ref", "--short", "HEAD").strip() == "main"
 
@@ -96,7 +97,7 @@ async def test_typing_with_the_ledger_focused_writes_to_the_composer_and_stoppin
         view = main.query_one(ConversationView)
         composer = main.query_one(Composer)
         await _type(pilot, "/oracle SLOW-Q why?")
-        await _until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
         ledger = main.query_one(LedgerPanel)
         run_id = next(run_id for run_id, row in ledger.rows.items() if row.label == "oracle#1")
         ledger.highlighted = ledger.get_option_index(run_id)
@@ -132,9 +133,9 @@ async def test_typing_with_the_ledger_focused_writes_to_the_composer_and_stoppin
         await pilot.pause()
         await pilot.press("alt+c")
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: spawner.wrapping_up(run_id) or not spawner.is_live(run_id))
+        await pilot_until(pilot, lambda: spawner.wrapping_up(run_id) or not spawner.is_live(run_id))
         ledger.focus()
         await pilot.pause()
         await pilot.press("alt+x")
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)))

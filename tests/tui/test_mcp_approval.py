@@ -10,7 +10,8 @@ from pathlib import Path
 
 from tests.fakellm import Reply, ToolCall
 from tests.tui.deliberate import SettleClock, shown
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.application.mcp import McpServers
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.mcp_approval import McpApprovalScreen
@@ -54,10 +55,10 @@ async def test_starting_a_projects_server_from_the_dialog_approves_it_and_its_to
         assert _state(project) == "approved"
         assert "clock" in main.runtime.launcher.mcp.names()
         await _type(pilot, "what time is it")
-        await _until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)  # MCP tools ask
+        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)  # MCP tools ask
         assert "mcp__clock__get_current_time" in _text(app.screen)
         await pilot.press("y")
-        await _until(pilot, lambda: len(fake_env.requests) >= 3, timeout=60)
+        await pilot_until(pilot, lambda: len(fake_env.requests) >= 3, timeout=60)
     assert "timezone" in fake_env.requests[2].text and '"UTC"' in fake_env.requests[2].text
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from tests.fakellm import Reply
 from tests.tui.deliberate import SettleClock, shown
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.help import HelpScreen
 from yeetui.tui.screens.mcp_approval import McpApprovalScreen
@@ -56,7 +57,7 @@ async def test_a_server_that_fails_to_start_is_said_once_in_the_conversation(fak
     async with app.run_test(size=(120, 40)) as pilot:
         await _main(pilot)
         await _type(pilot, "hello")  # the first agent that may use them starts them
-        await _until(pilot, lambda: _told(app, "gone") and _told(app, "crash") and len(fake_env.requests) >= 1,
+        await pilot_until(pilot, lambda: _told(app, "gone") and _told(app, "crash") and len(fake_env.requests) >= 1,
                      timeout=60)
         [gone] = _told(app, "gone")
         assert f"from yeetui {servers} (your own config) did not start: command not found: {GONE}." in gone
@@ -64,8 +65,8 @@ async def test_a_server_that_fails_to_start_is_said_once_in_the_conversation(fak
         assert "did not start: exited with status 1: no such database: app.db" in crash
         assert not _told(app, "time")
         await _type(pilot, "and again")
-        await _until(pilot, lambda: len(fake_env.requests) >= 2, timeout=60)
-        await _until(pilot, lambda: "Second answer." in _text(app.screen), timeout=30)
+        await pilot_until(pilot, lambda: len(fake_env.requests) >= 2, timeout=60)
+        await pilot_until(pilot, lambda: "Second answer." in _text(app.screen), timeout=30)
         assert len(_told(app, "gone")) == 1 and len(_told(app, "crash")) == 1  # once, not once per turn
 
 
@@ -81,7 +82,7 @@ async def test_slash_mcp_shows_every_server_its_state_source_target_and_why(
         await pilot.press("escape")  # not now
         await _main(pilot)
         await _type(pilot, "/mcp")  # no prompt yet: /mcp starts those that may start, and waits for them
-        await _until(pilot, lambda: any(t.startswith("ℹ MCP servers (4") for t in _notices(app)), timeout=60)
+        await pilot_until(pilot, lambda: any(t.startswith("ℹ MCP servers (4") for t in _notices(app)), timeout=60)
         [card] = [t for t in _notices(app) if t.startswith("ℹ MCP servers (4")]
         lines = card.splitlines()
         at = {line.split(" — ")[0]: n for n, line in enumerate(lines) if " — " in line and not line.startswith(" ")}
@@ -97,10 +98,10 @@ async def test_slash_mcp_shows_every_server_its_state_source_target_and_why(
         assert lines[at["theirs"] + 1] == f"  from Claude Code .mcp.json (the project's file): {project / '.mcp.json'}"
         assert not marker.exists()  # /mcp starts nothing that waits for approval
         # the failures /mcp's start found are said too, once
-        await _until(pilot, lambda: len(_told(app, "gone")) == 1 and len(_told(app, "crash")) == 1)
+        await pilot_until(pilot, lambda: len(_told(app, "gone")) == 1 and len(_told(app, "crash")) == 1)
 
         await _type(pilot, "/help")
-        await _until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert "/mcp" in _text(app.screen)
 
 
@@ -112,4 +113,4 @@ async def test_slash_mcp_with_no_server_says_where_servers_are_read(fake_env, pr
     async with app.run_test(size=(120, 40)) as pilot:
         await _main(pilot)
         await _type(pilot, "/mcp")
-        await _until(pilot, lambda: any("No MCP servers are configured" in t for t in _notices(app)))
+        await pilot_until(pilot, lambda: any("No MCP servers are configured" in t for t in _notices(app)))

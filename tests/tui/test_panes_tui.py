@@ -12,7 +12,8 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.processes import gone
 from tests.tui.deliberate import SettleClock, answer
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui import paths
 from yeetui.events import RunStatus
 from yeetui.system.tmux import TmuxServer, server_name
@@ -43,16 +44,16 @@ async def test_oracle_in_a_pane_from_the_tui(fake_env, project: Path, monkeypatc
             main = await _main(pilot)
             view = main.query_one(ConversationView)
             await _type(pilot, "/oracle --tmux PANE-TUI-Q: why?")
-            await _until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
+            await pilot_until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
             assert "attach-session" in _text(view) or "attach -t" in _text(view)
-            await _until(pilot, lambda: "PANE-TUI-ANSWER" in _text(view), timeout=60)
+            await pilot_until(pilot, lambda: "PANE-TUI-ANSWER" in _text(view), timeout=60)
             assert _text(view).count("PANE-TUI-ANSWER") == 1
             inbox = main.query_one(InboxPanel)  # the worker recorded the item; the inbox on screen shows it too
-            await _until(pilot, lambda: any((i.data or {}).get("label") == "oracle#1" for i in inbox.items.values()),
-                         timeout=30)
+            await pilot_until(pilot, lambda: any((i.data or {}).get("label") == "oracle#1"
+                                                 for i in inbox.items.values()), timeout=30)
             assert any(line.startswith("oracle#1") for line in _ledger_lines(main))
             await _type(pilot, "/attach oracle#1")
-            await _until(pilot, lambda: "Watch oracle#1 from another terminal: tmux -L" in _text(view), timeout=30)
+            await pilot_until(pilot, lambda: "Watch oracle#1 from another terminal: tmux -L" in _text(view), timeout=30)
     finally:
         await TmuxServer(server_name(paths.data_dir())).kill_server()
 
@@ -69,11 +70,11 @@ async def test_a_pane_childs_tokens_stream_into_its_session_view(fake_env, proje
             main = await _main(pilot)
             view = main.query_one(ConversationView)
             await _type(pilot, "/oracle --tmux STREAM-Q: talk")
-            await _until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
+            await pilot_until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
             store = pilot.app.runtime.store
             runs = [r for r in await store.list_runs() if r.profile == "oracle"]
             await main.open_session(runs[0].session_id)
-            await _until(pilot, lambda: "LIVE20" in _text(main.view()), timeout=60)
+            await pilot_until(pilot, lambda: "LIVE20" in _text(main.view()), timeout=60)
             run = await store.get_run(runs[0].id)
             assert run is not None and not run.status.is_final, "the text came only after the run ended"
     finally:
@@ -92,19 +93,19 @@ async def test_embed_shows_a_pane_child_inside_the_tui(fake_env, project: Path) 
             main = await _main(pilot)
             view = main.query_one(ConversationView)
             await _type(pilot, "/oracle --tmux EMBED-Q: talk")
-            await _until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
+            await pilot_until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
             await _type(pilot, "/embed oracle#1")
-            await _until(pilot, lambda: bool(main.query(EmbeddedPane)), timeout=30)
+            await pilot_until(pilot, lambda: bool(main.query(EmbeddedPane)), timeout=30)
             pane = main.query_one(EmbeddedPane)
             assert pilot.app.focused is pane
-            await _until(pilot, lambda: "EMB30" in pane.text(), timeout=60)
+            await pilot_until(pilot, lambda: "EMB30" in pane.text(), timeout=60)
             await pilot.press("ctrl+right_square_bracket")
-            await _until(pilot, lambda: pilot.app.focused is main.composer.input)
+            await pilot_until(pilot, lambda: pilot.app.focused is main.composer.input)
             client = pane.client
             assert client is not None and client.process is not None
             pid = client.process.pid
             await _type(pilot, "/embed")
-            await _until(pilot, lambda: not main.query(EmbeddedPane))
+            await pilot_until(pilot, lambda: not main.query(EmbeddedPane))
             assert gone(pid)
     finally:
         await TmuxServer(server_name(paths.data_dir())).kill_server()
@@ -124,14 +125,14 @@ async def test_a_pane_childs_question_opens_the_permission_dialog(fake_env, proj
             main = await _main(pilot)
             view = main.query_one(ConversationView)
             await _type(pilot, "@generic --tmux PANE-TUI-ASK: run it")
-            await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen), timeout=60)
-            await _until(pilot, lambda: "generic#1" in _text(pilot.app.screen), timeout=30)  # composed, drawn
+            await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen), timeout=60)
+            await pilot_until(pilot, lambda: "generic#1" in _text(pilot.app.screen), timeout=30)  # composed, drawn
             shown = _text(pilot.app.screen)
             assert "generic#1" in shown and "echo PANE-TUI-RAN" in shown
             [run] = [r for r in await pilot.app.runtime.store.list_runs() if r.label == "generic#1"]
             assert run.options["mode"] == "tmux" and run.pid != os.getpid()  # asked by the worker in the pane
             await pilot.press("y")
-            await _until(pilot, lambda: "PANE-TUI-DONE" in _text(view), timeout=60)
+            await pilot_until(pilot, lambda: "PANE-TUI-DONE" in _text(view), timeout=60)
     finally:
         await TmuxServer(server_name(paths.data_dir())).kill_server()
 
@@ -149,17 +150,17 @@ async def test_cancel_finds_a_pane_child_by_its_label(fake_env, project: Path, s
             view = main.query_one(ConversationView)
             store = pilot.app.runtime.store
             await _type(pilot, "/oracle --tmux PANE-SLOW-Q: think")
-            await _until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)),
+            await pilot_until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)),
                          timeout=60)
             await _type(pilot, "/cancel oracle#1")
             await answer(pilot, settle_clock, yes=True)
-            await _until(pilot, lambda: "Asked oracle#1 to wrap up" in _text(view), timeout=30)
+            await pilot_until(pilot, lambda: "Asked oracle#1 to wrap up" in _text(view), timeout=30)
             [run] = [r for r in await store.list_runs() if r.label == "oracle#1"]
             assert run.pid != os.getpid() and not run.status.is_final  # run by the worker in its pane
             await _type(pilot, "/cancel")
             await answer(pilot, settle_clock, yes=True)
-            await _until(pilot, lambda: "Stopped oracle#1." in _text(view), timeout=30)
-            await _until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)),
+            await pilot_until(pilot, lambda: "Stopped oracle#1." in _text(view), timeout=30)
+            await pilot_until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)),
                          timeout=60)
             ended = await store.get_run(run.id)
             assert ended is not None and ended.status == RunStatus.CANCELLED

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from tests.fakellm import Reply
 from tests.integration.helpers import run_yeetui
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
 from yeetui.store.sqlite import INTERRUPTED_ERROR
@@ -26,9 +27,9 @@ async def test_ctrl_q_while_the_primary_answers_ends_its_turn_as_cancelled(fake_
         session_id = main.current
         await _type(pilot, "TALK-SLOWLY please")
         control = main.controls[session_id]
-        await _until(pilot, lambda: control.busy and "slow slow" in _text(main.view()))
+        await pilot_until(pilot, lambda: control.busy and "slow slow" in _text(main.view()))
         await pilot.press("ctrl+q")
-        await _until(pilot, lambda: not app.is_running)
+        await pilot_until(pilot, lambda: not app.is_running)
     assert app.exit_note is not None and "stopped the answer in progress as it quit" in app.exit_note
 
     runtime = await Runtime.open(cwd=project, recover=False)  # the store as quitting left it
@@ -48,7 +49,7 @@ async def test_ctrl_q_while_the_primary_answers_ends_its_turn_as_cancelled(fake_
     async with again.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)
         assert main.current == session_id
-        await _until(pilot, lambda: "TALK-SLOWLY" in _text(main.view()))
+        await pilot_until(pilot, lambda: "TALK-SLOWLY" in _text(main.view()))
         shown_text = _text(main.view())
         notices = [str(n.render()) for n in main.view().query(NoticeView)]
         # The cut answer reads "(interrupted)", as any cut answer does; the run is not reported as a crash.

@@ -22,7 +22,8 @@ from tests.fakellm import Fault, Reply, ToolCall
 from tests.integration.helpers import run_yeetui, stored_pid, stored_status
 from tests.processes import gone
 from tests.tui.deliberate import SettleClock, answer
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.text import tokens_text
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.main import MainScreen
@@ -90,28 +91,28 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await pilot.press("f2")
-        await _until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
         assert "Pair watcher on." in _text(view)
         await pilot.press("ctrl+s")  # the switcher shows the watcher as the ledger does
-        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
         pair_node = next(n for n in pilot.app.screen.nodes if n.profile == "pair")
         assert "pair#1 · watching" in str(pilot.app.screen.query_one(SessionTree).label_text(pair_node))
         await pilot.press("escape")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
 
         await _type(pilot, "clean the build dir and rebuild")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
         assert "rm -rf build/ && make" in _text(pilot.app.screen)
         # The pair saw the tool call while the question is open: its blocker is in the inbox, severity shown.
         inbox = main.query_one(InboxPanel)
-        await _until(pilot, lambda: any(i.kind == "interjection" for i in inbox.items.values()))
+        await pilot_until(pilot, lambda: any(i.kind == "interjection" for i in inbox.items.values()))
         line = next(t for t in _inbox_lines(main) if "pair#1" in t)
         assert "blocker" in line and "PAIR-BLOCKER" in line
         assert inbox.unread >= 1
         await pilot.press("n")
 
         # The blocker is announced in the conversation before the agent's next step, and the agent got it.
-        await _until(pilot, lambda: "PRIMARY-DONE-1" in _text(view))
+        await pilot_until(pilot, lambda: "PRIMARY-DONE-1" in _text(view))
         shown = _text(view)
         assert "[Pair: pair#1] Blocker: PAIR-BLOCKER" in shown
         second = _requests(fake_env, PRIMARY)[1]
@@ -120,24 +121,24 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         watcher = pilot.app.runtime.watchers.get(main.current or "")
         assert watcher is not None
         await watcher.wait_idle(10)
-        await _until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
         # alt+a on the remark says what it did (it was silent): accepted, and the pair counts it
         remark = next(i for i in inbox.items.values() if i.kind == "interjection")
         inbox.focus()
         inbox.highlighted = next(n for n in range(inbox.option_count) if inbox.get_option_at_index(n).id == str(
             remark.id))
         await pilot.press("alt+a")
-        await _until(pilot, lambda: any("Accepted the pair's remark" in n.message and "counts it as useful"
+        await pilot_until(pilot, lambda: any("Accepted the pair's remark" in n.message and "counts it as useful"
                                         in n.message for n in pilot.app._notifications))  # (run_test shows no toasts)
         assert not any(n.markup for n in pilot.app._notifications if "the pair's remark" in n.message)
         await pilot.press("f2")
-        await _until(pilot, lambda: not any(line.startswith("pair#") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: not any(line.startswith("pair#") for line in _ledger_lines(main)))
         assert "Pair watcher off." in _text(view)
 
         looks = len(_requests(fake_env, PAIR))
         assert looks >= 1
         await _type(pilot, "anything else?")
-        await _until(pilot, lambda: "PRIMARY-DONE-2" in _text(view))
+        await pilot_until(pilot, lambda: "PRIMARY-DONE-2" in _text(view))
         await pilot.pause(0.5)  # ten debounce periods: a live watcher would have looked by now
         assert len(_requests(fake_env, PAIR)) == looks
         assert pilot.app.runtime.watchers.get(main.current or "") is None
@@ -177,22 +178,22 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         await _type(pilot, "/orchestrate add a /health endpoint with tests")
         assert any(isinstance(m, Composer.Submitted) and m.text.startswith("/orchestrate add a /health")
                    for m in posted)
-        await _until(pilot, lambda: "Started orchestrator#1." in _text(view))
+        await pilot_until(pilot, lambda: "Started orchestrator#1." in _text(view))
         # The ledger is a tree, as the switcher is: the orchestrator's children indented under its row.
         for row in ("orchestrator#1", "└ planner#1", "└ builder#1", "└ reviewer#1"):
-            await _until(pilot, lambda row=row: any(line.startswith(row + " ") for line in _ledger_lines(main)))
-        await _until(pilot, lambda: any(a.label == "orchestrator#1" for a in view.query(AnnouncementView)))
+            await pilot_until(pilot, lambda row=row: any(line.startswith(row + " ") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(a.label == "orchestrator#1" for a in view.query(AnnouncementView)))
         announcement = next(a for a in view.query(AnnouncementView) if a.label == "orchestrator#1")
         assert "Orchestrator finished: plan ✓ → build ✓ → review ✓" in str(announcement.render())
         assert announcement.status == "completed"
         inbox = main.query_one(InboxPanel)  # progress went to the ledger; the inbox holds the end, once
-        await _until(pilot, lambda: len(inbox.items) == 1)
+        await pilot_until(pilot, lambda: len(inbox.items) == 1)
         assert [(i.kind, i.title) for i in inbox.items.values()] == [("completion", "orchestrator#1 — completed")]
         review = _requests(fake_env, REVIEWER)[0].text
         assert "HEALTH-ENDPOINT" in review and "BUILDER-REPORT" in review  # the reviewer got the diff and report
 
         await pilot.press("ctrl+s")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
         tree = pilot.app.screen.query_one(SessionTree)
         nodes = {n.label: n for n in pilot.app.screen.nodes}
         orchestrator = next(node for node in _walk(tree.root) if node.data == nodes["orchestrator#1"].id)
@@ -210,9 +211,9 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
             await pilot.press("down")
         assert tree.cursor_node.data == builder
         await pilot.press("enter")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and main.current == builder)
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and main.current == builder)
         header = main.query_one(SessionHeader)
-        await _until(pilot, lambda: "builder#1" in str(header.render()))
+        await pilot_until(pilot, lambda: "builder#1" in str(header.render()))
         assert str(header.render()).startswith(
             "primary › orchestrator#1 › builder#1 · completed · type to follow up · ")
         builder_view = main.view(builder)
@@ -222,10 +223,10 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         assert "BUILDER-REPORT" not in _text(view)  # the builder's work stays out of the primary transcript
 
         await pilot.press("ctrl+o")
-        await _until(pilot, lambda: main.current == nodes["orchestrator#1"].id)
+        await pilot_until(pilot, lambda: main.current == nodes["orchestrator#1"].id)
         assert "add a /health endpoint with tests" in _text(main.view())
         await pilot.press("ctrl+o")
-        await _until(pilot, lambda: main.current == primary)
+        await pilot_until(pilot, lambda: main.current == primary)
         assert main.query_one("#conversations").current == f"conv-{primary}"
 
 
@@ -248,8 +249,8 @@ async def test_two_children_asking_at_once_get_one_modal_at_a_time(fake_env, pro
         view = main.query_one(ConversationView)
         await _type(pilot, "run both helpers")
         # Both children wait for an answer at the same time, yet only one question is on screen.
-        await _until(pilot, lambda: sum("needs permission" in line for line in _ledger_lines(main)) == 2)
-        await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
+        await pilot_until(pilot, lambda: sum("needs permission" in line for line in _ledger_lines(main)) == 2)
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
         assert sum(isinstance(s, PermissionScreen) for s in pilot.app.screen_stack) == 1
         runs = await pilot.app.runtime.store.list_runs(limit=10)
         task_of = {r.label: x for r in runs for x in "AB" if f"TASK-{x} please" in (r.prompt or "")}
@@ -260,7 +261,8 @@ async def test_two_children_asking_at_once_get_one_modal_at_a_time(fake_env, pro
         assert first.agent_label in _text(first) and f"echo TASK-{first_task}-RAN" in _text(first)
         await pilot.press("y")
 
-        await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen) and pilot.app.screen is not first)
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen)
+                          and pilot.app.screen is not first)
         second = pilot.app.screen
         assert sum(isinstance(s, PermissionScreen) for s in pilot.app.screen_stack) == 1
         second_task = task_of[second.agent_label]
@@ -268,7 +270,7 @@ async def test_two_children_asking_at_once_get_one_modal_at_a_time(fake_env, pro
         assert second.agent_label in _text(second) and f"echo TASK-{second_task}-RAN" in _text(second)
         await pilot.press("n")
 
-        await _until(pilot, lambda: "PRIMARY-END" in _text(view))
+        await pilot_until(pilot, lambda: "PRIMARY-END" in _text(view))
         assert isinstance(pilot.app.screen, MainScreen)
         allowed = _requests(fake_env, f"TASK-{first_task}-RAN")[-1].text
         denied = _requests(fake_env, f"TASK-{second_task}-RAN")[-1].text
@@ -294,19 +296,19 @@ async def test_profile_hotkeys_built_in_wins_a_collision_and_a_free_key_prefills
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         warning = "Profile 'grabber': hotkey ctrl+s is already bound to a built-in action; the built-in wins."
-        await _until(pilot, lambda: warning in _text(view))
+        await pilot_until(pilot, lambda: warning in _text(view))
         notices = [n for n in view.query(NoticeView) if "grabber" in str(n.render())]
         assert notices and all(n.level == "warning" for n in notices)
 
         await pilot.press("ctrl+s")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
         await pilot.press("escape")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
         composer = main.query_one(Composer)
         assert composer.text == ""
 
         await pilot.press("f5")
-        await _until(pilot, lambda: composer.text == "@helper ")
+        await pilot_until(pilot, lambda: composer.text == "@helper ")
         assert composer.has_focus_within
         assert not fake_env.requests  # a hotkey only prefills; nothing is sent
 
@@ -317,7 +319,7 @@ async def test_a_hotkey_collision_is_reported_once(fake_env, project: Path) -> N
     async with app.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "grabber" in _text(view))
+        await pilot_until(pilot, lambda: "grabber" in _text(view))
         await pilot.pause(0.3)
         assert sum("'grabber': hotkey ctrl+s" in str(n.render()) for n in view.query(NoticeView)) == 1
 
@@ -338,7 +340,7 @@ async def test_a_stream_that_drops_shows_a_readable_error_and_the_next_prompt_wo
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "first question")
-        await _until(pilot, lambda: any(n.level == "error" for n in view.query(NoticeView)))
+        await pilot_until(pilot, lambda: any(n.level == "error" for n in view.query(NoticeView)))
         error = str(next(n for n in view.query(NoticeView) if n.level == "error").render())
         assert "connection to Anthropic" in error and "dropped" in error
         assert "Traceback" not in error and "MARKERKEY" not in error
@@ -347,9 +349,9 @@ async def test_a_stream_that_drops_shows_a_readable_error_and_the_next_prompt_wo
         assert "The flaky part of the answer" in shown  # what arrived before the drop is kept
         assert len(fake_env.requests) == 1  # no retries left
 
-        await _until(pilot, lambda: not main.controls[main.current].busy)
+        await pilot_until(pilot, lambda: not main.controls[main.current].busy)
         await _type(pilot, "second question")
-        await _until(pilot, lambda: "SECOND-OK" in _text(view))
+        await pilot_until(pilot, lambda: "SECOND-OK" in _text(view))
         assert isinstance(pilot.app.screen, MainScreen) and main.query_one(Composer).display
         second = fake_env.requests[-1].text
         assert "first question" in second and "second question" in second
@@ -367,13 +369,13 @@ async def test_resizing_to_60x20_while_an_answer_streams(fake_env, project: Path
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "warm up")  # the SDK is loaded and connected before the stream that matters
-        await _until(pilot, lambda: "WARM-OK" in _text(view))
+        await pilot_until(pilot, lambda: "WARM-OK" in _text(view))
         await _type(pilot, "stream something long")
-        await _until(pilot, lambda: "word3 " in _text(view))
+        await pilot_until(pilot, lambda: "word3 " in _text(view))
         assert "STREAM-END" not in _text(view)  # still streaming when the terminal shrinks
         await pilot.resize_terminal(60, 20)
         await pilot.pause(0.1)
-        await _until(pilot, lambda: "STREAM-END" in _text(view))
+        await pilot_until(pilot, lambda: "STREAM-END" in _text(view))
         await pilot.pause(0.2)
         assert pilot.app.size == (60, 20) and isinstance(pilot.app.screen, MainScreen)
         composer = main.query_one(Composer)
@@ -383,7 +385,7 @@ async def test_resizing_to_60x20_while_an_answer_streams(fake_env, project: Path
         assert not main.query_one(InboxPanel).display  # narrow: the inbox steps aside
         assert view.region.width > 0 and view.region.right <= 60
         await _type(pilot, "/help")  # still usable after the resize
-        await _until(pilot, lambda: type(pilot.app.screen).__name__ == "HelpScreen")
+        await pilot_until(pilot, lambda: type(pilot.app.screen).__name__ == "HelpScreen")
 
 
 # -- runs of other processes ----------------------------------------------------------------------------------
@@ -411,7 +413,7 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
             # process the run records: the worker's own (`agents start` printed the one it started, the worker's
             # stand-in when it is forked warm).
             try:
-                await _until(pilot, lambda: any(line.startswith("generic#1 running · ") and
+                await pilot_until(pilot, lambda: any(line.startswith("generic#1 running · ") and
                                                 f"in process {stored_pid(worker['run_id'])}" in line
                                                 for line in _ledger_lines(main)))
             except AssertionError as exc:
@@ -424,18 +426,18 @@ async def test_a_detached_worker_s_run_is_in_the_ledger_and_can_be_steered_and_a
             ledger = main.query_one(LedgerPanel)
             ledger.focus()
             await pilot.press("enter")  # its session opens; what is typed there is guidance for it
-            await _until(pilot, lambda: main.current == worker["session_id"])
+            await pilot_until(pilot, lambda: main.current == worker["session_id"])
             await _type(pilot, "WORKER-GUIDANCE: stop waiting")
             view = main.view(worker["session_id"])
-            await _until(pilot, lambda: f"in process {lives_in}" in _text(view) and "next turn" in _text(view))
+            await pilot_until(pilot, lambda: f"in process {lives_in}" in _text(view) and "next turn" in _text(view))
             flag.touch()
-            await _until(pilot, lambda: bool(_requests(fake_env, "WORKER-GUIDANCE")), timeout=30)
+            await pilot_until(pilot, lambda: bool(_requests(fake_env, "WORKER-GUIDANCE")), timeout=30)
 
             ledger.focus()
             await pilot.press("alt+x")
             await answer(pilot, settle_clock, yes=True)
-            await _until(pilot, lambda: any(line.startswith("generic#1 cancelled") for line in _ledger_lines(main)),
-                         timeout=30)
+            await pilot_until(pilot, lambda: any(line.startswith("generic#1 cancelled")
+                                                 for line in _ledger_lines(main)), timeout=30)
         assert _process_gone(worker["pid"]) and _process_gone(lives_in)
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -461,21 +463,21 @@ async def test_a_second_cancel_or_cancel_bang_stops_a_subagent_now(fake_env, pro
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "/oracle SLOW-Q why?")
-        await _until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
         await _type(pilot, "/cancel oracle#1")
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: "Asked oracle#1 to wrap up" in _text(view))
+        await pilot_until(pilot, lambda: "Asked oracle#1 to wrap up" in _text(view))
         assert any(line.startswith("oracle#1 running") for line in _ledger_lines(main))
         await _type(pilot, "/cancel oracle#1")
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: "Stopped oracle#1." in _text(view))
-        await _until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: "Stopped oracle#1." in _text(view))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#1 cancelled") for line in _ledger_lines(main)))
 
         await _type(pilot, "/oracle SLOWER-Q why not?")
-        await _until(pilot, lambda: any(line.startswith("oracle#2 running") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#2 running") for line in _ledger_lines(main)))
         await _type(pilot, "/cancel! oracle#2")
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in _ledger_lines(main)))
 
 
 async def test_cancelling_a_queued_subagent_takes_it_out_of_the_queue_and_the_ledger(
@@ -499,16 +501,16 @@ async def test_cancelling_a_queued_subagent_takes_it_out_of_the_queue_and_the_le
         panel.update_row = recording  # type: ignore[method-assign]
         view = main.query_one(ConversationView)
         await _type(pilot, "/oracle SLOW-Q why?")
-        await _until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)))
         await _type(pilot, "/oracle QUEUED-Q and this?")
-        await _until(pilot, lambda: any(line.startswith("oracle#2 queued") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#2 queued") for line in _ledger_lines(main)))
         await _type(pilot, "/cancel oracle#2")
-        await _until(pilot, lambda: "has not started" in _text(pilot.app.screen))
+        await pilot_until(pilot, lambda: "has not started" in _text(pilot.app.screen))
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: "Cancelled oracle#2 before it started." in _text(view))
+        await pilot_until(pilot, lambda: "Cancelled oracle#2 before it started." in _text(view))
         # The row read "cancelled" (for the linger, which a loaded machine's polling may miss), then went.
-        await _until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in drawn_rows))
-        await _until(pilot, lambda: not any(line.startswith("oracle#2") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("oracle#2 cancelled") for line in drawn_rows))
+        await pilot_until(pilot, lambda: not any(line.startswith("oracle#2") for line in _ledger_lines(main)))
         assert any(line.startswith("oracle#1 running") for line in _ledger_lines(main))
 
 
@@ -530,12 +532,12 @@ async def test_an_openai_only_user_gets_oracle_and_pair_on_openai_models(fake_en
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "/oracle WHY-Q does it fail?")
-        await _until(pilot, lambda: "ORACLE-ON-OPENAI" in _text(view), timeout=30)
+        await pilot_until(pilot, lambda: "ORACLE-ON-OPENAI" in _text(view), timeout=30)
         (oracle_request,) = _requests(fake_env, "WHY-Q")[:1]
         assert oracle_request.api == "openai" and oracle_request.body["model"] == "gpt-5.1"
         await pilot.press("f2")
-        await _until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
+        await pilot_until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
         await _type(pilot, "hello")
-        await _until(pilot, lambda: bool(_requests(fake_env, PAIR)), timeout=30)
+        await pilot_until(pilot, lambda: bool(_requests(fake_env, PAIR)), timeout=30)
         assert _requests(fake_env, PAIR)[0].body["model"] == "gpt-5-mini"
         assert not [r for r in fake_env.requests if r.api == "anthropic"]

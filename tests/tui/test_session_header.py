@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fakellm import Fault, Reply, ToolCall
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.switcher import SwitcherScreen
 from yeetui.tui.widgets.conversation import ConversationView
@@ -30,29 +31,29 @@ async def test_header_names_the_session_its_parents_status_and_model(fake_env, p
     async with app.run_test(size=(140, 32)) as pilot:
         main = await _main(pilot)
         primary = main.current
-        await _until(pilot, lambda: _header(main).startswith("primary · new"))
+        await pilot_until(pilot, lambda: _header(main).startswith("primary · new"))
         await _type(pilot, "fix the FLAKY-LOGIN test\nand explain it")
-        await _until(pilot, lambda: "answered" in _header(main))
+        await pilot_until(pilot, lambda: "answered" in _header(main))
         assert _header(main) == "primary “fix the FLAKY-LOGIN test” · answered · claude-sonnet-4-6"
 
         await _type(pilot, "/oracle why does it flake?")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: bool(view.query(AnnouncementView)))
+        await pilot_until(pilot, lambda: bool(view.query(AnnouncementView)))
         await main.open_session(view.query(AnnouncementView).first().child_session_id)
-        await _until(pilot, lambda: "oracle#1" in _header(main))
+        await pilot_until(pilot, lambda: "oracle#1" in _header(main))
         assert _header(main) == ("primary “fix the FLAKY-LOGIN test” › oracle#1 · completed · type to follow up · "
                                  "claude-opus-4-5")
 
         await main.open_session(primary)
         await _type(pilot, "SECOND-PROMPT")
-        await _until(pilot, lambda: "Second answer." in _text(main.view()))
-        await _until(pilot, lambda: "answered" in _header(main))
+        await pilot_until(pilot, lambda: "Second answer." in _text(main.view()))
+        await pilot_until(pilot, lambda: "answered" in _header(main))
         assert "“fix the FLAKY-LOGIN test”" in _header(main), "the title stays the first prompt's"
         await _type(pilot, "THIRD-PROMPT")
-        await _until(pilot, lambda: " · failed · " in _header(main))  # the latest run's status, not the first's
+        await pilot_until(pilot, lambda: " · failed · " in _header(main))  # the latest run's status, not the first's
 
         await pilot.press("ctrl+s")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
         [top] = [n for n in pilot.app.screen.nodes if n.id == primary]
         assert (top.label, top.title) == ("primary", "fix the FLAKY-LOGIN test")
 
@@ -65,12 +66,12 @@ async def test_the_header_follows_slash_model_at_once(fake_env, project: Path) -
     async with app.run_test(size=(140, 32)) as pilot:
         main = await _main(pilot)
         await _type(pilot, "FIRST-PROMPT")
-        await _until(pilot, lambda: "answered" in _header(main))
+        await pilot_until(pilot, lambda: "answered" in _header(main))
         assert _header(main).endswith(" · claude-sonnet-4-6")
         await _type(pilot, "/model anthropic/claude-opus-4-5")
-        await _until(pilot, lambda: "Model set to anthropic/claude-opus-4-5" in _text(main.view()))
-        await _until(pilot, lambda: _header(main).endswith(" · answered · claude-opus-4-5"))
+        await pilot_until(pilot, lambda: "Model set to anthropic/claude-opus-4-5" in _text(main.view()))
+        await pilot_until(pilot, lambda: _header(main).endswith(" · answered · claude-opus-4-5"))
         await _type(pilot, "SECOND-PROMPT")
-        await _until(pilot, lambda: "Second answer." in _text(main.view()))
+        await pilot_until(pilot, lambda: "Second answer." in _text(main.view()))
         assert fake_env.requests[-1].body["model"] == "claude-opus-4-5"  # the header says what answers
-        await _until(pilot, lambda: _header(main).endswith(" · answered · claude-opus-4-5"))
+        await pilot_until(pilot, lambda: _header(main).endswith(" · answered · claude-opus-4-5"))

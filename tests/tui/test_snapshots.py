@@ -16,7 +16,6 @@ These tests are plain functions, not coroutines: `snap_compare` runs the app in 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from tests.tui.snapshot_apps.scenes import (
     stop_blinking,
     tree_ledger_rows,
 )
+from tests.waiting import pilot_until
 from yeetui.events import ProviderRetrying
 from yeetui.subagents.heading import SessionHeading
 from yeetui.tui.bridge import permission_preview
@@ -61,14 +61,6 @@ DARK, LIGHT = "yeetui-dark", "yeetui-light"
 THEMES = pytest.mark.parametrize("theme", [DARK, LIGHT])
 
 # -- helpers ----------------------------------------------------------------------------------------
-
-
-async def _until(pilot: Any, predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"{what}: not reached within {timeout}s")
 
 
 async def _settle(pilot: Any) -> None:
@@ -117,8 +109,8 @@ def project(project: Path) -> Path:
 
 
 async def _main(pilot: Any) -> MainScreen:
-    await _until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and pilot.app.screen.ready,
-                 "the main screen")
+    await pilot_until(pilot, lambda: isinstance(pilot.app.screen, MainScreen) and pilot.app.screen.ready,
+                 what="the main screen")
     return pilot.app.screen
 
 
@@ -136,7 +128,7 @@ def _streamed(main: MainScreen) -> str:
 async def _mid_stream(pilot: Any) -> None:
     main = await _main(pilot)
     await _submit(pilot, "why does the login test flake?")
-    await _until(pilot, lambda: STREAM_FIRST in _streamed(main), "the first streamed chunk")
+    await pilot_until(pilot, lambda: STREAM_FIRST in _streamed(main), what="the first streamed chunk")
     await _settle(pilot)
 
 
@@ -164,10 +156,10 @@ def test_main_screen_80x24(snap_compare, fake_env, project: Path, inbox: bool) -
         main = await _main(pilot)
         await _submit(pilot, "/oracle why does the login test flake?")
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: bool(view.query(AnnouncementView)), "the oracle's announcement")
+        await pilot_until(pilot, lambda: bool(view.query(AnnouncementView)), what="the oracle's announcement")
         ledger = main.query_one(LedgerPanel)
-        await _until(pilot, lambda: any(row.is_final for row in ledger.rows.values()), "the completed row")
-        await _until(pilot, lambda: main.query_one(InboxPanel).unread == 1, "the inbox item")
+        await pilot_until(pilot, lambda: any(row.is_final for row in ledger.rows.values()), what="the completed row")
+        await pilot_until(pilot, lambda: main.query_one(InboxPanel).unread == 1, what="the inbox item")
         if inbox:
             await pilot.press("ctrl+b")
         # The "Inbox: … (1 unread · ctrl+b)" toast lasts 4 s from the item's arrival: on a loaded machine it was
@@ -183,7 +175,7 @@ def test_help_screen(snap_compare, fake_env, project: Path) -> None:
     async def run_before(pilot: Any) -> None:
         await _main(pilot)
         await _submit(pilot, "/help")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, HelpScreen), "the help screen")
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, HelpScreen), what="the help screen")
         await _settle(pilot)
 
     assert snap_compare(FrozenLedgerApp(cwd=project), terminal_size=(100, 30), run_before=run_before)
@@ -206,8 +198,8 @@ def test_conversation_entries(snap_compare, theme: str) -> None:
         await view.add_notice("warning", "No API key for openai (model openai/gpt-5). Set OPENAI_API_KEY.")
         await view.stream_thinking("run-2", "The fixture is the shared part.")
         await view.stream_text("run-2", LIVE_TEXT)
-        await _until(pilot, lambda: any(v.live and v.shown_text == LIVE_TEXT for v in view.query(AssistantMessageView)),
-                     "the streamed text")
+        await pilot_until(pilot, lambda: any(v.live and v.shown_text == LIVE_TEXT
+                                             for v in view.query(AssistantMessageView)), what="the streamed text")
         await _settle(pilot)
 
     app = SceneApp(lambda: iter([view, Footer()]), theme=theme)
@@ -288,7 +280,7 @@ def test_switcher_tree(snap_compare) -> None:
     app = SceneApp(_background, screen=lambda: SwitcherScreen(session_nodes(), "sess-orch"))
 
     async def run_before(pilot: Any) -> None:
-        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen), "the switcher")
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen), what="the switcher")
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)
@@ -299,9 +291,9 @@ def test_switcher_filtered(snap_compare) -> None:
     app = SceneApp(_background, screen=lambda: SwitcherScreen(session_nodes(), "sess-orch"))
 
     async def run_before(pilot: Any) -> None:
-        await _until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen), "the switcher")
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen), what="the switcher")
         await pilot.press(*"retry")
-        await _until(pilot, lambda: pilot.app.screen.query_one(Input).value == "retry", "the typed filter")
+        await pilot_until(pilot, lambda: pilot.app.screen.query_one(Input).value == "retry", what="the typed filter")
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)
@@ -314,7 +306,7 @@ def test_permission_bash(snap_compare) -> None:
         "builder#7", "bash", command, {"command": command, "timeout": 120}, permission_preview("bash", {})))
 
     async def run_before(pilot: Any) -> None:
-        await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen), "the permission modal")
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen), what="the permission modal")
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
@@ -334,7 +326,7 @@ def test_permission_edit_diff(snap_compare) -> None:
         "builder#7", "edit_file", arguments["path"], arguments, permission_preview("edit_file", arguments)))
 
     async def run_before(pilot: Any) -> None:
-        await _until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen), "the permission modal")
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen), what="the permission modal")
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
@@ -373,7 +365,7 @@ def test_final_summary_rendered_as_the_answer(snap_compare) -> None:
     async def run_before(pilot: Any) -> None:
         for number, message in enumerate(final_summary_messages(), start=1):
             await view.add_message(message, number)
-        await _until(pilot, lambda: bool(view.query(AssistantMessageView)), "the rendered summary")
+        await pilot_until(pilot, lambda: bool(view.query(AssistantMessageView)), what="the rendered summary")
         await _settle(pilot)
 
     assert snap_compare(SceneApp(lambda: iter([view, Footer()])), terminal_size=(90, 22), run_before=run_before)
@@ -430,8 +422,8 @@ def test_fleet_full_screen(snap_compare) -> None:
     app = FleetApp(FixedFleet(), run_handover=lambda handover: 0)
 
     async def run_before(pilot: Any) -> None:
-        await _until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and pilot.app.screen.rows,
-                     "the fleet")
+        await pilot_until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and pilot.app.screen.rows,
+                     what="the fleet")
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=(130, 20), run_before=run_before)

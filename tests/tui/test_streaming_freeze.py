@@ -12,7 +12,8 @@ import pytest
 from rich.console import Console
 from textual._styles_cache import StylesCache
 
-from tests.tui.test_conversation import Host, wait_for
+from tests.tui.test_conversation import Host
+from tests.waiting import pilot_until
 from yeetui.messages import Message
 from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.markdown_text import (
@@ -109,7 +110,7 @@ async def test_a_long_answer_keeps_the_live_widget_small_and_never_redraws_froze
             for static in message.query(".frozen"):
                 frozen_seen.setdefault(id(static), static)
         message = view.query_one(AssistantMessageView)
-        await wait_for(pilot, lambda: message.source == text)
+        await pilot_until(pilot, lambda: message.source == text)
         frozen = list(message.query(".frozen"))
         assert len(frozen) >= 5  # most of the answer left the open end
         assert largest_live <= FREEZE_AT + 1  # frozen down as soon as it held more than FREEZE_AT blocks
@@ -138,7 +139,7 @@ async def test_a_restart_drops_frozen_blocks_too() -> None:
         await message.restart()
         await view.stream_text("r1", "fresh start")
         await message.flush()
-        await wait_for(pilot, lambda: message.source == "fresh start")
+        await pilot_until(pilot, lambda: message.source == "fresh start")
         assert not message.query(".frozen")
 
 
@@ -154,7 +155,7 @@ async def test_blocks_still_streaming_after_a_freeze_are_read_whole() -> None:
             message = view.query_one(AssistantMessageView)
             await message.flush()
             await pilot.pause()
-        await wait_for(pilot, lambda: message.source == "".join(writes))
+        await pilot_until(pilot, lambda: message.source == "".join(writes))
         assert message.query(".frozen")
         await pilot.pause()
         lines = drawn(message)
@@ -193,7 +194,7 @@ async def test_writes_that_add_no_line_skip_the_layout_and_the_view_still_fits_i
             def fits(body: AnswerText = body, message: AssistantMessageView = message) -> bool:
                 return body.size.height == tail_lines(message, pilot.app, body.content_size.width)
 
-            await wait_for(pilot, fits)  # never left at a stale height
+            await pilot_until(pilot, fits)  # never left at a stale height
             bottom = body.region.bottom  # the end of the text is on screen
             assert view.region.y < bottom <= view.region.bottom, (len(written), body.region, view.region)
         assert drawn(message) == whole(written, message.query(".body").last().content_size.width)
@@ -293,17 +294,17 @@ async def test_a_line_that_scrolls_the_view_redraws_only_what_changed(monkeypatc
             return (body.size.height == tail_lines(message, pilot.app, body.content_size.width)
                     and view.scroll_y == view.max_scroll_y)
 
-        await wait_for(pilot, settled)
+        await pilot_until(pilot, settled)
         pilot.app.export_screenshot()  # all on screen drawn now: on a loaded machine the frozen part's first
         # paint could still be to come, and was counted below (24 lines, once in a full run)
         monkeypatch.setattr(StylesCache, "render_line", render_line)
 
         for n in range(6):
-            await wait_for(pilot, settled)
+            await pilot_until(pilot, settled)
             before = view.max_scroll_y
             await view.stream_text("r1", f"- item {n}\n")  # a line more
             await message.flush()
-            await wait_for(pilot, lambda b=before: view.scroll_y == b + 1 == view.max_scroll_y)  # scrolled by a line
+            await pilot_until(pilot, lambda b=before: view.scroll_y == b + 1 == view.max_scroll_y)  # scrolled by a line
             await pilot.pause()
         assert drawn_by["AnswerText"] and drawn_by["ScrollBar"]
         assert set(drawn_by) <= {"AnswerText", "ScrollBar"}, drawn_by
@@ -329,7 +330,7 @@ async def test_while_the_user_types_a_draw_that_falls_due_waits_for_the_next_key
         await view.stream_text("r1", " and the end")
         await message._due()
         assert message.shown_text == "first words and more"
-        await wait_for(pilot, lambda: message.shown_text.endswith("the end"))  # no key came: drawn anyway
+        await pilot_until(pilot, lambda: message.shown_text.endswith("the end"))  # no key came: drawn anyway
         await view.pacing.echoed()  # a key after that draws nothing twice
         assert message.shown_text == "first words and more and the end"
 

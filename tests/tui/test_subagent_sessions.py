@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fakellm import Reply, ToolCall
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.events import RunStatus
 from yeetui.messages import Message
 from yeetui.runtime import Runtime
@@ -36,19 +37,19 @@ async def test_going_back_to_the_parent_shows_the_end_of_its_conversation(fake_e
     async with app.run_test(size=(100, 30)) as pilot:
         main = await _main(pilot)
         parent = main.view()
-        await _until(pilot, lambda: parent.max_scroll_y > 0 and parent.scroll_y == parent.max_scroll_y)
+        await pilot_until(pilot, lambda: parent.max_scroll_y > 0 and parent.scroll_y == parent.max_scroll_y)
         await _type(pilot, "@generic CHILD-TASK check it")
         spawner = main.runtime.spawner
-        await _until(pilot, lambda: bool(spawner.live_runs(parent_id)) or "Started generic" in _text(parent))
+        await pilot_until(pilot, lambda: bool(spawner.live_runs(parent_id)) or "Started generic" in _text(parent))
         [child] = await main.runtime.store.descendants(parent_id)
         await pilot.press("pageup", "pageup")
-        await _until(pilot, lambda: not parent.following)
+        await pilot_until(pilot, lambda: not parent.following)
         await main.open_session(child.id)
-        await _until(pilot, lambda: "CHILD-VERDICT" in _text(main.view(child.id)))
-        await _until(pilot, lambda: "CHILD-VERDICT" in _text(parent))  # the announcement, off screen
+        await pilot_until(pilot, lambda: "CHILD-VERDICT" in _text(main.view(child.id)))
+        await pilot_until(pilot, lambda: "CHILD-VERDICT" in _text(parent))  # the announcement, off screen
         await pilot.press("ctrl+o")
-        await _until(pilot, lambda: main.current == parent_id)
-        await _until(pilot, lambda: parent.following and parent.scroll_y == parent.max_scroll_y
+        await pilot_until(pilot, lambda: main.current == parent_id)
+        await pilot_until(pilot, lambda: parent.following and parent.scroll_y == parent.max_scroll_y
                      and parent.max_scroll_y > 0)
         last = parent.entries[-1]
         assert "CHILD-VERDICT" in str(last.render()) + _text(last)  # the announcement is what shows last
@@ -72,24 +73,24 @@ async def test_a_message_typed_into_a_finished_subagent_continues_it(fake_env, p
         parent_id = main.current
         await _type(pilot, "/oracle FIRST-TASK why slow?")
         inbox = main.query_one(InboxPanel)
-        await _until(pilot, lambda: inbox.unread == 1)
+        await pilot_until(pilot, lambda: inbox.unread == 1)
         [child] = await main.runtime.store.descendants(parent_id)
         await main.open_session(child.id)
         header = main.query_one(SessionHeader)
-        await _until(pilot, lambda: "completed · type to follow up" in str(header.render()))
+        await pilot_until(pilot, lambda: "completed · type to follow up" in str(header.render()))
 
         await _type(pilot, "ANYTHING-ELSE to check?")
         child_view = main.view(child.id)
-        await _until(pilot, lambda: "SECOND-VERDICT" in _text(child_view))
+        await pilot_until(pilot, lambda: "SECOND-VERDICT" in _text(child_view))
         assert "ANYTHING-ELSE to check?" in _text(child_view)  # the message is in the subagent's session
         asked = [r for r in fake_env.requests if "ANYTHING-ELSE" in r.text][-1]
         assert asked.rejected is None and "FIRST-TASK" in asked.text and "FIRST-VERDICT" in asked.text
-        await _until(pilot, lambda: inbox.unread == 2)  # delivered to the parent like the first answer
-        await _until(pilot, lambda: "SECOND-VERDICT" in _text(main.view(parent_id)))
+        await pilot_until(pilot, lambda: inbox.unread == 2)  # delivered to the parent like the first answer
+        await pilot_until(pilot, lambda: "SECOND-VERDICT" in _text(main.view(parent_id)))
         runs = await main.runtime.store.list_runs(session_id=child.id)
         assert [r.status for r in runs] == [RunStatus.COMPLETED, RunStatus.COMPLETED]
         assert len({r.label for r in runs}) == 1  # the same oracle#1 going on
-        await _until(pilot, lambda: "completed · type to follow up" in str(header.render()))
+        await pilot_until(pilot, lambda: "completed · type to follow up" in str(header.render()))
 
 
 async def test_a_follow_up_that_cannot_start_leaves_the_message_in_the_composer(fake_env, project: Path) -> None:
@@ -103,12 +104,12 @@ async def test_a_follow_up_that_cannot_start_leaves_the_message_in_the_composer(
         main = await _main(pilot)
         parent_id = main.current
         await _type(pilot, "/oracle TASK")
-        await _until(pilot, lambda: "VERDICT" in _text(main.view()))
+        await pilot_until(pilot, lambda: "VERDICT" in _text(main.view()))
         [child] = await main.runtime.store.descendants(parent_id)
         await main.runtime.store.update_session(child.id, cwd=str(project.parent / "removed-worktree"))
         await main.open_session(child.id)
         await _type(pilot, "my long careful question")
-        await _until(pilot, lambda: "which is gone" in _text(main.view()))
+        await pilot_until(pilot, lambda: "which is gone" in _text(main.view()))
         assert main.query_one(Composer).text == "my long careful question"
         assert "back in the composer" in _text(main.view())
         assert len(await main.runtime.store.list_runs(session_id=child.id)) == 1  # nothing was started

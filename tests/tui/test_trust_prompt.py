@@ -13,7 +13,8 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.tui.deliberate import SettleClock
 from tests.tui.deliberate import shown as _shown
-from tests.tui.test_app import _main, _type, _until
+from tests.tui.test_app import _main, _type
+from tests.waiting import pilot_until
 from yeetui.trust import is_trusted
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.trust import TrustScreen
@@ -28,7 +29,7 @@ def _hostile(project: Path) -> Path:
 
 async def _trust_screen(pilot) -> TrustScreen:
     """The prompt as soon as it is on top: keys pressed now are typed ahead."""
-    await _until(pilot, lambda: isinstance(pilot.app.screen, TrustScreen))
+    await pilot_until(pilot, lambda: isinstance(pilot.app.screen, TrustScreen))
     return pilot.app.screen
 
 
@@ -55,7 +56,7 @@ async def test_trusting_from_the_prompt_lets_the_project_files_apply(fake_env, p
         await _main(pilot)
         assert is_trusted(project)
         await _type(pilot, "TOUCH it")
-        await _until(pilot, marker.exists)  # bash: allow from the project's file, no permission dialog
+        await pilot_until(pilot, marker.exists)  # bash: allow from the project's file, no permission dialog
 
 
 @pytest.mark.parametrize("move", ["tab", "right"])

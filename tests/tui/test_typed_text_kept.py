@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tui.test_app import GatedApp, _main, _starting, _text, _type, _until
+from tests.tui.test_app import GatedApp, _main, _starting, _text, _type
+from tests.waiting import pilot_until
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.switcher import SessionTree, SwitcherScreen
 from yeetui.tui.widgets.composer import Composer
@@ -20,7 +21,7 @@ async def test_an_unknown_command_stays_in_the_composer_and_the_notice_names_it(
         typed = "/oracel why does the login test flake after the 2 s timer?"
         await _type(pilot, typed)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "Unknown command /oracel" in _text(view))
+        await pilot_until(pilot, lambda: "Unknown command /oracel" in _text(view))
         assert main.query_one(Composer).text == typed
         notice = next(line for line in _text(view).splitlines() if "Unknown command /oracel" in line)
         assert "/oracle" in notice and "/help" in notice and "composer" in notice
@@ -36,7 +37,7 @@ async def test_an_unknown_command_sent_during_start_up_keeps_the_draft_begun_sin
         app.gate.set()
         main = await _main(pilot)
         view = main.query_one(ConversationView)
-        await _until(pilot, lambda: "Unknown command /revew" in _text(view))
+        await pilot_until(pilot, lambda: "Unknown command /revew" in _text(view))
         assert main.query_one(Composer).text == "/revew the diff\nnext thought"
 
 
@@ -46,7 +47,7 @@ async def test_the_switcher_filter_with_a_slash_and_enter_starts_no_session(fake
         main = await _main(pilot)
         before = await main.runtime.store.list_sessions(parent_id=...)
         await pilot.press("ctrl+s")
-        await _until(pilot, lambda: isinstance(app.screen, SwitcherScreen))
+        await pilot_until(pilot, lambda: isinstance(app.screen, SwitcherScreen))
         switcher = app.screen
         await pilot.press("/", "enter")
         await pilot.pause()
@@ -58,5 +59,5 @@ async def test_the_switcher_filter_with_a_slash_and_enter_starts_no_session(fake
         after = await main.runtime.store.list_sessions(parent_id=...)
         assert [s.id for s in after] == [s.id for s in before], "a session was started"
         await pilot.press("escape")
-        await _until(pilot, lambda: app.screen is main)
+        await pilot_until(pilot, lambda: app.screen is main)
         assert main.current == before[0].id

@@ -11,7 +11,8 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.tui.deliberate import SettleClock, answer, shown
-from tests.tui.test_app import _main, _text, _type, _until
+from tests.tui.test_app import _main, _text, _type
+from tests.waiting import pilot_until
 from yeetui.events import InboxItemAdded
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.conversation import ConversationView
@@ -57,14 +58,14 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         main = await _main(pilot)
         view = main.query_one(ConversationView)
         await _type(pilot, "build mul and div")
-        await _until(pilot, lambda: "PRIMARY-DONE" in _text(view), timeout=30)
+        await pilot_until(pilot, lambda: "PRIMARY-DONE" in _text(view), timeout=30)
         # Each builder's card says where its work is and how to take it, whatever the child wrote.
-        await _until(pilot, lambda: _text(view).count("/merge builder#") >= 2, timeout=30)
+        await pilot_until(pilot, lambda: _text(view).count("/merge builder#") >= 2, timeout=30)
         assert "left 1 commit(s) on branch yeetui/build/builder-" in _text(view)
         assert not (project / "mul.py").exists() and not (project / "div.py").exists()
 
         await _type(pilot, "/worktrees")
-        await _until(pilot, lambda: "Worktrees (/merge NAME" in _text(view))
+        await pilot_until(pilot, lambda: "Worktrees (/merge NAME" in _text(view))
         assert "builder#1" in _text(view) and "builder#2" in _text(view) and "1 commit(s)" in _text(view)
 
         trees = await pilot.app.runtime.store.worktree_records.list(statuses=("active",))
@@ -77,7 +78,7 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         inbox.focus()
         inbox.highlighted = inbox.get_option_index(str(div_item.id))
         await pilot.press("alt+w")
-        await _until(pilot, lambda: f"{div}'s worktree (branch yeetui/build/" in _text(view))
+        await pilot_until(pilot, lambda: f"{div}'s worktree (branch yeetui/build/" in _text(view))
         assert f"cd {div_path}" in _text(view)
         # alt+m on the builder's inbox item merges its branch, once confirmed.
         item = next(i for i in inbox.items.values() if (i.data or {}).get("label") == mul)
@@ -86,7 +87,7 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         inbox.highlighted = inbox.get_option_index(str(item.id))
         await pilot.press("alt+m")
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: "merged into main" in _text(view), timeout=30)
+        await pilot_until(pilot, lambda: "merged into main" in _text(view), timeout=30)
         assert (project / "mul.py").read_text() == "# BUILD-MUL\n"
         assert git(project, "symbolic-ref", "--short", "HEAD").strip() == "main"
 
@@ -99,11 +100,11 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
                                        data={"event": "end", "status": "completed", "worktrees": worktrees})
         pilot.app.runtime.bus.publish(InboxItemAdded(ending.id, main.current, None, ending.kind, ending.title, "",
                                                      ending.data or {}))
-        await _until(pilot, lambda: str(ending.id) in [str(o.id) for o in inbox.options])
+        await pilot_until(pilot, lambda: str(ending.id) in [str(o.id) for o in inbox.options])
         inbox.focus()
         inbox.highlighted = inbox.get_option_index(str(ending.id))
         await pilot.press("alt+w")
-        await _until(pilot, lambda: _text(view).count(f"{div}'s worktree (branch yeetui/build/") == 2)
+        await pilot_until(pilot, lambda: _text(view).count(f"{div}'s worktree (branch yeetui/build/") == 2)
         assert f"{mul}'s worktree" not in _text(view)
 
         main.query_one("Composer").focus()
@@ -117,7 +118,7 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         assert f"Discarded {div}" not in _text(view) and (div_path / "div.py").is_file()
         await _type(pilot, f"/discard {div}")
         await answer(pilot, settle_clock, yes=True)
-        await _until(pilot, lambda: f"Discarded {div}" in _text(view), timeout=30)
+        await pilot_until(pilot, lambda: f"Discarded {div}" in _text(view), timeout=30)
         assert not (project / "div.py").exists()
         await _type(pilot, "/merge builder#9")
-        await _until(pilot, lambda: "There is no active worktree named 'builder#9'" in _text(view))
+        await pilot_until(pilot, lambda: "There is no active worktree named 'builder#9'" in _text(view))

@@ -12,6 +12,7 @@ from typing import Literal
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.waiting import until_async
 from yeetui import events as ev
 from yeetui.bus import Bus
 from yeetui.events import RunStatus
@@ -298,7 +299,7 @@ async def test_rows_disappear_by_timer_without_further_events(bus, changes) -> N
     async def gone() -> bool:
         return ledger.rows() == []
 
-    await _until(gone)  # its linger's timer, with nothing else happening
+    await until_async("the row to leave", gone)  # its linger's timer, with nothing else happening
     assert changes[-1].row is None
     ledger.close()
 
@@ -398,13 +399,6 @@ def test_a_model_without_a_price_shows_an_unknown_cost_from_the_start(bus: Bus, 
 
 
 
-async def _until(predicate, timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
-
-
 @pytest.mark.parametrize("when", ["queued", "at once", "running"])
 async def test_a_cancelled_child_shows_cancelled_then_leaves(runtime: Runtime, scripted, when: str) -> None:
     """Issue 24, item 10: `builder#8 queued` stayed in the ledger after its cancel (a run cancelled while it
@@ -425,7 +419,7 @@ async def test_a_cancelled_child_shows_cancelled_then_leaves(runtime: Runtime, s
     if when == "queued":
         async def waiting() -> bool:
             return (await runtime.store.slots.counts()).get("waiting") == 1
-        await _until(waiting)
+        await until_async("the run to wait", waiting)
 
     def collect(event: ev.Event) -> None:
         if isinstance(event, ev.LedgerChanged) and event.run_id == handle.run_id:
