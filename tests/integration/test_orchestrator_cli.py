@@ -7,13 +7,13 @@ import json
 import os
 import re
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.gitrepo import git_project
 from tests.integration.helpers import run_yeetui
 
 PLANNER = "You are the planner"
@@ -26,14 +26,7 @@ TEST = "from util import hello\n\n\ndef test_hello():\n    assert hello() == 'he
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    for args in (["init", "-q"], ["config", "user.email", "t@e.st"], ["config", "user.name", "T"]):
-        subprocess.run(["git", *args], cwd=root, check=True)
-    (root / "util.py").write_text("def existing():\n    return 1\n")
-    subprocess.run(["git", "add", "."], cwd=root, check=True)
-    subprocess.run(["git", "commit", "-qm", "init"], cwd=root, check=True)
-    return root
+    return git_project(tmp_path / "project", {"util.py": "def existing():\n    return 1\n"})
 
 
 def _script(fake, *, slow_review: bool = False) -> None:

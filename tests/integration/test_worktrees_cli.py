@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import git_project
 from tests.integration.helpers import run_yeetui
 
 IDENTITY = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
@@ -15,13 +15,7 @@ IDENTITY = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "checkout"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    (root / "a.txt").write_text("a\n")
-    subprocess.run(["git", *IDENTITY, "add", "a.txt"], cwd=root, check=True)
-    subprocess.run(["git", *IDENTITY, "commit", "-q", "-m", "init"], cwd=root, check=True)
-    return root
+    return git_project(tmp_path / "checkout", {"a.txt": "a\n"})
 
 
 def test_the_worktree_lifecycle_from_the_shell(repo: Path) -> None:

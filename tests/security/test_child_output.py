@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import unicodedata
 from pathlib import Path
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.gitrepo import git_project
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
 from yeetui.subagents.inbox import ANNOUNCE_CAP, FINDINGS_CAP, announcement_text, unframed
@@ -53,11 +53,7 @@ async def test_a_child_cannot_close_its_frame(runtime: Runtime, scripted) -> Non
 @pytest.fixture
 def project_dir(project_dir: Path) -> Path:
     """A repository with an uncommitted change, for the reviewer."""
-    for args in (["init", "-q"], ["config", "user.email", "t@e.st"], ["config", "user.name", "T"]):
-        subprocess.run(["git", *args], cwd=project_dir, check=True)
-    (project_dir / "a.py").write_text("x = 1\n")
-    subprocess.run(["git", "add", "."], cwd=project_dir, check=True)
-    subprocess.run(["git", "commit", "-qm", "a"], cwd=project_dir, check=True)
+    git_project(project_dir, {"a.py": "x = 1\n"}, message="a")
     (project_dir / "a.py").write_text("x = 2\n")
     return project_dir
 

@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 from textual.message import Message as TextualMessage
 
 from tests.fakellm import Fault, Reply, ToolCall
+from tests.gitrepo import git_project
 from tests.integration.helpers import run_yeetui, stored_pid, stored_status
 from tests.processes import gone
 from tests.tui.deliberate import SettleClock, answer
@@ -150,11 +150,7 @@ APP_PY = 'def health():\n    return {"status": "ok"}  # HEALTH-ENDPOINT\n'
 
 
 def _git_repo(root: Path) -> None:
-    for args in (["init", "-q"], ["config", "user.email", "t@e.st"], ["config", "user.name", "T"]):
-        subprocess.run(["git", *args], cwd=root, check=True)
-    (root / "app.py").write_text("def health():\n    raise NotImplementedError\n")
-    subprocess.run(["git", "add", "."], cwd=root, check=True)
-    subprocess.run(["git", "commit", "-qm", "init"], cwd=root, check=True)
+    git_project(root, {"app.py": "def health():\n    raise NotImplementedError\n"})
 
 
 async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_between_them(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.gitrepo import git_project
 from tests.tui.deliberate import SettleClock, answer, shown
 from tests.tui.test_app import _main, _text, _type
 from tests.waiting import pilot_until
@@ -27,10 +28,7 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def _repo(project: Path) -> None:
-    git(project, "init", "-q", "-b", "main")
-    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    git(project, "add", "calc.py")
-    git(project, "commit", "-q", "-m", "init")
+    git_project(project, {"calc.py": "def add(a, b):\n    return a + b\n"})
 
 
 def _build(marker: str, name: str) -> list[Reply]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.gitrepo import git_project
 from yeetui.events import RunStatus
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
@@ -28,11 +29,7 @@ def git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture
 def project_dir(project_dir: Path) -> Path:
-    git(project_dir, "init", "-q", "-b", "main")
-    (project_dir / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    git(project_dir, "add", "calc.py")
-    git(project_dir, "commit", "-q", "-m", "init")
-    return project_dir
+    return git_project(project_dir, {"calc.py": "def add(a, b):\n    return a + b\n"})
 
 
 def _spawn(prompt: str, **kw) -> ToolCall:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.gitrepo import git_project
 from tests.processes import gone, running_with, unique_sleep
 from yeetui.events import InboxItemAdded, RunStatus
 from yeetui.runs.permissions import answer_permissions_headless
@@ -255,11 +256,7 @@ async def test_a_wrap_up_that_times_out_says_so(runtime: Runtime, scripted) -> N
 
 
 def _git_repo(project: Path) -> None:
-    for args in (["init", "-q"], ["config", "user.email", "t@e.st"], ["config", "user.name", "T"]):
-        subprocess.run(["git", *args], cwd=project, check=True)
-    (project / "util.py").write_text("def f():\n    return 1\n")
-    subprocess.run(["git", "add", "."], cwd=project, check=True)
-    subprocess.run(["git", "commit", "-qm", "init"], cwd=project, check=True)
+    git_project(project, {"util.py": "def f():\n    return 1\n"})
 
 
 async def test_reviewer_gets_the_diff_and_cannot_write(runtime: Runtime, scripted) -> None:

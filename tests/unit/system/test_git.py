@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import git_project
 from yeetui.system.git import diff, git, scrubbed_env
 
 IDENTITY = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
@@ -15,13 +16,7 @@ IDENTITY = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    (root / "a.txt").write_text("one\n")
-    subprocess.run(["git", *IDENTITY, "add", "a.txt"], cwd=root, check=True)
-    subprocess.run(["git", *IDENTITY, "commit", "-q", "-m", "init"], cwd=root, check=True)
-    return root
+    return git_project(tmp_path / "repo", {"a.txt": "one\n"})
 
 
 def cli(repo: Path, *args: str) -> None:

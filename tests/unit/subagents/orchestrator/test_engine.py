@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Fault, Reply, ToolCall
+from tests.gitrepo import git_project
 from yeetui.events import InboxItemAdded, Notice, RunProgress, RunStatus
 from yeetui.runtime import Runtime
 from yeetui.subagents.spawner import SpawnRequest
@@ -25,11 +26,7 @@ CHANGES = {"verdict": "request_changes",
 
 
 def _git_repo(project: Path) -> None:
-    for args in (["init", "-q"], ["config", "user.email", "t@e.st"], ["config", "user.name", "T"]):
-        subprocess.run(["git", *args], cwd=project, check=True)
-    (project / "util.py").write_text("def f():\n    return 1\n")
-    subprocess.run(["git", "add", "."], cwd=project, check=True)
-    subprocess.run(["git", "commit", "-qm", "init"], cwd=project, check=True)
+    git_project(project, {"util.py": "def f():\n    return 1\n"})
 
 
 def _show(project: Path, ref: str) -> str:

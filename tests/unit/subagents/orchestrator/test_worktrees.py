@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.gitrepo import git_project
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
 from yeetui.subagents.spawner import SpawnRequest
@@ -30,11 +31,7 @@ def git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture
 def project_dir(project_dir: Path) -> Path:
-    git(project_dir, "init", "-q", "-b", "main")
-    (project_dir / "README").write_text("project\n")
-    git(project_dir, "add", "README")
-    git(project_dir, "commit", "-q", "-m", "init")
-    return project_dir
+    return git_project(project_dir, {"README": "project\n"})
 
 
 def _complete(output: str, artifacts: dict | None = None, **extra) -> ToolCall:
