@@ -8,6 +8,9 @@ umask and environment, and the server forks a child that becomes the command (`b
 milliseconds. The process that connected stays as the command's stand-in: it passes on the signals it gets
 (`relay`) and ends as the command ended, with its exit status or its signal; if it is killed outright the
 server kills the command too. So whoever started it — tmux, `subprocess`, a test — sees what it saw before.
+Should the server die first, the command runs on (a child whose parent died): the stand-in then waits for it
+(through a pidfd) and ends once it has, with status 1 — a tmux pane stays live, showing its output, as long
+as its worker runs.
 
 The server is single-threaded (forking a process with threads copies locks some other thread holds), listens
 on a socket in a private directory of this user (0700, checked, and each peer's uid checked too), holds an
@@ -316,18 +319,24 @@ def relay(conn: socket.socket, *, quiet_retry: bool = False) -> bool:
     `quiet_retry`, a refusal that asks to be asked again (`Replies.retry`) says nothing and returns True."""
     replies = Replies()
     caught: list[int] = []  # signals that came before the command's pid: passed on once it is known
+    command = -1  # the command's pidfd, once its pid is known: what is waited for should the server go
+
+    def send(signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, OSError):
+            if command >= 0:
+                signal.pidfd_send_signal(command, signum)
+            elif replies.pid is not None:
+                os.kill(replies.pid, signum)
 
     def pass_on(signum: int, _frame: object) -> None:
         if replies.pid is None:
             caught.append(signum)
         else:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(replies.pid, signum)
+            send(signum)
 
     def stop(_signum: int, _frame: object) -> None:  # ^Z: stop the command, then this process as a shell expects
         if replies.pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(replies.pid, signal.SIGSTOP)
+            send(signal.SIGSTOP)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)
         signal.signal(signal.SIGTSTP, stop)
@@ -357,16 +366,23 @@ def relay(conn: socket.socket, *, quiet_retry: bool = False) -> bool:
                 signal.raise_signal(early)
             return again
         if replies.pid is not None and errors < 0:
+            with contextlib.suppress(OSError):  # now, while the server holds the command unreaped
+                command = os.pidfd_open(replies.pid)
             errors = os.dup(2)
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):  # the command alone holds them now: its output closing is the end of file a
                 os.dup2(null, fd)  # reader sees
         while caught and replies.pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(replies.pid, caught.pop(0))
+            send(caught.pop(0))
     errors = 2 if errors < 0 else errors
     if replies.status is None:
         os.write(errors, b"yeetui: the warm server that ran this command went away\n")
+        if command >= 0 and not select.select([command], [], [], 0)[0]:
+            # The command runs on without it: stand in until it ends (its pane, its caller, see it live), then end
+            # without its status, which only its parent, the server, could have read.
+            os.write(errors, b"yeetui: the command runs on; this process stands in for it until it ends\n")
+            select.select([command], [], [])
+            os.write(errors, b"yeetui: the command has ended (its exit status went with the warm server)\n")
         os._exit(1)
     if os.WIFSIGNALED(replies.status):
         signal.signal(os.WTERMSIG(replies.status), signal.SIG_DFL)

@@ -1,0 +1,150 @@
+"""What pane children leave behind, with the real binary, real tmux and real warm workers: a pane stays live
+while its worker does (even once the warm server it was forked from is gone), ended windows do not pile up,
+and yeetui's tmux server ends once no yeetui process and no live child uses it — a child still running when
+its parent's process dies finishes first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.tmux import tmux_path
+from tests.fakellm import Reply, ToolCall
+from tests.integration.helpers import query_store, start_yeetui, stored_pid, wait_until
+from tests.processes import gone
+from yeetui import paths
+from yeetui.system.tmux import TmuxServer, server_name
+
+pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed: tmux mode cannot be tested")
+
+ORACLE = "You are the oracle"
+"""In the oracle's system prompt only (its task is also in its parent's conversation, as the spawn call)."""
+
+
+@pytest.fixture
+def data(fake_env) -> Iterator[Path]:
+    """The data dir; yeetui's tmux server on it is killed at the end, whatever the test left."""
+    yield paths.data_dir()
+    asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
+
+
+def _tmux(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["tmux", "-L", server_name(data), "-f", "/dev/null", *args], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, check=False)
+
+
+def _server_pid(data: Path) -> int | None:
+    """The pid of yeetui's tmux server on `data`, while one answers."""
+    found = _tmux(data, "display-message", "-p", "#{pid}")
+    return int(found.stdout) if found.returncode == 0 and found.stdout.strip().isdigit() else None
+
+
+def _screen(data: Path, pane: str) -> str:
+    return _tmux(data, "capture-pane", "-p", "-J", "-t", pane, "-S", "-200").stdout
+
+
+def _pane_dead(data: Path, pane: str) -> bool:
+    return _tmux(data, "display-message", "-p", "-t", pane, "#{pane_dead}").stdout.strip() == "1"
+
+
+def _windows(data: Path) -> list[str]:
+    """`<window name> <1 if its pane is dead, else 0>` for each window on yeetui's server."""
+    found = _tmux(data, "list-panes", "-s", "-t", "yeetui", "-F", "#{window_name} #{pane_dead}")
+    return found.stdout.split("\n")[:-1] if found.returncode == 0 else []
+
+
+def _runs(data: Path, profile: str) -> list[sqlite3.Row]:
+    return query_store(data, "SELECT * FROM agent_runs WHERE profile = ? ORDER BY created_at", profile)
+
+
+def _command_running(data: Path) -> sqlite3.Row | None:
+    """The oracle whose bash command runs (its worker recorded the command's process group)."""
+    for child in _runs(data, "oracle"):
+        if child["status"] == "running" and query_store(data, "SELECT 1 FROM tool_processes WHERE run_id = ?",
+                                                        child["id"]):
+            return child
+    return None
+
+
+def _pane(child: sqlite3.Row) -> str:
+    return str(json.loads(child["options"])["pane"]["pane"])
+
+
+def _parent_pid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _spawn(prompt: str, *, blocking: bool = True) -> ToolCall:
+    return ToolCall("spawn_subagent", {"profile": "oracle", "prompt": prompt, "mode": "tmux", "blocking": blocking})
+
+
+def _wait_for_release(release: Path) -> ToolCall:
+    return ToolCall("bash", {"command": f"until [ -e {release} ]; do sleep 0.05; done"})
+
+
+@contextlib.contextmanager
+def _ended_at_last(process: subprocess.Popen[str]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+@contextlib.contextmanager
+def _released_at_last(release: Path) -> Iterator[None]:
+    """Whatever happens, the children waiting for `release` end: a worker that outlived its warm server has no
+    one else to end it."""
+    try:
+        yield
+    finally:
+        release.touch()
+
+
+def test_a_pane_stays_live_while_its_worker_runs_on_after_the_warm_server_died(
+        fake_env, project: Path, data: Path) -> None:
+    """The warm server a pane's worker was forked from is killed -9 while the worker's command runs. The pane's
+    process, the worker's stand-in, used to end at once ("went away"): the pane read dead while the worker ran
+    on, and the rest of its output — its answer — never reached the window. It now stands in until the worker
+    has ended: the pane shows the answer, and reads dead only once the worker is gone."""
+    release = project / "release"
+    fake_env.script(
+        Reply(tool_calls=[_spawn("PANE-Q-A: wait until released")], when_contains="PARENT-A"),
+        Reply(tool_calls=[_wait_for_release(release)], when_contains=ORACLE),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-ANSWER-A"})], when_contains=ORACLE),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PARENT-A-DONE"})], when_contains="PARENT-A"),
+    )
+    parent = start_yeetui("run", "--yes", "--json", "PARENT-A: ask an oracle and wait", cwd=project,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with _ended_at_last(parent), _released_at_last(release):
+        wait_until("the oracle's command to run", lambda: _command_running(data))
+        child = _command_running(data)
+        assert child is not None
+        pane, worker = _pane(child), stored_pid(child["id"])
+        assert worker is not None
+        warm_server = _parent_pid(worker)
+        assert b"warm-server" in Path(f"/proc/{warm_server}/cmdline").read_bytes()
+        os.kill(warm_server, signal.SIGKILL)
+        wait_until("the warm server to be gone", lambda: gone(warm_server), timeout=10)
+        wait_until("the stand-in to notice", lambda: "the warm server that ran this command went away"
+                   in _screen(data, pane), timeout=10)
+        assert not gone(worker) and not _pane_dead(data, pane), "the pane reads dead while its worker runs"
+        release.touch()
+        wait_until("the oracle's answer in its pane", lambda: "PANE-ANSWER-A" in _screen(data, pane), timeout=30)
+        wait_until("the oracle's worker to exit", lambda: gone(worker), timeout=30)
+        (ended,) = _runs(data, "oracle")
+        assert ended["status"] == "completed", ended["error"]
+        out, err = parent.communicate(timeout=60)
+    assert parent.returncode == 0, err
+    assert json.loads(out.splitlines()[-1])["output"] == "PARENT-A-DONE"
