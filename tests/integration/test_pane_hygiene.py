@@ -23,6 +23,7 @@ from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import query_store, start_yeetui, stored_pid, wait_until
 from tests.processes import gone
 from yeetui import paths
+from yeetui.subagents.panes import ENDED_KEPT
 from yeetui.system.tmux import TmuxServer, server_name
 
 pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed: tmux mode cannot be tested")
@@ -148,3 +149,31 @@ def test_a_pane_stays_live_while_its_worker_runs_on_after_the_warm_server_died(
         out, err = parent.communicate(timeout=60)
     assert parent.returncode == 0, err
     assert json.loads(out.splitlines()[-1])["output"] == "PARENT-A-DONE"
+
+
+def test_the_windows_of_ended_children_do_not_pile_up(fake_env, project: Path, data: Path) -> None:
+    """A parent asks more oracles in panes, one after another, than yeetui keeps ended windows for: while it
+    goes on (its own command waits), only the windows of the `ENDED_KEPT` that ended last are there — they
+    used to stay, every one, until yeetui next started (185 in one session)."""
+    asked = ENDED_KEPT + 2
+    release = project / "release"
+    fake_env.script(
+        *[Reply(tool_calls=[_spawn(f"PANE-Q-B{n}: answer")], when_contains="PARENT-B") for n in range(asked)],
+        Reply(tool_calls=[_wait_for_release(release)], when_contains="PARENT-B"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PARENT-B-DONE"})], when_contains="PARENT-B"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-ANSWER-B"})], when_contains=ORACLE, repeat=True),
+    )
+    parent = start_yeetui("run", "--yes", "--json", "PARENT-B: ask oracles one by one", cwd=project,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with _ended_at_last(parent), _released_at_last(release):
+        wait_until("the parent's own command to run", lambda: query_store(
+            data, "SELECT 1 FROM tool_processes JOIN agent_runs ON agent_runs.id = run_id "
+                  "WHERE agent_runs.profile = 'generic'"), timeout=120)
+        assert len(_runs(data, "oracle")) == asked
+        kept = {f"oracle-{n} 1" for n in range(asked - ENDED_KEPT + 1, asked + 1)}
+        wait_until(f"only the last {ENDED_KEPT} ended windows to stay", lambda: set(_windows(data)) == kept,
+                   timeout=15)
+        release.touch()
+        out, err = parent.communicate(timeout=60)
+    assert parent.returncode == 0, err
+    assert json.loads(out.splitlines()[-1])["output"] == "PARENT-B-DONE"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 from datetime import UTC, datetime, timedelta
@@ -44,6 +45,7 @@ from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
 from yeetui.subagents.ledger import format_elapsed, short_model
+from yeetui.subagents.panes import leave_window
 from yeetui.text import dollars, terminal_safe, tokens_text
 
 RECENT = timedelta(minutes=15)
@@ -342,3 +344,5 @@ async def cmd_agent(args: argparse.Namespace) -> int:
         return exit_code(final.status)
     finally:
         await runtime.close()
+        if args.show:  # a pane's worker: its window is about to join those kept for reading
+            await leave_window(os.environ)

@@ -198,6 +198,8 @@ class RunsElsewhere:
                         # leaves the run followed, and the next round announces it (else the announcement
                         # waited, recorded, for the next start of a yeetui).
                         self._followed.pop(run_id, None)
+                        if self.panes is not None:  # its window joins those kept for reading, the oldest go
+                            await self.panes.trim()
             except YeetuiError:
                 log.exception("could not follow the runs this process started elsewhere")
             self.rounds += 1

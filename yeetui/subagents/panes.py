@@ -5,10 +5,14 @@ window, so the user can watch it (`tmux -L … attach`, or the TUI's attach key)
 through the store like any run another process executes: its result and inbox item, cancel/abort/steer
 (`run_commands`), crash recovery. The worker's environment (keys included) reaches it in a 0600 file that it
 reads and removes at once — never on a tmux command line, where other users' `ps` could see it.
+
+A window stays after its run has ended, for reading: at most the `ENDED_KEPT` that ended last (older ones are
+closed as windows open, as runs end, and by each worker as it ends: `leave_window`), until yeetui next starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -18,7 +22,10 @@ from yeetui import paths
 from yeetui.system.processes import yeetui_command
 from yeetui.system.tmux import Pane, TmuxError, TmuxServer, server_name
 
-__all__ = ["Pane", "PaneHost", "TmuxError", "read_env_file"]
+__all__ = ["ENDED_KEPT", "Pane", "PaneHost", "TmuxError", "leave_window", "read_env_file"]
+
+ENDED_KEPT = 5
+"""Windows of ended runs kept for reading (those that ended last)."""
 
 
 class PaneHost:
@@ -36,7 +43,9 @@ class PaneHost:
         return self._problem
 
     async def start(self, run_id: str, label: str, *, resume: bool = False) -> Pane:
-        """Open a window running the worker for `run_id`. Raises TmuxError when tmux refuses."""
+        """Open a window running the worker for `run_id` (the oldest ended windows beyond `ENDED_KEPT` close).
+        Raises TmuxError when tmux refuses."""
+        await self.trim()
         env_file = write_env_file(run_id, self.env)
         argv = yeetui_command("agent", "run", "--run-id", run_id, "--env-file", str(env_file),
                 "--show", *(["--resume"] if resume else []))
@@ -48,6 +57,20 @@ class PaneHost:
 
     async def alive(self, pane_id: str) -> bool:
         return await self.server.pane_alive(pane_id)
+
+    async def trim(self) -> None:
+        """Close the windows of ended runs but the `ENDED_KEPT` that ended last."""
+        with contextlib.suppress(TmuxError, OSError):
+            await self.server.close_dead_windows(keep=ENDED_KEPT)
+
+
+async def leave_window(env: Mapping[str, str]) -> None:
+    """A pane's worker, as it ends: its window is about to be one of those kept for reading, so only the
+    `ENDED_KEPT` - 1 that ended last of the others stay. (Its parent's process trims too, once it saw the run
+    end, but may look before this window's command has ended.)"""
+    server = TmuxServer(server_name(paths.data_dir(env)), env=env)
+    with contextlib.suppress(TmuxError, OSError):
+        await server.close_dead_windows(keep=ENDED_KEPT - 1)
 
 
 def write_env_file(run_id: str, env: Mapping[str, str]) -> Path:

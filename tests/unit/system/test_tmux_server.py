@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from asyncio.subprocess import PIPE
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -104,6 +104,29 @@ async def test_the_server_exits_once_its_last_window_is_closed(server: TmuxServe
             break
         await asyncio.sleep(0.01)
     assert gone(server_pid)
+
+
+async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    for _ in range(1000):
+        if await check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"not reached: {what}")
+
+
+async def _dead_count(tmux: TmuxServer, count: int) -> bool:
+    _, out, _ = await tmux._run("list-panes", "-s", "-t", SESSION, "-F", "#{pane_dead}")
+    return out.split().count("1") == count
+
+
+async def test_closing_dead_windows_keeps_those_that_ended_last(server: TmuxServer, tmp_path: Path) -> None:
+    live = await server.open_window("live", SLEEPER, cwd=tmp_path)
+    ended = [await server.open_window(f"ended#{n}", ["true"], cwd=tmp_path) for n in range(4)]
+    await _until(lambda: _dead_count(server, 4), "the four commands to end")
+    assert await server.close_dead_windows(keep=2) == 2
+    assert await server.window_names() == {"live", ended[2].window, ended[3].window}
+    assert await server.close_dead_windows(keep=2) == 0
+    assert await server.pane_alive(live.pane_id)
 
 
 async def test_a_window_opens_when_the_first_try_reached_a_server_that_was_exiting(tmp_path: Path) -> None:
