@@ -177,3 +177,51 @@ def test_the_windows_of_ended_children_do_not_pile_up(fake_env, project: Path, d
         out, err = parent.communicate(timeout=60)
     assert parent.returncode == 0, err
     assert json.loads(out.splitlines()[-1])["output"] == "PARENT-B-DONE"
+
+
+def test_the_tmux_server_ends_with_the_last_yeetui_process(fake_env, project: Path, data: Path) -> None:
+    """`yeetui run` asks an oracle in a pane and ends: nothing is left to read the oracle's window, and the tmux
+    server yeetui started for it ends too (it used to stay, holding the ended window, for good)."""
+    fake_env.script(
+        Reply(tool_calls=[_spawn("PANE-Q-C: answer")], when_contains="PARENT-C"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-ANSWER-C"})], when_contains=ORACLE),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PARENT-C-DONE"})], when_contains="PARENT-C"),
+    )
+    parent = start_yeetui("run", "--yes", "--json", "PARENT-C: ask an oracle", cwd=project,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with _ended_at_last(parent):
+        wait_until("the oracle's window to open", lambda: _server_pid(data))
+        server = _server_pid(data)
+        assert server is not None
+        out, err = parent.communicate(timeout=60)
+    assert parent.returncode == 0, err
+    assert json.loads(out.splitlines()[-1])["output"] == "PARENT-C-DONE"
+    wait_until("yeetui's tmux server to end", lambda: gone(server), timeout=15)
+
+
+def test_a_child_outliving_its_killed_parent_finishes_then_the_tmux_server_ends(
+        fake_env, project: Path, data: Path) -> None:
+    """The parent's process is killed -9 while its oracle's command runs in a pane. The oracle is not stopped:
+    it finishes in its window. Then, with no yeetui process left, its window closes and the tmux server ends
+    (it used to stay for good, holding the window)."""
+    release = project / "release"
+    fake_env.script(
+        Reply(tool_calls=[_spawn("PANE-Q-D: wait until released")], when_contains="PARENT-D"),
+        Reply(tool_calls=[_wait_for_release(release)], when_contains=ORACLE),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-ANSWER-D"})], when_contains=ORACLE),
+    )
+    parent = start_yeetui("run", "--yes", "--json", "PARENT-D: ask an oracle and wait", cwd=project,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with _ended_at_last(parent), _released_at_last(release):
+        wait_until("the oracle's command to run", lambda: _command_running(data))
+        child, server = _command_running(data), _server_pid(data)
+        assert child is not None and server is not None
+        worker = stored_pid(child["id"])
+        assert worker is not None
+        parent.kill()
+        parent.communicate()
+        assert not gone(worker) and not _pane_dead(data, _pane(child))  # the oracle runs on
+        release.touch()
+        wait_until("the oracle to complete", lambda: _runs(data, "oracle")[0]["status"] == "completed")
+        wait_until("the oracle's worker to exit", lambda: gone(worker), timeout=30)
+        wait_until("yeetui's tmux server to end", lambda: gone(server), timeout=15)

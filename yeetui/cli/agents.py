@@ -301,7 +301,7 @@ def show_ending(run: RunRecord, out: TextIO | None = None) -> None:
         if answer:
             out.write(f"\n[yeetui] {label}'s answer:\n{terminal_safe(answer)}\n")
         out.write(f"\n[yeetui] {label} {run.status.value}" + (f": {terminal_safe(run.error)}" if run.error else "")
-                  + ". This window stays for reading until yeetui next starts.\n")
+                  + ". This window stays for reading while yeetui runs.\n")
         out.flush()
     except (OSError, ValueError):  # the window is gone: nobody reads it
         pass
@@ -344,5 +344,5 @@ async def cmd_agent(args: argparse.Namespace) -> int:
         return exit_code(final.status)
     finally:
         await runtime.close()
-        if args.show:  # a pane's worker: its window is about to join those kept for reading
+        if args.show:  # a pane's worker: its window joins those kept for reading, or goes with nobody left
             await leave_window(os.environ)

@@ -6,13 +6,21 @@ through the store like any run another process executes: its result and inbox it
 (`run_commands`), crash recovery. The worker's environment (keys included) reaches it in a 0600 file that it
 reads and removes at once — never on a tmux command line, where other users' `ps` could see it.
 
-A window stays after its run has ended, for reading: at most the `ENDED_KEPT` that ended last (older ones are
-closed as windows open, as runs end, and by each worker as it ends: `leave_window`), until yeetui next starts.
+A window stays after its run has ended, for reading, while some yeetui process uses the server: at most the
+`ENDED_KEPT` that ended last (older ones are closed as windows open, as runs end, and by each worker as it
+ends: `leave_window`), until yeetui next starts. Each process that opens a window or follows a pane's run
+holds a shared lock on `<data dir>/agents/panes.lock` while it lives (`hold`). Whoever finds the lock free —
+a process letting go of it (`close`), or a pane's worker as it ends (also once the yeetui that started it was
+killed, its lock dropped with it) — winds the server down: ended windows close, live ones close as their
+worker ends, and the server exits with the last (`TmuxServer.wind_down`). So a child still running when
+every yeetui process is gone finishes, and then nothing of yeetui's stays in tmux.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import fcntl
 import json
 import os
 from collections.abc import Mapping
@@ -25,7 +33,9 @@ from yeetui.system.tmux import Pane, TmuxError, TmuxServer, server_name
 __all__ = ["ENDED_KEPT", "Pane", "PaneHost", "TmuxError", "leave_window", "read_env_file"]
 
 ENDED_KEPT = 5
-"""Windows of ended runs kept for reading (those that ended last)."""
+"""Windows of ended runs kept for reading (those that ended last) while a yeetui process uses the server."""
+LOCK_WAIT = 0.01
+"""Seconds between tries for the users' lock while another process winds the server down (a few commands)."""
 
 
 class PaneHost:
@@ -35,6 +45,8 @@ class PaneHost:
         self.server = TmuxServer(server_name(paths.data_dir(env)), env=self.env)
         self._problem: str | None = None
         self._asked = False
+        self._users: int | None = None
+        """The users' lock, held shared while this process uses the server."""
 
     async def problem(self) -> str | None:
         """Why panes cannot be used here (tmux missing or older than 3.2), or None; asked once."""
@@ -45,6 +57,7 @@ class PaneHost:
     async def start(self, run_id: str, label: str, *, resume: bool = False) -> Pane:
         """Open a window running the worker for `run_id` (the oldest ended windows beyond `ENDED_KEPT` close).
         Raises TmuxError when tmux refuses."""
+        await self.hold()
         await self.trim()
         env_file = write_env_file(run_id, self.env)
         argv = yeetui_command("agent", "run", "--run-id", run_id, "--env-file", str(env_file),
@@ -63,14 +76,63 @@ class PaneHost:
         with contextlib.suppress(TmuxError, OSError):
             await self.server.close_dead_windows(keep=ENDED_KEPT)
 
+    async def hold(self) -> None:
+        """This process uses the server (it opened a window or follows a pane's run): ended windows stay for
+        reading until it lets go (`close`). Idempotent."""
+        if self._users is not None:
+            return
+        fd = _open_users_lock(self.env)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:  # another process winds the server down: a moment
+                    await asyncio.sleep(LOCK_WAIT)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._users = fd
+
+    async def close(self) -> None:
+        """Let go of the server; the last process to do so winds it down (see the module docstring)."""
+        fd, self._users = self._users, None
+        if fd is not None:
+            await _wind_down_if_unused(self.server, fd)
+
 
 async def leave_window(env: Mapping[str, str]) -> None:
-    """A pane's worker, as it ends: its window is about to be one of those kept for reading, so only the
-    `ENDED_KEPT` - 1 that ended last of the others stay. (Its parent's process trims too, once it saw the run
-    end, but may look before this window's command has ended.)"""
+    """A pane's worker, as it ends. With a yeetui process left to read it, its window is about to be one of
+    those kept, so only the `ENDED_KEPT` - 1 that ended last of the others stay (its parent's process trims
+    too, once it saw the run end, but may look before this window's command has ended). With none, the server
+    winds down: this window closes as the worker exits, and the server with the last one."""
     server = TmuxServer(server_name(paths.data_dir(env)), env=env)
-    with contextlib.suppress(TmuxError, OSError):
-        await server.close_dead_windows(keep=ENDED_KEPT - 1)
+    if not server.running():
+        return
+    if not await _wind_down_if_unused(server, _open_users_lock(env)):
+        with contextlib.suppress(TmuxError, OSError):
+            await server.close_dead_windows(keep=ENDED_KEPT - 1)
+
+
+def _open_users_lock(env: Mapping[str, str]) -> int:
+    path = paths.private_dir(paths.data_dir(env) / "agents") / "panes.lock"
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+
+async def _wind_down_if_unused(server: TmuxServer, fd: int) -> bool:
+    """With the users' lock taken alone — no yeetui process holds it — wind the server down; whether it was
+    unused. Closes `fd`. The lock stays taken meanwhile: a process about to open a window waits for it, and
+    opens its window in a new server when this one has gone."""
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # someone still uses it
+        with contextlib.suppress(TmuxError, OSError):
+            await server.wind_down()
+        return True
+    finally:
+        os.close(fd)
 
 
 def write_env_file(run_id: str, env: Mapping[str, str]) -> Path:

@@ -3,8 +3,8 @@
 The server is `tmux -L yeetui-<hash of the data dir>` started with `-f /dev/null`, so nothing in the user's
 tmux.conf (a `destroy-unattached`, a hook, a shell that exits) can kill agents' sessions, and the user's own
 servers are never touched. Windows keep their pane after the command ends (`remain-on-exit`) so a crash
-stays readable (how many, and for how long, is yeetui.subagents.panes's to say: `close_dead_windows`);
-names are reduced to `[A-Za-z0-9_-]` and never reused while a window of that name exists.
+stays readable (how many, and for how long, is yeetui.subagents.panes's to say: `close_dead_windows`,
+`wind_down`); names are reduced to `[A-Za-z0-9_-]` and never reused while a window of that name exists.
 When yeetui's last window is closed the server exits (`exit-empty on`): nothing of yeetui's lingers in the
 process list between uses. The socket file stays behind (tmux leaves it), so `running()` can say yes for a
 server that has gone; the next command simply starts a new one.
@@ -174,6 +174,19 @@ class TmuxServer:
         for window_id in dead[:max(len(dead) - keep, 0)]:
             await self._run("kill-window", "-t", window_id)
         return max(len(dead) - keep, 0)
+
+    async def wind_down(self) -> None:
+        """Nobody is left to read ended windows: close them, and have each live one close as its command ends
+        (`remain-on-exit off`, on its pane alone: windows opened later keep theirs). The server exits with the
+        last window (`exit-empty`)."""
+        for window_id, pane_id, is_dead in await self._panes():
+            if is_dead:
+                await self._run("kill-window", "-t", window_id)
+            else:
+                await self._run("set-option", "-p", "-t", pane_id, "remain-on-exit", "off")
+        # A command that ended meanwhile kept its window: it was live when listed, and dead before its option
+        # was set.
+        await self.close_dead_windows()
 
     async def _panes(self) -> list[tuple[str, str, bool]]:
         """(window id, pane id, whether its command has ended) of each window, those that ended longest ago first

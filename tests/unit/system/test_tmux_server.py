@@ -129,6 +129,30 @@ async def test_closing_dead_windows_keeps_those_that_ended_last(server: TmuxServ
     assert await server.pane_alive(live.pane_id)
 
 
+async def test_winding_down_closes_ended_windows_and_the_server_goes_with_the_last_command(
+        server: TmuxServer, tmp_path: Path) -> None:
+    """Nobody reads the windows any more: the ended ones close at once, the live one runs on and closes as its
+    command ends, and the server exits with it. A window opened afterwards stays for reading again."""
+    release = tmp_path / "release"
+    live = await server.open_window("live", ["sh", "-c", f"until [ -e {release} ]; do sleep 0.02; done"],
+                                    cwd=tmp_path)
+    await server.open_window("ended", ["true"], cwd=tmp_path)
+    await _until(lambda: _dead_count(server, 1), "the command to end")
+    _, out, _ = await server._run("display-message", "-p", "-t", live.pane_id, "#{pid}")
+    server_pid = int(out.strip())
+    await server.wind_down()
+    assert await server.window_names() == {"live"} and await server.pane_alive(live.pane_id)
+    later = await server.open_window("later", ["true"], cwd=tmp_path)
+    await _until(lambda: _dead_count(server, 1), "the later command to end")
+    assert await server.has_pane(later.pane_id)  # kept: remain-on-exit is still on for new windows
+    await server.close_dead_windows()
+    release.touch()
+    async def server_gone() -> bool:
+        return gone(server_pid)
+
+    await _until(server_gone, "the server to exit with its last window")
+
+
 async def test_a_window_opens_when_the_first_try_reached_a_server_that_was_exiting(tmp_path: Path) -> None:
     """The interleaving forced: the session's last window closed a moment ago and its server was still exiting
     when `new-session` reached it (tmux says `server exited unexpectedly`); the next try starts a new server."""
