@@ -39,6 +39,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import select
 import selectors
 import signal
@@ -730,12 +731,16 @@ def listen(where: Place, *, ready: Callable[[], None] = lambda: None) -> tuple[s
     """Take the lock of `where`, call `ready` (the imports: clients that find the lock held wait meanwhile), and
     listen on its socket: (the listener, the lock's descriptor, held while this process lives); None when
     another server holds the lock."""
-    lock = os.open(where.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(lock)
-        return None
+    while True:
+        lock = os.open(where.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock)
+            return None
+        if _is_at(lock, where.lock):
+            break
+        os.close(lock)  # removed as stale (`remove_stale`) after it was opened: the lock is the new file's
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
     ready()
@@ -749,6 +754,57 @@ def listen(where: Place, *, ready: Callable[[], None] = lambda: None) -> tuple[s
         os.umask(old)
     listener.listen(64)
     return listener, lock
+
+
+def _is_at(fd: int, path: Path) -> bool:
+    """Whether `path` (not followed) is still the file open at `fd`."""
+    try:
+        there = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    info = os.fstat(fd)
+    return (there.st_dev, there.st_ino) == (info.st_dev, info.st_ino)
+
+
+_LEFT = re.compile(r"warm-([0-9a-f]{16})\.(sock|lock|log)")
+
+
+def remove_stale(folder: Path, *, keep: str) -> list[str]:
+    """The files of other builds' servers that have ended (an upgrade or an edit starts a new one, and the old
+    one's socket, lock and log stayed): removed, but those of `keep` (this server's build) and of any server
+    still holding its lock. Each build's lock is taken before its files go, and stays taken until they have:
+    a server of that build starting meanwhile finds it held and leaves serving to another, or takes the new
+    lock file (`listen`). Only regular files and sockets of this user, named as servers name them, are
+    removed; nothing is followed through a symlink. The names removed."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    builds = {found[1] for name in names if (found := _LEFT.fullmatch(name)) and found[1] != keep}
+    removed: list[str] = []
+    for build in sorted(builds):
+        lock_path = folder / f"warm-{build}.lock"
+        try:
+            lock = os.open(lock_path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # no lock (a server of that build about to start?), or not a file: left alone
+        try:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # that server lives
+            if not _is_at(lock, lock_path) or os.fstat(lock).st_uid != os.getuid():
+                continue
+            for suffix in ("sock", "log", "lock"):  # the lock last: it guards the others
+                path = folder / f"warm-{build}.{suffix}"
+                with contextlib.suppress(OSError):
+                    info = os.lstat(path)
+                    if info.st_uid == os.getuid() and (stat.S_ISREG(info.st_mode) or stat.S_ISSOCK(info.st_mode)):
+                        os.unlink(path)
+                        removed.append(path.name)
+        finally:
+            os.close(lock)
+    return removed
 
 
 def remove(where: Place) -> None:
