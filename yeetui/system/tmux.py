@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,8 +190,9 @@ class TmuxServer:
         await self.close_dead_windows()
 
     async def _panes(self) -> list[tuple[str, str, bool]]:
-        """(window id, pane id, whether its command has ended) of each window, those that ended longest ago first
-        (tmux older than 3.3 gives no end time: then in the order they were opened)."""
+        """(window id, pane id, whether its command has ended) of each window, those that ended longest ago first.
+        One whose end tmux has not timed yet (it does so a moment later; tmux before 3.3 never does) counts as
+        ended now; those of the same time are in the order they were opened."""
         if not self.running():
             return []
         rc, out, _ = await self._run("list-panes", "-s", "-t", SESSION, "-F",
@@ -198,7 +200,7 @@ class TmuxServer:
         found = []
         for line in out.splitlines() if rc == 0 else ():
             window_id, pane_id, dead, *ended = line.split()
-            when = int(ended[0]) if ended and ended[0].isdigit() else 0
+            when = int(ended[0]) if ended and ended[0].isdigit() else sys.maxsize
             found.append((when, int(window_id.lstrip("@") or 0), window_id, pane_id, dead == "1"))
         return [(window_id, pane_id, dead) for *_, window_id, pane_id, dead in sorted(found)]
 
