@@ -21,7 +21,7 @@ import pytest
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import query_store, start_yeetui, stored_pid, wait_until
-from tests.processes import gone
+from tests.processes import gone, running_with, unique_sleep
 from yeetui import paths
 from yeetui.subagents.panes import ENDED_KEPT
 from yeetui.system.tmux import TmuxServer, server_name
@@ -225,3 +225,35 @@ def test_a_child_outliving_its_killed_parent_finishes_then_the_tmux_server_ends(
         wait_until("the oracle to complete", lambda: _runs(data, "oracle")[0]["status"] == "completed")
         wait_until("the oracle's worker to exit", lambda: gone(worker), timeout=30)
         wait_until("yeetui's tmux server to end", lambda: gone(server), timeout=15)
+
+
+def test_a_killed_pane_workers_command_takes_what_it_started_along(fake_env, project: Path, data: Path) -> None:
+    """The oracle's command starts a process that leaves its process group (`setsid`, as bubblewrap's sandbox
+    itself does when it starts), then its worker is killed -9. Ending the command's group used to leave that
+    process running for good; everything the command started now goes with the worker. (Landlock: no pid
+    namespace that would take it along anyway.)"""
+    escaped = unique_sleep()
+    fake_env.script(
+        Reply(tool_calls=[_spawn("PANE-Q-E: run it")], when_contains="PARENT-E"),
+        Reply(tool_calls=[ToolCall("bash", {"command": f"setsid sleep {escaped} </dev/null >/dev/null 2>&1 & "
+                                                       "sleep 300"})], when_contains=ORACLE),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PARENT-E-DONE"})], when_contains="PARENT-E"),
+    )
+    parent = start_yeetui("run", "--yes", "--json", "PARENT-E: ask an oracle and wait", cwd=project,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, YEETUI_SANDBOX="landlock")
+    try:
+        with _ended_at_last(parent):
+            wait_until("the escaped process to run", lambda: running_with(escaped))
+            child = _command_running(data)
+            assert child is not None
+            worker = stored_pid(child["id"])
+            assert worker is not None
+            os.kill(worker, signal.SIGKILL)
+            out, err = parent.communicate(timeout=60)
+        assert parent.returncode == 0, err
+        assert json.loads(out.splitlines()[-1])["output"] == "PARENT-E-DONE"
+        wait_until("what the killed worker's command started to end", lambda: not running_with(escaped),
+                   timeout=15)
+    finally:
+        for pid in running_with(escaped):
+            os.kill(pid, signal.SIGKILL)
