@@ -1,7 +1,8 @@
 """What pane children leave behind, with the real binary, real tmux and real warm workers: a pane stays live
 while its worker does (even once the warm server it was forked from is gone), ended windows do not pile up,
-and yeetui's tmux server ends once no yeetui process and no live child uses it — a child still running when
-its parent's process dies finishes first.
+yeetui's tmux server ends once no yeetui process and no live child uses it — a child still running when
+its parent's process dies finishes first — and a worker killed outright takes everything its command started
+along.
 """
 
 from __future__ import annotations

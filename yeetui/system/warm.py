@@ -791,9 +791,9 @@ def remove_stale(folder: Path, *, keep: str) -> list[str]:
         try:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # that server lives
-            if not _is_at(lock, lock_path) or os.fstat(lock).st_uid != os.getuid():
+                if not _is_at(lock, lock_path) or os.fstat(lock).st_uid != os.getuid():
+                    continue
+            except OSError:  # BlockingIOError: that server lives
                 continue
             for suffix in ("sock", "log", "lock"):  # the lock last: it guards the others
                 path = folder / f"warm-{build}.{suffix}"
