@@ -228,6 +228,30 @@ def test_a_child_outliving_its_killed_parent_finishes_then_the_tmux_server_ends(
         wait_until("yeetui's tmux server to end", lambda: gone(server), timeout=15)
 
 
+def test_the_tmux_server_ends_when_the_last_yeetui_process_is_killed(fake_env, project: Path, data: Path) -> None:
+    """`yeetui run` asked an oracle in a pane, which has ended (its window kept for reading while yeetui runs);
+    then the parent's process is killed -9 while its own command runs. Nothing is left to read the window: the
+    tmux server ends (it used to stay with it until a yeetui started again)."""
+    release = project / "release"
+    fake_env.script(
+        Reply(tool_calls=[_spawn("PANE-Q-F: answer")], when_contains="PARENT-F"),
+        Reply(tool_calls=[_wait_for_release(release)], when_contains="PARENT-F"),
+        Reply(tool_calls=[ToolCall("complete", {"output": "PANE-ANSWER-F"})], when_contains=ORACLE),
+    )
+    parent = start_yeetui("run", "--yes", "--json", "PARENT-F: ask an oracle, then wait", cwd=project,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with _ended_at_last(parent), _released_at_last(release):
+        wait_until("the parent's own command to run", lambda: query_store(
+            data, "SELECT 1 FROM tool_processes JOIN agent_runs ON agent_runs.id = run_id "
+                  "WHERE agent_runs.profile = 'generic'"))
+        wait_until("the oracle's window to stay, ended", lambda: _windows(data) == ["oracle-1 1"])
+        server = _server_pid(data)
+        assert server is not None
+        parent.kill()
+        parent.communicate()
+        wait_until("yeetui's tmux server to end", lambda: gone(server), timeout=20)
+
+
 def test_a_killed_pane_workers_command_takes_what_it_started_along(fake_env, project: Path, data: Path) -> None:
     """The oracle's command starts a process that leaves its process group (`setsid`, as bubblewrap's sandbox
     itself does when it starts), then its worker is killed -9. Ending the command's group used to leave that

@@ -45,7 +45,7 @@ from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
 from yeetui.subagents.ledger import format_elapsed, short_model
-from yeetui.subagents.panes import leave_window
+from yeetui.subagents.panes import leave_panes, leave_window
 from yeetui.text import dollars, terminal_safe, tokens_text
 
 RECENT = timedelta(minutes=15)
@@ -309,7 +309,9 @@ def show_ending(run: RunRecord, out: TextIO | None = None) -> None:
 
 async def cmd_agent(args: argparse.Namespace) -> int:
     """Execute a run record made by `agents start`/`agents resume`, in this (detached) process."""
-
+    if args.action == "leave-panes":
+        await leave_panes(os.environ)
+        return EXIT_OK
     loop = asyncio.get_running_loop()
     stopping: list[int] = []
     task: asyncio.Future[SpawnHandle] | None = None

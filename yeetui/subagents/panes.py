@@ -10,10 +10,11 @@ A window stays after its run has ended, for reading, while some yeetui process u
 `ENDED_KEPT` that ended last (older ones are closed as windows open, as runs end, and by each worker as it
 ends: `leave_window`), until yeetui next starts. Each process that opens a window or follows a pane's run
 holds a shared lock on `<data dir>/agents/panes.lock` while it lives (`hold`). Whoever finds the lock free —
-a process letting go of it (`close`), or a pane's worker as it ends (also once the yeetui that started it was
-killed, its lock dropped with it) — winds the server down: ended windows close, live ones close as their
-worker ends, and the server exits with the last (`TmuxServer.wind_down`). So a child still running when
-every yeetui process is gone finishes, and then nothing of yeetui's stays in tmux.
+a process letting go of it (`close`), a pane's worker as it ends, or the watcher a holder starts (`hold`),
+which wakes when the holder dies however it dies (`yeetui agent leave-panes`) — winds the server down: ended
+windows close, live ones close as their worker ends, and the server exits with the last
+(`TmuxServer.wind_down`). So a child still running when every yeetui process is gone finishes, and then
+nothing of yeetui's stays in tmux.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from yeetui import paths
 from yeetui.system.processes import yeetui_command
 from yeetui.system.tmux import Pane, TmuxError, TmuxServer, server_name
 
-__all__ = ["ENDED_KEPT", "Pane", "PaneHost", "TmuxError", "leave_window", "read_env_file"]
+__all__ = ["ENDED_KEPT", "Pane", "PaneHost", "TmuxError", "leave_panes", "leave_window", "read_env_file"]
 
 ENDED_KEPT = 5
 """Windows of ended runs kept for reading (those that ended last) while a yeetui process uses the server."""
+SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
+"""What names the variables a holder's watcher is not given."""
 LOCK_WAIT = 0.01
 """Seconds between tries for the users' lock while another process winds the server down (a few commands)."""
 
@@ -47,6 +50,9 @@ class PaneHost:
         self._asked = False
         self._users: int | None = None
         """The users' lock, held shared while this process uses the server."""
+        self._watcher: tuple[asyncio.subprocess.Process, int] | None = None
+        """While it is held: the process that winds the server down should this one die, and the write end of
+        its pipe (this process's alone: its end of file is this process's death)."""
 
     async def problem(self) -> str | None:
         """Why panes cannot be used here (tmux missing or older than 3.2), or None; asked once."""
@@ -93,12 +99,49 @@ class PaneHost:
             os.close(fd)
             raise
         self._users = fd
+        self._watcher = await _watch(self.env)
 
     async def close(self) -> None:
         """Let go of the server; the last process to do so winds it down (see the module docstring)."""
         fd, self._users = self._users, None
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            process, write_end = watcher
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            os.close(write_end)
+            await process.wait()
         if fd is not None:
             await _wind_down_if_unused(self.server, fd)
+
+
+_WATCH = 'IFS= read -r _; exec "$@"'
+"""Wait for end of file on stdin — the write end lives only in the holder — then run the command."""
+
+
+async def _watch(env: Mapping[str, str]) -> tuple[asyncio.subprocess.Process, int] | None:
+    """Start the process that, once this one has died, winds the server down if nobody else uses it (the
+    holder's own lock went with it). It gets this process's environment without its secrets (it needs where
+    the data dir and tmux are, no key). None when it cannot start: then only the next yeetui tidies."""
+    read_end, write_end = os.pipe()  # both close-on-exec: no other child inherits the write end
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "/bin/sh", "-c", _WATCH, "sh", *yeetui_command("agent", "leave-panes"), stdin=read_end,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
+            env={name: value for name, value in env.items() if not any(word in name.upper() for word in SECRET_WORDS)})
+    except OSError:
+        os.close(write_end)
+        return None
+    finally:
+        os.close(read_end)
+    return process, write_end
+
+
+async def leave_panes(env: Mapping[str, str]) -> None:
+    """`yeetui agent leave-panes`: a holder has died; with nobody left using the server, it winds down."""
+    server = TmuxServer(server_name(paths.data_dir(env)), env=env)
+    if server.running():
+        await _wind_down_if_unused(server, _open_users_lock(env))
 
 
 async def leave_window(env: Mapping[str, str]) -> None:
