@@ -127,7 +127,7 @@ async def _watch(env: Mapping[str, str]) -> tuple[asyncio.subprocess.Process, in
     try:
         process = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", _WATCH, "sh", *yeetui_command("agent", "leave-panes"), stdin=read_end,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True, cwd="/",
             env={name: value for name, value in env.items() if not any(word in name.upper() for word in SECRET_WORDS)})
     except OSError:
         os.close(write_end)
