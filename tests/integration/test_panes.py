@@ -337,6 +337,7 @@ async def test_waves_of_pane_children_leave_no_descriptor_open(runtime: Runtime,
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains=ORACLE, repeat=True))
     parents = [await runtime.store.create_session(profile="generic") for _ in range(4)]
     await runtime.spawner.panes.problem()  # type: ignore[union-attr]  # the version probe, before the baseline
+    await runtime.spawner.panes.hold()  # type: ignore[union-attr]  # its one lock, held while it uses tmux
     baseline = _open_fds()
     spawned = []
     for n in range(CHILDREN):  # in waves (a wave ends before the next starts)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import run_yeetui, stored_pid, wait_for_stored_status
+from tests.integration.helpers import run_yeetui, start_yeetui, stored_pid, wait_for_stored_status
 from tests.processes import gone
 from yeetui.system import warm
 
@@ -379,3 +379,37 @@ def test_a_command_the_server_refuses_runs_cold_instead(fake_env, project: Path,
     fake_env.release()
     assert wait_for_stored_status(second["run_id"]) == "completed"
     assert _servers(runtime_dir) == [server]
+
+
+def test_a_new_builds_server_removes_what_servers_of_ended_builds_left(fake_env, project: Path,
+                                                                       runtime_dir: Path) -> None:
+    """Each build (an upgrade, an edit) gets a server of its own, and an ended one's socket, lock and log used
+    to stay for good. Two servers of other builds run; one is killed -9. The first server of this build
+    removes the killed one's files, and leaves the other's, whose server lives, alone."""
+    folder = runtime_dir / f"yeetui-{os.getuid()}"
+    old = {key: start_yeetui("agent", "warm-server", key, cwd=project)
+           for key in ("0123456789abcdef", "fedcba9876543210")}
+    try:
+        for key in old:
+            lock = warm.Place(folder / f"warm-{key}.sock", folder / f"warm-{key}.lock")
+            _wait(lambda lock=lock: lock.socket.exists() and warm.server_alive(lock), f"the {key} server to listen")
+        killed = old.pop("fedcba9876543210")
+        killed.kill()
+        killed.wait()
+        (folder / "warm-fedcba9876543210.log").write_text("what it said\n")
+        (folder / "warm-notes.txt").write_text("not a server's\n")
+        left = {p.name for p in folder.glob("warm-fedcba9876543210.*")}
+        assert left == {"warm-fedcba9876543210.sock", "warm-fedcba9876543210.lock", "warm-fedcba9876543210.log"}
+
+        fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ok"})], when_contains="NEW-BUILD"))
+        started = _start(project, "oracle", "NEW-BUILD")
+        _worker_of(started, runtime_dir)  # forked by this build's server, which has started
+        assert not list(folder.glob("warm-fedcba9876543210.*"))
+        assert {p.name for p in folder.glob("warm-0123456789abcdef.*")} == {"warm-0123456789abcdef.sock",
+                                                                             "warm-0123456789abcdef.lock"}
+        assert (folder / "warm-notes.txt").exists()
+        assert wait_for_stored_status(started["run_id"]) == "completed"
+    finally:
+        for server in old.values():
+            server.kill()
+            server.wait()

@@ -74,6 +74,7 @@ def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run:
     if held is None:
         return 0
     listener, lock = held
+    warm.remove_stale(where.lock.parent, keep=argv[2])  # what servers of earlier builds left
     loaded = warm.loaded_files()  # what it forks: a package edited in place since makes it stale
     server = warm.WarmServer(listener, allow=lambda command: command[:2] == WARM_COMMAND, private=[lock],
                              idle=_idle(), on_exit=lambda: warm.remove(where), stale=lambda: warm.changed_file(loaded))

@@ -196,6 +196,7 @@ def _add_agents(sub: Subparsers) -> None:
     wrun.add_argument("--resume", action="store_true")
     wrun.add_argument("--env-file", help="read the environment from this JSON file, then remove it")
     wrun.add_argument("--show", action="store_true", help="print progress and the answer (in a tmux pane)")
+    wsub.add_parser("leave-panes")  # a yeetui that used the tmux server died: tidy it if nobody else uses it
 
 
 def _add_schedule(sub: Subparsers) -> None:

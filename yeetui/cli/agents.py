@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 from datetime import UTC, datetime, timedelta
@@ -44,6 +45,7 @@ from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
 from yeetui.subagents.ledger import format_elapsed, short_model
+from yeetui.subagents.panes import leave_panes, leave_window
 from yeetui.text import dollars, terminal_safe, tokens_text
 
 RECENT = timedelta(minutes=15)
@@ -299,7 +301,7 @@ def show_ending(run: RunRecord, out: TextIO | None = None) -> None:
         if answer:
             out.write(f"\n[yeetui] {label}'s answer:\n{terminal_safe(answer)}\n")
         out.write(f"\n[yeetui] {label} {run.status.value}" + (f": {terminal_safe(run.error)}" if run.error else "")
-                  + ". This window stays for reading until yeetui next starts.\n")
+                  + ". This window stays for reading while yeetui runs.\n")
         out.flush()
     except (OSError, ValueError):  # the window is gone: nobody reads it
         pass
@@ -307,7 +309,9 @@ def show_ending(run: RunRecord, out: TextIO | None = None) -> None:
 
 async def cmd_agent(args: argparse.Namespace) -> int:
     """Execute a run record made by `agents start`/`agents resume`, in this (detached) process."""
-
+    if args.action == "leave-panes":
+        await leave_panes(os.environ)
+        return EXIT_OK
     loop = asyncio.get_running_loop()
     stopping: list[int] = []
     task: asyncio.Future[SpawnHandle] | None = None
@@ -342,3 +346,5 @@ async def cmd_agent(args: argparse.Namespace) -> int:
         return exit_code(final.status)
     finally:
         await runtime.close()
+        if args.show:  # a pane's worker: its window joins those kept for reading, or goes with nobody left
+            await leave_window(os.environ)

@@ -97,6 +97,8 @@ class RunsElsewhere:
             if options.pane and options.parent_session_id and process_running(run.pid):
                 self.follow(run.id, options.parent_session_id)
         if self.panes is not None:  # windows of ended runs were kept for reading until this start
+            if self._followed:
+                await self.panes.hold()  # their windows are this process's to show now
             await self.panes.server.close_dead_windows()
         if self.answers_asks and self.open_asks:
             await self.attend()
@@ -198,6 +200,8 @@ class RunsElsewhere:
                         # leaves the run followed, and the next round announces it (else the announcement
                         # waited, recorded, for the next start of a yeetui).
                         self._followed.pop(run_id, None)
+                        if self.panes is not None:  # its window joins those kept for reading, the oldest go
+                            await self.panes.trim()
             except YeetuiError:
                 log.exception("could not follow the runs this process started elsewhere")
             self.rounds += 1

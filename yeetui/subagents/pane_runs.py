@@ -105,3 +105,5 @@ class PaneRuns:
 
     async def close(self) -> None:
         await self.elsewhere.close()
+        if self.host is not None:
+            await self.host.close()

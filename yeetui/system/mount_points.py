@@ -11,8 +11,9 @@ folder itself, and it notes the mount points it is about to make. When its comma
 alone: only the last command out gets it, and removes the noted folders that are still empty (found from the
 root without following a symlink). The lock is the folder's own, so every yeetui sees it whatever its
 environment says (a yeetui left in tmux after logout and a new login's name different runtime folders). The
-notes outlive a crash, so the next command in that root tidies what a killed yeetui left; they live in this
-user's private runtime folder (0700), which the sandbox does not see (its /run and /tmp are its own). Where
+notes outlive a crash, so the next command in that root tidies what a killed yeetui left (and removes them, as
+every tidy does); they live in this user's private runtime folder (0700), which the sandbox does not see (its
+/run and /tmp are its own). Where
 two processes' notes are in different folders, a mount point may stay, empty, until the other's next tidy.
 """
 
@@ -135,7 +136,9 @@ class Shields:
                     continue
                 with contextlib.suppress(OSError):  # gone already, or not empty: then it is someone's folder
                     _remove_empty(root, path)
-            os.ftruncate(fd, 0)
+            # Done with: the notes go (they used to stay, emptied, one file per root ever used). Nobody else
+            # writes them meanwhile — `made` is called holding the root's lock shared, and this holds it alone.
+            os.unlink(notes)
         finally:
             os.close(fd)
 

@@ -144,9 +144,12 @@ async def kill_group(pgid: int, grace: float = KILL_GRACE) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-_WATCH = 'IFS= read -r _; kill -9 "-$1" 2>/dev/null'
+_WATCH = ('IFS= read -r _; kill -9 "-$1" 2>/dev/null; [ -n "$2" ] || exit 0; i=0; while [ "$i" -lt 10 ]; do '
+          'found=$(grep -lzxF -- "$2" /proc/[0-9]*/environ 2>/dev/null); [ -n "$found" ] || exit 0; '
+          'for e in $found; do p=${e#/proc/}; kill -9 "${p%/environ}" 2>/dev/null; done; i=$((i+1)); done')
 """Wait for EOF on stdin — the write end lives only in the yeetui process, so EOF means it died (or let go)
-— then SIGKILL the group."""
+— then SIGKILL the group and, given a `PROCESS_TAG=…` line (`$2`), every process whose environment holds it
+(again, while one is found: one may have forked meanwhile)."""
 
 _WATCH_FILE = ('IFS= read -r _; i=0; while [ "$i" -lt 100 ]; do g=; IFS= read -r g 2>/dev/null < "$1"; '
                'case "$g" in ""|0*|1|*[!0-9]*) ;; *) kill -9 "-$g" 2>/dev/null; exit 0;; esac; '
@@ -169,8 +172,12 @@ class GroupWatcher:
         self._write_fd: int | None = write_fd
 
     @classmethod
-    async def start(cls, pgid: int) -> GroupWatcher:
-        return await cls._start(_WATCH, str(pgid))
+    async def start(cls, pgid: int, tag: str | None = None) -> GroupWatcher:
+        """`tag`: the group's commands were started with `PROCESS_TAG=tag` in their environment, and the
+        processes that carry it die too, also those that left the group — a `setsid`, or bubblewrap's sandbox,
+        which starts in a session of its own and is bound to its parent's life only once it is set up (a
+        bubblewrap killed meanwhile left its sandbox running for good)."""
+        return await cls._start(_WATCH, str(pgid), *([f"{PROCESS_TAG}={tag}"] if tag else []))
 
     @classmethod
     async def start_for(cls, leader_file: Path) -> GroupWatcher:
@@ -179,11 +186,11 @@ class GroupWatcher:
         return await cls._start(_WATCH_FILE, str(leader_file))
 
     @classmethod
-    async def _start(cls, script: str, argument: str) -> GroupWatcher:
+    async def _start(cls, script: str, *arguments: str) -> GroupWatcher:
         read_fd, write_fd = os.pipe()  # both close-on-exec: no other child inherits the write end
         try:
             process = await asyncio.create_subprocess_exec(
-                "/bin/sh", "-c", script, "sh", argument, stdin=read_fd, stdout=asyncio.subprocess.DEVNULL,
+                "/bin/sh", "-c", script, "sh", *arguments, stdin=read_fd, stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
         except BaseException:
             os.close(write_fd)

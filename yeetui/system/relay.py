@@ -7,6 +7,12 @@ as one JSON line to every socket there, finding new ones as they appear; the rec
 from a fixed list of types and publishes it on its own bus, so the TUI shows a pane child's tokens, tool calls
 and status as if it ran in-process. This is a view only: results, deliveries and commands go through the
 store, so a lost line loses nothing. Lines carry the sender's project; a receiver drops other projects'.
+
+A receiver killed outright leaves its socket behind, and every data dir used once leaves its folder: each
+receiver that starts removes the sockets of receivers that are gone, and the folders left empty
+(`remove_stale`). A receiver binds its socket holding a shared `flock` on its folder, the remover holds it
+alone while it looks: a folder is never removed under a receiver about to bind in it, and a receiver that
+finds its folder removed makes it again.
 """
 
 from __future__ import annotations
@@ -14,10 +20,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import json
 import logging
 import os
+import re
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -36,6 +44,11 @@ RELAYED: dict[str, type[ev.Event]] = {cls.__name__: cls for cls in (
 LINE_LIMIT = 4 * 1024 * 1024
 QUEUE_LIMIT = 5000
 RESCAN = 1.0
+LOCK_WAIT = 0.01
+"""Seconds between tries for a folder's lock while another process looks for stale sockets in it."""
+_FOLDER = re.compile(r"[0-9a-f]{12}")
+_SOCKET = re.compile(r"([1-9][0-9]*)\.sock")
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def relay_dir(data_dir: Path, env: Mapping[str, str] | None = None) -> Path | None:
@@ -106,13 +119,20 @@ class RelayReceiver:
         self._clients: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
-        old = os.umask(0o177)
+        """Listen (see the module docstring for the folder's lock), then remove what receivers that are gone
+        left in this user's folder."""
+        held = await _hold_folder(self.path.parent)
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=LINE_LIMIT)
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            old = os.umask(0o177)
+            try:
+                self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=LINE_LIMIT)
+            finally:
+                os.umask(old)
         finally:
-            os.umask(old)
+            os.close(held)
+        await asyncio.to_thread(remove_stale, self.path.parent.parent)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -139,6 +159,104 @@ class RelayReceiver:
             await self._server.wait_closed()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
+
+
+async def _hold_folder(folder: Path) -> int:
+    """A descriptor of `folder` with a shared lock on it, the folder made again (0700) if a remover took it
+    away; raises OSError when it cannot be had, or is not a private folder of this user."""
+    while True:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        try:
+            fd = os.open(folder, _DIRECTORY)
+        except FileNotFoundError:  # removed, empty, between the two: again
+            continue
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    await asyncio.sleep(LOCK_WAIT)
+            info = os.fstat(fd)
+            try:
+                there = os.lstat(folder)
+            except FileNotFoundError:
+                there = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if there is not None and (there.st_dev, there.st_ino) == (info.st_dev, info.st_ino):
+            if info.st_uid != os.getuid() or info.st_mode & 0o077:
+                os.close(fd)
+                raise OSError(f"{folder} is not a private folder of this user")
+            return fd
+        os.close(fd)  # removed (as it was empty) while this waited for it: make it again
+
+
+def remove_stale(base: Path) -> int:
+    """In this user's folder `base`: remove each receiver's socket whose process is gone, and each receiver
+    folder left empty; how many entries went. Only what receivers make is looked at (`<hash>/<pid>.sock`,
+    sockets of this user), nothing is followed through a symlink, and a folder whose lock another process holds
+    (a receiver binding there) is skipped."""
+    try:
+        top = os.open(base, _DIRECTORY)
+    except OSError:
+        return 0
+    removed = 0
+    try:
+        for name in os.listdir(top):
+            if _FOLDER.fullmatch(name):
+                with contextlib.suppress(OSError):
+                    removed += _remove_stale_in(top, name)
+    finally:
+        os.close(top)
+    return removed
+
+
+def _remove_stale_in(top: int, name: str) -> int:
+    fd = os.open(name, _DIRECTORY, dir_fd=top)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0  # a receiver binds there right now
+        if os.fstat(fd).st_uid != os.getuid():
+            return 0
+        removed, kept = 0, 0
+        for entry in os.listdir(fd):
+            found = _SOCKET.fullmatch(entry)
+            try:  # a receiver closing removes its own socket meanwhile
+                info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                if not (found and stat.S_ISSOCK(info.st_mode) and info.st_uid == os.getuid()
+                        and not _running(int(found[1]))):
+                    kept += 1
+                    continue
+                os.unlink(entry, dir_fd=fd)
+                removed += 1
+            except FileNotFoundError:
+                continue
+        if not kept:
+            os.rmdir(name, dir_fd=top)
+            removed += 1
+        return removed
+    finally:
+        os.close(fd)
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and has not exited (a zombie has): a receiver that could still serve."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's: not known to be gone
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
 
 
 class RelaySender:

@@ -3,7 +3,8 @@
 The server is `tmux -L yeetui-<hash of the data dir>` started with `-f /dev/null`, so nothing in the user's
 tmux.conf (a `destroy-unattached`, a hook, a shell that exits) can kill agents' sessions, and the user's own
 servers are never touched. Windows keep their pane after the command ends (`remain-on-exit`) so a crash
-stays readable; names are reduced to `[A-Za-z0-9_-]` and never reused while a window of that name exists.
+stays readable (how many, and for how long, is yeetui.subagents.panes's to say: `close_dead_windows`,
+`wind_down`); names are reduced to `[A-Za-z0-9_-]` and never reused while a window of that name exists.
 When yeetui's last window is closed the server exits (`exit-empty on`): nothing of yeetui's lingers in the
 process list between uses. The socket file stays behind (tmux leaves it), so `running()` can say yes for a
 server that has gone; the next command simply starts a new one.
@@ -18,6 +19,7 @@ import os
 import re
 import shlex
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,15 +168,41 @@ class TmuxServer:
         base = self.env.get("TMUX_TMPDIR") or "/tmp"  # noqa: S108 - where tmux itself puts its socket folder
         return os.path.exists(os.path.join(base, f"tmux-{os.getuid()}", self.name))
 
-    async def close_dead_windows(self) -> int:
-        """Close the windows whose command has ended (kept for reading until now); how many."""
-        if not self.running():
-            return 0
-        rc, out, _ = await self._run("list-panes", "-s", "-t", SESSION, "-F", "#{pane_dead} #{window_id}")
-        dead = {line.split()[1] for line in out.splitlines() if rc == 0 and line.startswith("1 ")}
-        for window_id in dead:
+    async def close_dead_windows(self, keep: int = 0) -> int:
+        """Close the windows whose command has ended (kept for reading until now) but the `keep` that ended last;
+        how many were closed."""
+        dead = [window for window, _, is_dead in await self._panes() if is_dead]
+        for window_id in dead[:max(len(dead) - keep, 0)]:
             await self._run("kill-window", "-t", window_id)
-        return len(dead)
+        return max(len(dead) - keep, 0)
+
+    async def wind_down(self) -> None:
+        """Nobody is left to read ended windows: close them, and have each live one close as its command ends
+        (`remain-on-exit off`, on its pane alone: windows opened later keep theirs). The server exits with the
+        last window (`exit-empty`)."""
+        for window_id, pane_id, is_dead in await self._panes():
+            if is_dead:
+                await self._run("kill-window", "-t", window_id)
+            else:
+                await self._run("set-option", "-p", "-t", pane_id, "remain-on-exit", "off")
+        # A command that ended meanwhile kept its window: it was live when listed, and dead before its option
+        # was set.
+        await self.close_dead_windows()
+
+    async def _panes(self) -> list[tuple[str, str, bool]]:
+        """(window id, pane id, whether its command has ended) of each window, those that ended longest ago first.
+        One whose end tmux has not timed yet (it does so a moment later; tmux before 3.3 never does) counts as
+        ended now; those of the same time are in the order they were opened."""
+        if not self.running():
+            return []
+        rc, out, _ = await self._run("list-panes", "-s", "-t", SESSION, "-F",
+                                     "#{window_id} #{pane_id} #{pane_dead} #{pane_dead_time}")
+        found = []
+        for line in out.splitlines() if rc == 0 else ():
+            window_id, pane_id, dead, *ended = line.split()
+            when = int(ended[0]) if ended and ended[0].isdigit() else sys.maxsize
+            found.append((when, int(window_id.lstrip("@") or 0), window_id, pane_id, dead == "1"))
+        return [(window_id, pane_id, dead) for *_, window_id, pane_id, dead in sorted(found)]
 
     async def kill_window(self, window: str) -> None:
         await self._run("kill-window", "-t", f"{SESSION}:{window}")

@@ -8,6 +8,9 @@ umask and environment, and the server forks a child that becomes the command (`b
 milliseconds. The process that connected stays as the command's stand-in: it passes on the signals it gets
 (`relay`) and ends as the command ended, with its exit status or its signal; if it is killed outright the
 server kills the command too. So whoever started it — tmux, `subprocess`, a test — sees what it saw before.
+Should the server die first, the command runs on (a child whose parent died): the stand-in then waits for it
+(through a pidfd) and ends once it has, with status 1 — a tmux pane stays live, showing its output, as long
+as its worker runs.
 
 The server is single-threaded (forking a process with threads copies locks some other thread holds), listens
 on a socket in a private directory of this user (0700, checked, and each peer's uid checked too), holds an
@@ -36,6 +39,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import select
 import selectors
 import signal
@@ -316,18 +320,24 @@ def relay(conn: socket.socket, *, quiet_retry: bool = False) -> bool:
     `quiet_retry`, a refusal that asks to be asked again (`Replies.retry`) says nothing and returns True."""
     replies = Replies()
     caught: list[int] = []  # signals that came before the command's pid: passed on once it is known
+    command = -1  # the command's pidfd, once its pid is known: what is waited for should the server go
+
+    def send(signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, OSError):
+            if command >= 0:
+                signal.pidfd_send_signal(command, signum)
+            elif replies.pid is not None:
+                os.kill(replies.pid, signum)
 
     def pass_on(signum: int, _frame: object) -> None:
         if replies.pid is None:
             caught.append(signum)
         else:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(replies.pid, signum)
+            send(signum)
 
     def stop(_signum: int, _frame: object) -> None:  # ^Z: stop the command, then this process as a shell expects
         if replies.pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(replies.pid, signal.SIGSTOP)
+            send(signal.SIGSTOP)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)
         signal.signal(signal.SIGTSTP, stop)
@@ -357,16 +367,23 @@ def relay(conn: socket.socket, *, quiet_retry: bool = False) -> bool:
                 signal.raise_signal(early)
             return again
         if replies.pid is not None and errors < 0:
+            with contextlib.suppress(OSError):  # now, while the server holds the command unreaped
+                command = os.pidfd_open(replies.pid)
             errors = os.dup(2)
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):  # the command alone holds them now: its output closing is the end of file a
                 os.dup2(null, fd)  # reader sees
         while caught and replies.pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(replies.pid, caught.pop(0))
+            send(caught.pop(0))
     errors = 2 if errors < 0 else errors
     if replies.status is None:
         os.write(errors, b"yeetui: the warm server that ran this command went away\n")
+        if command >= 0 and not select.select([command], [], [], 0)[0]:
+            # The command runs on without it: stand in until it ends (its pane, its caller, see it live), then end
+            # without its status, which only its parent, the server, could have read.
+            os.write(errors, b"yeetui: the command runs on; this process stands in for it until it ends\n")
+            select.select([command], [], [])
+            os.write(errors, b"yeetui: the command has ended (its exit status went with the warm server)\n")
         os._exit(1)
     if os.WIFSIGNALED(replies.status):
         signal.signal(os.WTERMSIG(replies.status), signal.SIG_DFL)
@@ -714,12 +731,16 @@ def listen(where: Place, *, ready: Callable[[], None] = lambda: None) -> tuple[s
     """Take the lock of `where`, call `ready` (the imports: clients that find the lock held wait meanwhile), and
     listen on its socket: (the listener, the lock's descriptor, held while this process lives); None when
     another server holds the lock."""
-    lock = os.open(where.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(lock)
-        return None
+    while True:
+        lock = os.open(where.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock)
+            return None
+        if _is_at(lock, where.lock):
+            break
+        os.close(lock)  # removed as stale (`remove_stale`) after it was opened: the lock is the new file's
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
     ready()
@@ -733,6 +754,57 @@ def listen(where: Place, *, ready: Callable[[], None] = lambda: None) -> tuple[s
         os.umask(old)
     listener.listen(64)
     return listener, lock
+
+
+def _is_at(fd: int, path: Path) -> bool:
+    """Whether `path` (not followed) is still the file open at `fd`."""
+    try:
+        there = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    info = os.fstat(fd)
+    return (there.st_dev, there.st_ino) == (info.st_dev, info.st_ino)
+
+
+_LEFT = re.compile(r"warm-([0-9a-f]{16})\.(sock|lock|log)")
+
+
+def remove_stale(folder: Path, *, keep: str) -> list[str]:
+    """The files of other builds' servers that have ended (an upgrade or an edit starts a new one, and the old
+    one's socket, lock and log stayed): removed, but those of `keep` (this server's build) and of any server
+    still holding its lock. Each build's lock is taken before its files go, and stays taken until they have:
+    a server of that build starting meanwhile finds it held and leaves serving to another, or takes the new
+    lock file (`listen`). Only regular files and sockets of this user, named as servers name them, are
+    removed; nothing is followed through a symlink. The names removed."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    builds = {found[1] for name in names if (found := _LEFT.fullmatch(name)) and found[1] != keep}
+    removed: list[str] = []
+    for build in sorted(builds):
+        lock_path = folder / f"warm-{build}.lock"
+        try:
+            lock = os.open(lock_path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # no lock (a server of that build about to start?), or not a file: left alone
+        try:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if not _is_at(lock, lock_path) or os.fstat(lock).st_uid != os.getuid():
+                    continue
+            except OSError:  # BlockingIOError: that server lives
+                continue
+            for suffix in ("sock", "log", "lock"):  # the lock last: it guards the others
+                path = folder / f"warm-{build}.{suffix}"
+                with contextlib.suppress(OSError):
+                    info = os.lstat(path)
+                    if info.st_uid == os.getuid() and (stat.S_ISREG(info.st_mode) or stat.S_ISSOCK(info.st_mode)):
+                        os.unlink(path)
+                        removed.append(path.name)
+        finally:
+            os.close(lock)
+    return removed
 
 
 def remove(where: Place) -> None:

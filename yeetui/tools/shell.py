@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,14 @@ from yeetui.redact import redact, secret_values_from_env
 from yeetui.system import sandbox
 from yeetui.system.confine import ShieldsUnavailable, Unconfinable, confined, writable_mechanism
 from yeetui.system.git import blank_drivers, hermetic_env, user_identity
-from yeetui.system.processes import KILL_GRACE, GroupWatcher, group_alive, kill_group, start_ticks
+from yeetui.system.processes import (
+    KILL_GRACE,
+    PROCESS_TAG,
+    GroupWatcher,
+    group_alive,
+    kill_group,
+    start_ticks,
+)
 from yeetui.system.shell_syntax import simple_commands
 from yeetui.text import clip, one_line
 from yeetui.tools.base import ProcessLog, Tool, ToolContext, ToolOutput
@@ -184,11 +192,12 @@ class BashTool(Tool):
         The output pipe is ours (not asyncio's), so waiting for bash does not wait for the pipe to close
         (a background job may hold it), and the pipe can be closed even if an escaped process holds it.
         """
+        tag = f"bash-{uuid.uuid4().hex}"  # in every process the command starts, also one that leaves its group
         read_fd, write_fd = os.pipe()
         gate_read, gate_write = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                "/bin/sh", "-c", _GATE, "sh", *argv, cwd=cwd, env=env, stdin=gate_read,
+                "/bin/sh", "-c", _GATE, "sh", *argv, cwd=cwd, env={**env, PROCESS_TAG: tag}, stdin=gate_read,
                 stdout=write_fd, stderr=write_fd, start_new_session=True, pass_fds=pass_fds,
             )
         except OSError as exc:
@@ -202,7 +211,7 @@ class BashTool(Tool):
         try:
             if log is not None:
                 await log.started(proc.pid, start_ticks(proc.pid))
-            watcher = await GroupWatcher.start(proc.pid)  # a kill -9 of this process takes the command along
+            watcher = await GroupWatcher.start(proc.pid, tag)  # a kill -9 of this process takes the command along
             os.write(gate_write, b"go\n")
         except BaseException:
             os.close(read_fd)

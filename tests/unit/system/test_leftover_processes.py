@@ -19,7 +19,7 @@ from yeetui.bus import Bus
 from yeetui.store import Store
 from yeetui.subagents.inbox import Delivery
 from yeetui.system import sandbox
-from yeetui.system.processes import kill_leftover_group, start_ticks
+from yeetui.system.processes import PROCESS_TAG, GroupWatcher, kill_leftover_group, start_ticks
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -217,3 +217,39 @@ def test_under_bubblewrap_a_killed_owner_s_command_dies_with_it(tmp_path: Path) 
         for pid in running_with(duration):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_watched_command_s_processes_die_with_its_owner_also_those_that_left_its_group() -> None:
+    """What a command started carries its tag (`PROCESS_TAG`): once the owner dies, its watcher ends the group and
+    every process with the tag — here one that left the group with `setsid`, as bubblewrap's sandbox does as it
+    starts (killed then, bubblewrap used to leave its sandbox running for good)."""
+    escaped = unique_sleep()
+    tag = f"bash-test-{os.getpid()}-{escaped}"
+    command = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", f"setsid sleep {escaped} </dev/null >/dev/null 2>&1 & sleep 300", start_new_session=True,
+        env={**os.environ, PROCESS_TAG: tag})
+    watcher: GroupWatcher | None = None
+    try:
+        watcher = await GroupWatcher.start(command.pid, tag)
+        for _ in range(500):
+            if running_with(escaped):
+                break
+            await asyncio.sleep(0.01)
+        assert running_with(escaped)
+        assert watcher._write_fd is not None
+        os.close(watcher._write_fd)  # what the owner's death does: the watcher's pipe has no writer left
+        watcher._write_fd = None
+        await asyncio.wait_for(command.wait(), 10)
+        for _ in range(500):
+            if not running_with(escaped):
+                break
+            await asyncio.sleep(0.01)
+        assert not running_with(escaped)
+    finally:
+        for pid in running_with(escaped):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(command.pid, signal.SIGKILL)
+        await command.wait()
+        if watcher is not None:
+            await watcher.stop()

@@ -129,7 +129,20 @@ async def test_notes_that_are_not_a_path_beneath_the_root_are_skipped(runtime_di
             stream.write(f'123\nnot json\n"{root}/../outside"\n')
     assert outside.is_dir()  # an empty folder, but out of the root by '..'
     assert not (root / ".claude").exists()  # the good note is still acted on
-    assert notes.read_text() == ""
+    assert not notes.exists()  # done with, the notes go
+
+
+async def test_the_notes_go_once_the_last_command_out_has_tidied(runtime_dir: Path, root: Path) -> None:
+    """They used to stay, emptied: a file per workspace root ever used. While a command still runs there they
+    stay (it may still have the mount points bound)."""
+    notes = mount_points.notes_file(runtime_dir / f"yeetui-{os.getuid()}", root)
+    async with shields([root]) as first:
+        _made(first, root / ".claude")
+        async with shields([root]) as second:
+            _made(second, root / ".git")
+        assert notes.exists() and (root / ".git").exists()
+    assert not notes.exists() and not (root / ".git").exists() and not (root / ".claude").exists()
+    assert list(notes.parent.iterdir()) == []
 
 
 async def test_commands_whose_environments_name_different_runtime_folders_still_see_each_other(

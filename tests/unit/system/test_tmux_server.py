@@ -5,9 +5,10 @@ that do not clash; none fails with `duplicate session`."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from asyncio.subprocess import PIPE
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -97,13 +98,62 @@ async def test_the_server_exits_once_its_last_window_is_closed(server: TmuxServe
             break
         await asyncio.sleep(0.01)
     assert await server.close_dead_windows() == 1
-    rc, _, err = await server._run("list-sessions")
-    assert rc != 0 and "no server running" in err
-    for _ in range(500):
+    for _ in range(500):  # it exits as its loop next looks: a command sent at once may still be answered
         if gone(server_pid):
             break
         await asyncio.sleep(0.01)
     assert gone(server_pid)
+    rc, _, err = await server._run("list-sessions")
+    assert rc != 0 and re.search("no server running|error connecting", err)
+
+
+async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    for _ in range(1000):
+        if await check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"not reached: {what}")
+
+
+async def _dead_count(tmux: TmuxServer, count: int) -> bool:
+    _, out, _ = await tmux._run("list-panes", "-s", "-t", SESSION, "-F", "#{pane_dead}")
+    return out.split().count("1") == count
+
+
+async def test_closing_dead_windows_keeps_those_that_ended_last(server: TmuxServer, tmp_path: Path) -> None:
+    live = await server.open_window("live", SLEEPER, cwd=tmp_path)
+    ended = []
+    for n in range(4):  # one after another: each ends before the next opens
+        ended.append(await server.open_window(f"ended#{n}", ["true"], cwd=tmp_path))
+        await _until(lambda n=n: _dead_count(server, n + 1), "the command to end")
+    assert await server.close_dead_windows(keep=2) == 2
+    assert await server.window_names() == {"live", ended[2].window, ended[3].window}
+    assert await server.close_dead_windows(keep=2) == 0
+    assert await server.pane_alive(live.pane_id)
+
+
+async def test_winding_down_closes_ended_windows_and_the_server_goes_with_the_last_command(
+        server: TmuxServer, tmp_path: Path) -> None:
+    """Nobody reads the windows any more: the ended ones close at once, the live one runs on and closes as its
+    command ends, and the server exits with it. A window opened afterwards stays for reading again."""
+    release = tmp_path / "release"
+    live = await server.open_window("live", ["sh", "-c", f"until [ -e {release} ]; do sleep 0.02; done"],
+                                    cwd=tmp_path)
+    await server.open_window("ended", ["true"], cwd=tmp_path)
+    await _until(lambda: _dead_count(server, 1), "the command to end")
+    _, out, _ = await server._run("display-message", "-p", "-t", live.pane_id, "#{pid}")
+    server_pid = int(out.strip())
+    await server.wind_down()
+    assert await server.window_names() == {"live"} and await server.pane_alive(live.pane_id)
+    later = await server.open_window("later", ["true"], cwd=tmp_path)
+    await _until(lambda: _dead_count(server, 1), "the later command to end")
+    assert await server.has_pane(later.pane_id)  # kept: remain-on-exit is still on for new windows
+    await server.close_dead_windows()
+    release.touch()
+    async def server_gone() -> bool:
+        return gone(server_pid)
+
+    await _until(server_gone, "the server to exit with its last window")
 
 
 async def test_a_window_opens_when_the_first_try_reached_a_server_that_was_exiting(tmp_path: Path) -> None:

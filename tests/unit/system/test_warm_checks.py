@@ -4,6 +4,7 @@ container's seccomp filter, workers still fork warm — and which loaded files m
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import os
 import sys
@@ -64,3 +65,60 @@ def test_a_loaded_file_changed_in_place_or_gone_is_named(tmp_path: Path, monkeyp
     assert warm.changed_file(ours) == module
     os.unlink(module)
     assert warm.changed_file(ours) == module
+
+
+def _build_files(folder: Path, key: str) -> list[Path]:
+    files = [folder / f"warm-{key}.{suffix}" for suffix in ("sock", "lock", "log")]
+    for path in files:
+        path.write_text("")
+    return files
+
+
+def test_only_files_of_ended_builds_servers_are_removed(tmp_path: Path) -> None:
+    """Another build's ended server: its socket, lock and log go. This build's stay, so do those of a server
+    whose lock is held (it lives), and a link in a server file's place is removed as a link, never followed."""
+    ended = _build_files(tmp_path, "1" * 16)
+    mine = _build_files(tmp_path, "2" * 16)
+    living = _build_files(tmp_path, "3" * 16)
+    linked = tmp_path / f"warm-{'4' * 16}.log"
+    target = tmp_path / "elsewhere"
+    target.write_text("someone's")
+    (tmp_path / f"warm-{'4' * 16}.lock").write_text("")
+    linked.symlink_to(target)
+    other = tmp_path / "warm-server-notes.txt"
+    other.write_text("")
+    held = os.open(living[1], os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        removed = warm.remove_stale(tmp_path, keep="2" * 16)
+    finally:
+        os.close(held)
+    assert sorted(removed) == sorted([p.name for p in ended] + [f"warm-{'4' * 16}.lock"])
+    assert not any(p.exists() for p in ended)
+    assert all(p.exists() for p in (*mine, *living, other, target)) and linked.is_symlink()
+
+
+def test_a_server_whose_lock_file_was_removed_as_it_took_it_takes_the_new_one(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interleaving forced: a server opens its build's lock as `remove_stale` removes it. Locking the removed
+    file would let a second server take a new one: it opens the lock again and holds the one at the path."""
+    where = warm.Place(tmp_path / "warm-k.sock", tmp_path / "warm-k.lock")
+    real_flock = fcntl.flock
+    removed: list[int] = []
+
+    def flock(fd: int, operation: int) -> None:
+        if not removed:
+            removed.append(fd)
+            os.unlink(where.lock)  # what a remover does once the lock is free
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    held = warm.listen(where)
+    assert held is not None
+    listener, lock = held
+    try:
+        assert os.fstat(lock).st_ino == os.stat(where.lock).st_ino
+        assert warm.server_alive(where)
+    finally:
+        listener.close()
+        os.close(lock)
