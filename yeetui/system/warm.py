@@ -319,31 +319,9 @@ def relay(conn: socket.socket, *, quiet_retry: bool = False) -> bool:
     (the reason on stderr), with this process as it was: the caller may run the command itself. With
     `quiet_retry`, a refusal that asks to be asked again (`Replies.retry`) says nothing and returns True."""
     replies = Replies()
-    caught: list[int] = []  # signals that came before the command's pid: passed on once it is known
-    command = -1  # the command's pidfd, once its pid is known: what is waited for should the server go
-
-    def send(signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, OSError):
-            if command >= 0:
-                signal.pidfd_send_signal(command, signum)
-            elif replies.pid is not None:
-                os.kill(replies.pid, signum)
-
-    def pass_on(signum: int, _frame: object) -> None:
-        if replies.pid is None:
-            caught.append(signum)
-        else:
-            send(signum)
-
-    def stop(_signum: int, _frame: object) -> None:  # ^Z: stop the command, then this process as a shell expects
-        if replies.pid is not None:
-            send(signal.SIGSTOP)
-        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTSTP)
-        signal.signal(signal.SIGTSTP, stop)
-
-    before = {signum: signal.signal(signum, pass_on) for signum in _PASSED}
-    before[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, stop)
+    passing = _Passing(replies)
+    before = {signum: signal.signal(signum, passing.pass_on) for signum in _PASSED}
+    before[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, passing.stop)
     errors = -1
     while replies.status is None:
         try:
@@ -363,33 +341,81 @@ def relay(conn: socket.socket, *, quiet_retry: bool = False) -> bool:
             conn.close()
             for passed, handler in before.items():
                 signal.signal(passed, handler)
-            for early in caught:
+            for early in passing.caught:
                 signal.raise_signal(early)
             return again
         if replies.pid is not None and errors < 0:
-            with contextlib.suppress(OSError):  # now, while the server holds the command unreaped
-                command = os.pidfd_open(replies.pid)
-            errors = os.dup(2)
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):  # the command alone holds them now: its output closing is the end of file a
-                os.dup2(null, fd)  # reader sees
-        while caught and replies.pid is not None:
-            send(caught.pop(0))
-    errors = 2 if errors < 0 else errors
-    if replies.status is None:
+            passing.command, errors = _hand_over(replies.pid)
+        passing.flush()
+    _end_as(replies.status, passing.command, 2 if errors < 0 else errors)
+
+
+class _Passing:
+    """The signals the stand-in gets, passed on to the command: held until its pid is known, then sent — to its
+    pidfd once there is one, so a pid reused after it ended is never signalled."""
+
+    def __init__(self, replies: Replies) -> None:
+        self.replies = replies
+        self.caught: list[int] = []
+        self.command = -1
+
+    def send(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, OSError):
+            if self.command >= 0:
+                signal.pidfd_send_signal(self.command, signum)
+            elif self.replies.pid is not None:
+                os.kill(self.replies.pid, signum)
+
+    def pass_on(self, signum: int, _frame: object) -> None:
+        if self.replies.pid is None:
+            self.caught.append(signum)
+        else:
+            self.send(signum)
+
+    def flush(self) -> None:
+        """Send what came before the command's pid was known."""
+        while self.caught and self.replies.pid is not None:
+            self.send(self.caught.pop(0))
+
+    def stop(self, _signum: int, _frame: object) -> None:
+        """^Z: stop the command, then this process, as a shell expects."""
+        if self.replies.pid is not None:
+            self.send(signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)
+        signal.signal(signal.SIGTSTP, self.stop)
+
+
+def _hand_over(pid: int) -> tuple[int, int]:
+    """The command's pid is known: a pidfd on it (-1 if it cannot be had), opened now while the server holds the
+    command unreaped, and a copy of stderr to say things on; this process's own stdio goes to /dev/null, so
+    the command alone holds the terminal's (its output closing is the end of file a reader sees)."""
+    command = -1
+    with contextlib.suppress(OSError):
+        command = os.pidfd_open(pid)
+    errors = os.dup(2)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    return command, errors
+
+
+def _end_as(status: int | None, command: int, errors: int) -> NoReturn:
+    """End as the command ended: by the same signal, or with its exit status. Without one (the server went
+    away) and the command still running, stand in until it ends (its pane, its caller, see it live), then end
+    without its status, which only its parent, the server, could have read."""
+    if status is None:
         os.write(errors, b"yeetui: the warm server that ran this command went away\n")
         if command >= 0 and not select.select([command], [], [], 0)[0]:
-            # The command runs on without it: stand in until it ends (its pane, its caller, see it live), then end
-            # without its status, which only its parent, the server, could have read.
             os.write(errors, b"yeetui: the command runs on; this process stands in for it until it ends\n")
             select.select([command], [], [])
             os.write(errors, b"yeetui: the command has ended (its exit status went with the warm server)\n")
         os._exit(1)
-    if os.WIFSIGNALED(replies.status):
-        signal.signal(os.WTERMSIG(replies.status), signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [os.WTERMSIG(replies.status)])
-        os.kill(os.getpid(), os.WTERMSIG(replies.status))
-    os._exit(os.waitstatus_to_exitcode(replies.status) & 0xFF)
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [os.WTERMSIG(status)])
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
 # --- the server side -------------------------------------------------------------------------------------
@@ -499,6 +525,26 @@ class WarmServer:
         except OSError:
             return None
         fds: list[int] = []
+        try:
+            request = self._request_of(conn, selector, fds, stopping=stopping)
+        except (OSError, ValueError, struct.error, _Again) as exc:
+            with contextlib.suppress(OSError):
+                conn.settimeout(1.0)
+                again = {"retry": True} if isinstance(exc, _Again) else {}
+                reply = {"error": str(exc) or type(exc).__name__, **again}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+            conn.close()
+            for fd in fds:
+                os.close(fd)
+            return None
+        conn.settimeout(None)
+        return self._fork(selector, conn, request, fds)
+
+    def _request_of(self, conn: socket.socket, selector: selectors.BaseSelector, fds: list[int], *,
+                    stopping: bool) -> dict[str, Any]:
+        """The request on `conn`, every check passed: this user's, unconfined, well formed, a command this server
+        runs, and the server still serving its build. The descriptors it came with go into `fds` (the caller
+        closes them whatever happens). Raises saying why not."""
         pidfd = -1
         try:
             conn.settimeout(10.0)
@@ -506,7 +552,8 @@ class WarmServer:
             if uid != os.getuid():
                 raise ValueError("the peer is another user")
             pidfd = peers.peer_pidfd(conn, peer)  # now: the process itself, before it could end and its pid be reused
-            head, fds, _, _ = socket.recv_fds(conn, _LENGTH.size, _DESCRIPTORS)
+            head, received, _, _ = socket.recv_fds(conn, _LENGTH.size, _DESCRIPTORS)
+            fds.extend(received)
             if len(head) != _LENGTH.size:
                 raise ValueError("a request starts with its length")
             size = _LENGTH.unpack(head)[0]
@@ -528,20 +575,15 @@ class WarmServer:
             if (changed := self.stale()) is not None:
                 self._stop_listening(selector)
                 raise _Again(f"its code changed on disk since it started: {changed}")
-        except (OSError, ValueError, struct.error, _Again) as exc:
-            with contextlib.suppress(OSError):
-                conn.settimeout(1.0)
-                again = {"retry": True} if isinstance(exc, _Again) else {}
-                reply = {"error": str(exc) or type(exc).__name__, **again}
-                conn.sendall(json.dumps(reply).encode() + b"\n")
-            conn.close()
-            for fd in fds:
-                os.close(fd)
-            return None
+            return request
         finally:
             if pidfd >= 0:
                 os.close(pidfd)
-        conn.settimeout(None)
+
+    def _fork(self, selector: selectors.BaseSelector, conn: socket.socket, request: dict[str, Any],
+              fds: list[int]) -> tuple[dict[str, Any], list[int]] | None:
+        """Fork the command's child: in it, return the request (this server's sockets and descriptors closed);
+        here, follow the child and tell the client its pid."""
         pid = os.fork()
         if pid == 0:
             selector.close()
