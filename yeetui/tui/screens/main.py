@@ -584,23 +584,9 @@ class MainScreen(Screen[None]):
         view = self._views.get(session_id) if session_id else None
         if view is None and isinstance(event, _VIEW_ONLY):
             return  # a stream of a session that is not open: nothing to draw
+        if view is not None and await _drawn(view, event):
+            return
         match event:
-            case ev.TextDelta() if view:
-                await view.stream_text(event.run_id, event.text)
-            case ev.ThinkingDelta() if view:
-                await view.stream_thinking(event.run_id, event.text)
-            case ev.StreamRestarted() if view:
-                await view.stream_restarted(event.run_id)
-            case ev.MessageCommitted() if view:
-                await view.add_message(event.message, event.message_id, run_id=event.run_id or None)
-            case ev.RunStatusChanged() if view and event.status.is_final:
-                await view.end_stream(event.run_id)
-            case ev.ToolCallStarted() if view:
-                await view.tool_started(event.call_id, event.name, event.arguments)
-            case ev.ToolCallFinished() if view:
-                await view.tool_finished(event.call_id, event.name, event.content, event.is_error)
-            case ev.ProviderRetrying() if view:
-                await view.add_notice("warning", event.text)
             case ev.Notice():
                 target = view or (self.view() if self.current else None)
                 if target is not None:
@@ -618,15 +604,21 @@ class MainScreen(Screen[None]):
                 self.session_ids.add(event.session_id)
             case ev.InboxItemAdded() if event.session_id in self.session_ids and \
                     self._for_user(event.session_id, event.item_kind):
-                item = await self.inbox.get(event.item_id)
-                if item is not None:
-                    inbox = self.query_one(InboxPanel)
-                    inbox.add_item(item)
-                    if not inbox.display:  # narrow terminal: say so, or unread items go unseen
-                        self.notify(f"Inbox: {item.title} ({inbox.unread} unread · ctrl+b)", timeout=4,
-                                    markup=False)  # an agent's words: never Textual markup
+                await self._inbox_item(event.item_id)
             case ev.SessionBusyChanged() if event.session_id == self.current:
                 self.composer.set_busy(event.busy, event.queued)
+
+    async def _inbox_item(self, item_id: int) -> None:
+        """A new inbox item for the user: in the panel, and said in a toast when the panel is hidden (a narrow
+        terminal), or unread items go unseen."""
+        item = await self.inbox.get(item_id)
+        if item is None:
+            return
+        inbox = self.query_one(InboxPanel)
+        inbox.add_item(item)
+        if not inbox.display:
+            self.notify(f"Inbox: {item.title} ({inbox.unread} unread · ctrl+b)", timeout=4,
+                        markup=False)  # an agent's words: never Textual markup
 
     def _for_user(self, session_id: str, kind: str) -> bool:
         """Whether an inbox item of the tree on screen is the user's: what was sent to the top session (the
@@ -803,6 +795,31 @@ def _judged_text(item: InboxItem, *, accepted: bool, counted: bool) -> str:
     verdict = "useful" if accepted else "not useful"
     told = f"; the pair counts it as {verdict}." if counted else " (the pair is off: F2 turns it on)."
     return f"{'Accepted' if accepted else 'Dismissed'} the pair's remark: {title}{told}"
+
+
+async def _drawn(view: ConversationView, event: ev.Event) -> bool:
+    """Draw `event` in the conversation it belongs to when it is one of the view's own (a stream, a message, a
+    tool call, a retry); whether it was."""
+    match event:
+        case ev.TextDelta():
+            await view.stream_text(event.run_id, event.text)
+        case ev.ThinkingDelta():
+            await view.stream_thinking(event.run_id, event.text)
+        case ev.StreamRestarted():
+            await view.stream_restarted(event.run_id)
+        case ev.MessageCommitted():
+            await view.add_message(event.message, event.message_id, run_id=event.run_id or None)
+        case ev.RunStatusChanged() if event.status.is_final:
+            await view.end_stream(event.run_id)
+        case ev.ToolCallStarted():
+            await view.tool_started(event.call_id, event.name, event.arguments)
+        case ev.ToolCallFinished():
+            await view.tool_finished(event.call_id, event.name, event.content, event.is_error)
+        case ev.ProviderRetrying():
+            await view.add_notice("warning", event.text)
+        case _:
+            return False
+    return True
 
 
 def _worktree_ids(data: dict[str, Any]) -> list[str]:
