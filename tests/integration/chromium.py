@@ -59,7 +59,7 @@ class Rendered:
     links: list[str]
     ids: set[str]
     requested: list[str]
-    """Every URL the page asked for (the page itself, its styles, scripts, images)."""
+    """Every URL the page asked for by its load event (the page itself, its styles, scripts, images)."""
     responses: list[Response]
     failed: list[str]
     """Requests that got no response at all, with the browser's reason."""
@@ -131,14 +131,16 @@ class Chromium:
         if "errorText" in navigated:
             raise ChromiumError(f"{url}: {navigated['errorText']}")
         loader = navigated["loaderId"]
-        self._wait_event(timeout, "its load event", lambda e: e["method"] == "Page.lifecycleEvent"
+        loaded = self._wait_event(timeout, "its load event", lambda e: e["method"] == "Page.lifecycleEvent"
                          and e["params"]["name"] == "load" and e["params"]["loaderId"] == loader)
         look = self.call("Runtime.evaluate", {"expression": _LOOK, "returnByValue": True}, session=self._tab)
         if "exceptionDetails" in look:
             raise ChromiumError(f"{url}: {look['exceptionDetails']}")
         seen = look["result"]["value"]
-        # This page's own requests: a request the page before it left in flight carries that page's loader.
-        events = [e for e in self._events if e["params"].get("loaderId") == loader]
+        # This page's own requests up to its load event: a request the page before it left in flight carries that
+        # page's loader, and what the browser asks for after the load (a favicon.ico nobody named) is not the page's.
+        until_load = self._events[:loaded]
+        events = [e for e in until_load if e["params"].get("loaderId") == loader]
         requests = {e["params"]["requestId"]: e["params"]["request"]["url"]
                     for e in events if e["method"] == "Network.requestWillBeSent"}
         return Rendered(
@@ -147,7 +149,7 @@ class Chromium:
             responses=[Response(e["params"]["response"]["url"], e["params"]["response"]["status"])
                        for e in events if e["method"] == "Network.responseReceived"],
             failed=[f"{requests[e['params']['requestId']]}: {e['params']['errorText']}"
-                    for e in self._events
+                    for e in until_load
                     if e["method"] == "Network.loadingFailed" and e["params"]["requestId"] in requests],
         )
 
@@ -183,10 +185,15 @@ class Chromium:
             if "method" in answer:
                 self._events.append(answer)
 
-    def _wait_event(self, timeout: float, what: str, wanted: Callable[[dict[str, Any]], bool]) -> None:
-        """Read on until the tab has sent an event `wanted` picks (seen already counts)."""
+    def _wait_event(self, timeout: float, what: str, wanted: Callable[[dict[str, Any]], bool]) -> int:
+        """Read on until the tab has sent an event `wanted` picks (seen already counts); its index in the events."""
         deadline = time.monotonic() + timeout
-        while not any(e.get("sessionId") == self._tab and wanted(e) for e in self._events):
+        seen = 0
+        while True:
+            for index in range(seen, len(self._events)):
+                if self._events[index].get("sessionId") == self._tab and wanted(self._events[index]):
+                    return index
+            seen = len(self._events)
             answer = self._read(deadline, what)
             if "method" in answer:
                 self._events.append(answer)
