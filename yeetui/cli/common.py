@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from yeetui import paths
-from yeetui.application.runs import Budget, command_budget
 from yeetui.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK
 from yeetui.errors import YeetuiError
 from yeetui.redact import RedactingFilter
 from yeetui.text import terminal_safe
 
 if TYPE_CHECKING:
+    from yeetui.application.runs import Budget
     from yeetui.runtime import FrontEnd, Runtime
     from yeetui.store import Store
 
@@ -225,5 +225,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: frozen
 
 def budget_of(args: argparse.Namespace) -> Budget | None:
     """The budget of `--max-cost`, `--max-tokens`, `--max-turns`, `--max-minutes` (None: none given)."""
+    from yeetui.application.runs import command_budget  # on use: `yeetui` alone logs through this module
+
     return command_budget(max_cost=getattr(args, "max_cost", None), max_tokens=getattr(args, "max_tokens", None),
                           max_turns=getattr(args, "max_turns", None), max_minutes=getattr(args, "max_minutes", None))
