@@ -286,11 +286,26 @@ async def test_a_broken_config_file_is_named_on_the_starting_screen(project: Pat
 
 
 def test_the_start_path_imports_no_domain_module() -> None:
-    """What the first frame needs (yeetui.tui.app) loads no pydantic, runtime, store or provider SDK:
-    those come after it, in the boot worker."""
-    code = ("import sys, yeetui.tui.app; "
+    """What the first frame needs (`yeetui` alone: the CLI, its logging set-up and yeetui.tui.app) loads no
+    pydantic, runtime, store, provider SDK nor the warm-start machinery: those come after it, in the boot worker
+    (or only for a worker's command)."""
+    code = ("import sys, yeetui.cli, yeetui.cli.common, yeetui.tui.app; "
             "print(' '.join(m for m in ('pydantic', 'yeetui.runtime', 'yeetui.store', 'yeetui.messages', "
-            "'anthropic', 'litellm', 'jsonschema') if m in sys.modules))")
+            "'yeetui.application.runs', 'yeetui.system.warm', 'anthropic', 'litellm', 'jsonschema') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == ""
+
+
+def test_starting_up_runs_no_command_before_the_runtime_opens() -> None:
+    """Importing what the first frame and then the main screen need starts no process (libraries have run
+    `ldconfig -p` and `file` on the interpreter as they loaded): each is a fork of the whole app on the way to
+    the session."""
+    code = ("import sys; started = []; "
+            "sys.addaudithook(lambda event, args: started.append(args[0]) if event == 'subprocess.Popen' else None); "
+            "import yeetui.cli, yeetui.cli.common, yeetui.tui.app, yeetui.runtime, yeetui.tui.screens.main; "
+            "print(' '.join(map(str, started)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.stdout.strip() == ""
