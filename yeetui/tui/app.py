@@ -48,12 +48,16 @@ QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c (with nothing running to stop) quits."""
 
 
-def _import_domain() -> None:
+def _import_domain(*, calm: bool) -> None:
     """With the collector paused: it would otherwise run full collections over the growing heap of new
-    modules and classes, none of it garbage (~45 ms of the ~300 these imports take, 2-core machine)."""
+    modules and classes, none of it garbage (~45 ms of the ~300 these imports take, 2-core machine). With
+    `calm`, what they made is frozen (`calm_gc`) before the collector resumes, or its first young collection
+    and the one after it walk all of it (~40 ms, with the screen waiting on the event loop)."""
     with gc_paused():
         for name in DOMAIN:
             importlib.import_module(name)
+        if calm:
+            calm_gc()
 
 
 class YeetuiApp(App[None]):
@@ -89,8 +93,8 @@ class YeetuiApp(App[None]):
         self._ctrl_c_at: float | None = None
         self.tune_gc = tune_gc
         self.full_collections = FullCollections()
-        """Calm the garbage collector once the session is open (`calm_gc`); the real binary does, tests
-        that run many apps in one process don't."""
+        """Calm the garbage collector (`calm_gc`) from the start, freezing what exists at each step (Textual, the
+        domain, the open session); the real binary does, tests that run many apps in one process don't."""
         self.resume = resume
         self.continue_latest = continue_latest
         self.exit_note: str | None = None
@@ -111,6 +115,8 @@ class YeetuiApp(App[None]):
         return themes
 
     def on_mount(self) -> None:
+        if self.tune_gc:  # Textual and the first screen are imported: frozen, the first frame walks none of it
+            calm_gc()  # (a full collection over them took 25-35 ms just before the first paint)
         self._apply_theme(saved_theme(), self.runtime.settings.theme if self.runtime else None)
         self.push_screen(StartingScreen(self.pending, on_resume=self._resumed))
         # Boot after the first frame is on screen: building the runtime must not delay it.
@@ -126,7 +132,7 @@ class YeetuiApp(App[None]):
         from yeetui.errors import YeetuiError
 
         # Importing the domain takes a few hundred ms of Python: in a thread, the composer keeps echoing.
-        await asyncio.to_thread(_import_domain)
+        await asyncio.to_thread(_import_domain, calm=self.tune_gc)
         from yeetui.tui.screens.main import MainScreen
 
         if self.runtime is None:
