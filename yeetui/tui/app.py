@@ -230,22 +230,27 @@ class YeetuiApp(App[None]):
             self.full_collections.tick()
 
     def on_main_screen_ready(self) -> None:
-        """The session is open: now warm the provider SDK (not earlier — it would compete with start-up)."""
+        """The session is open: now warm what the first answer needs (not earlier — it would compete with
+        start-up)."""
         if self.tune_gc:
             calm_gc()
             self.set_interval(1.0, self.full_collections.tick, name="full collections")
-        self.run_worker(self._warm_providers(), name="warm", exclusive=False)
+        self.run_worker(self._warm(), name="warm", exclusive=False)
 
-    async def _warm_providers(self) -> None:
-        """Import the provider SDK of the default model in a daemon thread, so the first prompt doesn't stall
-        — and quitting right after start doesn't wait for an import nobody needs any more."""
+    async def _warm(self) -> None:
+        """Import the Markdown renderer and the provider SDK of the default model in a daemon thread, so the
+        first prompt and answer don't stall — and quitting right after start doesn't wait for an import nobody
+        needs any more."""
         model = self.model_override or self.runtime.settings.model
-        if model.startswith("anthropic/"):
-            threading.Thread(target=self._import_sdk, args=("anthropic",), daemon=True,
-                             name="yeetui-warm-sdk").start()
+        sdk = "anthropic" if model.startswith("anthropic/") else None
+        threading.Thread(target=self._import_for_answers, args=(sdk,), daemon=True, name="yeetui-warm").start()
 
-    def _import_sdk(self, name: str) -> None:
-        importlib.import_module(name)
+    def _import_for_answers(self, sdk: str | None) -> None:
+        from yeetui.tui.widgets import markdown_text
+
+        markdown_text.warm()
+        if sdk is not None:
+            importlib.import_module(sdk)
         if self.tune_gc:
             calm_gc()  # the SDK's modules are long-lived too
 
