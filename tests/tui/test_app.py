@@ -298,6 +298,17 @@ def test_the_start_path_imports_no_domain_module() -> None:
     assert done.stdout.strip() == ""
 
 
+def test_the_main_screen_leaves_the_terminal_emulator_and_markdown_for_later() -> None:
+    """What only an embedded pane (pyte) or a first answer (the Markdown parser, Rich's renderer, Pygments)
+    needs is not imported before the session opens."""
+    code = ("import sys, yeetui.tui.screens.main; "
+            "print(' '.join(m for m in ('pyte', 'wcwidth', 'markdown_it', 'rich.markdown', 'pygments') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == ""
+
+
 def test_starting_up_runs_no_command_before_the_runtime_opens() -> None:
     """Importing what the first frame and then the main screen need starts no process (libraries have run
     `ldconfig -p` and `file` on the interpreter as they loaded): each is a fork of the whole app on the way to
