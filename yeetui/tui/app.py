@@ -42,8 +42,10 @@ if TYPE_CHECKING:
     from yeetui.tui.widgets.conversation_window import EntryWindow
 
 __all__ = ["StartingScreen", "YeetuiApp"]
-DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main")
-"""What the boot worker imports off the event loop (everything the main screen needs comes with these)."""
+DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main", "yeetui.application.mcp", "yeetui.tui.screens.trust",
+          "yeetui.tui.screens.mcp_approval")
+"""What the boot worker imports off the event loop: everything the main screen needs comes with the first two,
+the rest are what it asks about before the runtime opens (trust, MCP approvals)."""
 QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c (with nothing running to stop) quits."""
 
