@@ -285,13 +285,31 @@ async def test_a_broken_config_file_is_named_on_the_starting_screen(project: Pat
         assert app.pending == []
 
 
+async def test_the_logging_set_up_runs_once_in_the_boot_before_the_runtime_opens(fake_env, project: Path) -> None:
+    """`yeetui` hands its logging set-up to the app, whose boot worker runs it after the first frame."""
+    import threading
+
+    calls: list[tuple[str, bool]] = []
+
+    def setup_logging() -> None:
+        calls.append((threading.current_thread().name, app.runtime is None))
+
+    app = YeetuiApp(cwd=project, setup_logging=setup_logging)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _main(pilot)
+    assert len(calls) == 1
+    thread, before_runtime = calls[0]
+    assert thread != threading.main_thread().name and before_runtime
+
+
 def test_the_start_path_imports_no_domain_module() -> None:
     """What the first frame needs (`yeetui` alone: the CLI, its logging set-up and yeetui.tui.app) loads no
     pydantic, runtime, store, provider SDK nor the warm-start machinery: those come after it, in the boot worker
     (or only for a worker's command)."""
     code = ("import sys, yeetui.cli, yeetui.cli.common, yeetui.tui.app; "
             "print(' '.join(m for m in ('pydantic', 'yeetui.runtime', 'yeetui.store', 'yeetui.messages', "
-            "'yeetui.application.runs', 'yeetui.system.warm', 'anthropic', 'litellm', 'jsonschema') "
+            "'yeetui.application.runs', 'yeetui.system.warm', 'yeetui.redact', 'regex', 'anthropic', 'litellm', "
+            "'jsonschema') "
             "if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])

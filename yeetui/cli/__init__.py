@@ -362,8 +362,8 @@ def run_tui(args: argparse.Namespace) -> int:
         from yeetui.cli.common import setup_logging
         from yeetui.tui.app import YeetuiApp
 
-    setup_logging()
-    app = YeetuiApp(resume=args.resume, continue_latest=args.cont, model=args.model, tune_gc=True)
+    app = YeetuiApp(resume=args.resume, continue_latest=args.cont, model=args.model, tune_gc=True,
+                    setup_logging=setup_logging)
     app.run()
     if app.exit_note:
         print(app.exit_note, file=sys.stderr)

@@ -89,8 +89,12 @@ class YeetuiApp(App[None]):
         return [*super().get_line_filters(), self._TERMINAL_CONTROLS]
 
     def __init__(self, *, cwd: Path | None = None, resume: str | None = None, continue_latest: bool = False,
-                 model: str | None = None, runtime: Any = None, tune_gc: bool = False, **kw: Any) -> None:
+                 model: str | None = None, runtime: Any = None, tune_gc: bool = False,
+                 setup_logging: Callable[[], None] | None = None, **kw: Any) -> None:
         super().__init__(**kw)
+        self.setup_logging = setup_logging
+        """The front end's logging set-up, run by the boot worker: after the first frame (the log's key-redacting
+        patterns cost ~15 ms of it), before the domain is imported."""
         self.cwd = cwd
         self._ctrl_c_at: float | None = None
         self.tune_gc = tune_gc
@@ -133,6 +137,8 @@ class YeetuiApp(App[None]):
     async def _boot(self) -> None:
         from yeetui.errors import YeetuiError
 
+        if self.setup_logging is not None:
+            await asyncio.to_thread(self.setup_logging)
         # Importing the domain takes a few hundred ms of Python: in a thread, the composer keeps echoing.
         await asyncio.to_thread(_import_domain, calm=self.tune_gc)
         from yeetui.tui.screens.main import MainScreen
