@@ -209,32 +209,39 @@ class Runtime:
         front_end = front_end or FrontEnd()
         env = dict(os.environ if env is None else env)
         project_dir = paths.find_project_root(cwd or Path.cwd())  # from a subfolder too
-        # Parsing config, profile and workflow files is blocking work: off the event loop (a UI stays live).
-        # An untrusted project's files may narrow rights, not widen them; trust holds while they are unchanged.
-        trust = await asyncio.to_thread(trust_state, project_dir, env)
-        loaded, profiles = await _load_definitions(project_dir, env, overrides, trust.trusted)
-        if trust.trusted and await asyncio.to_thread(project_files, project_dir) != trust.files:
-            # changed while they were read: what was read may not be what the user trusted
-            trust = TrustState(False, {}, note=f"The config and agent files of {project_dir} changed while yeetui "
-                               "read them; this time they may narrow rights but not widen them.")
-            loaded, profiles = await _load_definitions(project_dir, env, overrides, False)
-        warnings = [trust.note] if trust.note else []
-        if not trust.trusted and (hooks_off := await asyncio.to_thread(untrusted_hooks_note, project_dir)):
-            warnings.append(hooks_off)
-        warnings += loaded.warnings
-        warnings += [str(err) for err in profiles.errors]
-        workflows, workflow_errors = await asyncio.to_thread(load_workflows, project_dir=project_dir,
-                                                             user_dir=paths.config_dir(env) / "workflows",
-                                                             builtin_dir=builtin_dir("workflows"))
-        warnings += [str(err) for err in workflow_errors]
-        command_files, command_warnings = await asyncio.to_thread(load_commands, project_dir,
-                                                                  paths.config_dir(env) / "commands")
-        warnings += command_warnings
+        # Front ends warn of the sandbox (a pane's or detached worker, `recover=False`, has no one to read it and
+        # skips the probe at start); probed once per process, off the loop. The probe runs a command under the
+        # sandbox: started first, it runs while the files are read.
+        probing = asyncio.ensure_future(asyncio.to_thread(sandbox.probe_sandbox)) if recover else None
+        try:
+            # Parsing config, profile and workflow files is blocking work: off the event loop (a UI stays live).
+            # An untrusted project's files may narrow rights, not widen them; trust holds while they are unchanged.
+            trust = await asyncio.to_thread(trust_state, project_dir, env)
+            loaded, profiles = await _load_definitions(project_dir, env, overrides, trust.trusted)
+            if trust.trusted and await asyncio.to_thread(project_files, project_dir) != trust.files:
+                # changed while they were read: what was read may not be what the user trusted
+                trust = TrustState(False, {}, note=f"The config and agent files of {project_dir} changed while yeetui "
+                                   "read them; this time they may narrow rights but not widen them.")
+                loaded, profiles = await _load_definitions(project_dir, env, overrides, False)
+            warnings = [trust.note] if trust.note else []
+            if not trust.trusted and (hooks_off := await asyncio.to_thread(untrusted_hooks_note, project_dir)):
+                warnings.append(hooks_off)
+            warnings += loaded.warnings
+            warnings += [str(err) for err in profiles.errors]
+            workflows, workflow_errors = await asyncio.to_thread(load_workflows, project_dir=project_dir,
+                                                                 user_dir=paths.config_dir(env) / "workflows",
+                                                                 builtin_dir=builtin_dir("workflows"))
+            warnings += [str(err) for err in workflow_errors]
+            command_files, command_warnings = await asyncio.to_thread(load_commands, project_dir,
+                                                                      paths.config_dir(env) / "commands")
+            warnings += command_warnings
+        except BaseException:
+            if probing is not None:
+                probing.cancel()
+            raise
         settings = loaded.settings
-        # Front ends warn (a pane's or detached worker, `recover=False`, has no one to read it and skips the
-        # probe at start); probed once per process, off the loop.
-        if recover:
-            warnings += sandbox_notices(await asyncio.to_thread(sandbox.probe_sandbox), settings.tools.bash_sandbox)
+        if probing is not None:
+            warnings += sandbox_notices(await probing, settings.tools.bash_sandbox)
         store = await Store.open(paths.database_path(env))
         launcher: RunLauncher | None = None
         try:  # everything opened from here is closed again if opening fails or is cancelled (an app quit early)

@@ -50,6 +50,7 @@ def _warm() -> None:
 
     import yeetui.cli.common
     import yeetui.providers.anthropic
+    import yeetui.runtime  # (yeetui.cli.common is light: `yeetui` alone sets up its logging with it)
     import yeetui.tui.app  # noqa: F401
 
 

@@ -278,12 +278,56 @@ async def test_a_broken_config_file_is_named_on_the_starting_screen(project: Pat
         assert app.pending == []
 
 
+async def test_the_logging_set_up_runs_once_in_the_boot_before_the_runtime_opens(fake_env, project: Path) -> None:
+    """`yeetui` hands its logging set-up to the app, whose boot worker runs it after the first frame."""
+    import threading
+
+    calls: list[tuple[str, bool]] = []
+
+    def setup_logging() -> None:
+        calls.append((threading.current_thread().name, app.runtime is None))
+
+    app = YeetuiApp(cwd=project, setup_logging=setup_logging)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _main(pilot)
+    assert len(calls) == 1
+    thread, before_runtime = calls[0]
+    assert thread != threading.main_thread().name and before_runtime
+
+
 def test_the_start_path_imports_no_domain_module() -> None:
-    """What the first frame needs (yeetui.tui.app) loads no pydantic, runtime, store or provider SDK:
-    those come after it, in the boot worker."""
-    code = ("import sys, yeetui.tui.app; "
+    """What the first frame needs (`yeetui` alone: the CLI, its logging set-up and yeetui.tui.app) loads no
+    pydantic, runtime, store, provider SDK nor the warm-start machinery: those come after it, in the boot worker
+    (or only for a worker's command)."""
+    code = ("import sys, yeetui.cli, yeetui.cli.common, yeetui.tui.app; "
             "print(' '.join(m for m in ('pydantic', 'yeetui.runtime', 'yeetui.store', 'yeetui.messages', "
-            "'anthropic', 'litellm', 'jsonschema') if m in sys.modules))")
+            "'yeetui.application.runs', 'yeetui.system.warm', 'yeetui.redact', 'regex', 'anthropic', 'litellm', "
+            "'jsonschema') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == ""
+
+
+def test_the_main_screen_leaves_the_terminal_emulator_and_markdown_for_later() -> None:
+    """What only an embedded pane (pyte) or a first answer (the Markdown parser, Rich's renderer, Pygments)
+    needs is not imported before the session opens."""
+    code = ("import sys, yeetui.tui.screens.main; "
+            "print(' '.join(m for m in ('pyte', 'wcwidth', 'markdown_it', 'rich.markdown', 'pygments') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == ""
+
+
+def test_starting_up_runs_no_command_before_the_runtime_opens() -> None:
+    """Importing what the first frame and then the main screen need starts no process (libraries have run
+    `ldconfig -p` and `file` on the interpreter as they loaded): each is a fork of the whole app on the way to
+    the session."""
+    code = ("import sys; started = []; "
+            "sys.addaudithook(lambda event, args: started.append(args[0]) if event == 'subprocess.Popen' else None); "
+            "import yeetui.cli, yeetui.cli.common, yeetui.tui.app, yeetui.runtime, yeetui.tui.screens.main; "
+            "print(' '.join(map(str, started)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.stdout.strip() == ""

@@ -1,5 +1,6 @@
 """Setting up a yeetui process before it does anything else (light: the CLI imports it at start-up): its
-memory kept from the agents' commands, and the warm start of the worker processes yeetui starts itself."""
+memory kept from the agents' commands, and the warm start of the worker processes yeetui starts itself (the warm
+machinery, `yeetui.system.warm`, is imported only for a worker's command: `yeetui` alone starts without it)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from yeetui.heavy_imports import gc_paused
-from yeetui.system import warm
 from yeetui.system.hardening import protect_process
 from yeetui.system.processes import yeetui_command
+
+if TYPE_CHECKING:
+    from yeetui.system.warm import Place
 
 __all__ = ["is_warm_server", "protect_process", "serve_warm_workers", "start_warm"]
 """`protect_process()`: this process's memory (keys among it) cannot be read by the agents' commands."""
@@ -37,13 +41,15 @@ def start_warm(argv: Sequence[str]) -> None:
     when `YEETUI_WARM=0`, or when no server can take it (the caller then runs it itself)."""
     if list(argv[:2]) != WARM_COMMAND or warm_disabled():
         return
+    from yeetui.system import warm
+
     key = warm.build_key()
     where = warm.place(os.environ, key=key)
     if where is not None:
         warm.forward(argv, where, start_server=lambda: _start_server(key, where))
 
 
-def _start_server(key: str, where: warm.Place) -> subprocess.Popen[bytes]:
+def _start_server(key: str, where: Place) -> subprocess.Popen[bytes]:
     env = {name: value for name, value in os.environ.items() if name in _SERVER_ENV or name.startswith("PYTHON")}
     log = os.open(where.socket.with_suffix(".log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:
@@ -60,6 +66,8 @@ def is_warm_server(argv: Sequence[str]) -> bool:
 def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run: Callable[[list[str]], int]) -> int:
     """`yeetui agent warm-server KEY`: import what a worker needs (`preload`), then fork a child for each worker
     command asked of it, which runs it (`run`). Returns only when another server already serves this build."""
+    from yeetui.system import warm
+
     where = warm.place(os.environ, key=argv[2])
     if where is None:
         print("yeetui: no private folder for the warm server's socket", file=sys.stderr)
@@ -87,6 +95,8 @@ def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run:
 
 def _idle() -> float:
     """`YEETUI_WARM_IDLE`: seconds the server waits with nothing running before it ends (default 10 minutes)."""
+    from yeetui.system import warm
+
     try:
         return max(float(os.environ.get("YEETUI_WARM_IDLE") or warm.IDLE), 0.1)
     except ValueError:

@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from yeetui import paths
-from yeetui.application.runs import Budget, command_budget
 from yeetui.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK
 from yeetui.errors import YeetuiError
-from yeetui.redact import RedactingFilter
 from yeetui.text import terminal_safe
 
 if TYPE_CHECKING:
+    from yeetui.application.runs import Budget
     from yeetui.runtime import FrontEnd, Runtime
     from yeetui.store import Store
 
@@ -99,6 +98,8 @@ class _LogFile(logging.FileHandler):
 
 def setup_logging() -> None:
     """Log to the data dir, through the key-redacting filter. Nothing is logged to the terminal."""
+    from yeetui.redact import RedactingFilter  # on use: ~15 ms (`yeetui` alone sets up after its first frame)
+
     path = paths.log_path()
     try:
         paths.private_dir(path.parent)
@@ -234,5 +235,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: frozen
 
 def budget_of(args: argparse.Namespace) -> Budget | None:
     """The budget of `--max-cost`, `--max-tokens`, `--max-turns`, `--max-minutes` (None: none given)."""
+    from yeetui.application.runs import command_budget  # on use: `yeetui` alone logs through this module
+
     return command_budget(max_cost=getattr(args, "max_cost", None), max_tokens=getattr(args, "max_tokens", None),
                           max_turns=getattr(args, "max_turns", None), max_minutes=getattr(args, "max_minutes", None))

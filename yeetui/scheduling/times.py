@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from croniter import CroniterBadDateError, croniter
-
 from yeetui.errors import YeetuiError
 
 _EVERY = re.compile(r"every\s+(\d+)\s*([mhd])", re.IGNORECASE | re.ASCII)
@@ -32,6 +30,8 @@ class ScheduleSpecError(YeetuiError):
 def check(spec: str) -> str:
     """`spec`, tidied; raises ScheduleSpecError saying what is wrong. What passes has a next trigger after any
     moment (`next_after` finds it)."""
+    from croniter import croniter  # on use: importing it runs `file` on the interpreter (platform.architecture)
+
     text = " ".join(spec.split())
     if match := _EVERY.fullmatch(text):
         _interval(spec, match[1], match[2])
@@ -60,6 +60,8 @@ def next_after(spec: str, moment: datetime) -> datetime:
         except OverflowError:
             raise ScheduleSpecError(f"{spec!r} has no trigger after {moment:%Y-%m-%d %H:%M} that fits in a "
                                     "date.") from None
+    from croniter import CroniterBadDateError, croniter  # on use: see `check`
+
     local = moment.astimezone()  # cron fields mean the machine's local time
     if len(spec.split()) > CRON_FIELDS:  # seconds, from before `check` refused them: once a minute at most
         local = local.replace(second=59, microsecond=999_999)

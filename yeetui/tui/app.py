@@ -31,6 +31,7 @@ from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.theme import Theme
 
+from yeetui.heavy_imports import gc_paused
 from yeetui.tui.gc_pacing import FullCollections, calm_gc
 from yeetui.tui.startup import Pending, StartingScreen
 from yeetui.tui.terminal_filter import TerminalControls
@@ -41,15 +42,24 @@ if TYPE_CHECKING:
     from yeetui.tui.widgets.conversation_window import EntryWindow
 
 __all__ = ["StartingScreen", "YeetuiApp"]
-DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main")
-"""What the boot worker imports off the event loop (everything the main screen needs comes with these)."""
+DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main", "yeetui.application.mcp", "yeetui.tui.screens.trust",
+          "yeetui.tui.screens.mcp_approval")
+"""What the boot worker imports off the event loop: everything the main screen needs comes with the first two,
+the rest are what it asks about before the runtime opens (trust, MCP approvals)."""
 QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c (with nothing running to stop) quits."""
 
 
-def _import_domain() -> None:
-    for name in DOMAIN:
-        importlib.import_module(name)
+def _import_domain(*, calm: bool) -> None:
+    """With the collector paused: it would otherwise run full collections over the growing heap of new
+    modules and classes, none of it garbage (~45 ms of the ~300 these imports take, 2-core machine). With
+    `calm`, what they made is frozen (`calm_gc`) before the collector resumes, or its first young collection
+    and the one after it walk all of it (~40 ms, with the screen waiting on the event loop)."""
+    with gc_paused():
+        for name in DOMAIN:
+            importlib.import_module(name)
+        if calm:
+            calm_gc()
 
 
 class YeetuiApp(App[None]):
@@ -79,14 +89,18 @@ class YeetuiApp(App[None]):
         return [*super().get_line_filters(), self._TERMINAL_CONTROLS]
 
     def __init__(self, *, cwd: Path | None = None, resume: str | None = None, continue_latest: bool = False,
-                 model: str | None = None, runtime: Any = None, tune_gc: bool = False, **kw: Any) -> None:
+                 model: str | None = None, runtime: Any = None, tune_gc: bool = False,
+                 setup_logging: Callable[[], None] | None = None, **kw: Any) -> None:
         super().__init__(**kw)
+        self.setup_logging = setup_logging
+        """The front end's logging set-up, run by the boot worker: after the first frame (the log's key-redacting
+        patterns cost ~15 ms of it), before the domain is imported."""
         self.cwd = cwd
         self._ctrl_c_at: float | None = None
         self.tune_gc = tune_gc
         self.full_collections = FullCollections()
-        """Calm the garbage collector once the session is open (`calm_gc`); the real binary does, tests
-        that run many apps in one process don't."""
+        """Calm the garbage collector (`calm_gc`) from the start, freezing what exists at each step (Textual, the
+        domain, the open session); the real binary does, tests that run many apps in one process don't."""
         self.resume = resume
         self.continue_latest = continue_latest
         self.exit_note: str | None = None
@@ -107,6 +121,8 @@ class YeetuiApp(App[None]):
         return themes
 
     def on_mount(self) -> None:
+        if self.tune_gc:  # Textual and the first screen are imported: frozen, the first frame walks none of it
+            calm_gc()  # (a full collection over them took 25-35 ms just before the first paint)
         self._apply_theme(saved_theme(), self.runtime.settings.theme if self.runtime else None)
         self.push_screen(StartingScreen(self.pending, on_resume=self._resumed))
         # Boot after the first frame is on screen: building the runtime must not delay it.
@@ -121,8 +137,10 @@ class YeetuiApp(App[None]):
     async def _boot(self) -> None:
         from yeetui.errors import YeetuiError
 
+        if self.setup_logging is not None:
+            await asyncio.to_thread(self.setup_logging)
         # Importing the domain takes a few hundred ms of Python: in a thread, the composer keeps echoing.
-        await asyncio.to_thread(_import_domain)
+        await asyncio.to_thread(_import_domain, calm=self.tune_gc)
         from yeetui.tui.screens.main import MainScreen
 
         if self.runtime is None:
@@ -220,22 +238,27 @@ class YeetuiApp(App[None]):
             self.full_collections.tick()
 
     def on_main_screen_ready(self) -> None:
-        """The session is open: now warm the provider SDK (not earlier — it would compete with start-up)."""
+        """The session is open: now warm what the first answer needs (not earlier — it would compete with
+        start-up)."""
         if self.tune_gc:
             calm_gc()
             self.set_interval(1.0, self.full_collections.tick, name="full collections")
-        self.run_worker(self._warm_providers(), name="warm", exclusive=False)
+        self.run_worker(self._warm(), name="warm", exclusive=False)
 
-    async def _warm_providers(self) -> None:
-        """Import the provider SDK of the default model in a daemon thread, so the first prompt doesn't stall
-        — and quitting right after start doesn't wait for an import nobody needs any more."""
+    async def _warm(self) -> None:
+        """Import the Markdown renderer and the provider SDK of the default model in a daemon thread, so the
+        first prompt and answer don't stall — and quitting right after start doesn't wait for an import nobody
+        needs any more."""
         model = self.model_override or self.runtime.settings.model
-        if model.startswith("anthropic/"):
-            threading.Thread(target=self._import_sdk, args=("anthropic",), daemon=True,
-                             name="yeetui-warm-sdk").start()
+        sdk = "anthropic" if model.startswith("anthropic/") else None
+        threading.Thread(target=self._import_for_answers, args=(sdk,), daemon=True, name="yeetui-warm").start()
 
-    def _import_sdk(self, name: str) -> None:
-        importlib.import_module(name)
+    def _import_for_answers(self, sdk: str | None) -> None:
+        from yeetui.tui.widgets import markdown_text
+
+        markdown_text.warm()
+        if sdk is not None:
+            importlib.import_module(sdk)
         if self.tune_gc:
             calm_gc()  # the SDK's modules are long-lived too
 

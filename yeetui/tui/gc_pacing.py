@@ -11,8 +11,8 @@ so cycles never pile up without bound.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
+import sys
 import time
 from collections.abc import Callable
 
@@ -45,12 +45,13 @@ def calm_gc() -> None:
 
 
 def _malloc_trim() -> Callable[[int], object] | None:
-    """glibc's `malloc_trim`, which hands freed heap pages back to the system, or None elsewhere."""
-    name = ctypes.util.find_library("c")
-    if not name:
+    """glibc's `malloc_trim`, which hands freed heap pages back to the system, or None elsewhere. Looked up
+    among the symbols the process has loaded: `ctypes.util.find_library` would run `ldconfig -p` on the way
+    to the first frame (this module is imported for it)."""
+    if not sys.platform.startswith("linux"):
         return None
     try:
-        trim: Callable[[int], object] = ctypes.CDLL(name).malloc_trim
+        trim: Callable[[int], object] = ctypes.CDLL(None).malloc_trim
         return trim
     except (OSError, AttributeError):
         return None

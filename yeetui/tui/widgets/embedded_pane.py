@@ -11,8 +11,8 @@ closes the pty.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import pyte
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -21,6 +21,9 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from yeetui.tui.pty_client import PtyClient
+
+if TYPE_CHECKING:
+    import pyte
 
 FRAME = 1 / 30
 RELEASE_KEY = "ctrl+right_square_bracket"
@@ -79,6 +82,8 @@ class EmbeddedPane(Widget, can_focus=True):
         self.env = env
         self.border_title = title
         self.border_subtitle = "ctrl+]: back to yeetui"
+        import pyte  # on use: with wcwidth ~15 ms of every start-up (the main screen imports this module)
+
         self.screen_model = pyte.Screen(80, 24)
         self.stream = pyte.ByteStream(self.screen_model)
         self.client: PtyClient | None = None

@@ -1,16 +1,17 @@
 """Markdown as an answer shows it: rendered once per width (`RenderedMarkdown`), and, while it streams, block by
 block (`markdown_blocks`, `MarkdownBlocks`), drawn by a widget that turns each block into lines once (`AnswerText`).
-`AssistantMessageView` (message_views.py) puts them together."""
+`AssistantMessageView` (message_views.py) puts them together.
+
+The Markdown parser and Rich's renderer (with Pygments) are imported on first use, ~40 ms that a new session's
+start-up need not pay: `warm` imports them in the background once the session is open."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleOptions, RenderableType
-from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment, Segments
 from textual.app import App
 from textual.geometry import Region, Size
@@ -20,6 +21,15 @@ from textual.visual import Visual, visualize
 from textual.widget import Widget
 
 from yeetui.tui.textual_workarounds import MeasuredAfterEachUpdate, SizedByLayout
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+
+def warm() -> None:
+    """Import what rendering Markdown needs (in a thread: the first answer then renders without it)."""
+    import markdown_it  # noqa: F401
+    import rich.markdown  # noqa: F401
 
 
 class RenderedMarkdown:
@@ -52,6 +62,8 @@ class RenderedMarkdown:
         if segments is None:
             if len(self._segments) >= 2:  # a terminal being resized: keep the last widths only
                 del self._segments[next(iter(self._segments))]
+            from rich.markdown import Markdown as RichMarkdown  # on use: see the module's docstring
+
             markdown = RichMarkdown(self.text, code_theme=self.code_theme)
             segments = self._segments[key] = list(console.render(markdown, options))
         return segments
@@ -62,6 +74,8 @@ def _parser() -> MarkdownIt:
     """GFM-like, but without linkify: `conftest.py` must not turn into http://conftest.py while streaming
     (finished messages render through Rich, which does not linkify either). Built once: a parser keeps no
     state between documents."""
+    from markdown_it import MarkdownIt  # on use: see the module's docstring
+
     return MarkdownIt("gfm-like").disable("linkify")
 
 
