@@ -8,7 +8,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,12 +164,3 @@ def query_store(data: Path, sql: str, *args: object) -> list[sqlite3.Row]:
         return []
     finally:
         conn.close()
-
-
-def wait_until(what: str, predicate: Callable[[], object], timeout: float = 60.0) -> None:
-    """Poll `predicate` until it holds; past `timeout` seconds fail, saying `what` was not reached."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached in {timeout:g} s: {what}")
-        time.sleep(0.05)

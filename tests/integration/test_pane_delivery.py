@@ -32,9 +32,9 @@ from tests.integration.helpers import (
     start_yeetui,
     stored_pid,
     tool_results,
-    wait_until,
 )
 from tests.processes import gone
+from tests.waiting import until
 from yeetui import paths
 from yeetui.system.tmux import TmuxServer, server_name
 
@@ -108,14 +108,14 @@ def _parent_killed_while_it_waits(fake_env, project: Path, data: Path, tag: str,
     parent_id = json.loads(started.stdout)["run_id"]
     killed = [json.loads(started.stdout)["pid"]]
     try:
-        wait_until("the oracle's command to run while its parent waits", lambda: _command_running(data))
+        until("the oracle's command to run while its parent waits", lambda: _command_running(data))
         lives_in = stored_pid(parent_id)  # forked warm: not the process `agents start` started
         assert lives_in is not None
         killed.insert(0, lives_in)
     finally:
         for pid in killed:
             _kill(pid)
-    wait_until("the parent's process to be gone", lambda: all(gone(pid) for pid in killed), timeout=10)
+    until("the parent's process to be gone", lambda: all(gone(pid) for pid in killed), timeout=10)
     return parent_id, release
 
 
@@ -125,10 +125,10 @@ def _child_completed(data: Path) -> sqlite3.Row:
         child = _run(data, "oracle")
         return child if child is not None and child["status"] == "completed" else None
 
-    wait_until("the oracle to complete in its pane", completed)
+    until("the oracle to complete in its pane", completed)
     child = completed()
     assert child is not None and child["pid"] is not None
-    wait_until("the oracle's worker to exit", lambda: gone(child["pid"]), timeout=30)
+    until("the oracle's worker to exit", lambda: gone(child["pid"]), timeout=30)
     return child
 
 
@@ -169,7 +169,7 @@ def test_a_blocking_pane_child_ending_while_its_resumed_parent_runs_is_told_at_i
     resumed = start_yeetui("agents", "resume", parent_id, "--wait", "--json", "--yes", cwd=project,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_until("the resumed parent's command to run", lambda: query_store(
+        until("the resumed parent's command to run", lambda: query_store(
             data, "SELECT 1 FROM tool_processes WHERE run_id = ?", parent_id))
         release.touch()
         child = _child_completed(data)
@@ -197,7 +197,7 @@ def test_a_killed_pane_worker_is_reported_once_as_its_blocking_spawns_result(
     parent = start_yeetui("run", "--yes", "--json", "PARENT-9: ask an oracle and wait", cwd=project,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_until("the oracle's command to run while its parent waits", lambda: _command_running(data))
+        until("the oracle's command to run while its parent waits", lambda: _command_running(data))
         child = _run(data, "oracle")
         assert child is not None
         worker = stored_pid(child["id"])

@@ -21,8 +21,9 @@ import pytest
 
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import query_store, start_yeetui, stored_pid, wait_until
+from tests.integration.helpers import query_store, start_yeetui, stored_pid
 from tests.processes import gone, running_with, unique_sleep
+from tests.waiting import until
 from yeetui import paths
 from yeetui.subagents.panes import ENDED_KEPT
 from yeetui.system.tmux import TmuxServer, server_name
@@ -130,7 +131,7 @@ def test_a_pane_stays_live_while_its_worker_runs_on_after_the_warm_server_died(
     parent = start_yeetui("run", "--yes", "--json", "PARENT-A: ask an oracle and wait", cwd=project,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with _ended_at_last(parent), _released_at_last(release):
-        wait_until("the oracle's command to run", lambda: _command_running(data))
+        until("the oracle's command to run", lambda: _command_running(data))
         child = _command_running(data)
         assert child is not None
         pane, worker = _pane(child), stored_pid(child["id"])
@@ -138,13 +139,13 @@ def test_a_pane_stays_live_while_its_worker_runs_on_after_the_warm_server_died(
         warm_server = _parent_pid(worker)
         assert b"warm-server" in Path(f"/proc/{warm_server}/cmdline").read_bytes()
         os.kill(warm_server, signal.SIGKILL)
-        wait_until("the warm server to be gone", lambda: gone(warm_server), timeout=10)
-        wait_until("the stand-in to notice", lambda: "the warm server that ran this command went away"
+        until("the warm server to be gone", lambda: gone(warm_server), timeout=10)
+        until("the stand-in to notice", lambda: "the warm server that ran this command went away"
                    in _screen(data, pane), timeout=10)
         assert not gone(worker) and not _pane_dead(data, pane), "the pane reads dead while its worker runs"
         release.touch()
-        wait_until("the oracle's answer in its pane", lambda: "PANE-ANSWER-A" in _screen(data, pane), timeout=30)
-        wait_until("the oracle's worker to exit", lambda: gone(worker), timeout=30)
+        until("the oracle's answer in its pane", lambda: "PANE-ANSWER-A" in _screen(data, pane), timeout=30)
+        until("the oracle's worker to exit", lambda: gone(worker), timeout=30)
         (ended,) = _runs(data, "oracle")
         assert ended["status"] == "completed", ended["error"]
         out, err = parent.communicate(timeout=60)
@@ -167,12 +168,12 @@ def test_the_windows_of_ended_children_do_not_pile_up(fake_env, project: Path, d
     parent = start_yeetui("run", "--yes", "--json", "PARENT-B: ask oracles one by one", cwd=project,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with _ended_at_last(parent), _released_at_last(release):
-        wait_until("the parent's own command to run", lambda: query_store(
+        until("the parent's own command to run", lambda: query_store(
             data, "SELECT 1 FROM tool_processes JOIN agent_runs ON agent_runs.id = run_id "
                   "WHERE agent_runs.profile = 'generic'"), timeout=120)
         assert len(_runs(data, "oracle")) == asked
         kept = {f"oracle-{n} 1" for n in range(asked - ENDED_KEPT + 1, asked + 1)}
-        wait_until(f"only the last {ENDED_KEPT} ended windows to stay", lambda: set(_windows(data)) == kept,
+        until(f"only the last {ENDED_KEPT} ended windows to stay", lambda: set(_windows(data)) == kept,
                    timeout=15)
         release.touch()
         out, err = parent.communicate(timeout=60)
@@ -191,13 +192,13 @@ def test_the_tmux_server_ends_with_the_last_yeetui_process(fake_env, project: Pa
     parent = start_yeetui("run", "--yes", "--json", "PARENT-C: ask an oracle", cwd=project,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with _ended_at_last(parent):
-        wait_until("the oracle's window to open", lambda: _server_pid(data))
+        until("the oracle's window to open", lambda: _server_pid(data))
         server = _server_pid(data)
         assert server is not None
         out, err = parent.communicate(timeout=60)
     assert parent.returncode == 0, err
     assert json.loads(out.splitlines()[-1])["output"] == "PARENT-C-DONE"
-    wait_until("yeetui's tmux server to end", lambda: gone(server), timeout=15)
+    until("yeetui's tmux server to end", lambda: gone(server), timeout=15)
 
 
 def test_a_child_outliving_its_killed_parent_finishes_then_the_tmux_server_ends(
@@ -214,7 +215,7 @@ def test_a_child_outliving_its_killed_parent_finishes_then_the_tmux_server_ends(
     parent = start_yeetui("run", "--yes", "--json", "PARENT-D: ask an oracle and wait", cwd=project,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with _ended_at_last(parent), _released_at_last(release):
-        wait_until("the oracle's command to run", lambda: _command_running(data))
+        until("the oracle's command to run", lambda: _command_running(data))
         child, server = _command_running(data), _server_pid(data)
         assert child is not None and server is not None
         worker = stored_pid(child["id"])
@@ -223,9 +224,9 @@ def test_a_child_outliving_its_killed_parent_finishes_then_the_tmux_server_ends(
         parent.communicate()
         assert not gone(worker) and not _pane_dead(data, _pane(child))  # the oracle runs on
         release.touch()
-        wait_until("the oracle to complete", lambda: _runs(data, "oracle")[0]["status"] == "completed")
-        wait_until("the oracle's worker to exit", lambda: gone(worker), timeout=30)
-        wait_until("yeetui's tmux server to end", lambda: gone(server), timeout=15)
+        until("the oracle to complete", lambda: _runs(data, "oracle")[0]["status"] == "completed")
+        until("the oracle's worker to exit", lambda: gone(worker), timeout=30)
+        until("yeetui's tmux server to end", lambda: gone(server), timeout=15)
 
 
 def test_the_tmux_server_ends_when_the_last_yeetui_process_is_killed(fake_env, project: Path, data: Path) -> None:
@@ -241,15 +242,15 @@ def test_the_tmux_server_ends_when_the_last_yeetui_process_is_killed(fake_env, p
     parent = start_yeetui("run", "--yes", "--json", "PARENT-F: ask an oracle, then wait", cwd=project,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with _ended_at_last(parent), _released_at_last(release):
-        wait_until("the parent's own command to run", lambda: query_store(
+        until("the parent's own command to run", lambda: query_store(
             data, "SELECT 1 FROM tool_processes JOIN agent_runs ON agent_runs.id = run_id "
                   "WHERE agent_runs.profile = 'generic'"))
-        wait_until("the oracle's window to stay, ended", lambda: _windows(data) == ["oracle-1 1"])
+        until("the oracle's window to stay, ended", lambda: _windows(data) == ["oracle-1 1"])
         server = _server_pid(data)
         assert server is not None
         parent.kill()
         parent.communicate()
-        wait_until("yeetui's tmux server to end", lambda: gone(server), timeout=20)
+        until("yeetui's tmux server to end", lambda: gone(server), timeout=20)
 
 
 def test_a_killed_pane_workers_command_takes_what_it_started_along(fake_env, project: Path, data: Path) -> None:
@@ -268,7 +269,7 @@ def test_a_killed_pane_workers_command_takes_what_it_started_along(fake_env, pro
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, YEETUI_SANDBOX="landlock")
     try:
         with _ended_at_last(parent):
-            wait_until("the escaped process to run", lambda: running_with(escaped))
+            until("the escaped process to run", lambda: running_with(escaped))
             child = _command_running(data)
             assert child is not None
             worker = stored_pid(child["id"])
@@ -277,7 +278,7 @@ def test_a_killed_pane_workers_command_takes_what_it_started_along(fake_env, pro
             out, err = parent.communicate(timeout=60)
         assert parent.returncode == 0, err
         assert json.loads(out.splitlines()[-1])["output"] == "PARENT-E-DONE"
-        wait_until("what the killed worker's command started to end", lambda: not running_with(escaped),
+        until("what the killed worker's command started to end", lambda: not running_with(escaped),
                    timeout=15)
     finally:
         for pid in running_with(escaped):

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import query_store, run_yeetui, start_yeetui, wait_until
+from tests.integration.helpers import query_store, run_yeetui, start_yeetui
 from tests.processes import gone
+from tests.waiting import until
 from yeetui import paths
 from yeetui.system.relay import relay_dir
 
@@ -49,12 +50,12 @@ def test_a_front_end_removes_the_sockets_and_notes_of_processes_that_are_gone(
                                stderr=subprocess.PIPE, text=True) for tag in releases}
     try:
         for process in front.values():
-            wait_until("each front end to listen for panes", lambda p=process: (sockets / f"{p.pid}.sock").exists())
-        wait_until("both commands to run", lambda: all(_runs_bash(p.pid) for p in front.values()))
+            until("each front end to listen for panes", lambda p=process: (sockets / f"{p.pid}.sock").exists())
+        until("both commands to run", lambda: all(_runs_bash(p.pid) for p in front.values()))
         killed = front.pop("KILLED")
         killed.kill()
         killed.communicate()
-        wait_until("the killed front end to be gone", lambda: gone(killed.pid), timeout=10)
+        until("the killed front end to be gone", lambda: gone(killed.pid), timeout=10)
         assert (sockets / f"{killed.pid}.sock").exists()  # left behind
 
         third = run_yeetui("run", "--yes", "--json", "THIRD: answer", cwd=project)
