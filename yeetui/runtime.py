@@ -20,10 +20,12 @@ from typing import Any
 
 from yeetui import paths
 from yeetui.bus import Bus
-from yeetui.config import LoadedSettings, ProjectGrants, Settings, load_settings, provider_credentials
+from yeetui.definitions.foreign.commands import CommandFile, load_commands
+from yeetui.definitions.profile_loader import load_profiles
+from yeetui.definitions.profiles import ProfileSet
+from yeetui.definitions.workflows import Workflow, load_workflows
 from yeetui.errors import ConfigError
 from yeetui.events import PermissionRequested
-from yeetui.foreign.commands import CommandFile, load_commands
 from yeetui.hooks.runner import HookConfinement, HookRunner
 from yeetui.hooks.sources import load_hooks
 from yeetui.mcp.client import McpConnections
@@ -31,8 +33,6 @@ from yeetui.mcp.consent import admit
 from yeetui.mcp.launch import Placement
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import default_home, discover
-from yeetui.profile_loader import load_profiles
-from yeetui.profiles import ProfileSet
 from yeetui.providers.base import Provider, split_model
 from yeetui.providers.factory import create_provider
 from yeetui.redact import secret_values_from_env
@@ -44,6 +44,8 @@ from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.prompting import read_context_files
 from yeetui.runs.slots import RunSlots
 from yeetui.runs.transcripts import write_transcript
+from yeetui.settings.config import LoadedSettings, ProjectGrants, Settings, load_settings, provider_credentials
+from yeetui.settings.trust import TrustState, hook_commands, project_files, trust_state
 from yeetui.store import Store
 from yeetui.subagents.detached import DetachedRuns
 from yeetui.subagents.elsewhere import RunsElsewhere
@@ -63,8 +65,6 @@ from yeetui.system.relay import RelayReceiver, relay_dir
 from yeetui.text import one_line
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
-from yeetui.trust import TrustState, hook_commands, project_files, trust_state
-from yeetui.workflows import Workflow, load_workflows
 from yeetui.worktrees.manager import Worktrees
 
 DEFAULT_MAX_CONCURRENT = 8

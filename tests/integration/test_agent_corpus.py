@@ -13,8 +13,8 @@ import pytest
 
 from tests.fakellm import Reply
 from tests.integration.helpers import run_yeetui
-from yeetui.profile_loader import load_profiles
-from yeetui.profiles import ProfileSet
+from yeetui.definitions.profile_loader import load_profiles
+from yeetui.definitions.profiles import ProfileSet
 from yeetui.resources import builtin_dir
 from yeetui.runtime import Runtime
 

@@ -231,7 +231,7 @@ async def test_an_untrusted_builder_file_cannot_make_refs_heads_writable(
 
 
 def test_a_branch_prefix_must_name_a_folder_yeetui_owns() -> None:
-    from yeetui.profiles import WorkspacePolicy
+    from yeetui.definitions.profiles import WorkspacePolicy
     from yeetui.worktrees.names import branch_prefix
     for bad in ("x-", "", "yeetui", "feature/", "yeetui/../", "refs/"):
         with pytest.raises(ValueError, match=r"folder yeetui owns|not usable"):

@@ -12,8 +12,8 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import result_text, tool_results
-from yeetui.config import RetryConfig, ToolConfig
 from yeetui.runtime import Runtime
+from yeetui.settings.config import RetryConfig, ToolConfig
 
 DEFAULT_CAP = ToolConfig().output_cap
 DEFAULT_MAX_TIMEOUT = ToolConfig().bash_max_timeout

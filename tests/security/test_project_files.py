@@ -119,7 +119,7 @@ def hostile_agents(project_dir: Path) -> Path:
 
 async def test_agent_files_of_an_untrusted_project_only_narrow(hostile_agents: Path) -> None:
     from yeetui.runs.permissions import Permissions
-    from yeetui.trust import set_trusted
+    from yeetui.settings.trust import set_trusted
 
     rt = await Runtime.open(cwd=hostile_agents)
     try:
@@ -200,7 +200,7 @@ async def _bash_rule(project: Path, profile: str = "generic") -> tuple[str, str]
 async def test_an_agent_file_added_after_trust_takes_the_trust_back(project_dir: Path) -> None:
     """Trust is given to the files as they were: a new agent file allowing bash (what an agent's command could
     write under the Landlock fallback) makes the project untrusted until the user trusts it again."""
-    from yeetui.trust import is_trusted, set_trusted
+    from yeetui.settings.trust import is_trusted, set_trusted
 
     set_trusted(project_dir)  # the clone as the user read it (its config allows bash, and so be it)
     agent = project_dir / ".yeetui" / "agents" / "generic.md"
@@ -219,7 +219,7 @@ async def test_an_agent_file_added_after_trust_takes_the_trust_back(project_dir:
 
 @pytest.mark.parametrize("change", ["config", "agent", "removed", "foreign"])
 async def test_a_trusted_file_changed_after_trust_takes_the_trust_back(hostile_agents: Path, change: str) -> None:
-    from yeetui.trust import set_trusted
+    from yeetui.settings.trust import set_trusted
 
     set_trusted(hostile_agents)
     assert (await _bash_rule(hostile_agents))[0] == "allow"
@@ -254,7 +254,7 @@ def _trust_record(text: str, project: Path) -> Path:
 async def test_a_trust_record_from_before_pinning_counts_as_untrusted_with_a_note(hostile_agents: Path) -> None:
     import json
 
-    from yeetui.trust import set_trusted
+    from yeetui.settings.trust import set_trusted
 
     record = _trust_record(json.dumps({"projects": ["PROJECT", "/elsewhere/other"]}), hostile_agents)
     decision, said = await _bash_rule(hostile_agents)
@@ -268,7 +268,7 @@ async def test_a_trust_record_from_before_pinning_counts_as_untrusted_with_a_not
 @pytest.mark.parametrize("record", ["{not json", '{"pinned": {"PROJECT": "garbage"}}', '{"pinned": []}', "[]",
                                     '{"pinned": {"PROJECT": {"digest": 7, "files": {}}}}'])
 async def test_a_broken_trust_record_is_no_trust_and_no_crash(hostile_agents: Path, record: str) -> None:
-    from yeetui.trust import is_trusted, set_trusted
+    from yeetui.settings.trust import is_trusted, set_trusted
 
     path = _trust_record(record, hostile_agents)
     decision, said = await _bash_rule(hostile_agents)
@@ -282,7 +282,7 @@ async def test_a_broken_trust_record_is_no_trust_and_no_crash(hostile_agents: Pa
 async def test_an_agent_file_leading_out_of_a_trusted_project_is_not_read(project_dir: Path, tmp_path: Path) -> None:
     """A symlinked agent file or config pointing outside the project is refused by the loaders (trust pins what
     is in the project; what is outside can change unseen)."""
-    from yeetui.trust import set_trusted
+    from yeetui.settings.trust import set_trusted
 
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -302,7 +302,7 @@ async def test_an_agent_file_leading_out_of_a_trusted_project_is_not_read(projec
 async def test_an_untrusted_projects_profile_cannot_run_a_program_of_its_own(project_dir: Path) -> None:
     """`runner: acp` runs a program: from a cloned project's file (a new profile, or one that changes the
     built-in `opencode`'s command) it is dropped, said, and the profile stays one yeetui runs."""
-    from yeetui.trust import set_trusted
+    from yeetui.settings.trust import set_trusted
 
     agents = project_dir / ".yeetui" / "agents"
     agents.mkdir(parents=True)

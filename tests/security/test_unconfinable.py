@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from yeetui.bus import Bus
-from yeetui.config import load_settings
 from yeetui.events import Notice
 from yeetui.hooks.runner import HookConfinement, HookRunner
 from yeetui.hooks.sources import load_hooks
 from yeetui.mcp import consent
 from yeetui.mcp.sources import discover
+from yeetui.settings.config import load_settings
 from yeetui.system import sandbox
 
 
@@ -100,7 +100,7 @@ async def test_a_projects_hook_does_not_run_unconfined(project_dir: Path, tmp_pa
 
 def _approved_server_and_trusted_hook(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A project with an approved server and a trusted hook (`make fmt`), on a machine where no sandbox works."""
-    from yeetui.trust import set_trusted
+    from yeetui.settings.trust import set_trusted
 
     _server(project_dir)
     [spec] = discover(project_dir, home=project_dir.parent, env=os.environ, config_dir=project_dir.parent).servers

@@ -122,7 +122,7 @@ async def test_where_nothing_shields_git_a_writable_agents_bash_is_refused(
 
 async def test_a_project_config_cannot_accept_the_unshielded_sandbox_even_when_trusted(
         project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from yeetui.config import load_settings
+    from yeetui.settings.config import load_settings
     (paths.config_dir() / "config.yaml").unlink(missing_ok=True)  # (CI's fallback pass writes one)
     (project_dir / ".yeetui").mkdir()
     (project_dir / ".yeetui" / "config.yaml").write_text("tools: {bash_sandbox: unshielded}\n")

@@ -15,7 +15,7 @@ from tests.tui.deliberate import SettleClock
 from tests.tui.deliberate import shown as _shown
 from tests.tui.test_app import _main, _type
 from tests.waiting import pilot_until
-from yeetui.trust import is_trusted
+from yeetui.settings.trust import is_trusted
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.screens.trust import TrustScreen
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.config import load_settings, provider_credentials, provider_setup_problem
 from yeetui.errors import ConfigError
+from yeetui.settings.config import load_settings, provider_credentials, provider_setup_problem
 
 
 def _write(path: Path, text: str) -> Path:

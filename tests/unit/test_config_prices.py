@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.config import load_settings
 from yeetui.errors import ConfigError
 from yeetui.messages import Usage
 from yeetui.providers.pricing import Price, context_with, cost_usd, price_for
+from yeetui.settings.config import load_settings
 
 MILLION = Usage(input_tokens=1_000_000, output_tokens=1_000_000, cache_read_tokens=1_000_000)
 

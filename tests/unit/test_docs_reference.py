@@ -17,7 +17,7 @@ import yaml
 from pydantic.fields import FieldInfo
 
 from yeetui import docs_reference
-from yeetui.config import Settings, load_settings
+from yeetui.settings.config import Settings, load_settings
 from yeetui.tui.keys_reference import key_entries
 
 ROOT = Path(__file__).resolve().parents[2]

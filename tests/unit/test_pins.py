@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.integration.helpers import git_project, run_yeetui
-from yeetui.pins import anchor_to_project, command_pins, shell_command_pins
+from yeetui.settings.pins import anchor_to_project, command_pins, shell_command_pins
 
 
 def test_words_no_file_can_be_named_are_left_as_they_are(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from yeetui.definitions.profile_loader import load_profiles, validate_profile_file
+from yeetui.definitions.profiles import Profile, ProfileFileError, ProfileSet, merge_fields
 from yeetui.errors import ProfileError
-from yeetui.profile_loader import load_profiles, validate_profile_file
-from yeetui.profiles import Profile, ProfileFileError, ProfileSet, merge_fields
 
 
 @pytest.fixture

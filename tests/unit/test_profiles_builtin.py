@@ -11,11 +11,11 @@ import jsonschema
 import pytest
 
 from yeetui import resources
-from yeetui.editor_schema import profile_json_schema, schema_text, workflow_json_schema, write_schemas
+from yeetui.definitions.editor_schema import profile_json_schema, schema_text, workflow_json_schema, write_schemas
+from yeetui.definitions.profile_loader import load_profiles
+from yeetui.definitions.profiles import ProfileSet
+from yeetui.definitions.workflows import load_workflows
 from yeetui.errors import YeetuiError
-from yeetui.profile_loader import load_profiles
-from yeetui.profiles import ProfileSet
-from yeetui.workflows import load_workflows
 from yeetui.yamlfile import load_document
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,18 +82,18 @@ def test_schema_files_are_current() -> None:
                          ("workflow.schema.json", workflow_json_schema())):
         committed = (REPO / "schemas" / name).read_text(encoding="utf-8")
         assert committed == schema_text(schema), (
-            f"schemas/{name} is stale; regenerate with `python -m yeetui.editor_schema --schema schemas`")
+            f"schemas/{name} is stale; regenerate with `python -m yeetui.definitions.editor_schema --schema schemas`")
 
 
 def test_write_schemas_and_the_module_entry_point(tmp_path: Path) -> None:
     written = write_schemas(tmp_path / "a")
     assert [p.name for p in written] == ["profile.schema.json", "workflow.schema.json"]
-    proc = subprocess.run([sys.executable, "-m", "yeetui.editor_schema", "--schema", str(tmp_path / "b")],
+    proc = subprocess.run([sys.executable, "-m", "yeetui.definitions.editor_schema", "--schema", str(tmp_path / "b")],
                           capture_output=True, text=True, cwd=REPO, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     for path in written:
         assert (tmp_path / "b" / path.name).read_text() == path.read_text()
-    bad = subprocess.run([sys.executable, "-m", "yeetui.editor_schema"], capture_output=True, text=True,
+    bad = subprocess.run([sys.executable, "-m", "yeetui.definitions.editor_schema"], capture_output=True, text=True,
                          cwd=REPO, timeout=60, check=False)
     assert bad.returncode == 2 and "usage" in bad.stderr
 
@@ -130,8 +130,8 @@ def test_resources_prefer_the_package_data_dir(tmp_path: Path, monkeypatch: pyte
 
 
 def test_loading_profiles_does_not_import_textual_or_jsonschema() -> None:
-    code = ("import sys; from pathlib import Path; from yeetui.profile_loader import load_profiles; "
-            "from yeetui.workflows import load_workflows; p = Path('.'); "
+    code = ("import sys; from pathlib import Path; from yeetui.definitions.profile_loader import load_profiles; "
+            "from yeetui.definitions.workflows import load_workflows; p = Path('.'); "
             "assert load_profiles(project_dir=p, user_dir=p / 'none').errors == []; "
             "print(sorted(m for m in ('textual', 'jsonschema', 'litellm') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60,
@@ -143,7 +143,7 @@ def test_loading_profiles_does_not_import_textual_or_jsonschema() -> None:
 def test_built_in_external_agents_are_offered_only_when_their_program_is_installed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from yeetui.application.doctor import external_agents_check
-    from yeetui.profile_loader import load_profiles
+    from yeetui.definitions.profile_loader import load_profiles
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from yeetui import yamlfile
-from yeetui.editor_schema import profile_json_schema
-from yeetui.profiles import Profile
+from yeetui.definitions.editor_schema import profile_json_schema
+from yeetui.definitions.profiles import Profile
+from yeetui.definitions.workflows import load_workflows
 from yeetui.resources import builtin_dir
-from yeetui.workflows import load_workflows
 
 REPO = Path(__file__).resolve().parents[2]
 BUILT_IN = sorted(p for kind in ("agents", "workflows") for p in builtin_dir(kind).iterdir()
@@ -57,7 +57,7 @@ def test_yaml_one_point_two_booleans_hold_with_either_parser(tmp_path: Path,
 
 
 def test_loading_the_built_in_workflows_does_not_import_jsonschema(tmp_path: Path) -> None:
-    code = ("import sys; from pathlib import Path; from yeetui.workflows import load_workflows; "
+    code = ("import sys; from pathlib import Path; from yeetui.definitions.workflows import load_workflows; "
             f"w, e = load_workflows(Path({str(tmp_path)!r}), Path({str(tmp_path / 'user')!r})); "
             "assert w and not e, e; print('jsonschema' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from yeetui import paths
-from yeetui.trust import fingerprint, is_trusted, project_files, set_trusted, trust_state, trusted_projects
+from yeetui.settings.trust import fingerprint, is_trusted, project_files, set_trusted, trust_state, trusted_projects
 
 
 @pytest.fixture

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.errors import WorkflowError
-from yeetui.workflows import (
+from yeetui.definitions.workflows import (
     Step,
     StepExit,
     Transition,
@@ -17,6 +16,7 @@ from yeetui.workflows import (
     load_workflow_file,
     load_workflows,
 )
+from yeetui.errors import WorkflowError
 
 GOOD = """\
 description: plan then do

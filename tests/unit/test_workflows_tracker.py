@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from yeetui.definitions.workflows import Step, StepExit, Transition, Workflow, WorkflowTracker, load_workflow_file
 from yeetui.errors import WorkflowError
 from yeetui.resources import workflows_dir
-from yeetui.workflows import Step, StepExit, Transition, Workflow, WorkflowTracker, load_workflow_file
 
 VERDICT_SCHEMA = {
     "type": "object", "required": ["artifacts"],

@@ -18,7 +18,6 @@ from typing import Any
 from yeetui import paths
 from yeetui.application.runs import RunDesk
 from yeetui.bus import Bus
-from yeetui.config import Settings, load_settings
 from yeetui.errors import ConfigError, YeetuiError
 from yeetui.events import RunRegistered, RunStatus
 from yeetui.runs.asking import AskThroughStore, RefuseThroughStore
@@ -26,6 +25,7 @@ from yeetui.runs.budget import Budget
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runs.spec import RunOptions
 from yeetui.runtime import FrontEnd, Runtime
+from yeetui.settings.config import Settings, load_settings
 from yeetui.store import Store
 from yeetui.store.db import WRITE_WAIT
 from yeetui.store.records import RunRecord

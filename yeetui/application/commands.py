@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from yeetui.foreign.commands import CommandFile, place
+from yeetui.definitions.foreign.commands import CommandFile, place
 
 __all__ = ["CommandFile", "placed_commands"]
 

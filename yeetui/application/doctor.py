@@ -20,17 +20,17 @@ from typing import Literal
 from yeetui import __version__, paths
 from yeetui.application.mcp import McpServers, ServerRow
 from yeetui.application.process import warm_disabled
-from yeetui.config import Settings, load_settings, provider_credentials
+from yeetui.definitions.profile_loader import load_profiles
 from yeetui.errors import ConfigError
 from yeetui.hooks.sources import load_hooks
 from yeetui.mcp.client import ServerStatus
-from yeetui.profile_loader import load_profiles
 from yeetui.providers.base import split_model
 from yeetui.runs.prompting import read_context_files
+from yeetui.settings.config import Settings, load_settings, provider_credentials
+from yeetui.settings.trust import trust_state
 from yeetui.system import sandbox, warm
 from yeetui.system.confine import Unconfinable, project_mechanism
 from yeetui.system.tmux import TmuxServer, server_name
-from yeetui.trust import trust_state
 
 State = Literal["ok", "warning", "missing"]
 

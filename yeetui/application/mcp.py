@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from yeetui import paths
-from yeetui.config import ProjectGrants, load_settings
 from yeetui.errors import YeetuiError
 from yeetui.mcp import consent
 from yeetui.mcp.client import START_TIMEOUT, McpConnection, McpConnections, ServerStatus
@@ -18,6 +17,7 @@ from yeetui.mcp.consent import Admitted
 from yeetui.mcp.launch import Placement
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import Discovered, default_home, discover
+from yeetui.settings.config import ProjectGrants, load_settings
 from yeetui.system import sandbox
 from yeetui.text import terminal_safe
 

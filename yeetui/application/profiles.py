@@ -3,7 +3,7 @@ do not exist here."""
 
 from __future__ import annotations
 
-from yeetui.profiles import ProfileSet
+from yeetui.definitions.profiles import ProfileSet
 
 
 def unknown_names(profiles: ProfileSet) -> list[str]:

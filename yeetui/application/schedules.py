@@ -25,19 +25,19 @@ from typing import Literal
 
 from yeetui import paths
 from yeetui.bus import Bus
+from yeetui.definitions.profile_loader import load_profiles
 from yeetui.errors import YeetuiError
 from yeetui.events import Notice
-from yeetui.profile_loader import load_profiles
 from yeetui.resources import builtin_dir
 from yeetui.runs.budget import Budget
 from yeetui.scheduling import leases
 from yeetui.scheduling.times import check, describe_spec, next_after, readable_moment
+from yeetui.settings.trust import is_trusted
 from yeetui.store import Store
 from yeetui.store.liveness import pid_alive
 from yeetui.store.records import utcnow
 from yeetui.store.schedules import Fire, ScheduleRecord
 from yeetui.system.processes import yeetui_command
-from yeetui.trust import is_trusted
 
 __all__ = ["PAUSE_AFTER", "Fire", "Launching", "ScheduleRecord", "Scheduler", "describe_fire", "describe_spec",
            "describe_state", "launch_detached", "local_time", "profile_names", "trigger_title"]

@@ -196,7 +196,7 @@ def trust_project(project: Path) -> Trusted:
     """Trust `project` with its files as they are now (remembered); whether it already was, what trusting
     grants, and which files changed since it was last trusted."""
     from yeetui.runtime import project_servers_beside_trust, project_widenings  # imported on use, like Runtime
-    from yeetui.trust import project_files, set_trusted, trust_state
+    from yeetui.settings.trust import project_files, set_trusted, trust_state
 
     state = trust_state(project)
     files = state.files or project_files(project)  # pinned as they were before what they grant was read

@@ -13,11 +13,11 @@ import yaml
 from yeetui import paths
 from yeetui.application.profiles import unknown_names
 from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK
+from yeetui.definitions.profile_loader import load_profiles, validate_profile_file
 from yeetui.errors import ProfileError
 from yeetui.paths import find_project_root
-from yeetui.profile_loader import load_profiles, validate_profile_file
 from yeetui.resources import builtin_dir
-from yeetui.trust import is_trusted
+from yeetui.settings.trust import is_trusted
 
 
 def _table(rows: list[dict[str, Any]], project: Path) -> str:

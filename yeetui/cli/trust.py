@@ -16,7 +16,7 @@ from pathlib import Path
 from yeetui import paths
 from yeetui.cli.common import error, say_trusted, trust_project
 from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK
-from yeetui.trust import set_trusted
+from yeetui.settings.trust import set_trusted
 
 
 async def cmd_trust(args: argparse.Namespace) -> int:

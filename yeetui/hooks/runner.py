@@ -3,7 +3,7 @@
 process group is killed past it). What they answer is folded into one `HookOutcome`; a failing hook is
 reported on the bus and changes nothing.
 
-Where and how: every hook starts outside the project unless its config names a folder (`yeetui.pins.neutral_dir`:
+Where and how: every hook starts outside the project unless its config names a folder (`settings.pins.neutral_dir`:
 a planted `python -m` module or `npx` package is not found from there), and with no provider key in its
 environment unless its config names that variable. A trusted project's hooks (its `.claude/settings.json`) run
 inside the writable agents' sandbox, with every secret-named variable removed as for `bash`, and only while the
@@ -30,8 +30,8 @@ from typing import Any
 from yeetui.bus import Bus
 from yeetui.events import Notice
 from yeetui.hooks.sources import HookCommand, HookSet
-from yeetui.pins import changes, neutral_dir, shell_command_pins
 from yeetui.redact import is_secret_name, without_provider_keys
+from yeetui.settings.pins import changes, neutral_dir, shell_command_pins
 from yeetui.system.confine import ShieldsUnavailable, Unconfinable, confined, project_mechanism
 from yeetui.system.processes import PROCESS_TAG, end_tagged
 from yeetui.system.sandbox import Sandbox

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from yeetui.pins import shell_command_pins
+from yeetui.settings.pins import shell_command_pins
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Notification",
           "SubagentStart", "SubagentStop", "Stop")
@@ -53,7 +53,7 @@ class HookCommand:
     env: tuple[str, ...] = ()
     """Provider key variables its config names (`env: [ANTHROPIC_API_KEY]`): passed to it; others never are."""
     cwd: str | None = None
-    """The working directory its config names; None: outside the project (`yeetui.pins.neutral_dir`)."""
+    """The working directory its config names; None: outside the project (`yeetui.settings.pins.neutral_dir`)."""
 
 
 @dataclass(frozen=True)

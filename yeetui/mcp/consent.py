@@ -23,7 +23,7 @@ from typing import Any, Literal
 from yeetui import paths
 from yeetui.mcp.launch import unconfinable
 from yeetui.mcp.servers import ServerSpec
-from yeetui.pins import changes, command_pins, neutral_dir
+from yeetui.settings.pins import changes, command_pins, neutral_dir
 
 
 def _approvals_file(env: Mapping[str, str] | None = None) -> Path:

@@ -1,7 +1,7 @@
 """How a stdio MCP server is started: where, with what environment, and — for a project's own — inside the OS
 sandbox.
 
-Every server starts outside the project unless its config names a working directory (`yeetui.pins.neutral_dir`):
+Every server starts outside the project unless its config names a working directory (`settings.pins.neutral_dir`):
 `python -m mod` and `npx pkg` then resolve nothing an agent planted in the project. Its environment is the MCP
 SDK's safe defaults (`HOME`, `PATH`, …) and what its config gives it; no provider key reaches it unless the
 config names that variable.
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from yeetui import paths
 from yeetui.mcp.servers import ServerSpec
-from yeetui.pins import changes, command_pins, neutral_dir
+from yeetui.settings.pins import changes, command_pins, neutral_dir
 from yeetui.system import sandbox
 from yeetui.system.processes import PROCESS_TAG
 

@@ -52,7 +52,7 @@ class ServerSpec:
     ask again while an edited value does."""
     cwd: str | None = None
     """stdio: the working directory its config names; None: it starts outside the project
-    (`yeetui.pins.neutral_dir`)."""
+    (`yeetui.settings.pins.neutral_dir`)."""
     cwd_as_written: str | None = None
     url: str | None = None
     """http / sse: where the server listens (never shown: a query may hold an expanded secret)."""
@@ -68,7 +68,7 @@ class ServerSpec:
     """These of its tools are never taken (Gemini's `excludeTools`)."""
     pins: Mapping[str, str] = field(default_factory=dict)
     """A project's server, once approved: the project files its command names and the executable it resolves
-    to, as they were approved (`yeetui.pins`); a start checks them again."""
+    to, as they were approved (`yeetui.settings.pins`); a start checks them again."""
     unconfined: bool = False
     """A project's server the user's own config lets run outside the OS sandbox (`project_grants`)."""
 

@@ -35,7 +35,7 @@ from yeetui.mcp.servers import (
     no_expansion,
     opencode_expander,
 )
-from yeetui.pins import anchor_to_project
+from yeetui.settings.pins import anchor_to_project
 from yeetui.yamlfile import MAX_FILE_BYTES, DocumentError, parse_yaml
 
 CLAUDE_USER_FILE_LIMIT = 64 * 1024 * 1024

@@ -1,5 +1,5 @@
 """What a model call cost, from yeetui's own price table (USD per million tokens) and the prices the user
-configured (`models: {openrouter/x: {input_per_mtok: …, output_per_mtok: …}}`, see `yeetui.config`).
+configured (`models: {openrouter/x: {input_per_mtok: …, output_per_mtok: …}}`, see `yeetui.settings.config`).
 
 Kept here rather than taken from litellm so that cost works without importing litellm (seconds) and for
 Anthropic sessions that never load it. Prices are list prices for standard context lengths, checked against

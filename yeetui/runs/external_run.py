@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yeetui.bus import Bus
+from yeetui.definitions.profiles import Profile
 from yeetui.errors import YeetuiError
 from yeetui.events import (
     InboxItemAdded,
@@ -50,7 +51,6 @@ from yeetui.external import model_names, spend
 from yeetui.external.process import ExternalAgent, ExternalAgentError
 from yeetui.external.records import claude, opencode
 from yeetui.messages import Message, Usage
-from yeetui.profiles import Profile
 from yeetui.runs.spec import RunResult, RunSpec
 from yeetui.store import Store
 from yeetui.text import cap, seconds_text, terminal_safe

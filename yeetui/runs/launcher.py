@@ -23,14 +23,14 @@ from typing import Any, Final, Protocol
 
 from yeetui import paths
 from yeetui.bus import Bus
-from yeetui.config import Settings
+from yeetui.definitions.profiles import Profile, ProfileSet
+from yeetui.definitions.workflows import Workflow, WorkflowTracker
 from yeetui.errors import StoreError, WorkflowError, YeetuiError
 from yeetui.events import MessageCommitted, Notice, RunRegistered, RunStatus
 from yeetui.framing import framed
 from yeetui.hooks.runner import HookRunner
 from yeetui.mcp.client import McpConnections
 from yeetui.messages import Message
-from yeetui.profiles import Profile, ProfileSet
 from yeetui.providers.base import Provider, ThinkingLevel, split_model
 from yeetui.providers.pricing import context_with, price_for
 from yeetui.providers.tiers import TIERS, is_tier, tier_model
@@ -47,12 +47,12 @@ from yeetui.runs.runner import BeforeTurn, Runner
 from yeetui.runs.slots import RunSlots
 from yeetui.runs.spec import RunOptions, RunResult, RunSpec
 from yeetui.runs.tool_executor import ToolExecutor
+from yeetui.settings.config import Settings
 from yeetui.store import Store
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.text import title_from
 from yeetui.tools.base import ToolContext, ToolSettings
 from yeetui.tools.registry import ToolRegistry
-from yeetui.workflows import Workflow, WorkflowTracker
 from yeetui.workspace import BashSandbox, WorkspaceBinding
 
 RunEngine = Callable[[RunSpec, str], Awaitable[RunResult]]

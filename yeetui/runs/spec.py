@@ -12,15 +12,15 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
+from yeetui.definitions.profiles import RunMode
+from yeetui.definitions.workflows import WorkflowTracker
 from yeetui.events import RunStatus
 from yeetui.messages import Usage
-from yeetui.profiles import RunMode
 from yeetui.providers.base import ThinkingLevel
 from yeetui.runs.budget import Budget
 from yeetui.runs.mentions import Attachment
 from yeetui.runs.permissions import Permissions
 from yeetui.tools.base import ToolContext
-from yeetui.workflows import WorkflowTracker
 
 Requester = Literal["user", "agent"]
 Cleanup = Literal["keep", "delete"]

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from yeetui.bus import Bus
+from yeetui.definitions.workflows import WorkflowTracker
 from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
 from yeetui.framing import framed
@@ -28,7 +29,6 @@ from yeetui.runs.mcp_tools import McpAccess
 from yeetui.runs.permissions import Action, Permissions
 from yeetui.tools.base import Tool, ToolContext, ToolOutput
 from yeetui.tools.registry import ToolRegistry
-from yeetui.workflows import WorkflowTracker
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from yeetui import paths
+from yeetui.definitions.profiles import ProfileSet
 from yeetui.errors import ContextResolutionError, YeetuiError
 from yeetui.events import RunStatus
-from yeetui.profiles import ProfileSet
 from yeetui.runs.budget import Budget, BudgetError
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spawn_context import resolve_context

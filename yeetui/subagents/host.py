@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from yeetui.definitions.profiles import RunMode
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
-from yeetui.profiles import RunMode
 from yeetui.runs.budget import Budget
 from yeetui.runs.spec import RunOptions
 from yeetui.store.records import RunRecord

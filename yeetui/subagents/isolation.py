@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from yeetui.bus import Bus
+from yeetui.definitions.profiles import Profile
 from yeetui.events import Notice
-from yeetui.profiles import Profile
 from yeetui.store import Store
 from yeetui.store.records import SessionRecord
 from yeetui.subagents.spawn_request import SpawnRequest

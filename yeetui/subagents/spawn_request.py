@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from yeetui.definitions.profiles import Isolation, RunMode
 from yeetui.errors import YeetuiError
-from yeetui.profiles import Isolation, RunMode
 from yeetui.runs.budget import Budget
 from yeetui.runs.spec import RunResult
 from yeetui.subagents.inbox import worktree_note

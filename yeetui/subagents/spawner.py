@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from yeetui.bus import Bus
+from yeetui.definitions.profiles import Profile, ProfileSet, RunMode
 from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
-from yeetui.profiles import Profile, ProfileSet, RunMode
 from yeetui.providers.base import split_model
 from yeetui.runs.budget import BudgetError
 from yeetui.runs.launcher import RunLauncher

@@ -171,7 +171,7 @@ class YeetuiApp(App[None]):
         gets, ask once whether to trust it (remembered, like `yeetui trust`); declined, they only narrow."""
         from yeetui.paths import find_project_root
         from yeetui.runtime import project_widenings
-        from yeetui.trust import is_trusted, project_files, set_trusted
+        from yeetui.settings.trust import is_trusted, project_files, set_trusted
         from yeetui.tui.screens.trust import TrustScreen
 
         project = find_project_root(self.cwd or Path.cwd())  # where Runtime.open will read the files

@@ -27,7 +27,7 @@ from yeetui.tui.themes import save_theme
 
 if TYPE_CHECKING:
     from yeetui.application.runs import Pane
-    from yeetui.profiles import ProfileSet
+    from yeetui.definitions.profiles import ProfileSet
 
 COMPOSER_KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "send"), ("ctrl+j / shift+enter", "new line"), ("up / down", "history"),

@@ -187,7 +187,9 @@ class SessionStart(Generic[ScreenT]):
         return opened.session_id
 
     def provider_problem(self) -> str | None:
-        from yeetui.config import provider_setup_problem  # not at import: this module is on the first frame's path
+        from yeetui.settings.config import (
+            provider_setup_problem,  # not at import: this module is on the first frame's path
+        )
 
         runtime = self.screen.runtime
         return provider_setup_problem(runtime.settings, self.screen.model or runtime.settings.model, runtime.env)

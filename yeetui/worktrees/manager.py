@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Literal
 
 from yeetui import paths
+from yeetui.definitions.profiles import OWNED_BRANCH_FOLDER
 from yeetui.errors import StoreError, YeetuiError
 from yeetui.events import RunStatus
-from yeetui.profiles import OWNED_BRANCH_FOLDER
 from yeetui.store import Store
 from yeetui.store.records import WorktreeRecord
 from yeetui.system.git import Confine, git, user_identity, verified_revision

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from yeetui import paths
-from yeetui.profiles import OWNED_BRANCH_FOLDER
+from yeetui.definitions.profiles import OWNED_BRANCH_FOLDER
 
 SLUG_MAX = 40
 _PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")

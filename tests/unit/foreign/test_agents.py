@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.profile_loader import load_profiles
-from yeetui.profiles import ProfileFileError, ProfileSet
+from yeetui.definitions.profile_loader import load_profiles
+from yeetui.definitions.profiles import ProfileFileError, ProfileSet
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
-"""Claude Code / OpenCode slash-command files read as yeetui commands (yeetui.foreign.commands)."""
+"""Claude Code / OpenCode slash-command files read as yeetui commands (yeetui.definitions.foreign.commands)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from yeetui.foreign.commands import MAX_TEMPLATE_CHARS, load_commands, place
+from yeetui.definitions.foreign.commands import MAX_TEMPLATE_CHARS, load_commands, place
 
 
 def _write(path: Path, text: str) -> Path:

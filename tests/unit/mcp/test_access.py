@@ -65,8 +65,8 @@ async def test_the_index_waits_as_long_as_the_setting_says_for_a_server_that_doe
         isolated_env, tmp_path: Path) -> None:
     """`mcp_index_wait` bounds how long a run's first request waits for its servers: a server that never
     answers is listed as still starting once it has passed (and the setting refuses an hour)."""
-    from yeetui.config import load_settings
     from yeetui.runtime import Runtime
+    from yeetui.settings.config import load_settings
 
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)

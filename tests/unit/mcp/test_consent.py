@@ -9,7 +9,7 @@ import pytest
 
 from yeetui.application.mcp import McpServers
 from yeetui.errors import YeetuiError
-from yeetui.trust import set_trusted
+from yeetui.settings.trust import set_trusted
 
 
 @pytest.fixture

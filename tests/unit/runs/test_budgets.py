@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
-from yeetui.config import load_settings
+from yeetui.definitions.profiles import BudgetLimits
 from yeetui.events import BudgetUpdated, InboxItemAdded, MessageCommitted, RunStatus
-from yeetui.profiles import BudgetLimits
 from yeetui.runs.budget import Budget, Spend, against, breach, used_share
 from yeetui.runtime import Runtime
+from yeetui.settings.config import load_settings
 
 LOOP = Reply(text="Again.", tool_calls=[ToolCall("list_dir", {"path": "."})], repeat=True,
              usage={"input_tokens": 100, "output_tokens": 10})

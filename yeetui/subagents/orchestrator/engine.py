@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from yeetui.bus import Bus
-from yeetui.config import WorktreeConfig
+from yeetui.definitions.profiles import ProfileSet
 from yeetui.errors import YeetuiError
 from yeetui.events import (
     InboxItemAdded,
@@ -30,8 +30,8 @@ from yeetui.events import (
     RunStatusChanged,
 )
 from yeetui.messages import Message
-from yeetui.profiles import ProfileSet
 from yeetui.runs.spec import RunOptions, RunResult, RunSpec, cancel_reason
+from yeetui.settings.config import WorktreeConfig
 from yeetui.store import Store
 from yeetui.store.records import utcnow
 from yeetui.subagents.host import AgentHost

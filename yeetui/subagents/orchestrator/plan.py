@@ -16,7 +16,7 @@ from yeetui.errors import YeetuiError
 from yeetui.text import cap as cap_text
 
 if TYPE_CHECKING:
-    from yeetui.profiles import Profile, ProfileSet
+    from yeetui.definitions.profiles import Profile, ProfileSet
 
 StepStatus = Literal["pending", "running", "done", "failed", "blocked", "skipped"]
 PLAN_STEP = "plan"

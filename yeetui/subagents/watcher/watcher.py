@@ -18,6 +18,7 @@ from contextlib import ExitStack
 from typing import Any, Literal
 
 from yeetui.bus import Bus
+from yeetui.definitions.profiles import ProfileSet
 from yeetui.events import (
     Event,
     InboxItemAdded,
@@ -27,7 +28,6 @@ from yeetui.events import (
     ToolCallStarted,
     WatcherChanged,
 )
-from yeetui.profiles import ProfileSet
 from yeetui.redact import redact
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spec import RunOptions

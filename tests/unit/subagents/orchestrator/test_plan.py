@@ -120,7 +120,7 @@ def test_work_to_merge_lists_no_empty_branch() -> None:
 
 
 def test_what_the_orchestrator_profile_allows(tmp_path) -> None:
-    from yeetui.profile_loader import load_profiles
+    from yeetui.definitions.profile_loader import load_profiles
 
     profiles = load_profiles(project_dir=tmp_path, user_dir=tmp_path / "agents")
     orchestrator = profiles.get("orchestrator")

@@ -9,7 +9,7 @@ warnings, so the user sees what trusting would grant.
 
 Trust is pinned to what the user trusted: the record holds, per project (its real path), a digest of each of
 those files — and of every project file its hooks' commands name, and the executables they run
-(`yeetui.pins`) — and the project counts as trusted only while they are unchanged. A file an agent writes, changes
+(`pins`) — and the project counts as trusted only while they are unchanged. A file an agent writes, changes
 or deletes there afterwards makes the project untrusted again until the user says so again; `trust_state`
 names the files that changed. A record from before pinning (the path alone) counts as untrusted, with a note.
 """
@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from yeetui import paths
-from yeetui.pins import shell_command_pins
+from yeetui.settings.pins import shell_command_pins
 from yeetui.yamlfile import MAX_FILE_BYTES
 
 TRUSTED_FILES = (".yeetui/config.yaml", ".yeetui/agents", ".claude/agents", ".opencode/agents", ".opencode/agent",
                  ".claude/settings.json", ".claude/settings.local.json")
-"""What trusting a project lets widen rights, relative to its root: the project config (`yeetui.config`), the
-agent files (`yeetui.profile_loader`), folders read at any depth, and Claude Code's settings files (their hooks
+"""What trusting a project lets widen rights, relative to its root: the project config (`yeetui.settings.config`), the
+agent files (`definitions.profile_loader`), folders read at any depth, and Claude Code's settings files (their hooks
 are commands: `yeetui.hooks`). Slash commands and workflows are not
 here: trust changes nothing about them (a command is only a prompt)."""
 

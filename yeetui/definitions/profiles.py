@@ -1,7 +1,7 @@
 """Agent profiles: the validated model and the field-by-field merge of layers.
 
-Files are found and parsed by `yeetui.profile_loader.load_profiles`; this module holds what they mean.
-The published JSON schema in `schemas/` is generated from these models by `yeetui.editor_schema`.
+Files are found and parsed by `yeetui.definitions.profile_loader.load_profiles`; this module holds what they mean.
+The published JSON schema in `schemas/` is generated from these models by `yeetui.definitions.editor_schema`.
 """
 
 from __future__ import annotations

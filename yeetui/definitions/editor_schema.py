@@ -1,7 +1,7 @@
 """The JSON schemas published for editors: `schemas/profile.schema.json` and `schemas/workflow.schema.json`.
 
-They are generated from the pydantic models of `yeetui.profiles` and `yeetui.workflows`, with each field's
-attribute docstring as its description, by `python -m yeetui.editor_schema --schema [DIR]`; a test keeps
+They are generated from the pydantic models of the profiles and workflows (`yeetui.definitions`), with each field's
+attribute docstring as its description, by `python -m yeetui.definitions.editor_schema --schema [DIR]`; a test keeps
 the committed files current. Nothing on yeetui's start-up path imports this module: reading the field
 docstrings from the source and rebuilding the models is paid only when a schema is made.
 """
@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from yeetui.profiles import Limits, Profile, Triggers, WorkspacePolicy
-from yeetui.workflows import Step, StepExit, Transition, Workflow
+from yeetui.definitions.profiles import Limits, Profile, Triggers, WorkspacePolicy
+from yeetui.definitions.workflows import Step, StepExit, Transition, Workflow
 
 
 def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
@@ -91,7 +91,7 @@ def write_schemas(directory: Path) -> list[Path]:
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] != "--schema" or len(argv) > 2:
-        print("usage: python -m yeetui.editor_schema --schema [DIR]", file=sys.stderr)
+        print("usage: python -m yeetui.definitions.editor_schema --schema [DIR]", file=sys.stderr)
         return 2
     for path in write_schemas(Path(argv[1] if len(argv) == 2 else "schemas")):
         print(path)

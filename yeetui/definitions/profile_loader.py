@@ -1,9 +1,9 @@
 """Finding, parsing and layering profile files.
 
 Native layers, lowest precedence first: built-in `agents/` → the user's profiles (`<config dir>/agents/`) →
-the project's `.yeetui/agents/`; their raw fields are merged field by field (`yeetui.profiles.merge_fields`),
+the project's `.yeetui/agents/`; their raw fields are merged field by field (`profiles.merge_fields`),
 so a native file may change a built-in on purpose (a project file doing so is reported). Claude Code
-(`.claude/agents/`) and OpenCode (`.opencode/agent(s)/`) files are translated by `yeetui.foreign.agents`
+(`.claude/agents/`) and OpenCode (`.opencode/agent(s)/`) files are translated by `yeetui.definitions.foreign.agents`
 and never merge into a built-in or user profile: each loads on its own, renamed `<name>-claude` /
 `<name>-opencode` when its name is taken, and the rename is reported. A project `.yeetui/agents/` file of
 the same name merges over it. Folders are read recursively, as Claude Code and OpenCode do.
@@ -25,10 +25,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from yeetui.definitions.foreign.agents import from_claude, from_opencode
+from yeetui.definitions.foreign.frontmatter import read_front_matter
+from yeetui.definitions.profiles import NAME_PATTERN, Profile, ProfileFileError, ProfileSet, merge_fields
 from yeetui.errors import ProfileError, YeetuiError
-from yeetui.foreign.agents import from_claude, from_opencode
-from yeetui.foreign.frontmatter import read_front_matter
-from yeetui.profiles import NAME_PATTERN, Profile, ProfileFileError, ProfileSet, merge_fields
 from yeetui.resources import agents_dir
 from yeetui.yamlfile import DATA_SUFFIXES, Document, DocumentError, load_document, validation_issues
 
@@ -66,7 +66,7 @@ def load_profiles(*, project_dir: Path, user_dir: Path, builtin_dir: Path | None
     (default: the shipped `agents/`). Never raises for a bad file: problems are collected in
     `ProfileSet.errors` and the other profiles still load.
 
-    Unless the project is `trusted` (see `yeetui.trust`), the files that come with it (`.claude`,
+    Unless the project is `trusted` (see `yeetui.settings.trust`), the files that come with it (`.claude`,
     `.opencode`, `.yeetui/agents`) may only narrow rights: their allow rules are dropped, and they cannot
     make writable a profile that the built-in and user files keep read-only. Each drop is a warning. A project
     file that a symlink leads out of the project is skipped (a warning): trust pins the files in the project."""

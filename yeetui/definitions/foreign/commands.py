@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from yeetui.foreign.frontmatter import read_front_matter
+from yeetui.definitions.foreign.frontmatter import read_front_matter
 from yeetui.yamlfile import DocumentError
 
 PROJECT_DIRS = (".claude/commands", ".opencode/command", ".opencode/commands")

@@ -27,12 +27,12 @@ from pydantic import (
 from pydantic_core import InitErrorDetails
 
 from yeetui import paths
+from yeetui.definitions.profiles import BudgetLimits
 from yeetui.errors import ConfigError
-from yeetui.profiles import BudgetLimits
 from yeetui.providers.base import ProviderCredentials, credentials_from_env, other_model_hint, split_model
 from yeetui.providers.pricing import Price
 from yeetui.providers.tiers import TIER_NAMES, TIERS
-from yeetui.trust import is_trusted
+from yeetui.settings.trust import is_trusted
 from yeetui.yamlfile import DocumentError, parse_yaml
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
@@ -462,7 +462,7 @@ def load_settings(
 ) -> LoadedSettings:
     """Build Settings from every layer. Raises ConfigError naming the file, line and key at fault.
 
-    The project layer of a project the user has not trusted (`yeetui.trust`; looked up when `trusted` is
+    The project layer of a project the user has not trusted (`yeetui.settings.trust`; looked up when `trusted` is
     None) may narrow but not widen (see `_narrow_project_layer`); provider keys and endpoints are never
     taken from it, trusted or not."""
     env = os.environ if env is None else env

@@ -23,7 +23,7 @@ from yeetui.resources import workflows_dir
 from yeetui.yamlfile import YAML_SUFFIXES, Document, DocumentError, KeyPath, load_document, validation_issues
 
 _CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
-"""The fields' docstrings become their descriptions in the published JSON schema (`yeetui.editor_schema`)."""
+"""The fields' docstrings become their descriptions in the published JSON schema (`editor_schema`)."""
 _OUTPUT_CAP = 1500
 
 
