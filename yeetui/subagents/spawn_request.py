@@ -52,8 +52,10 @@ class SpawnRequest:
 
     @property
     def task(self) -> str:
-        """What the child is asked to do, in a few words: its label, else its prompt."""
-        return self.label or self.prompt
+        """What the child is asked to do, in a few words: its label, else its prompt's first line (an orchestrator's
+        step prompt goes on with the overall goal, which is not this child's task)."""
+        first = next((line.strip() for line in self.prompt.splitlines() if line.strip()), "")
+        return self.label or first
 
 
 @dataclass

@@ -71,6 +71,9 @@ async def test_independent_builders_run_in_parallel_worktrees_and_merge_when_the
     assert firsts[0].started < firsts[1].finished and firsts[1].started < firsts[0].finished, "not concurrent"
     trees = {w.label: w for w in await runtime.store.worktree_records.list(statuses=("active",))}
     assert sorted(trees) == ["builder#1", "builder#2"] and len({w.path for w in trees.values()}) == 2
+    # each branch is named by its step's task, not by the overall goal the step's prompt goes on with
+    assert {w.branch.rpartition("/")[2] for w in trees.values()} == {"builder-1-build-a-write-a-py",
+                                                                      "builder-2-build-b-write-b-py"}, trees
 
     # Until the user merges, their checkout and branch are as they were.
     assert git(project_dir, "rev-parse", "HEAD") == head and git(project_dir, "status", "--porcelain") == ""
