@@ -71,6 +71,27 @@ async def test_a_server_that_writes_garbage_and_exits_says_both() -> None:
         await connection.close()
 
 
+async def test_garbage_is_said_even_when_the_sdk_tells_of_it_after_the_server_is_gone(monkeypatch) -> None:
+    """The race a loaded machine lost: the SDK tells of a line that is not JSON-RPC in a task of its own, and a
+    server that exits right after its garbage can end the session first (the failure read 'exited with status 0').
+    Forced here: the SDK's telling is held back until long after the server is gone."""
+    from mcp.client.session import ClientSession
+
+    told_late = ClientSession._deliver_stream_exception
+
+    async def late(self, exc):
+        await asyncio.sleep(30)
+        await told_late(self, exc)
+
+    monkeypatch.setattr(ClientSession, "_deliver_stream_exception", late)
+    connection = McpConnection(spec("noise", PY, "-c", "print('hello, I am not JSON-RPC')"), start_timeout=30)
+    try:
+        status = await asyncio.wait_for(connection.ensure_started(), 25)
+        assert status.reason == "sent something that is not MCP, then exited with status 0"
+    finally:
+        await connection.close()
+
+
 async def test_a_server_failing_on_every_use_is_told_once_and_again_only_after_it_worked(tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.touch()

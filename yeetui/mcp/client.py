@@ -30,8 +30,8 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -229,10 +229,28 @@ class McpConnection:
             self._reported = True
             self._report(self.spec, self.status.reason)
 
-    async def _on_message(self, message: Any) -> None:
-        """What the SDK passes on besides answers: a line it could not read as JSON-RPC arrives as a ValueError."""
-        if isinstance(message, ValueError):
-            self._not_mcp = True
+    @asynccontextmanager
+    async def _faults_noted(self, read: Any) -> AsyncIterator[Any]:
+        """The transport's read stream passed on as it is, a line that is not JSON-RPC (an exception among its items)
+        noted the moment it comes: the SDK tells its `message_handler` in a task of its own, which a server that
+        exits right after its garbage can cancel before it runs — its failure then read as a plain exit."""
+        import anyio
+
+        send, receive = anyio.create_memory_object_stream[Any](max_buffer_size=float("inf"))
+
+        async def forward() -> None:
+            async with send:
+                async for item in read:
+                    if isinstance(item, Exception):
+                        self._not_mcp = True
+                    await send.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(forward)
+            try:
+                yield receive
+            finally:
+                group.cancel_scope.cancel()
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession  # on use: the SDK costs a second to import
@@ -242,8 +260,8 @@ class McpConnection:
                 transport = self._transport()
                 await self._watch_group()
                 read, write = await stack.enter_async_context(transport)
-                session = await stack.enter_async_context(ClientSession(read, write,
-                                                                        message_handler=self._on_message))
+                read = await stack.enter_async_context(self._faults_noted(read))
+                session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
                 self._session = session
                 if not ready.done():
