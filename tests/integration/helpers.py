@@ -164,3 +164,7 @@ def query_store(data: Path, sql: str, *args: object) -> list[sqlite3.Row]:
         return []
     finally:
         conn.close()
+
+
+ORACLE = "You are the oracle"
+"""In the oracle's system prompt only (its task is also in its parent's conversation, as the spawn call)."""

@@ -11,14 +11,12 @@ from the store (the child's command running), never guessed.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 import signal
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ import pytest
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import (
+    ORACLE,
     query_store,
     result_text,
     run_yeetui,
@@ -35,20 +34,11 @@ from tests.integration.helpers import (
 )
 from tests.processes import gone
 from tests.waiting import until
-from yeetui import paths
-from yeetui.system.tmux import TmuxServer, server_name
 
 pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed: tmux mode cannot be tested")
 
-ORACLE = "You are the oracle"
-"""In the oracle's system prompt only (its task is also in its parent's conversation, as the spawn call)."""
 
 
-@pytest.fixture
-def data(fake_env) -> Iterator[Path]:
-    """The data dir; yeetui's tmux server on it is killed at the end (the child's window stays for reading)."""
-    yield paths.data_dir()
-    asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
 
 
 

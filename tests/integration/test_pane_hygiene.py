@@ -7,7 +7,6 @@ along.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -21,24 +20,16 @@ import pytest
 
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import query_store, start_yeetui, stored_pid
+from tests.integration.helpers import ORACLE, query_store, start_yeetui, stored_pid
 from tests.processes import gone, running_with, unique_sleep
 from tests.waiting import until
-from yeetui import paths
 from yeetui.subagents.panes import ENDED_KEPT
-from yeetui.system.tmux import TmuxServer, server_name
+from yeetui.system.tmux import server_name
 
 pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed: tmux mode cannot be tested")
 
-ORACLE = "You are the oracle"
-"""In the oracle's system prompt only (its task is also in its parent's conversation, as the spawn call)."""
 
 
-@pytest.fixture
-def data(fake_env) -> Iterator[Path]:
-    """The data dir; yeetui's tmux server on it is killed at the end, whatever the test left."""
-    yield paths.data_dir()
-    asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
 
 
 def _tmux(data: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
-from tests.integration.helpers import result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
+from tests.integration.helpers import ORACLE, result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
 from tests.processes import gone, running_with, unique_sleep
 from yeetui import paths
 from yeetui.events import PermissionRequested, RunStatus
@@ -30,8 +30,6 @@ from yeetui.system.tmux import TmuxServer, server_name
 pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed: tmux mode cannot be tested")
 
 WAIT = 60.0
-ORACLE = "You are the oracle"
-"""In the oracle's system prompt only (its task is also in its parent's conversation, as the spawn call)."""
 
 
 @pytest.fixture
