@@ -22,6 +22,7 @@ per turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -239,11 +240,13 @@ class McpConnection:
         send, receive = anyio.create_memory_object_stream[Any](max_buffer_size=float("inf"))
 
         async def forward() -> None:
-            async with send:
-                async for item in read:
-                    if isinstance(item, Exception):
-                        self._not_mcp = True
-                    await send.send(item)
+            # the session may close its end first as it winds down: what comes after is nobody's to read
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                async with send:
+                    async for item in read:
+                        if isinstance(item, Exception):
+                            self._not_mcp = True
+                        await send.send(item)
 
         async with anyio.create_task_group() as group:
             group.start_soon(forward)
