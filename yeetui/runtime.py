@@ -24,15 +24,13 @@ from yeetui.definitions.foreign.commands import CommandFile, load_commands
 from yeetui.definitions.profile_loader import load_profiles
 from yeetui.definitions.profiles import ProfileSet
 from yeetui.definitions.workflows import Workflow, load_workflows
-from yeetui.errors import ConfigError
 from yeetui.events import PermissionRequested
 from yeetui.hooks.runner import HookConfinement, HookRunner
 from yeetui.hooks.sources import load_hooks
 from yeetui.mcp.client import McpConnections
-from yeetui.mcp.consent import admit
 from yeetui.mcp.launch import Placement
-from yeetui.mcp.servers import ServerSpec
-from yeetui.mcp.sources import default_home, discover
+from yeetui.mcp.sources import default_home
+from yeetui.mcp.startable import startable_servers
 from yeetui.providers.base import Provider, split_model
 from yeetui.providers.factory import create_provider
 from yeetui.redact import secret_values_from_env
@@ -41,11 +39,11 @@ from yeetui.runs.asking import AskThroughStore
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.mcp_tools import McpLoadTool
 from yeetui.runs.permissions import answer_permissions_headless
-from yeetui.runs.prompting import read_context_files
+from yeetui.runs.prompting import context_notes
 from yeetui.runs.slots import RunSlots
 from yeetui.runs.transcripts import write_transcript
-from yeetui.settings.config import LoadedSettings, ProjectGrants, Settings, load_settings, provider_credentials
-from yeetui.settings.trust import TrustState, hook_commands, project_files, trust_state
+from yeetui.settings.config import LoadedSettings, Settings, load_settings, provider_credentials
+from yeetui.settings.trust import TrustState, project_files, trust_state, untrusted_hooks_note
 from yeetui.store import Store
 from yeetui.subagents.detached import DetachedRuns
 from yeetui.subagents.elsewhere import RunsElsewhere
@@ -62,33 +60,13 @@ from yeetui.subagents.tools import agent_tools
 from yeetui.subagents.watcher.watcher import Watchers
 from yeetui.system import sandbox
 from yeetui.system.relay import RelayReceiver, relay_dir
-from yeetui.text import one_line
+from yeetui.system.sandbox.notices import sandbox_notices
 from yeetui.tools.ask_user import AskUserTool
 from yeetui.tools.registry import ToolRegistry, builtin_tools
 from yeetui.worktrees.manager import Worktrees
 
 DEFAULT_MAX_CONCURRENT = 8
 """Runs executing at once across every yeetui process on a data dir (the rest wait, visibly queued)."""
-
-NO_SANDBOX = "No OS sandbox works on this machine (bubblewrap or Landlock): read-only agents get no bash"
-NOT_SHIELDED = ("bubblewrap does not work here, only the Landlock fallback, which cannot keep .git/, .yeetui/, "
-                ".claude/ and .opencode/ read-only")
-REFUSED = ("agents that write get no bash (remedy: let bubblewrap run — `yeetui doctor` says how — or accept the "
-           "weaker sandbox with `tools: {bash_sandbox: unshielded}` in your own config.yaml)")
-
-
-def sandbox_notices(found: str | None, configured: str) -> list[str]:
-    """The start-up warning on what agents' bash runs in, when it is less than bubblewrap."""
-    if found == "bwrap":
-        return []
-    if found == "landlock":
-        if configured == "unshielded":
-            return [f"{NOT_SHIELDED}: agents that write run bash under it (tools.bash_sandbox: unshielded)."]
-        return [f"{NOT_SHIELDED}: {REFUSED}."]
-    if configured == "unshielded":
-        return [f"{NO_SANDBOX}; agents that write run bash with your rights, behind the permission rules only "
-                "(tools.bash_sandbox: unshielded)."]
-    return [f"{NO_SANDBOX}, and {REFUSED}."]
 
 @dataclass(frozen=True)
 class FrontEnd:
@@ -118,53 +96,6 @@ and the config."""
 
 
 log = logging.getLogger(__name__)
-
-
-def _context_notes(project_dir: Path, names: list[str]) -> list[str]:
-    found = [name for name, _ in read_context_files(project_dir, names)]
-    if not found:
-        return []
-    return [f"Project instructions from {' and '.join(found)} are in every agent's context "
-            "(config: context_files)."]
-
-
-def project_widenings(project: Path, env: Mapping[str, str] | None = None) -> list[str]:
-    """What the project's files ask for beyond what an untrusted project gets (what trusting it would grant),
-    one line each naming the file and line: `yeetui trust` lists them, the TUI asks about them. A config file
-    that does not parse grants nothing: opening the runtime reports it."""
-    found: list[str] = []
-    try:
-        found += [w for w in load_settings(project_dir=project, env=env, trusted=False).warnings if "not trusted" in w]
-    except ConfigError:
-        pass
-    profiles = load_profiles(project_dir=project, user_dir=paths.config_dir(env) / "agents",
-                             builtin_dir=builtin_dir("agents"), trusted=False)
-    found += [str(e) for e in profiles.errors if "not trusted" in str(e)]
-    lines = [line.split(" — ", 1)[0].replace(": ignored ", ": ", 1) for line in found]
-    project_hooks = load_hooks(None, project_dir=project, trusted=True)
-    lines += [f"{command.source}: the hook `{one_line(command.command)[:160]}` runs (in the OS sandbox, as your "
-              "writable agents' bash, while the files it names stay as they are now)"
-              for groups in project_hooks.groups.values() for group in groups for command in group.commands]
-    return lines
-
-
-def project_servers_beside_trust(project: Path, env: Mapping[str, str] | None = None) -> list[str]:
-    """The MCP servers a project's files define, which trusting it does not start (each needs its own approval):
-    what `yeetui trust` says beside what trust grants."""
-    env = os.environ if env is None else env
-    servers = discover(project, home=default_home(env), env=env, config_dir=paths.config_dir(env)).servers
-    return [f"{spec.path}: the MCP server {spec.name} is not started by trust: it needs your approval of exactly "
-            f"what it runs (`yeetui mcp approve {spec.name}`)" for spec in servers if spec.needs_consent]
-
-
-def untrusted_hooks_note(project: Path) -> str | None:
-    """The start-up notice for a project whose hooks are off because it is not trusted; None when it has none."""
-    commands = hook_commands(project)
-    if not commands:
-        return None
-    return (f"The project's .claude/settings.json files define {len(commands)} hook"
-            f"{'s' if len(commands) != 1 else ''}; they do not run, as the project is not trusted (`yeetui trust` "
-            "lists what trusting it grants).")
 
 
 @dataclass
@@ -247,8 +178,8 @@ class Runtime:
         try:  # everything opened from here is closed again if opening fails or is cancelled (an app quit early)
             bus = Bus()
             registry = ToolRegistry([*builtin_tools(), AskUserTool(), McpLoadTool(), *agent_tools()])
-            mcp_servers, mcp_warnings = await asyncio.to_thread(_mcp_servers, project_dir, env,
-                                                                settings.project_grants)
+            mcp_servers, mcp_warnings = await asyncio.to_thread(startable_servers, project_dir, env,
+                                                                settings.project_grants, sandbox.probe_sandbox)
             warnings += mcp_warnings
             secrets = secret_values_from_env(env)
             secrets += [c.api_key.get_secret_value() for c in settings.providers.values() if c.api_key]
@@ -303,7 +234,7 @@ class Runtime:
                           detached=DetachedRuns(launcher, store=store, profiles=profiles, project_dir=project_dir,
                                                 env=env, default_timeout=spawner.default_timeout,
                                                 max_timeout=spawner.max_timeout), warnings=warnings,
-                          notes=await asyncio.to_thread(_context_notes, project_dir, settings.context_files),
+                          notes=await asyncio.to_thread(context_notes, project_dir, settings.context_files),
                           command_files=command_files)
             if front_end.headless:
                 runtime.refused = answer_permissions_headless(bus, approve=front_end.approve_asks)
@@ -352,29 +283,6 @@ async def _close_partly_open(store: Store, launcher: RunLauncher | None) -> None
         with contextlib.suppress(Exception):
             await launcher.mcp.close()
     await store.close()
-
-
-def _mcp_servers(project_dir: Path, env: Mapping[str, str],
-                 grants: ProjectGrants) -> tuple[list[ServerSpec], list[str]]:
-    """The MCP servers this process may start — enabled, and the user's own or approved (`yeetui mcp approve`),
-    a project's confined or granted — and warnings: files that could not be read, and a project's servers left
-    unstarted, each saying why."""
-    found = discover(project_dir, home=default_home(env), env=env, config_dir=paths.config_dir(env))
-    warnings = [f"MCP: {problem}" for problem in found.problems]
-    startable = []
-    for spec in found.servers:
-        admitted = admit(spec, project_dir, env, unconfined=grants.unconfined_mcp_servers,
-                         secrets_for=grants.mcp_secrets, sandbox=sandbox.probe_sandbox, home=default_home(env))
-        if admitted.state in ("user", "approved"):
-            startable.append(admitted.spec)
-        elif admitted.state == "needs approval":
-            changed = f" (what it runs changed since you approved it: {admitted.reason})" if admitted.reason else ""
-            warnings.append(f"The MCP server {spec.name} that {spec.path} defines is not started: it needs your "
-                            f"approval of exactly what it runs{changed} (`yeetui mcp list`, then `yeetui mcp "
-                            f"approve {spec.name}`).")
-        elif admitted.state == "refused":
-            warnings.append(f"The MCP server {spec.name} that {spec.path} defines is not started: {admitted.reason}.")
-    return startable, warnings
 
 
 async def _load_definitions(project_dir: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None,

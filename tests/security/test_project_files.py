@@ -156,8 +156,8 @@ async def test_foreign_files_cannot_take_over_builtins_or_widen_until_trusted(sc
                                                                                tmp_path: Path) -> None:
     """A cloned repository's Claude/OpenCode files named like the built-ins load beside them (renamed), and
     their allow rules wait for `yeetui trust`: a headless run's bash outside the project stays refused."""
+    from yeetui.application.trust import project_widenings
     from yeetui.runs.permissions import answer_permissions_headless
-    from yeetui.runtime import project_widenings
 
     for rel, text in FOREIGN_WIDENING.items():
         (project_dir / rel).parent.mkdir(parents=True, exist_ok=True)

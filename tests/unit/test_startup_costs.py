@@ -92,12 +92,12 @@ async def test_a_runtime_whose_opening_is_cancelled_leaves_no_store_open(tmp_pat
     before = {t.ident for t in threading.enumerate()}
     reached, release = threading.Event(), threading.Event()
 
-    def slow_mcp_servers(project_dir, env, grants):
+    def slow_mcp_servers(project_dir, env, grants, sandbox):
         reached.set()
         release.wait(30)
         return [], []
 
-    monkeypatch.setattr(runtime_module, "_mcp_servers", slow_mcp_servers)
+    monkeypatch.setattr(runtime_module, "startable_servers", slow_mcp_servers)
     (tmp_path / "project").mkdir()
     opening = asyncio.ensure_future(runtime_module.Runtime.open(cwd=tmp_path / "project", recover=False))
     await asyncio.to_thread(reached.wait, 30)

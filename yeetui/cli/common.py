@@ -13,7 +13,6 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -24,6 +23,7 @@ from yeetui.text import terminal_safe
 
 if TYPE_CHECKING:
     from yeetui.application.runs import Budget
+    from yeetui.application.trust import Trusted
     from yeetui.runtime import FrontEnd, Runtime
     from yeetui.store import Store
 
@@ -122,6 +122,8 @@ async def open_runtime(args: argparse.Namespace, front_end: FrontEnd | None = No
     from yeetui.runtime import Runtime  # imported on use: `yeetui` alone must start the TUI without the domain
 
     if getattr(args, "trust", False):  # --trust: as `yeetui trust` would, before its files are read
+        from yeetui.application.trust import trust_project
+
         project = paths.find_project_root(Path.cwd())
         trusted = await asyncio.to_thread(trust_project, project)
         if getattr(args, "json", False):
@@ -178,31 +180,6 @@ def not_said_before(project: Path, warnings: Sequence[str]) -> tuple[list[str], 
         with contextlib.suppress(OSError):
             paths.replace_private(record, json.dumps(said[-SAID_LIMIT:]))
     return fresh, known
-
-
-@dataclass(frozen=True)
-class Trusted:
-    already: bool
-    """It was trusted with its files as they are."""
-    granted: list[str]
-    """What trusting grants, one line per file and line."""
-    changed: tuple[str, ...]
-    """It was trusted, and these files changed since (`.yeetui/agents/x.md (added)`, …)."""
-    beside: list[str] = field(default_factory=list)
-    """What the project brings that trust does not grant (its MCP servers, which need their own approval)."""
-
-
-def trust_project(project: Path) -> Trusted:
-    """Trust `project` with its files as they are now (remembered); whether it already was, what trusting
-    grants, and which files changed since it was last trusted."""
-    from yeetui.runtime import project_servers_beside_trust, project_widenings  # imported on use, like Runtime
-    from yeetui.settings.trust import project_files, set_trusted, trust_state
-
-    state = trust_state(project)
-    files = state.files or project_files(project)  # pinned as they were before what they grant was read
-    granted = project_widenings(project)
-    set_trusted(project, True, files=files)
-    return Trusted(state.trusted, granted, state.changed, project_servers_beside_trust(project))
 
 
 def say_trusted(project: Path, trusted: Trusted, *, file: TextIO | None = None) -> None:

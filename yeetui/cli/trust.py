@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 
 from yeetui import paths
-from yeetui.cli.common import error, say_trusted, trust_project
+from yeetui.application.trust import trust_project
+from yeetui.cli.common import error, say_trusted
 from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from yeetui.settings.trust import set_trusted
 

@@ -51,6 +51,15 @@ def read_context_files(cwd: Path, names: Sequence[str], secrets: Sequence[str] =
     return found
 
 
+def context_notes(project_dir: Path, names: Sequence[str]) -> list[str]:
+    """The start-up note naming the project instruction files every agent reads (none: no note)."""
+    found = [name for name, _ in read_context_files(project_dir, names)]
+    if not found:
+        return []
+    return [f"Project instructions from {' and '.join(found)} are in every agent's context "
+            "(config: context_files)."]
+
+
 def exit_rule(exit_tools: Sequence[str], interactive: bool) -> str:
     if not exit_tools:
         return ""

@@ -203,3 +203,13 @@ def set_trusted(project_dir: Path, trusted: bool = True, env: Mapping[str, str] 
     if rest:
         data["projects"] = rest  # old records of other projects: still untrusted-with-a-note until re-trusted
     paths.replace_private(_trust_file(env), json.dumps(data, indent=1) + "\n")
+
+
+def untrusted_hooks_note(project: Path) -> str | None:
+    """The start-up notice for a project whose hooks are off because it is not trusted; None when it has none."""
+    commands = hook_commands(project)
+    if not commands:
+        return None
+    return (f"The project's .claude/settings.json files define {len(commands)} hook"
+            f"{'s' if len(commands) != 1 else ''}; they do not run, as the project is not trusted (`yeetui trust` "
+            "lists what trusting it grants).")

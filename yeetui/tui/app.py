@@ -169,9 +169,8 @@ class YeetuiApp(App[None]):
     async def _ask_trust(self) -> None:
         """Before the project's files are read for real: when they ask for more rights than an untrusted project
         gets, ask once whether to trust it (remembered, like `yeetui trust`); declined, they only narrow."""
+        from yeetui.application.trust import is_trusted, project_files, project_widenings, set_trusted
         from yeetui.paths import find_project_root
-        from yeetui.runtime import project_widenings
-        from yeetui.settings.trust import is_trusted, project_files, set_trusted
         from yeetui.tui.screens.trust import TrustScreen
 
         project = find_project_root(self.cwd or Path.cwd())  # where Runtime.open will read the files

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from yeetui.cli import main
-from yeetui.runtime import NO_SANDBOX, Runtime
+from yeetui.runtime import Runtime
 from yeetui.system import sandbox
+from yeetui.system.sandbox.notices import NO_SANDBOX
 
 
 def _doctor(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, project: Path) -> tuple[int, dict]:
