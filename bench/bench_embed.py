@@ -35,6 +35,7 @@ async def case_echo(*, embedded: bool, keys: int) -> dict:
     from textual import events
     from textual.widgets import TextArea
 
+    from yeetui.application.surface import Surface
     from yeetui.runtime import Runtime
     from yeetui.subagents.panes import Pane
     from yeetui.tui.app import YeetuiApp
@@ -54,7 +55,7 @@ async def case_echo(*, embedded: bool, keys: int) -> dict:
         if isinstance(message, TextArea.Changed) and message.text_area.id == "composer-input":
             echoed.set()
 
-    app = YeetuiApp(cwd=project, runtime=runtime, tune_gc=True)
+    app = YeetuiApp(cwd=project, surface=Surface(runtime), tune_gc=True)
     try:
         async with app.run_test(size=SIZE, message_hook=hook):
             main = app.screen

@@ -83,6 +83,7 @@ async def case_load(*, busy: bool, keys: int, subagents: int, budget: float = 12
     from textual import events
     from textual.widgets import TextArea
 
+    from yeetui.application.surface import Surface
     from yeetui.runtime import Runtime
     from yeetui.tui.app import YeetuiApp
     from yeetui.tui.widgets.composer import Composer
@@ -97,7 +98,7 @@ async def case_load(*, busy: bool, keys: int, subagents: int, budget: float = 12
         if isinstance(message, TextArea.Changed) and message.text_area.id == "composer-input":
             echoed.set()
 
-    app = YeetuiApp(cwd=project, runtime=runtime, tune_gc=True)  # as the binary runs it
+    app = YeetuiApp(cwd=project, surface=Surface(runtime), tune_gc=True)  # as the binary runs it
     try:
         async with app.run_test(size=SIZE, message_hook=hook) as pilot:
             main = await _main_screen(pilot)
@@ -165,6 +166,7 @@ async def _until_streaming(main) -> None:
 
 async def case_open(*, sizes: list[int], rounds: int, scroll_steps: int = 0) -> dict:
     from yeetui import paths
+    from yeetui.application.surface import Surface
     from yeetui.runtime import Runtime
     from yeetui.tui.app import YeetuiApp
 
@@ -179,7 +181,7 @@ async def case_open(*, sizes: list[int], rounds: int, scroll_steps: int = 0) -> 
         sessions[size] = record.id
     results: dict[str, dict[str, list[float]]] = {str(s): {"loaded": [], "rendered": [], "widgets": []}
                                                   for s in sizes}
-    app = YeetuiApp(cwd=project, runtime=runtime, tune_gc=True)  # as the binary runs it
+    app = YeetuiApp(cwd=project, surface=Surface(runtime), tune_gc=True)  # as the binary runs it
     try:
         async with app.run_test(size=SIZE) as pilot:
             main = await _main_screen(pilot)
@@ -250,6 +252,7 @@ async def case_jump(*, size: int) -> dict:
     """(d): jump to the top of a long session and back, and page down through all of it."""
     from bench.measure import rss_kb
     from yeetui import paths
+    from yeetui.application.surface import Surface
     from yeetui.runtime import Runtime
     from yeetui.tui.app import YeetuiApp
     from yeetui.tui.gc_pacing import collect_fully
@@ -260,7 +263,7 @@ async def case_jump(*, size: int) -> dict:
     runtime = await Runtime.open(cwd=project)
     record = await runtime.store.create_session(profile="generic", title=f"{size} messages", cwd=str(project))
     fill_session(paths.database_path(runtime.env), record.id, size)
-    app = YeetuiApp(cwd=project, runtime=runtime, tune_gc=True)
+    app = YeetuiApp(cwd=project, surface=Surface(runtime), tune_gc=True)
     try:
         async with app.run_test(size=SIZE) as pilot:
             main = await _main_screen(pilot)

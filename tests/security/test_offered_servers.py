@@ -139,6 +139,7 @@ async def test_off_loopback_host_and_origin_are_checked_with_a_token_too(runtime
     import uvicorn
 
     from yeetui.application.mcp_serve import AgentService, build_server, serve_http
+    from yeetui.application.surface import Surface
 
     served: list[Any] = []
 
@@ -146,7 +147,7 @@ async def test_off_loopback_host_and_origin_are_checked_with_a_token_too(runtime
         served.append(self.config.app)
 
     monkeypatch.setattr(uvicorn.Server, "serve", capture)
-    await serve_http(build_server(AgentService(runtime)), host="0.0.0.0", port=8123, token=TOKEN)
+    await serve_http(build_server(AgentService(Surface(runtime))), host="0.0.0.0", port=8123, token=TOKEN)
     [app] = served
     async with _lifespan(app), httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as client:
         async def status(**headers: str) -> int:

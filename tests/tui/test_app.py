@@ -222,7 +222,7 @@ async def test_a_modal_open_during_start_up_delays_the_handover_until_it_closes(
         await pilot.press(*"typed first", "ctrl+p")
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
         app.gate.set()
-        await pilot_until(pilot, lambda: app.runtime is not None)
+        await pilot_until(pilot, lambda: app.surface is not None)
         await pilot.pause(0.3)
         assert isinstance(pilot.app.screen, CommandPalette), "the main screen replaced the open palette"
         await pilot.press("escape")
@@ -285,7 +285,7 @@ async def test_the_logging_set_up_runs_once_in_the_boot_before_the_runtime_opens
     calls: list[tuple[str, bool]] = []
 
     def setup_logging() -> None:
-        calls.append((threading.current_thread().name, app.runtime is None))
+        calls.append((threading.current_thread().name, app.surface is None))
 
     app = YeetuiApp(cwd=project, setup_logging=setup_logging)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -547,7 +547,7 @@ async def test_agents_lists_one_line_per_profile_cut_after_a_whole_word(fake_env
             [notice] = [n for n in view.query(NoticeView) if "Agent profiles" in str(n.render())]
             await pilot.pause()
             text = str(notice.render())
-            profiles = app.runtime.profiles.profiles
+            profiles = app.surface.profiles.profiles
             assert notice.size.height == len(text.splitlines()) == 1 + len(profiles), f"wrapped at {size}"
             for line in text.splitlines()[1:]:
                 name = line.split()[0]
@@ -614,7 +614,7 @@ async def test_esc_with_only_subagents_running_names_them_and_a_second_esc_stops
     async with app.run_test(size=(120, 32)) as pilot:
         main = await _main(pilot)
         await _type(pilot, "/oracle why is it slow?")
-        spawner = main.runtime.spawner
+        spawner = main.surface.runtime.spawner
         await pilot_until(pilot, lambda: bool(spawner.live_runs(main.current)))
         [child] = spawner.live_runs(main.current)
         view = main.query_one(ConversationView)
@@ -623,7 +623,7 @@ async def test_esc_with_only_subagents_running_names_them_and_a_second_esc_stops
         assert spawner.is_live(child)  # named, not stopped
         await pilot.press("escape")
         await pilot_until(pilot, lambda: not spawner.is_live(child))
-        run = await main.runtime.store.get_run(child)
+        run = await main.surface.store.get_run(child)
         assert run.status in (RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.INTERRUPTED)
         assert any("Stopping oracle#1" in str(n.render()) for n in view.query(NoticeView))
 
@@ -725,12 +725,12 @@ async def test_schedule_command_adds_lists_pauses_resumes_and_removes(fake_env, 
         view = main.query_one(ConversationView)
         await _type(pilot, '/schedule add "0 7 * * 1-5" reviewer review yesterday\'s commits')
         await pilot_until(pilot, lambda: "next at" in _text(view))
-        [schedule] = await main.runtime.store.schedules.all()
+        [schedule] = await main.surface.store.schedules.all()
         assert schedule.profile == "reviewer" and schedule.prompt == "review yesterday's commits"
         assert schedule.spec == "0 7 * * 1-5" and not schedule.approve and schedule.missed == "skip"
         await _type(pilot, "/schedule add every 30m oracle look for flaky tests --yes --missed once")
         await pilot_until(pilot, lambda: len([s for s in _text(view).splitlines() if "next at" in s]) >= 2)
-        every = next(s for s in await main.runtime.store.schedules.all() if s.id != schedule.id)
+        every = next(s for s in await main.surface.store.schedules.all() if s.id != schedule.id)
         assert every.spec == "every 30m" and every.approve and every.missed == "once"
         assert every.prompt == "look for flaky tests"
         await _type(pilot, "/schedule")
@@ -739,18 +739,18 @@ async def test_schedule_command_adds_lists_pauses_resumes_and_removes(fake_env, 
         assert schedule.id in listing and every.id in listing and "last -" in listing
         await _type(pilot, f"/schedule pause {schedule.id}")
         await pilot_until(pilot, lambda: f"Schedule {schedule.id} paused." in _text(view))
-        assert (await main.runtime.store.schedules.get(schedule.id)).paused
+        assert (await main.surface.store.schedules.get(schedule.id)).paused
         await _type(pilot, f"/schedule resume {schedule.id}")
         await pilot_until(pilot, lambda: f"Schedule {schedule.id} resumed" in _text(view))
         await _type(pilot, f"/schedule remove {every.id}")
         await pilot_until(pilot, lambda: f"Schedule {every.id} removed." in _text(view))
-        assert [s.id for s in await main.runtime.store.schedules.all()] == [schedule.id]
+        assert [s.id for s in await main.surface.store.schedules.all()] == [schedule.id]
         # bad input: said, nothing added, the app goes on
         await _type(pilot, '/schedule add "61 * * * *" oracle never')
         await pilot_until(pilot, lambda: "61" in _text(view).split("removed.")[-1])
         await _type(pilot, "/schedule add every 30m no-such-profile hello")
         await pilot_until(pilot, lambda: "No profile 'no-such-profile'" in _text(view))
-        assert len(await main.runtime.store.schedules.all()) == 1
+        assert len(await main.surface.store.schedules.all()) == 1
 
 
 HOSTILE = ("Done.\x1b]52;c;cm0gLXJmIH4K\x07 Clipboard\x1b]0;pwned-title\x1b\\ set.\x1b[2J\x1b[H"

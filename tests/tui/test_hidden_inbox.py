@@ -27,10 +27,10 @@ def screen_lines(app: YeetuiApp) -> list[str]:
 
 
 async def _deliver(app: YeetuiApp, main: MainScreen, title: str) -> None:
-    store = app.runtime.store
+    store = app.surface.store
     assert main.current is not None
     item = await store.inbox.add(session_id=main.current, kind="completion", title=title, body="done")
-    app.runtime.bus.publish(ev.InboxItemAdded(item.id, main.current, None, "completion", title, "done"))
+    app.surface.bus.publish(ev.InboxItemAdded(item.id, main.current, None, "completion", title, "done"))
 
 
 async def test_the_hidden_inbox_shows_its_unread_count_at_80x24(fake_env, project: Path) -> None:

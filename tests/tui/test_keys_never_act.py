@@ -44,7 +44,7 @@ async def test_typing_make_with_the_inbox_focused_writes_make_and_merges_only_wh
         await pilot_until(pilot, lambda: any((i.data or {}).get("worktree") for i in inbox.items.values()), timeout=30)
         item = next(i for i in inbox.items.values() if (i.data or {}).get("worktree"))
         worktree_id = item.data["worktree"]["id"]  # type: ignore[index]
-        store = app.runtime.store
+        store = app.surface.store
 
         async def unmerged() -> bool:
             wt = await store.worktree_records.get(worktree_id)
@@ -101,7 +101,7 @@ async def test_typing_with_the_ledger_focused_writes_to_the_composer_and_stoppin
         ledger = main.query_one(LedgerPanel)
         run_id = next(run_id for run_id, row in ledger.rows.items() if row.label == "oracle#1")
         ledger.highlighted = ledger.get_option_index(run_id)
-        spawner = app.runtime.spawner
+        spawner = app.surface.runtime.spawner
 
         def running() -> bool:
             return spawner.is_live(run_id) and not spawner.wrapping_up(run_id) and \

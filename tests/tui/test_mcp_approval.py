@@ -53,10 +53,11 @@ async def test_starting_a_projects_server_from_the_dialog_approves_it_and_its_to
         await pilot.press("tab", "enter")  # to "Start it", then enter
         main = await _main(pilot)
         assert _state(project) == "approved"
-        assert "clock" in main.runtime.launcher.mcp.names()
+        assert "clock" in main.surface.runtime.launcher.mcp.names()
         await _type(pilot, "what time is it")
-        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)  # MCP tools ask
-        assert "mcp__clock__get_current_time" in _text(app.screen)
+        # MCP tools ask; the dialog's text is there once it has composed, a moment after it is on top
+        await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen)
+                          and "mcp__clock__get_current_time" in _text(app.screen), timeout=60)
         await pilot.press("y")
         await pilot_until(pilot, lambda: len(fake_env.requests) >= 3, timeout=60)
     assert "timezone" in fake_env.requests[2].text and '"UTC"' in fake_env.requests[2].text
@@ -75,8 +76,8 @@ async def test_not_now_starts_nothing_and_asks_again_next_time(fake_env, project
         settle_clock.past_window()
         await pilot.press("escape")
         main = await _main(pilot)
-        assert main.runtime.launcher.mcp.names() == []  # no server may start
-        assert any("MCP server clock" in w and "needs your approval" in w for w in main.runtime.warnings)
+        assert main.surface.runtime.launcher.mcp.names() == []  # no server may start
+        assert any("MCP server clock" in w and "needs your approval" in w for w in main.surface.warnings)
     assert _state(project) == "needs approval" and not marker.exists()
     async with YeetuiApp(cwd=project).run_test(size=(110, 32)) as pilot:
         await shown(pilot, McpApprovalScreen)  # asked again
@@ -104,7 +105,7 @@ async def test_a_file_changed_while_the_dialog_is_open_is_not_approved_unseen(fa
         settle_clock.past_window()
         await pilot.press("tab", "enter")
         main = await _main(pilot)
-        assert main.runtime.launcher.mcp.names() == []
+        assert main.surface.runtime.launcher.mcp.names() == []
         assert _state(project) == "needs approval"
     assert not marker.exists()
 

@@ -118,7 +118,7 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         second = _requests(fake_env, PRIMARY)[1]
         assert "[Pair: pair#1] Blocker: PAIR-BLOCKER" in second.text and "denied" in second.text
 
-        watcher = pilot.app.runtime.watchers.get(main.current or "")
+        watcher = pilot.app.surface.runtime.watchers.get(main.current or "")
         assert watcher is not None
         await watcher.wait_idle(10)
         await pilot_until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
@@ -141,7 +141,7 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         await pilot_until(pilot, lambda: "PRIMARY-DONE-2" in _text(view))
         await pilot.pause(0.5)  # ten debounce periods: a live watcher would have looked by now
         assert len(_requests(fake_env, PAIR)) == looks
-        assert pilot.app.runtime.watchers.get(main.current or "") is None
+        assert pilot.app.surface.runtime.watchers.get(main.current or "") is None
 
 
 # -- 2. orchestrate -----------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ async def test_two_children_asking_at_once_get_one_modal_at_a_time(fake_env, pro
         await pilot_until(pilot, lambda: sum("needs permission" in line for line in _ledger_lines(main)) == 2)
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
         assert sum(isinstance(s, PermissionScreen) for s in pilot.app.screen_stack) == 1
-        runs = await pilot.app.runtime.store.list_runs(limit=10)
+        runs = await pilot.app.surface.store.list_runs(limit=10)
         task_of = {r.label: x for r in runs for x in "AB" if f"TASK-{x} please" in (r.prompt or "")}
         assert len(task_of) == 2 and all(label.startswith("generic#") for label in task_of)
 
@@ -484,7 +484,7 @@ async def test_cancelling_a_queued_subagent_takes_it_out_of_the_queue_and_the_le
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(120, 32)) as pilot:
         main = await _main(pilot)
-        main.runtime.spawner.slots.limit = 1  # the second oracle waits for the first one's slot
+        main.surface.runtime.spawner.slots.limit = 1  # the second oracle waits for the first one's slot
         main.ledger.linger = 0.5  # finished rows go sooner than the 10 s a user gets to read them
         panel, drawn_rows = main.query_one(LedgerPanel), []
         update_row = panel.update_row

@@ -39,9 +39,9 @@ async def test_going_back_to_the_parent_shows_the_end_of_its_conversation(fake_e
         parent = main.view()
         await pilot_until(pilot, lambda: parent.max_scroll_y > 0 and parent.scroll_y == parent.max_scroll_y)
         await _type(pilot, "@generic CHILD-TASK check it")
-        spawner = main.runtime.spawner
+        spawner = main.surface.runtime.spawner
         await pilot_until(pilot, lambda: bool(spawner.live_runs(parent_id)) or "Started generic" in _text(parent))
-        [child] = await main.runtime.store.descendants(parent_id)
+        [child] = await main.surface.store.descendants(parent_id)
         await pilot.press("pageup", "pageup")
         await pilot_until(pilot, lambda: not parent.following)
         await main.open_session(child.id)
@@ -74,7 +74,7 @@ async def test_a_message_typed_into_a_finished_subagent_continues_it(fake_env, p
         await _type(pilot, "/oracle FIRST-TASK why slow?")
         inbox = main.query_one(InboxPanel)
         await pilot_until(pilot, lambda: inbox.unread == 1)
-        [child] = await main.runtime.store.descendants(parent_id)
+        [child] = await main.surface.store.descendants(parent_id)
         await main.open_session(child.id)
         header = main.query_one(SessionHeader)
         await pilot_until(pilot, lambda: "completed · type to follow up" in str(header.render()))
@@ -87,7 +87,7 @@ async def test_a_message_typed_into_a_finished_subagent_continues_it(fake_env, p
         assert asked.rejected is None and "FIRST-TASK" in asked.text and "FIRST-VERDICT" in asked.text
         await pilot_until(pilot, lambda: inbox.unread == 2)  # delivered to the parent like the first answer
         await pilot_until(pilot, lambda: "SECOND-VERDICT" in _text(main.view(parent_id)))
-        runs = await main.runtime.store.list_runs(session_id=child.id)
+        runs = await main.surface.store.list_runs(session_id=child.id)
         assert [r.status for r in runs] == [RunStatus.COMPLETED, RunStatus.COMPLETED]
         assert len({r.label for r in runs}) == 1  # the same oracle#1 going on
         await pilot_until(pilot, lambda: "completed · type to follow up" in str(header.render()))
@@ -105,11 +105,11 @@ async def test_a_follow_up_that_cannot_start_leaves_the_message_in_the_composer(
         parent_id = main.current
         await _type(pilot, "/oracle TASK")
         await pilot_until(pilot, lambda: "VERDICT" in _text(main.view()))
-        [child] = await main.runtime.store.descendants(parent_id)
-        await main.runtime.store.update_session(child.id, cwd=str(project.parent / "removed-worktree"))
+        [child] = await main.surface.store.descendants(parent_id)
+        await main.surface.store.update_session(child.id, cwd=str(project.parent / "removed-worktree"))
         await main.open_session(child.id)
         await _type(pilot, "my long careful question")
         await pilot_until(pilot, lambda: "which is gone" in _text(main.view()))
         assert main.query_one(Composer).text == "my long careful question"
         assert "back in the composer" in _text(main.view())
-        assert len(await main.runtime.store.list_runs(session_id=child.id)) == 1  # nothing was started
+        assert len(await main.surface.store.list_runs(session_id=child.id)) == 1  # nothing was started

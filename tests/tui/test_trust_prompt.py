@@ -81,7 +81,7 @@ async def test_a_move_and_enter_typed_ahead_never_trust(fake_env, project: Path,
         await pilot.press("enter")
         main = await _main(pilot)
         assert not is_trusted(project)
-        assert any("not trusted" in w for w in main.runtime.warnings)
+        assert any("not trusted" in w for w in main.surface.warnings)
 
 
 async def test_a_click_on_trust_as_the_prompt_appears_does_not_trust(fake_env, project: Path,
@@ -119,7 +119,7 @@ async def test_keys_typed_ahead_never_trust_and_declining_keeps_the_files_narrow
         await pilot.press("escape")  # not now
         main = await _main(pilot)
         assert not is_trusted(project)
-        assert any("not trusted" in w for w in main.runtime.warnings)
+        assert any("not trusted" in w for w in main.surface.warnings)
 
 
 async def test_a_project_asking_for_nothing_more_is_not_asked(fake_env, project: Path) -> None:

@@ -45,7 +45,7 @@ async def test_the_switcher_filter_with_a_slash_and_enter_starts_no_session(fake
     app = YeetuiApp(cwd=project)
     async with app.run_test(size=(110, 30)) as pilot:
         main = await _main(pilot)
-        before = await main.runtime.store.list_sessions(parent_id=...)
+        before = await main.surface.store.list_sessions(parent_id=...)
         await pilot.press("ctrl+s")
         await pilot_until(pilot, lambda: isinstance(app.screen, SwitcherScreen))
         switcher = app.screen
@@ -56,7 +56,7 @@ async def test_the_switcher_filter_with_a_slash_and_enter_starts_no_session(fake
         shown = [str(tree.render_label(tree.get_node_at_line(n), tree.rich_style, tree.rich_style))
                  for n in range(tree.last_line + 1)]
         assert any("No session matches /" in line for line in shown), shown
-        after = await main.runtime.store.list_sessions(parent_id=...)
+        after = await main.surface.store.list_sessions(parent_id=...)
         assert [s.id for s in after] == [s.id for s in before], "a session was started"
         await pilot.press("escape")
         await pilot_until(pilot, lambda: app.screen is main)

@@ -1,6 +1,7 @@
-"""The front ends (yeetui.tui, yeetui.cli) do their use cases through the application surface: they never reach
-into the runtime's parts that do the work (the launcher, the spawner, the watchers, the delivery of results)
-and never write to the store. Reading store records for display and subscribing to the bus's typed events
+"""The front ends (yeetui.tui, yeetui.cli, yeetui.acp) do their use cases through the application surface
+(`yeetui.application.surface.Surface`, the one object each receives): they never hold the runtime behind it, never
+reach into the parts that do the work (the launcher, the spawner, the watchers, the delivery of results) and never
+write to the store. Reading store records for display and subscribing to the bus's typed events
 are what read models and events are for, and stay allowed.
 
 The import-linter contracts cannot see this (the parts are attributes of the Runtime the front ends import),
@@ -21,8 +22,8 @@ from yeetui.store import Store
 ROOT = Path(__file__).resolve().parents[2]
 FRONT_ENDS = (ROOT / "yeetui" / "tui", ROOT / "yeetui" / "cli", ROOT / "yeetui" / "acp")
 
-RUNTIME_PARTS = frozenset({"launcher", "watchers", "spawner", "mailroom", "delivery"})
-"""The Runtime's working parts: use cases over them belong in yeetui.application."""
+RUNTIME_PARTS = frozenset({"runtime", "launcher", "watchers", "spawner", "mailroom", "delivery", "detached"})
+"""The runtime behind the surface and its working parts: use cases over them belong in yeetui.application."""
 PART_CLASSES = frozenset({"RunLauncher", "AgentSpawner", "Watchers", "Delivery", "PaneRuns", "RunsElsewhere"})
 """Their classes: a front end that builds (or imports) one has a part of its own beside the runtime's."""
 
@@ -113,12 +114,12 @@ def test_front_ends_use_the_application_surface() -> None:
 def test_the_rule_sees_parts_and_writes_on_any_object() -> None:
     source = """
 async def f(screen, runtime):
-    store = screen.runtime.store
+    store = screen.surface.store
     await store.inbox.set_status(1, "read")
     await runtime.launcher.compact("s")
     inbox = store.inbox
     await inbox.add(session_id="s", kind="note", title="t")
-    screen.runtime.watchers.get("s")
+    screen.surface.runtime.watchers.get("s")
     await store.get_session("s")          # a read: allowed
     await store.inbox.list("s")           # a part's read: allowed
     names.add("x")                        # not a store part: allowed
@@ -128,11 +129,12 @@ async def f(screen, runtime):
     Delivery(store, runtime.bus)          # a part of its own
     subagents.inbox.Delivery(store, runtime.bus)
 from yeetui.subagents.inbox import Delivery as Mine
+worker.runtime.close()                # the runtime behind a surface or a worker
 """
     assert sorted(reach_throughs(source)) == [
         "<source>:13: .schedules.add", "<source>:14: .provider_holds.hold", "<source>:15: Delivery",
-        "<source>:16: .Delivery", "<source>:17: Delivery", "<source>:4: .inbox.set_status", "<source>:5: .launcher",
-        "<source>:7: .inbox.add", "<source>:8: .watchers"]
+        "<source>:16: .Delivery", "<source>:17: Delivery", "<source>:18: .runtime", "<source>:4: .inbox.set_status",
+        "<source>:5: .launcher", "<source>:7: .inbox.add", "<source>:8: .runtime", "<source>:8: .watchers"]
 
 
 def test_store_writes_are_the_changing_methods() -> None:

@@ -11,7 +11,7 @@ subagent as the turn and streams it as a tool call of the session; `session/canc
 under it. What the client writes is read frame by frame (`frames`): one that is no JSON-RPC message is refused,
 never fatal.
 
-Everything goes through the runtime's application surface. What the events become, and the subagent tree, is
+Everything goes through the surface's application surface. What the events become, and the subagent tree, is
 `stream`'s: updates leave in the order the events came, so a permission request never overtakes its tool call.
 """
 
@@ -30,12 +30,9 @@ from yeetui import __version__
 from yeetui.acp import frames, updates
 from yeetui.acp.stream import AcpSession, UpdateStream, with_sessions
 from yeetui.application.commands import CommandFile, placed_commands
-from yeetui.application.mcp import attach_client_servers, client_server
-from yeetui.application.models import model_choices, model_problem
-from yeetui.application.runs import RunDesk
-from yeetui.application.sessions import SessionDesk
+from yeetui.application.mcp import client_server
+from yeetui.application.surface import FrontEnd, Surface
 from yeetui.errors import ConfigError, YeetuiError
-from yeetui.runtime import FrontEnd, Runtime
 from yeetui.text import cap
 
 log = logging.getLogger(__name__)
@@ -47,12 +44,12 @@ FOLLOW_POLL = 0.5
 class YeetuiAgent:
     """The ACP `Agent` (see `acp.interfaces.Agent`); `conn` is set by the SDK when the connection is made."""
 
-    def __init__(self, *, open_runtime: Callable[[Path], Any] | None = None) -> None:
+    def __init__(self, *, open_surface: Callable[[Path], Any] | None = None) -> None:
         self.conn: Any = None
         # Its pane children's questions come here (and go to the editor); those of runs it did not start do not.
-        self._open_runtime = open_runtime or (lambda cwd: Runtime.open(
+        self._open_surface = open_surface or (lambda cwd: Surface.open(
             cwd=cwd, front_end=FrontEnd(answers_asks=True, open_asks=False)))
-        self._runtimes: dict[Path, Runtime] = {}
+        self._surfaces: dict[Path, Surface] = {}
         self._sessions: dict[str, AcpSession] = {}
         self.stream = UpdateStream(self._sessions)
         self._following: set[asyncio.Task[None]] = set()
@@ -92,11 +89,11 @@ class YeetuiAgent:
         return schema.AuthenticateResponse()
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> schema.NewSessionResponse:
-        runtime = await self._runtime(cwd)
-        self._attach(runtime, mcp_servers)
-        record = await SessionDesk(runtime).new()
-        session = self._open(record.id, runtime)
-        self._announce_commands(record.id, runtime)
+        surface = await self._surface(cwd)
+        self._attach(surface, mcp_servers)
+        record = await surface.sessions.new()
+        session = self._open(record.id, surface)
+        self._announce_commands(record.id, surface)
         return schema.NewSessionResponse(session_id=record.id, config_options=await self._config_options(session),
                                          modes=await self._modes(session))
 
@@ -116,22 +113,22 @@ class YeetuiAgent:
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: Any, *, replay: bool) -> AcpSession:
         """A stored conversation opened again: its messages sent again (`replay`), its commands announced, and
         followed while another yeetui runs it."""
-        runtime = await self._runtime(cwd)
-        self._attach(runtime, mcp_servers)
+        surface = await self._surface(cwd)
+        self._attach(surface, mcp_servers)
         try:
-            record = await SessionDesk(runtime).resolve(session_id)
+            record = await surface.sessions.resolve(session_id)
         except YeetuiError as exc:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": str(exc)}) from None
-        if await runtime.store.session_project(record.id) != runtime.project_dir:
+        if await surface.store.session_project(record.id) != surface.project_dir:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": f"there is no conversation "
-                                               f"{session_id!r} in this project ({runtime.project_dir})"})
-        session = self._open(record.id, runtime, *await _spent(runtime, record.id))
+                                               f"{session_id!r} in this project ({surface.project_dir})"})
+        session = self._open(record.id, surface, *await _spent(surface, record.id))
         last = 0
-        for stored in await runtime.store.messages(record.id, include_partial=False):
+        for stored in await surface.store.messages(record.id, include_partial=False):
             last = stored.id
             for update in _replayed(stored.message) if replay else ():
                 self.stream.put(record.id, update)
-        self._announce_commands(record.id, runtime)
+        self._announce_commands(record.id, surface)
         await self.stream.join()
         self._follow_elsewhere(session, last)
         return session
@@ -140,15 +137,15 @@ class YeetuiAgent:
                             **_: Any) -> schema.ListSessionsResponse:
         """The latest conversations of the project `cwd` is in (of the folder yeetui was started in, without
         one): the data dir holds every project's, and a client sees only those of the project it names."""
-        runtime = await self._runtime(cwd or str(Path.cwd()))
-        found = await runtime.store.list_sessions(parent_id=None, cwd=runtime.project_dir, limit=100)
+        surface = await self._surface(cwd or str(Path.cwd()))
+        found = await surface.store.list_sessions(parent_id=None, cwd=surface.project_dir, limit=100)
         return schema.ListSessionsResponse(sessions=[
-            schema.SessionInfo(session_id=s.id, cwd=str(s.cwd or runtime.project_dir), title=s.title or None,
+            schema.SessionInfo(session_id=s.id, cwd=str(s.cwd or surface.project_dir), title=s.title or None,
                                updated_at=s.updated_at.isoformat()) for s in found])
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> schema.PromptResponse:
         session = self._session(session_id)
-        if (elsewhere := await RunDesk(session.runtime).elsewhere(session.id)) is not None:
+        if (elsewhere := await session.surface.runs.elsewhere(session.id)) is not None:
             raise RequestError.invalid_params({"sessionId": f"this conversation is running in another yeetui "
                                                             f"(process {elsewhere.pid}): wait for its turn to end, "
                                                             f"or cancel {elsewhere.label or elsewhere.id[:12]}"})
@@ -157,13 +154,13 @@ class YeetuiAgent:
             raise RequestError.invalid_params({"prompt": "nothing to send: the prompt has no text"})
         session.cancelled = False
         command, _space, rest = text.partition(" ")
-        profile = session.runtime.profiles.by_slash(command) if command.startswith("/") else None
-        file = next((c for c in self._command_files(session.runtime) if f"/{c.name}" == command), None) \
+        profile = session.surface.profiles.by_slash(command) if command.startswith("/") else None
+        file = next((c for c in self._command_files(session.surface) if f"/{c.name}" == command), None) \
             if command.startswith("/") and profile is None else None
         if file is not None:  # a command file is only ever a prompt: to its agent, or to the conversation
             text = file.expand(rest.strip())
-            if file.agent and file.agent in session.runtime.profiles:
-                profile = session.runtime.profiles.get(file.agent)
+            if file.agent and file.agent in session.surface.profiles:
+                profile = session.surface.profiles.get(file.agent)
                 rest = text
         try:
             if profile is not None:
@@ -191,11 +188,11 @@ class YeetuiAgent:
             owner = self.stream.owner(session_id)
             if owner is not None and session_id in owner.runs:
                 with contextlib.suppress(YeetuiError):
-                    await RunDesk(owner.runtime).cancel(owner.runs[session_id], graceful=False)
+                    await owner.surface.runs.cancel(owner.runs[session_id], graceful=False)
             return
         session.cancelled = True
         await session.control.interrupt()
-        await RunDesk(session.runtime).stop_children(session.id)
+        await session.surface.runs.stop_children(session.id)
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **_: Any) -> schema.SetSessionConfigOptionResponse:
@@ -204,7 +201,7 @@ class YeetuiAgent:
         if config_id != "model" or not isinstance(value, str):
             raise RequestError.invalid_params({"configId": f"{config_id!r} is not an option here (model is)"})
         try:
-            problem = model_problem(session.runtime, value)
+            problem = session.surface.models.problem(value)
         except ConfigError as exc:
             raise RequestError.invalid_params({"value": str(exc)}) from None
         if problem is not None:
@@ -215,7 +212,7 @@ class YeetuiAgent:
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> schema.SetSessionModeResponse:
         """A mode is a profile the conversation can be had with (`primary`): the next turns are its."""
         session = self._session(session_id)
-        profile = next((p for p in session.runtime.profiles.with_capability("primary") if p.name == mode_id), None)
+        profile = next((p for p in session.surface.profiles.with_capability("primary") if p.name == mode_id), None)
         if profile is None:
             raise RequestError.invalid_params({"modeId": f"{mode_id!r} is not a profile of the conversation"})
         session.control.profile = profile.name
@@ -225,22 +222,22 @@ class YeetuiAgent:
         return schema.SetSessionModeResponse()
 
     async def _modes(self, session: AcpSession) -> schema.SessionModeState:
-        record = await SessionDesk(session.runtime).get(session.id)
-        current = session.control.profile or (record.profile if record else session.runtime.settings.primary_profile)
-        profiles = sorted(session.runtime.profiles.with_capability("primary"), key=lambda p: p.name)
+        record = await session.surface.sessions.get(session.id)
+        current = session.control.profile or (record.profile if record else session.surface.settings.primary_profile)
+        profiles = sorted(session.surface.profiles.with_capability("primary"), key=lambda p: p.name)
         return schema.SessionModeState(current_mode_id=current, available_modes=[
             schema.SessionMode(id=p.name, name=p.name, description=cap(p.description, 200) or None)
             for p in profiles])
 
     async def _config_options(self, session: AcpSession) -> list[Any]:
-        record = await SessionDesk(session.runtime).get(session.id)
-        current = session.control.model or (record.model if record else None) or session.runtime.settings.model
+        record = await session.surface.sessions.get(session.id)
+        current = session.control.model or (record.model if record else None) or session.surface.settings.model
         session.model = current
         return [schema.SessionConfigOptionSelect(
             type="select", id="model", name="Model", description="The model of the next turns",
             current_value=current,
             options=[schema.SessionConfigSelectOption(value=model, name=model, description=note)
-                     for model, note in model_choices(session.runtime, current)])]
+                     for model, note in session.surface.models.choices(current)])]
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
@@ -250,20 +247,20 @@ class YeetuiAgent:
 
     # -- sessions, runtimes ---------------------------------------------------------------------------------
 
-    async def _runtime(self, cwd: str) -> Runtime:
+    async def _surface(self, cwd: str) -> Surface:
         path = Path(cwd)
         if not path.is_absolute() or not await asyncio.to_thread(path.is_dir):
             raise RequestError.invalid_params({"cwd": f"{cwd!r} must be an absolute path to a folder"})
         key = await asyncio.to_thread(path.resolve)
-        if key not in self._runtimes:
+        if key not in self._surfaces:
             try:
-                runtime = await self._open_runtime(key)
+                surface = await self._open_surface(key)
             except YeetuiError as exc:
                 raise RequestError.internal_error({"cwd": cwd, "reason": str(exc)}) from None
-            runtime.bus.add_listener(self.stream.listen)
-            self._runtimes[key] = runtime
+            surface.bus.add_listener(self.stream.listen)
+            self._surfaces[key] = surface
         self.stream.start()
-        return self._runtimes[key]
+        return self._surfaces[key]
 
     def _follow_elsewhere(self, session: AcpSession, after: int) -> None:
         """A conversation another yeetui is running now (the TUI, a detached worker): what it adds is shown as
@@ -276,7 +273,7 @@ class YeetuiAgent:
         task.add_done_callback(self._following.discard)
 
     async def _follow(self, session: AcpSession, after: int) -> None:
-        desk, store = RunDesk(session.runtime), session.runtime.store
+        desk, store = session.surface.runs, session.surface.store
         while True:
             live = await desk.elsewhere(session.id)
             for stored in await store.messages(session.id, include_partial=False):
@@ -288,7 +285,7 @@ class YeetuiAgent:
                 return
             await asyncio.sleep(FOLLOW_POLL)
 
-    def _attach(self, runtime: Runtime, servers: Any) -> None:
+    def _attach(self, surface: Surface, servers: Any) -> None:
         """The MCP servers the client passed join the runtime's (as the user's own: they configured their
         editor); one that cannot be taken is said in the log and skipped, never fatal to the session."""
         specs = []
@@ -302,13 +299,13 @@ class YeetuiAgent:
                                                env={e.name: e.value for e in server.env or []}))
             except YeetuiError as exc:
                 log.warning("%s", exc)
-        for problem in attach_client_servers(runtime, specs):
+        for problem in surface.mcp.attach(specs):
             log.warning("%s", problem)
 
-    def _open(self, session_id: str, runtime: Runtime, spent: float = 0.0,
+    def _open(self, session_id: str, surface: Surface, spent: float = 0.0,
               children: dict[str, float] | None = None) -> AcpSession:
         if session_id not in self._sessions:
-            self._sessions[session_id] = AcpSession(session_id, runtime, runtime.session_control(session_id),
+            self._sessions[session_id] = AcpSession(session_id, surface, surface.session_control(session_id),
                                                   spent=spent, children_spent=children or {})
         return self._sessions[session_id]
 
@@ -319,22 +316,22 @@ class YeetuiAgent:
             raise RequestError.invalid_params({"sessionId": f"no session {session_id!r}: new or load it first"}) \
                 from None
 
-    def _announce_commands(self, session_id: str, runtime: Runtime) -> None:
+    def _announce_commands(self, session_id: str, surface: Surface) -> None:
         """The profiles' slash triggers, then the command files (Claude Code's and OpenCode's `commands/`, the
         user's) under the names they get beside them."""
         commands = [schema.AvailableCommand(name=p.triggers.slash.lstrip("/"), description=p.description or p.name,
                                             input=schema.UnstructuredCommandInput(hint="what to ask it"))
-                    for p in runtime.profiles if p.triggers.slash]
+                    for p in surface.profiles if p.triggers.slash]
         commands += [schema.AvailableCommand(name=c.name, description=cap(c.description or "a prompt", 200),
                                              input=schema.UnstructuredCommandInput(hint=c.argument_hint or "arguments"))
-                     for c in self._command_files(runtime)]
+                     for c in self._command_files(surface)]
         self.stream.put(session_id, schema.AvailableCommandsUpdate(
             session_update="available_commands_update", available_commands=commands))
 
     @staticmethod
-    def _command_files(runtime: Runtime) -> list[CommandFile]:
-        taken = {p.triggers.slash.lstrip("/") for p in runtime.profiles if p.triggers.slash}
-        return placed_commands(runtime.command_files, taken)[0]
+    def _command_files(surface: Surface) -> list[CommandFile]:
+        taken = {p.triggers.slash.lstrip("/") for p in surface.profiles if p.triggers.slash}
+        return placed_commands(surface.command_files, taken)[0]
 
     async def _run_subagent(self, session: AcpSession, profile: str, prompt: str) -> None:
         """A slash command: the profile's agent, as this session's tool call, streamed until it ends."""
@@ -348,7 +345,7 @@ class YeetuiAgent:
             self.stream.put_raw(session.id, with_sessions(start, [handle.session_id]))
         else:
             self.stream.put(session.id, start)
-        ended = await RunDesk(session.runtime).wait(handle.run_id)
+        ended = await session.surface.runs.wait(handle.run_id)
         output = (ended.output or ended.error or ended.status.value) if ended is not None else "it ended"
         done = schema.ToolCallProgress(
             session_update="tool_call_update", tool_call_id=call_id,
@@ -366,15 +363,15 @@ class YeetuiAgent:
         for session in self._sessions.values():
             with contextlib.suppress(Exception):
                 await session.control.close()
-        for runtime in self._runtimes.values():
-            await runtime.close()
+        for surface in self._surfaces.values():
+            await surface.close()
         await self.stream.close()
 
 
-async def _spent(runtime: Runtime, session_id: str) -> tuple[float, dict[str, float]]:
+async def _spent(surface: Surface, session_id: str) -> tuple[float, dict[str, float]]:
     """What the conversation's earlier turns cost (those whose price is known), and each run of its subagents
     (theirs included)."""
-    store = runtime.store
+    store = surface.store
     own = sum(r.cost for r in await store.list_runs(session_id=session_id, limit=1000) if r.cost is not None)
     children: dict[str, float] = {}
     for below in (await store.session_tree_ids(session_id))[:1000]:

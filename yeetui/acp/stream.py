@@ -19,6 +19,7 @@ from acp import schema
 
 from yeetui.acp import updates
 from yeetui.application.models import context_window
+from yeetui.application.surface import Surface
 from yeetui.events import (
     PermissionAnswer,
     PermissionRequested,
@@ -32,7 +33,6 @@ from yeetui.events import (
     ToolCallStarted,
     UsageUpdated,
 )
-from yeetui.runtime import Runtime
 from yeetui.text import cap
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class AcpSession:
     """One ACP session: the conversation, the turn running in it, the subagent sessions of its tree."""
 
     id: str
-    runtime: Runtime
+    surface: Surface
     control: Any
     """`SessionControl` of the conversation."""
     tree: set[str] = field(default_factory=set)
@@ -228,7 +228,7 @@ class UpdateStream:
             return
         self._outbox.put_nowait(Raw(parent, _subagent_update(
             event.session_id, title=event.label, description=f"{event.profile} · {event.model}",
-            cwd=str(owner.runtime.project_dir), capabilities={"cancel": {}}, state={"state": "running"})))
+            cwd=str(owner.surface.project_dir), capabilities={"cancel": {}}, state={"state": "running"})))
         open_calls = owner.spawning.get(parent, [])
         call = next((c for c in open_calls if c[1] in (event.profile, "")), None)
         if call is not None:  # one call, one child: the next child of the same profile is the next call's

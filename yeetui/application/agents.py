@@ -36,9 +36,21 @@ from yeetui.subagents.panes import read_env_file
 from yeetui.subagents.spawner import SpawnHandle, SpawnRequest
 from yeetui.system.relay import RelaySender, relay_dir
 
-__all__ = ["LIVE", "RESUMABLE", "SpawnHandle", "SpawnRequest", "Worker", "cancel_run", "ensure_final",
-           "open_store", "read_env_file", "resume_detached", "run_json", "start_detached", "steer_run",
-           "worker_log"]
+__all__ = [
+    "LIVE",
+    "RESUMABLE",
+    "AgentDesk",
+    "SpawnHandle",
+    "SpawnRequest",
+    "Worker",
+    "cancel_run",
+    "ensure_final",
+    "open_store",
+    "read_env_file",
+    "run_json",
+    "steer_run",
+    "worker_log",
+]
 
 LIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_PERMISSION)
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.WAITING_USER, RunStatus.FAILED, RunStatus.TIMEOUT,
@@ -80,20 +92,6 @@ async def ensure_final(store: Store, run_id: str) -> RunRecord:
 
 # -- detached workers ---------------------------------------------------------------------------------
 
-async def start_detached(runtime: Runtime, *, profile: str, prompt: str, model: str | None, context: str,
-                         timeout: float | None, label: str | None, approve: bool,
-                         ask_any_yeetui: bool = False, ask_wait: bool = False, ask_timeout: float | None = None,
-                         budget: Budget | None = None) -> tuple[RunRecord, int]:
-    """A new top-level session and its queued run, handed to a detached worker: (the run, the worker's pid).
-    `ask_any_yeetui`: its permission questions are asked in any yeetui showing dialogs (refused when none,
-    unless `ask_wait`: then each waits for an answer, up to `ask_timeout` seconds)."""
-    run = await runtime.detached.create(profile_name=profile, prompt=prompt, model=model, context=context,
-                                        timeout=timeout, title=label, approve=approve, ask_any_yeetui=ask_any_yeetui,
-                                        ask_wait=ask_wait, ask_timeout=ask_timeout,
-                                        budget=budget)
-    return run, await runtime.detached.launch(run.id)
-
-
 def check_resumable(run: RunRecord) -> None:
     """Raise YeetuiError unless the run ended in a way it can be resumed from."""
     if run.status in LIVE:
@@ -104,29 +102,49 @@ def check_resumable(run: RunRecord) -> None:
                           "nothing to resume. Start a new run instead.")
 
 
-async def resume_detached(runtime: Runtime, run: RunRecord) -> int:
-    """Resume an ended run in a detached worker; the worker's pid. The run is claimed first, atomically: of
-    two resumes at once, one wins and the other is refused."""
-    if await runtime.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid()) is None:
-        raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is being resumed by another process.")
-    return await runtime.detached.launch(run.id, resume=True)
+class AgentDesk:
+    """Runs a command starts, over one runtime: in a detached worker, or here until they end (`--wait`)."""
 
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
 
-async def run_here(runtime: Runtime, start: SpawnRequest | str, *, resume: bool = False) -> tuple[
-        asyncio.Future[SpawnHandle], list[str]]:
-    """Start a run in this process (`--wait`): a new one from a request, or an existing run id. Returns the
-    task carrying it and the list the ids of runs registered meanwhile are added to (so a cancel before the
-    task returned still knows which run to report)."""
-    registered: list[str] = []
+    async def start_detached(self, *, profile: str, prompt: str, model: str | None, context: str,
+                             timeout: float | None, label: str | None, approve: bool, ask_any_yeetui: bool = False,
+                             ask_wait: bool = False, ask_timeout: float | None = None,
+                             budget: Budget | None = None) -> tuple[RunRecord, int]:
+        """A new top-level session and its queued run, handed to a detached worker: (the run, the worker's pid).
+        `ask_any_yeetui`: its permission questions are asked in any yeetui showing dialogs (refused when none,
+        unless `ask_wait`: then each waits for an answer, up to `ask_timeout` seconds)."""
+        run = await self._runtime.detached.create(
+            profile_name=profile, prompt=prompt, model=model, context=context, timeout=timeout, title=label,
+            approve=approve, ask_any_yeetui=ask_any_yeetui, ask_wait=ask_wait, ask_timeout=ask_timeout,
+            budget=budget)
+        return run, await self._runtime.detached.launch(run.id)
 
-    def note(event: object) -> None:
-        if isinstance(event, RunRegistered):
-            registered.append(event.run_id)
+    async def resume_detached(self, run: RunRecord) -> int:
+        """Resume an ended run in a detached worker; the worker's pid. The run is claimed first, atomically: of
+        two resumes at once, one wins and the other is refused."""
+        store = self._runtime.store
+        if await store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid()) is None:
+            raise YeetuiError(f"Run {run.id[:12]} ({run.label or run.profile}) is being resumed by another "
+                              "process.")
+        return await self._runtime.detached.launch(run.id, resume=True)
 
-    runtime.bus.add_listener(note)
-    coroutine = (runtime.spawner.spawn(start) if isinstance(start, SpawnRequest)
-                 else runtime.spawner.start_existing(start, resume=resume))
-    return asyncio.ensure_future(coroutine), registered
+    async def run_here(self, start: SpawnRequest | str, *, resume: bool = False) -> tuple[
+            asyncio.Future[SpawnHandle], list[str]]:
+        """Start a run in this process (`--wait`): a new one from a request, or an existing run id. Returns the
+        task carrying it and the list the ids of runs registered meanwhile are added to (so a cancel before the
+        task returned still knows which run to report)."""
+        registered: list[str] = []
+
+        def note(event: object) -> None:
+            if isinstance(event, RunRegistered):
+                registered.append(event.run_id)
+
+        self._runtime.bus.add_listener(note)
+        coroutine = (self._runtime.spawner.spawn(start) if isinstance(start, SpawnRequest)
+                     else self._runtime.spawner.start_existing(start, resume=resume))
+        return asyncio.ensure_future(coroutine), registered
 
 
 # -- another process's run -------------------------------------------------------------------------------
@@ -186,6 +204,7 @@ class Worker:
 
     def __init__(self, runtime: Runtime, run: RunRecord) -> None:
         self.runtime = runtime
+        """The runtime it executes the run on (opened for it by `open`; the worker's `shut` closes it)."""
         self.run = run
         self.options = RunOptions.of(run)
         self._asking: AskThroughStore | RefuseThroughStore | None = None
@@ -194,7 +213,7 @@ class Worker:
     @classmethod
     async def open(cls, run_id: str, *, cwd: Path) -> Worker:
         """The worker of the run `run_id` (an id or its prefix), on a runtime opened as the run's options say
-        (`--yes`: its own children in panes are approved too). Close `worker.runtime` when done."""
+        (`--yes`: its own children in panes are approved too). `shut` it when done."""
         async with await Store.open(paths.database_path(os.environ)) as store:  # a look before the runtime
             options = RunOptions.of(await store.resolve_run(run_id))
         # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
@@ -204,6 +223,19 @@ class Worker:
         except BaseException:
             await runtime.close()
             raise
+
+    @property
+    def bus(self) -> Bus:
+        """The run's live events."""
+        return self.runtime.bus
+
+    @property
+    def store(self) -> Store:
+        return self.runtime.store
+
+    async def shut(self) -> None:
+        """Close the runtime it opened (after `close`, or when the run could not start)."""
+        await self.runtime.close()
 
     @property
     def asked_in_yeetui(self) -> bool:

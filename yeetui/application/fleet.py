@@ -255,29 +255,6 @@ def settled_text(label: str, tool: str, answer: str | None) -> str:
     return f"{question} was withdrawn: its run stopped waiting for the answer."
 
 
-async def stored_question(store: Store, request: PermissionRequested, *, taken: Collection[int] = ()) -> int | None:
-    """The question in the store that `request` stands for — one a run in another process (a pane's worker, a
-    detached run) asks through the store, answered by whoever answers first —, by its id, while it is open and
-    not in `taken` (the ids the caller matched to other requests already). None for a question of this process's
-    own runs, which only this process answers."""
-    if request.call_id or request.reply.done():
-        return None
-    for ask in await store.permission_asks.unanswered_any():
-        if ask.id not in taken and (ask.run_id, ask.session_id, ask.tool, ask.subject, ask.arguments) == (
-                request.run_id, request.session_id, request.tool, request.subject, request.arguments):
-            return ask.id
-    return None
-
-
-async def how_settled(store: Store, request: PermissionRequested, ask_id: int | None) -> str:
-    """What a dialog for `request` says when it closed without the user's answer: the answer given in another
-    window (`ask_id`: its question in the store), or why its run stopped waiting."""
-    if ask_id is not None:
-        return settled_text(request.agent_label, request.tool, await store.permission_asks.read_answer(ask_id))
-    given = None if request.reply.cancelled() or not request.reply.done() else request.reply.result()
-    return settled_text(request.agent_label, request.tool, given)
-
-
 # -- acting on a row ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -297,6 +274,28 @@ class FleetDesk:
         self.store = store
         self.env = dict(os.environ if env is None else env)
         self.stall_after = stall_after
+
+    async def stored_question(self, request: PermissionRequested, *, taken: Collection[int] = ()) -> int | None:
+        """The question in the store that `request` stands for — one a run in another process (a pane's worker, a
+        detached run) asks through the store, answered by whoever answers first —, by its id, while it is open and
+        not in `taken` (the ids the caller matched to other requests already). None for a question of this process's
+        own runs, which only this process answers."""
+        if request.call_id or request.reply.done():
+            return None
+        for ask in await self.store.permission_asks.unanswered_any():
+            if ask.id not in taken and (ask.run_id, ask.session_id, ask.tool, ask.subject, ask.arguments) == (
+                    request.run_id, request.session_id, request.tool, request.subject, request.arguments):
+                return ask.id
+        return None
+
+
+    async def how_settled(self, request: PermissionRequested, ask_id: int | None) -> str:
+        """What a dialog for `request` says when it closed without the user's answer: the answer given in another
+        window (`ask_id`: its question in the store), or why its run stopped waiting."""
+        if ask_id is not None:
+            return settled_text(request.agent_label, request.tool, await self.store.permission_asks.read_answer(ask_id))
+        given = None if request.reply.cancelled() or not request.reply.done() else request.reply.result()
+        return settled_text(request.agent_label, request.tool, given)
 
     async def look(self, *, limit: int = 500) -> Fleet:
         return await fleet(self.store, stall_after=self.stall_after, limit=limit)

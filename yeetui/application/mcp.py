@@ -94,28 +94,50 @@ def client_server(name: str, *, command: str | None = None, args: Iterable[str] 
                       url=url, headers=dict(headers or {}), headers_as_written=dict(headers or {}))
 
 
-def attach_client_servers(runtime: Runtime, specs: Iterable[ServerSpec]) -> list[str]:
-    """Servers a front end's client passed (an editor's, over ACP) join the runtime's for its next runs, as the
-    user's own (the user configured them in that client). Returns what was not taken, saying why."""
-    problems = []
-    connections = runtime.launcher.mcp
-    for spec in specs:
-        if connections is None or not connections.add(spec):
-            problems.append(f"the MCP server {spec.name} the client passed was not added: the name is taken")
-    return problems
-
-
 class McpServers:
     """The servers configured for one project, read afresh on each call (the files may change any time)."""
 
     def __init__(self, project_dir: Path, *, env: Mapping[str, str] | None = None, home: Path | None = None,
-                 grants: ProjectGrants | None = None) -> None:
+                 grants: ProjectGrants | None = None, runtime: Runtime | None = None) -> None:
         import os
 
         self.project_dir = Path(project_dir).resolve()
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = home or default_home(self.env)
         self._grants = grants
+        self._runtime = runtime
+        """The running app's, whose connections `overview` and `attach` show and join (None: a command that
+        only reads and approves the configuration)."""
+
+    def attach(self, specs: Iterable[ServerSpec]) -> list[str]:
+        """Servers a front end's client passed (an editor's, over ACP) join the runtime's for its next runs, as
+        the user's own (the user configured them in that client). Returns what was not taken, saying why."""
+        problems = []
+        connections = self._runtime.launcher.mcp if self._runtime is not None else None
+        for spec in specs:
+            if connections is None or not connections.add(spec):
+                problems.append(f"the MCP server {spec.name} the client passed was not added: the name is taken")
+        return problems
+
+    async def overview(self, *, wait: float | None = None) -> str:
+        """What `/mcp` shows: every server with its state, where it comes from and what it runs, a failed one's
+        reason, how to approve one that waits for it, and files that could not be read. Servers this process
+        may start but has not started yet are started first (waiting up to `wait` seconds, `mcp_index_wait`
+        unless given, for them to connect or fail)."""
+        connections = self._runtime.launcher.mcp if self._runtime is not None else None
+        if connections is not None and self._runtime is not None:
+            await connections.settle(self._runtime.settings.mcp_index_wait if wait is None else wait)
+        listing = await self.listing()
+        states = server_states(listing, connections)
+        if not states and not listing.problems:
+            return ("No MCP servers are configured for this project. yeetui reads those of Claude Code, OpenCode, "
+                    "Cursor, Codex and Gemini CLI, and `mcp_servers` in your config.yaml.")
+        lines = [f"MCP servers ({len(states)}; `yeetui mcp list` in a shell shows every env entry and header):"]
+        for state in states:
+            lines += state.lines()
+        if listing.problems:
+            lines += ["Files or servers that could not be read:", *(f"  {problem}" for problem in listing.problems)]
+        return terminal_safe("\n".join(lines))  # names, commands and reasons come from a project's files
 
     @property
     def grants(self) -> ProjectGrants:
@@ -281,25 +303,3 @@ def server_states(listing: ServerListing, connections: McpConnections | None) ->
         if connections is not None and (connection := connections.get(name)) is not None:
             states.append(_live(connection.spec, connection))
     return states
-
-
-async def mcp_overview(runtime: Runtime, *, wait: float | None = None) -> str:
-    """What `/mcp` shows: every server with its state, where it comes from and what it runs, a failed one's
-    reason, how to approve one that waits for it, and files that could not be read. Servers this process may
-    start but has not started yet are started first (waiting up to `wait` seconds, `mcp_index_wait` unless
-    given, for them to connect or fail)."""
-    connections = runtime.launcher.mcp
-    if connections is not None:
-        await connections.settle(runtime.settings.mcp_index_wait if wait is None else wait)
-    servers = McpServers(runtime.project_dir, env=runtime.env, grants=runtime.settings.project_grants)
-    listing = await servers.listing()
-    states = server_states(listing, connections)
-    if not states and not listing.problems:
-        return ("No MCP servers are configured for this project. yeetui reads those of Claude Code, OpenCode, "
-                "Cursor, Codex and Gemini CLI, and `mcp_servers` in your config.yaml.")
-    lines = [f"MCP servers ({len(states)}; `yeetui mcp list` in a shell shows every env entry and header):"]
-    for state in states:
-        lines += state.lines()
-    if listing.problems:
-        lines += ["Files or servers that could not be read:", *(f"  {problem}" for problem in listing.problems)]
-    return terminal_safe("\n".join(lines))  # names, commands and reasons come from a project's files

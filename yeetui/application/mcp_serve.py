@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from yeetui.application.agents import cancel_run, run_json, start_detached, steer_run
+from yeetui.application.agents import cancel_run, run_json, steer_run
+from yeetui.application.surface import Surface
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
-from yeetui.runtime import Runtime
 from yeetui.store.records import RunRecord
 from yeetui.text import cap
 
@@ -30,33 +30,33 @@ OUTPUT_CAP = 50_000
 
 
 class AgentService:
-    """The use cases behind the tools, over one runtime (one project and data dir). A run is looked up only
+    """The use cases behind the tools, over one surface (one project and data dir). A run is looked up only
     among the runs of that project (`run`), though the data dir holds every project's."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._runtime = runtime
+    def __init__(self, surface: Surface) -> None:
+        self._surface = surface
 
     def list_profiles(self) -> list[dict[str, Any]]:
-        profiles = self._runtime.profiles
+        profiles = self._surface.profiles
         return [{"name": p.name, "description": p.description, "read_only": not p.workspace.allow_writes}
                 for p in (profiles.get(n) for n in profiles.names()) if "subtask" in p.capabilities]
 
     async def spawn(self, profile: str, prompt: str, context: str = "") -> dict[str, Any]:
         if not prompt.strip():
             raise YeetuiError("spawn needs a prompt: what the agent should do.")
-        self._runtime.profiles.get(profile)  # an unknown profile is refused here, with the known ones named
+        self._surface.profiles.get(profile)  # an unknown profile is refused here, with the known ones named
         if context.strip():
             prompt = f"{prompt}\n\n# Context from the caller\n{context.strip()}"
-        run, pid = await start_detached(self._runtime, profile=profile, prompt=prompt, model=None, context="none",
-                                        timeout=None, label=None, approve=False,
-                                        ask_any_yeetui=True)
+        run, pid = await self._surface.agents.start_detached(profile=profile, prompt=prompt, model=None,
+                                                             context="none", timeout=None, label=None,
+                                                             approve=False, ask_any_yeetui=True)
         return {"run_id": run.id, "label": run.label, "status": run.status.value, "worker_pid": pid}
 
     async def run(self, run_id: str) -> RunRecord:
         """The run `run_id` names (its id, its label or a prefix of its id) — only a run of this server's
         project: one another project left on the same data dir is answered as unknown, so a client of one
         project never reads, steers or stops another's."""
-        store, project = self._runtime.store, self._runtime.project_dir
+        store, project = self._surface.store, self._surface.project_dir
         run = await store.resolve_run(run_id)
         if await store.session_project(run.session_id) != project:
             raise YeetuiError(f"There is no run {run_id!r} in this project ({project}).")
@@ -64,14 +64,14 @@ class AgentService:
 
     async def status(self, run_id: str) -> dict[str, Any]:
         run = await self.run(run_id)
-        data = await run_json(self._runtime.store, run)
+        data = await run_json(self._surface.store, run)
         return {key: data.get(key) for key in ("id", "label", "profile", "status", "error", "output", "model",
                                                "cost", "created_at", "finished_at")} | {"tree": data["tree"],
                                                                                         **_note(run.status)}
 
     async def wait(self, run_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
         """Block until the run ends or `timeout_s` (at most 50) pass: its state and its output so far."""
-        store = self._runtime.store
+        store = self._surface.store
         run = await self.run(run_id)
         deadline = asyncio.get_running_loop().time() + max(0.0, min(float(timeout_s), MAX_WAIT))
         while not run.status.is_final and asyncio.get_running_loop().time() < deadline:
@@ -91,18 +91,18 @@ class AgentService:
 
     async def send(self, run_id: str, text: str) -> dict[str, Any]:
         run = await self.run(run_id)
-        await steer_run(self._runtime.store, run, text)
+        await steer_run(self._surface.store, run, text)
         return {"run_id": run.id, "sent": True, "note": "the agent reads it at its next turn"}
 
     async def cancel(self, run_id: str) -> dict[str, Any]:
-        run = await cancel_run(self._runtime.store, await self.run(run_id))
+        run = await cancel_run(self._surface.store, await self.run(run_id))
         return {"run_id": run.id, "status": run.status.value, "cancelled": run.status == RunStatus.CANCELLED}
 
     async def _output(self, run_id: str, session_id: str, result: dict[str, Any] | None) -> str:
         """The final output when there is one, else the text the agent has written so far."""
         if result and result.get("output"):
             return cap(str(result["output"]), OUTPUT_CAP)
-        messages = await self._runtime.store.messages(session_id)
+        messages = await self._surface.store.messages(session_id)
         texts = [m.message.text for m in messages if m.message.role == "assistant" and m.message.text]
         return cap("\n\n".join(texts), OUTPUT_CAP, keep="tail")
 

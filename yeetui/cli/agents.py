@@ -26,22 +26,18 @@ from yeetui.application.agents import (
     cancel_run,
     check_resumable,
     ensure_final,
-    resume_detached,
-    run_here,
     run_json,
     stalled,
-    start_detached,
     steer_run,
     worker_env,
     worker_log,
 )
-from yeetui.application.runs import RunDesk
-from yeetui.cli.common import budget_of, error, open_runtime, open_store, table
+from yeetui.application.surface import FrontEnd, Surface
+from yeetui.cli.common import budget_of, error, open_store, open_surface, table
 from yeetui.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_WAITING_USER
 from yeetui.cli.progress import HeadlessProgress, PaneView
 from yeetui.events import RunStatus
 from yeetui.messages import Usage
-from yeetui.runtime import FrontEnd, Runtime
 from yeetui.store import Store
 from yeetui.store.records import RunRecord
 from yeetui.subagents.ledger import format_elapsed, short_model
@@ -75,34 +71,34 @@ async def _start(args: argparse.Namespace) -> int:
         request = SpawnRequest(profile=args.profile, prompt=args.prompt, blocking=True, requested_by="user",
                                model=args.agent_model or args.model, timeout=args.timeout, label=args.label,
                                session_context=args.context, budget=budget_of(args))
-        return await _in_process(args, await open_runtime(args, _headless(args)), request)
-    runtime = await open_runtime(args)
+        return await _in_process(args, await open_surface(args, _headless(args)), request)
+    surface = await open_surface(args)
     try:
-        run, pid = await start_detached(runtime, profile=args.profile, prompt=args.prompt,
+        run, pid = await surface.agents.start_detached(profile=args.profile, prompt=args.prompt,
                                         model=args.agent_model or args.model, context=args.context,
                                         timeout=args.timeout, label=args.label, approve=args.yes,
                                         ask_wait=not args.refuse_asks, ask_timeout=args.ask_timeout,
                                         budget=budget_of(args))
     finally:
-        await runtime.close()
+        await surface.close()
     _print_started(args, run, pid)
     return EXIT_OK
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    runtime = await open_runtime(args, _headless(args) if args.wait else None)
+    surface = await open_surface(args, _headless(args) if args.wait else None)
     try:
-        run = await RunDesk(runtime).resolve(args.id)  # Runtime.open recovered runs whose process died
+        run = await surface.runs.resolve(args.id)  # Surface.open recovered runs whose process died
         check_resumable(run)
     except BaseException:
-        await runtime.close()
+        await surface.close()
         raise
     if args.wait:
-        return await _in_process(args, runtime, run.id)
+        return await _in_process(args, surface, run.id)
     try:
-        pid = await resume_detached(runtime, run)
+        pid = await surface.agents.resume_detached(run)
     finally:
-        await runtime.close()
+        await surface.close()
     _print_started(args, run, pid)
     return EXIT_OK
 
@@ -121,13 +117,13 @@ def _headless(args: argparse.Namespace) -> FrontEnd:
     return FrontEnd(approve_asks=getattr(args, "yes", False), headless=True)
 
 
-async def _in_process(args: argparse.Namespace, runtime: Runtime, start: SpawnRequest | str) -> int:
-    """Run to the end here (`--wait`): a new run from a request, or resume a run by id; then close `runtime`.
+async def _in_process(args: argparse.Namespace, surface: Surface, start: SpawnRequest | str) -> int:
+    """Run to the end here (`--wait`): a new run from a request, or resume a run by id; then close `surface`.
     Ctrl-C or SIGTERM cancels the run."""
     try:
         if not args.json:
-            HeadlessProgress(runtime.bus)
-        task, registered = await run_here(runtime, start, resume=True)
+            HeadlessProgress(surface.bus)
+        task, registered = await surface.agents.run_here(start, resume=True)
         loop = asyncio.get_running_loop()
         for sig in _SIGNALS:
             loop.add_signal_handler(sig, task.cancel)
@@ -142,11 +138,11 @@ async def _in_process(args: argparse.Namespace, runtime: Runtime, start: SpawnRe
         finally:
             for sig in _SIGNALS:
                 loop.remove_signal_handler(sig)
-        run = await ensure_final(runtime.store, run_id)
-        _print_finished(args, await run_json(runtime.store, run))
+        run = await ensure_final(surface.store, run_id)
+        _print_finished(args, await run_json(surface.store, run))
         return exit_code(run.status)
     finally:
-        await runtime.close()
+        await surface.close()
 
 
 def _print_finished(args: argparse.Namespace, data: dict[str, Any]) -> None:
@@ -236,11 +232,11 @@ async def _send(args: argparse.Namespace) -> int:
     if not run.status.is_final:
         return await _steer(args)
     asking = args.ask_anywhere and not args.yes
-    runtime = await open_runtime(args, FrontEnd(ask_anywhere=True) if asking else _headless(args))
+    surface = await open_surface(args, FrontEnd(ask_anywhere=True) if asking else _headless(args))
     try:
         if not args.json:
-            HeadlessProgress(runtime.bus)
-        desk = RunDesk(runtime)
+            HeadlessProgress(surface.bus)
+        desk = surface.runs
         handle = await desk.follow_up(run.session_id, args.message)
         task = asyncio.ensure_future(desk.wait(handle.run_id))
         loop = asyncio.get_running_loop()
@@ -251,11 +247,11 @@ async def _send(args: argparse.Namespace) -> int:
         finally:
             for sig in _SIGNALS:
                 loop.remove_signal_handler(sig)
-        ended = await ensure_final(runtime.store, handle.run_id)
-        _print_finished(args, await run_json(runtime.store, ended))
+        ended = await ensure_final(surface.store, handle.run_id)
+        _print_finished(args, await run_json(surface.store, ended))
         return exit_code(ended.status)
     finally:
-        await runtime.close()
+        await surface.close()
 
 
 async def _print_runs(args: argparse.Namespace, store: Store, runs: list[RunRecord]) -> None:
@@ -327,11 +323,10 @@ async def cmd_agent(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, on_signal, sig)
     worker_env(args.env_file)  # a tmux pane's worker: its environment, keys included, never on a command line
     worker = await Worker.open(args.run_id, cwd=Path.cwd())
-    runtime = worker.runtime
     try:
         worker.start()
         if args.show:
-            PaneView(runtime.bus, worker.run.id, asked_in_yeetui=worker.asked_in_yeetui)
+            PaneView(worker.bus, worker.run.id, asked_in_yeetui=worker.asked_in_yeetui)
         if not stopping:
             task = worker.execute(resume=args.resume)
             try:
@@ -342,9 +337,9 @@ async def cmd_agent(args: argparse.Namespace) -> int:
         if args.show:
             show_ending(final)
         else:
-            print(json.dumps(await run_json(runtime.store, final), default=str), flush=True)
+            print(json.dumps(await run_json(worker.store, final), default=str), flush=True)
         return exit_code(final.status)
     finally:
-        await runtime.close()
+        await worker.shut()
         if args.show:  # a pane's worker: its window joins those kept for reading, or goes with nobody left
             await leave_window(os.environ)

@@ -1,4 +1,4 @@
-"""What every CLI command shares: exit codes, error lines, logging, opening the runtime.
+"""What every CLI command shares: exit codes, error lines, logging, opening the application surface.
 
 Errors become one readable line on stderr (and a JSON line with `--json`) and a non-zero exit code."""
 
@@ -23,8 +23,8 @@ from yeetui.text import terminal_safe
 
 if TYPE_CHECKING:
     from yeetui.application.runs import Budget
+    from yeetui.application.surface import FrontEnd, Surface
     from yeetui.application.trust import Trusted
-    from yeetui.runtime import FrontEnd, Runtime
     from yeetui.store import Store
 
 COMMAND_WRITE_WAIT = 10.0
@@ -117,9 +117,10 @@ def setup_logging() -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-async def open_runtime(args: argparse.Namespace, front_end: FrontEnd | None = None) -> Runtime:
-    """The runtime for a command in the current directory; its warnings go to stderr (or the JSON stream)."""
-    from yeetui.runtime import Runtime  # imported on use: `yeetui` alone must start the TUI without the domain
+async def open_surface(args: argparse.Namespace, front_end: FrontEnd | None = None) -> Surface:
+    """The application surface for a command in the current directory; its warnings go to stderr (or the JSON
+    stream)."""
+    from yeetui.application.surface import Surface  # on use: `yeetui` alone must start the TUI without the domain
 
     if getattr(args, "trust", False):  # --trust: as `yeetui trust` would, before its files are read
         from yeetui.application.trust import trust_project
@@ -132,24 +133,24 @@ async def open_runtime(args: argparse.Namespace, front_end: FrontEnd | None = No
                               "changed": list(trusted.changed)}), flush=True)
         else:
             say_trusted(project, trusted, file=sys.stderr)
-    runtime = await Runtime.open(cwd=Path.cwd(), front_end=front_end)
+    surface = await Surface.open(cwd=Path.cwd(), front_end=front_end)
     if getattr(args, "json", False):  # a script gets every one, every time
-        for warning in runtime.warnings:
+        for warning in surface.warnings:
             print(json.dumps({"type": "notice", "level": "warning", "text": warning}), flush=True)
-        return runtime
-    fresh, known = await asyncio.to_thread(not_said_before, runtime.project_dir, runtime.warnings)
+        return surface
+    fresh, known = await asyncio.to_thread(not_said_before, surface.project_dir, surface.warnings)
     for warning in fresh:
         print(f"yeetui: warning: {warning}", file=sys.stderr, flush=True)
     if known:
         print(f"yeetui: {known} warning{'s' if known > 1 else ''} about this project said before "
               f"{'are' if known > 1 else 'is'} not repeated (`--json` lists every one).", file=sys.stderr, flush=True)
-    return runtime
+    return surface
 
 
 async def open_store() -> Store:
     """The store for a command that lists or acts on runs (`yeetui.application.agents.open_store`, the whole file
     checked), its writes waiting `COMMAND_WRITE_WAIT` for another process's lock."""
-    from yeetui.application.agents import open_store as open_checked  # imported on use, like Runtime
+    from yeetui.application.agents import open_store as open_checked  # imported on use, like Surface
 
     return await open_checked(write_wait=COMMAND_WRITE_WAIT, verify=True)
 

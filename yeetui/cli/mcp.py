@@ -16,7 +16,7 @@ from pathlib import Path
 
 from yeetui import paths
 from yeetui.application.mcp import McpServers, ServerRow, described
-from yeetui.cli.common import error, open_runtime
+from yeetui.cli.common import error, open_surface
 from yeetui.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from yeetui.errors import YeetuiError
 from yeetui.text import terminal_safe
@@ -48,9 +48,9 @@ async def _serve(args: argparse.Namespace) -> int:
                     "`Authorization: Bearer <secret>`, or serve on stdio (leave out --http): only the program that "
                     "started yeetui can reach that.")
         return EXIT_USAGE
-    runtime = await open_runtime(args)
+    surface = await open_surface(args)
     try:
-        server = build_server(AgentService(runtime))
+        server = build_server(AgentService(surface))
         if not args.http:
             await server.run_stdio_async()
             return EXIT_OK
@@ -64,7 +64,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
         await serve_http(server, host=args.host, port=args.port, token=token, on_ready=ready)
     finally:
-        await runtime.close()
+        await surface.close()
     return EXIT_OK
 
 

@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from yeetui.application.runs import RunDesk
-from yeetui.application.sessions import SessionDesk
-from yeetui.cli.common import budget_of, error, open_runtime
+from yeetui.application.surface import FrontEnd
+from yeetui.cli.common import budget_of, error, open_surface
 from yeetui.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WAITING_USER
 from yeetui.cli.progress import HeadlessProgress
 from yeetui.events import PermissionRequested, RunStatus, event_to_json
 from yeetui.redact import redact
-from yeetui.runtime import FrontEnd
 from yeetui.store.coordination import PermissionAsk
 from yeetui.text import clip, one_line
 
@@ -34,19 +33,19 @@ async def cmd_run(args: argparse.Namespace) -> int:
         error(args, "run needs a PROMPT (or --resume SESSION / --continue to continue one).")
         return EXIT_USAGE
     # --model reaches the subagents too; nobody is there to answer a permission question
-    runtime = await open_runtime(args, FrontEnd(model=args.run_model or args.model, approve_asks=args.yes,
+    surface = await open_surface(args, FrontEnd(model=args.run_model or args.model, approve_asks=args.yes,
                                                 headless=True))
-    runs = RunDesk(runtime)
+    runs = surface.runs
     try:
         secrets = runs.secrets
         if args.json:
-            runtime.bus.add_listener(lambda e: print(redact(json.dumps(event_to_json(e), default=str), secrets),
+            surface.bus.add_listener(lambda e: print(redact(json.dumps(event_to_json(e), default=str), secrets),
                                                      flush=True))
         else:
-            HeadlessProgress(runtime.bus)
+            HeadlessProgress(surface.bus)
         session_id = args.resume
         if args.cont and not session_id:
-            latest = await SessionDesk(runtime).latest()
+            latest = await surface.sessions.latest()
             if latest is None:
                 error(args, "--continue: there is no session to continue yet.")
                 return EXIT_FAILED
@@ -82,7 +81,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_OK if done else EXIT_FAILED
         return EXIT_WAITING_USER if result.status == RunStatus.WAITING_USER else EXIT_FAILED
     finally:
-        await runtime.close()
+        await surface.close()
 
 
 def _say_refused(refused: Sequence[PermissionRequested | PermissionAsk], args: argparse.Namespace) -> None:

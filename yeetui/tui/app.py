@@ -38,11 +38,12 @@ from yeetui.tui.terminal_filter import TerminalControls
 from yeetui.tui.themes import discover_themes, save_theme, saved_theme
 
 if TYPE_CHECKING:
+    from yeetui.application.surface import Surface
     from yeetui.tui.screens.main import MainScreen
     from yeetui.tui.widgets.conversation_window import EntryWindow
 
 __all__ = ["StartingScreen", "YeetuiApp"]
-DOMAIN = ("yeetui.runtime", "yeetui.tui.screens.main", "yeetui.application.mcp", "yeetui.tui.screens.trust",
+DOMAIN = ("yeetui.application.surface", "yeetui.tui.screens.main", "yeetui.application.mcp", "yeetui.tui.screens.trust",
           "yeetui.tui.screens.mcp_approval")
 """What the boot worker imports off the event loop: everything the main screen needs comes with the first two,
 the rest are what it asks about before the runtime opens (trust, MCP approvals)."""
@@ -89,7 +90,7 @@ class YeetuiApp(App[None]):
         return [*super().get_line_filters(), self._TERMINAL_CONTROLS]
 
     def __init__(self, *, cwd: Path | None = None, resume: str | None = None, continue_latest: bool = False,
-                 model: str | None = None, runtime: Any = None, tune_gc: bool = False,
+                 model: str | None = None, surface: Surface | None = None, tune_gc: bool = False,
                  setup_logging: Callable[[], None] | None = None, **kw: Any) -> None:
         super().__init__(**kw)
         self.setup_logging = setup_logging
@@ -106,12 +107,13 @@ class YeetuiApp(App[None]):
         self.exit_note: str | None = None
         """Printed to the terminal once the app has closed (what quitting stopped)."""
         self.model_override = model
-        self.runtime = runtime
+        self.surface = surface
+        """What the app does and reads (opened by the boot worker unless given)."""
         self.boot_error: str | None = None
         self.pending: list[Pending[MainScreen]] = []
         """Sent messages and main-screen actions waiting for the session (the MainScreen empties it)."""
         self._waiting_main: MainScreen | None = None
-        self._own_runtime = runtime is None
+        self._own_surface = surface is None
         self._theme_warnings: list[str] = []
         for theme in self._load_themes():
             self.register_theme(theme)
@@ -123,7 +125,7 @@ class YeetuiApp(App[None]):
     def on_mount(self) -> None:
         if self.tune_gc:  # Textual and the first screen are imported: frozen, the first frame walks none of it
             calm_gc()  # (a full collection over them took 25-35 ms just before the first paint)
-        self._apply_theme(saved_theme(), self.runtime.settings.theme if self.runtime else None)
+        self._apply_theme(saved_theme(), self.surface.settings.theme if self.surface else None)
         self.push_screen(StartingScreen(self.pending, on_resume=self._resumed))
         # Boot after the first frame is on screen: building the runtime must not delay it.
         self.call_after_refresh(lambda: self.run_worker(self._boot(), name="boot", exclusive=True))
@@ -143,13 +145,13 @@ class YeetuiApp(App[None]):
         await asyncio.to_thread(_import_domain, calm=self.tune_gc)
         from yeetui.tui.screens.main import MainScreen
 
-        if self.runtime is None:
-            from yeetui.runtime import FrontEnd, Runtime
+        if self.surface is None:
+            from yeetui.application.surface import FrontEnd, Surface
 
             try:
                 await self._ask_trust()  # pane children's questions come to this app's dialog
                 await self._ask_mcp_approvals()
-                self.runtime = await Runtime.open(cwd=self.cwd, front_end=FrontEnd(answers_asks=True))
+                self.surface = await Surface.open(cwd=self.cwd, front_end=FrontEnd(answers_asks=True))
             except YeetuiError as exc:
                 self.boot_error = str(exc)
                 for screen in self.screen_stack:
@@ -157,11 +159,11 @@ class YeetuiApp(App[None]):
                         screen.failed(str(exc))
                 return
             if not saved_theme():  # config.yaml's theme, unless one was chosen in the app
-                self._apply_theme(self.runtime.settings.theme, self.theme)
-        keymap = dict(self.runtime.settings.keymap)
+                self._apply_theme(self.surface.settings.theme, self.theme)
+        keymap = dict(self.surface.settings.keymap)
         if keymap:
             self.set_keymap(keymap)
-        self._waiting_main = MainScreen(self.runtime, resume=self.resume, continue_latest=self.continue_latest,
+        self._waiting_main = MainScreen(self.surface, resume=self.resume, continue_latest=self.continue_latest,
                                         model=self.model_override, extra_warnings=self._theme_warnings,
                                         pending=self.pending, ledger_clock=self.LEDGER_CLOCK)
         self.call_later(self.handover)
@@ -248,7 +250,7 @@ class YeetuiApp(App[None]):
         """Import the Markdown renderer and the provider SDK of the default model in a daemon thread, so the
         first prompt and answer don't stall — and quitting right after start doesn't wait for an import nobody
         needs any more."""
-        model = self.model_override or self.runtime.settings.model
+        model = self.model_override or (self.surface.settings.model if self.surface else "")
         sdk = "anthropic" if model.startswith("anthropic/") else None
         threading.Thread(target=self._import_for_answers, args=(sdk,), daemon=True, name="yeetui-warm").start()
 
@@ -347,7 +349,7 @@ class YeetuiApp(App[None]):
 
     def watch_theme(self, theme: str) -> None:
         booting = not self.screen_stack or any(isinstance(s, StartingScreen) for s in self.screen_stack)
-        if self.runtime is not None and not booting:
+        if self.surface is not None and not booting:
             save_theme(theme)  # a choice made in the running app (palette or /theme) persists
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -378,5 +380,5 @@ class YeetuiApp(App[None]):
         self._close_messages_no_wait()
 
     async def on_unmount(self) -> None:
-        if self.runtime is not None and self._own_runtime:
-            await self.runtime.close()
+        if self.surface is not None and self._own_surface:
+            await self.surface.close()

@@ -13,10 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from textual.app import App
 
-    from yeetui.application.runs import RunDesk, SpawnHandle
-    from yeetui.application.sessions import SessionDesk
-    from yeetui.application.worktrees import WorktreeDesk
-    from yeetui.runtime import Runtime
+    from yeetui.application.runs import SpawnHandle
+    from yeetui.application.surface import Surface
     from yeetui.store.records import SessionRecord
 
 
@@ -27,21 +25,8 @@ class CommandScreen(Protocol):
     def app(self) -> App[Any]: ...
 
     @property
-    def runtime(self) -> Runtime: ...
-
-    @property
-    def runs(self) -> RunDesk:
-        """The runs of every process on this data dir: find, cancel, steer, show a pane."""
-        ...
-
-    @property
-    def sessions(self) -> SessionDesk:
-        """Sessions: start a new one, compact one, the tree of them."""
-        ...
-
-    @property
-    def worktrees(self) -> WorktreeDesk:
-        """The worktrees subagents work in: find, merge, discard, open."""
+    def surface(self) -> Surface:
+        """What the commands do and read: runs, sessions, worktrees, schedules, models, MCP servers…"""
         ...
 
     @property

@@ -112,7 +112,7 @@ INBOX_WIDTH = 38
 async def _agents(screen: CommandScreen, args: str) -> None:
     """One line per profile, its description cut after a whole word (…) to fit the conversation's width,
     so nothing wraps mid-phrase into the next profile's columns."""
-    profiles = list(screen.runtime.profiles.profiles.values())
+    profiles = list(screen.surface.profiles.profiles.values())
     width = screen.app.size.width
     room = width - (INBOX_WIDTH if width >= 100 else 0) - 7  # scrollbar, the notice's padding and icon
     names = max((len(p.name) for p in profiles), default=0) + 2
@@ -125,14 +125,12 @@ async def _agents(screen: CommandScreen, args: str) -> None:
 def model_choices(screen: CommandScreen) -> list[tuple[str, str]]:
     """(model, note) for the /model picker: each tier of every provider in the tiers table the user has a
     key for, the tiers config overrides, and the model in use."""
-    from yeetui.application.models import model_choices as choices
-
-    return choices(screen.runtime, screen.model or screen.runtime.settings.model)
+    return screen.surface.models.choices(screen.model or screen.surface.settings.model)
 
 
 async def _model(screen: CommandScreen, args: str) -> None:
     if not args:
-        current = screen.model or screen.runtime.settings.model
+        current = screen.model or screen.surface.settings.model
 
         async def picked(model: str | None) -> None:
             if model and model != current:
@@ -140,10 +138,8 @@ async def _model(screen: CommandScreen, args: str) -> None:
 
         screen.pick("models of your configured providers", model_choices(screen), current, picked)
         return
-    from yeetui.application.models import model_problem
-
-    if (problem := model_problem(screen.runtime, args)) is not None:
-        await screen.notice("error", f"{problem} The model stays {screen.model or screen.runtime.settings.model}.")
+    if (problem := screen.surface.models.problem(args)) is not None:
+        await screen.notice("error", f"{problem} The model stays {screen.model or screen.surface.settings.model}.")
         return
     await screen.set_model(args)
     await screen.notice("info", f"Model set to {args} for this window's sessions.")
@@ -151,7 +147,7 @@ async def _model(screen: CommandScreen, args: str) -> None:
 
 async def _compact(screen: CommandScreen, args: str) -> None:
     await screen.notice("info", "Compacting the conversation…")
-    summary = await screen.sessions.compact(screen.current or "", model=screen.model)
+    summary = await screen.surface.sessions.compact(screen.current or "", model=screen.model)
     await screen.notice("info", f"Compacted: {len(summary)} characters of summary replace the "
                         "earlier turns in the model's context.")
 
@@ -169,7 +165,7 @@ def stop_question(label: str, *, now: bool, queued: bool = False) -> tuple[str, 
 
 
 async def _cancel(screen: CommandScreen, args: str, *, abort: bool = False) -> None:
-    runs = screen.runs  # in this process, in tmux panes, detached: wherever they run
+    runs = screen.surface.runs  # in this process, in tmux panes, detached: wherever they run
     target = await runs.find_running(args, under_session=screen.current)
     if target is None:
         await screen.notice("warning", f"No running subagent {args!r}." if args else
@@ -253,11 +249,12 @@ async def _oracle(screen: CommandScreen, args: str) -> None:
 
 
 async def _review(screen: CommandScreen, args: str) -> None:
-    await screen.show_spawned(await screen.runs.review(parent_session_id=screen.current or "", target=args or None))
+    runs = screen.surface.runs
+    await screen.show_spawned(await runs.review(parent_session_id=screen.current or "", target=args or None))
 
 
 async def _worktree(screen: CommandScreen, name: str) -> WorktreeRecord:
-    return await screen.worktrees.find(name, within_session=screen.current)
+    return await screen.surface.worktrees.find(name, within_session=screen.current)
 
 
 async def _merge(screen: CommandScreen, args: str) -> None:
@@ -278,7 +275,7 @@ def ask_merge(screen: CommandScreen, trees: Sequence[WorktreeRecord], strategy: 
     async def merge() -> None:
         for wt in trees:
             await screen.notice("info", f"Merging {wt.branch} into {wt.repo}…")
-            outcome = await screen.worktrees.merge(wt, strategy=strategy)
+            outcome = await screen.surface.worktrees.merge(wt, strategy=strategy)
             await screen.notice("info" if outcome.merged else "warning", outcome.message)
             if not outcome.merged:
                 return
@@ -290,7 +287,7 @@ async def _discard(screen: CommandScreen, args: str) -> None:
     wt = await _worktree(screen, args.strip())
 
     async def discard() -> None:
-        await screen.worktrees.discard(wt)
+        await screen.surface.worktrees.discard(wt)
         await screen.notice("info", f"Discarded {wt.label or wt.branch}: worktree {wt.path} and branch {wt.branch} "
                             "are removed.")
 
@@ -306,7 +303,7 @@ async def _open(screen: CommandScreen, args: str) -> None:
 
 async def open_worktree_shell(screen: CommandScreen, wt: WorktreeRecord, name: str) -> str:
     """A shell in the worktree `wt` of `name`, beside the app (/open, alt+w, the fleet's w); what to say of it."""
-    shown = await screen.worktrees.open_shell(wt)
+    shown = await screen.surface.worktrees.open_shell(wt)
     if shown.how == "command":
         return f"{name}'s worktree (branch {wt.branch}): {shown.detail}"
     where = "beside yeetui" if shown.how == "tmux-split" else f"in {shown.detail}"
@@ -314,7 +311,7 @@ async def open_worktree_shell(screen: CommandScreen, wt: WorktreeRecord, name: s
 
 
 async def _worktrees(screen: CommandScreen, args: str) -> None:
-    rows = await screen.worktrees.active_with_state()
+    rows = await screen.surface.worktrees.active_with_state()
     if not rows:
         await screen.notice("info", "No active worktrees.")
         return
@@ -328,12 +325,12 @@ async def _worktrees(screen: CommandScreen, args: str) -> None:
 async def _attach(screen: CommandScreen, args: str) -> None:
     """Show a pane child's tmux window: a split of the user's tmux, a terminal window, or the command."""
     name = args.strip()
-    run = await screen.runs.find_in_pane(name)
+    run = await screen.surface.runs.find_in_pane(name)
     if run is None:
         await screen.notice("warning", f"No run in a tmux pane{f' named {name!r}' if name else ''}. Start one with "
                             "/oracle --tmux <question>, or set `mode: tmux` in a profile.")
         return
-    pane = await screen.runs.pane_of(run)
+    pane = await screen.surface.runs.pane_of(run)
     if pane is None:
         await screen.notice("warning", f"The tmux window of {run.label or run.profile} is gone.")
         return
@@ -342,7 +339,7 @@ async def _attach(screen: CommandScreen, args: str) -> None:
 
 async def show_pane(screen: CommandScreen, pane: Pane, label: str) -> str:
     """Put `label`'s tmux window in front of the user (/attach, alt+t, the fleet's t); what to say of it."""
-    shown = await screen.runs.show_pane(pane)
+    shown = await screen.surface.runs.show_pane(pane)
     return {"tmux-split": f"{label} is in the split on the right (its own tmux: detach with the prefix key, d).",
             "tmux-window": f"{label} is in a new window of your tmux.",
             "terminal": f"{label} opened in a new {shown.detail} window.",
@@ -355,8 +352,8 @@ async def _embed(screen: CommandScreen, args: str) -> None:
     if not name:
         await screen.embed(None)
         return
-    run = await screen.runs.find_in_pane(name)
-    pane = await screen.runs.pane_of(run) if run is not None else None
+    run = await screen.surface.runs.find_in_pane(name)
+    pane = await screen.surface.runs.pane_of(run) if run is not None else None
     if run is None or pane is None:
         await screen.notice("warning", f"No tmux pane of {name!r} to show. /attach lists how to watch panes.")
         return
@@ -371,11 +368,11 @@ async def _send(screen: CommandScreen, args: str) -> None:
         await screen.notice("warning", "Usage: /send <agent> <message>, e.g. /send oracle#2 and the cache?")
         return
     try:
-        run = await screen.runs.resolve(name)
+        run = await screen.surface.runs.resolve(name)
     except YeetuiError as exc:
         await screen.notice("warning", str(exc))
         return
-    session = await screen.sessions.get(run.session_id)
+    session = await screen.surface.sessions.get(run.session_id)
     if session is not None:
         await screen.send_to(session, text.strip())
 
@@ -386,15 +383,9 @@ SCHEDULE_USAGE = ('/schedule [list] · /schedule add "<cron>"|every 30m <profile
 
 async def _schedule(screen: CommandScreen, args: str) -> None:
     """Scheduled agents of this project, as `yeetui schedule` has them (fired while any yeetui runs)."""
-    from yeetui.application.schedules import (
-        Scheduler,
-        describe_fire,
-        describe_spec,
-        describe_state,
-        local_time,
-    )
+    from yeetui.application.schedules import describe_fire, describe_spec, describe_state, local_time
 
-    scheduler = Scheduler(screen.runtime.store)
+    scheduler = screen.surface.schedules
     words = args.split()
     action = words[0] if words else "list"
     if action == "list":
@@ -412,7 +403,7 @@ async def _schedule(screen: CommandScreen, args: str) -> None:
             return
         when, profile, prompt, approve, missed = parsed
         try:
-            schedule = await scheduler.add(project_dir=screen.runtime.project_dir, when=when, profile=profile,
+            schedule = await scheduler.add(project_dir=screen.surface.project_dir, when=when, profile=profile,
                                            prompt=prompt, missed=missed, approve=approve)
         except YeetuiError as exc:
             await screen.notice("warning", str(exc))
@@ -494,9 +485,7 @@ async def _theme(screen: CommandScreen, args: str) -> None:
 
 async def _mcp(screen: CommandScreen, args: str) -> None:
     """Every MCP server with its state here: connected, failed and why, waiting for approval and how to give it."""
-    from yeetui.application.mcp import mcp_overview
-
-    await screen.notice("info", await mcp_overview(screen.runtime))
+    await screen.notice("info", await screen.surface.mcp.overview())
 
 
 async def _quit(screen: CommandScreen, args: str) -> None:
@@ -574,7 +563,7 @@ def profile_commands(profiles: ProfileSet | None, taken: set[str]) -> list[Slash
 def _run_file(command: CommandFile) -> Handler:
     async def run(screen: CommandScreen, args: str) -> None:
         prompt = command.expand(args)
-        if command.agent and command.agent in screen.runtime.profiles:
+        if command.agent and command.agent in screen.surface.profiles:
             await screen.spawn(command.agent, prompt)
         else:
             await screen.send_prompt(prompt)  # always a prompt: never a `!` shell line, a command or `@` delegation

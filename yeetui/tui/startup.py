@@ -26,18 +26,14 @@ from textual.widgets import Static
 from yeetui.tui.widgets.composer import Composer, Draft
 
 if TYPE_CHECKING:
-    from yeetui.application.sessions import SessionDesk
-    from yeetui.runtime import Runtime
+    from yeetui.application.surface import Surface
 
 
 class SessionScreen(Protocol):
     """What start-up uses of the screen the session opens in (yeetui.tui.screens.main.MainScreen)."""
 
     @property
-    def runtime(self) -> Runtime: ...
-
-    @property
-    def sessions(self) -> SessionDesk: ...
+    def surface(self) -> Surface: ...
 
     @property
     def model(self) -> str | None: ...
@@ -150,9 +146,9 @@ class SessionStart(Generic[ScreenT]):
         screen = self.screen
         await screen.open_session(await self.initial_session())
         screen.bind_profile_hotkeys()
-        for warning in [*screen.runtime.warnings, *self.warnings]:
+        for warning in [*screen.surface.warnings, *self.warnings]:
             await screen.notice("warning", warning)
-        for note in [*screen.runtime.notes, *self.notes]:
+        for note in [*screen.surface.notes, *self.notes]:
             await screen.notice("info", note)
         if problem := self.provider_problem():
             await screen.notice("warning", problem)
@@ -180,7 +176,7 @@ class SessionStart(Generic[ScreenT]):
             self.screen.composer.set_busy(False, queued)
 
     async def initial_session(self) -> str:
-        opened = await self.screen.sessions.to_open(resume=self.resume, continue_latest=self.continue_latest,
+        opened = await self.screen.surface.sessions.to_open(resume=self.resume, continue_latest=self.continue_latest,
                                                     model=self.screen.model)
         if opened.note:
             self.notes.append(opened.note)
@@ -191,5 +187,5 @@ class SessionStart(Generic[ScreenT]):
             provider_setup_problem,  # not at import: this module is on the first frame's path
         )
 
-        runtime = self.screen.runtime
-        return provider_setup_problem(runtime.settings, self.screen.model or runtime.settings.model, runtime.env)
+        surface = self.screen.surface
+        return provider_setup_problem(surface.settings, self.screen.model or surface.settings.model, surface.env)

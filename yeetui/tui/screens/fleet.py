@@ -360,7 +360,7 @@ class InAppFleetHost:
         self.screen, self.desk, self._open_session = screen, desk, open_session
 
     def _here(self, row: FleetRow) -> bool:
-        here = str(self.screen.runtime.project_dir)
+        here = str(self.screen.surface.project_dir)
         return not row.project or row.project == here or row.project.startswith(here + "/")
 
     async def open_row(self, row: FleetRow) -> str | None:
@@ -388,7 +388,7 @@ class InAppFleetHost:
         if row.status in LIVE_WORDS or not self._here(row):
             return await self.desk.send(row, text)
         if row.conversation:  # a conversation of its own goes on here, on screen: opened, the message its next turn
-            session = await self.screen.runtime.store.get_session(row.session_id)
+            session = await self.screen.surface.store.get_session(row.session_id)
             if session is None:
                 return f"{row.label}'s conversation is gone."
             await self.desk.mark_read(row)
@@ -396,7 +396,7 @@ class InAppFleetHost:
             await self._open_session(row.session_id)
             await self.screen.send_to(session, text)
             return None
-        handle = await self.screen.runs.follow_up(row.session_id, text)  # here, with its dialogs and ledger
+        handle = await self.screen.surface.runs.follow_up(row.session_id, text)  # here, with its dialogs and ledger
         return f"{handle.label} goes on with your message."
 
     def message_refusal(self, row: FleetRow) -> str | None:

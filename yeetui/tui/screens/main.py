@@ -29,21 +29,12 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from yeetui import events as ev
-from yeetui.application.fleet import FleetDesk, how_settled, stored_question
-from yeetui.application.inbox import InboxDesk
 from yeetui.application.permissions import answer_permission
-from yeetui.application.runs import RunDesk
 from yeetui.application.schedules import TUI_INTERVAL as SCHEDULES_INTERVAL
-from yeetui.application.schedules import Scheduler
-from yeetui.application.sessions import SessionDesk
-from yeetui.application.watchers import PairWatching
-from yeetui.application.worktrees import WorktreeDesk
+from yeetui.application.surface import Surface
 from yeetui.errors import YeetuiError
-from yeetui.runtime import Runtime
 from yeetui.store.records import InboxItem, InboxStatus, SessionRecord
-from yeetui.subagents.heading import session_heading
-from yeetui.subagents.ledger import Ledger, LedgerRow, status_word
-from yeetui.subagents.ledger_sync import LedgerSync
+from yeetui.subagents.ledger import LedgerRow, status_word
 from yeetui.subagents.panes import Pane
 from yeetui.text import clip_words, one_line
 from yeetui.tui.bridge import permission_preview
@@ -113,30 +104,20 @@ class MainScreen(Screen[None]):
     class Ready(Message, namespace="main_screen"):
         """The session is open and what was sent during start-up has been handled."""
 
-    def __init__(self, runtime: Runtime, *, resume: str | None = None, continue_latest: bool = False,
+    def __init__(self, surface: Surface, *, resume: str | None = None, continue_latest: bool = False,
                  model: str | None = None, extra_warnings: list[str] | None = None,
                  pending: list[Pending[MainScreen]] | None = None,
                  ledger_clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
-        self.runtime = runtime
+        self.surface = surface
+        """What the screen does and reads: the application surface (never the runtime behind it)."""
         self._children_offer: float | None = None
         """When esc last named the background subagents (a second esc soon after stops them)."""
         self.model = model
         """The model this window's sessions use; None: the configured default."""
-        self.commands, command_warnings = all_commands(runtime.profiles, getattr(runtime, "command_files", ()))
-        self.runs = RunDesk(runtime)
-        """Runs wherever they execute: find, cancel, steer, panes (the application surface)."""
-        self.worktrees = WorktreeDesk.of(runtime)
-        """The worktrees subagents work in (the application surface)."""
-        self.sessions = SessionDesk(runtime)
-        """Open, start, compact sessions and their tree for the switcher (the application surface)."""
-        self.inbox = InboxDesk(runtime)
-        self.pair = PairWatching(runtime)
-        self.ledger = Ledger(runtime.bus, clock=ledger_clock, stall_after=runtime.settings.stall_after)
-        self.scheduler = Scheduler(runtime.store, runtime.bus)
-        """Fires due scheduled agents while the app runs (yeetui.application.schedules)."""
-        self.ledger_sync = LedgerSync(runtime.store, self.ledger, project_dir=runtime.project_dir,
-                                      is_local=self.runs.is_live)
+        self.commands, command_warnings = all_commands(surface.profiles, surface.command_files)
+        self.ledger = surface.ledger(clock=ledger_clock)
+        self.ledger_sync = surface.ledger_sync(self.ledger)
         """Rows for runs of other yeetui processes (detached workers) and the tree cost of parent rows."""
         self.controls: dict[str, SessionControl] = {}
         self.current: str | None = None
@@ -144,7 +125,7 @@ class MainScreen(Screen[None]):
         """The top-level session whose tree is on screen (inbox, switcher)."""
         self.session_ids: set[str] = set()
         self._views: dict[str, ConversationView] = {}
-        self.pages = ConversationPages(runtime.store)
+        self.pages = ConversationPages(surface.store)
         self.pacing = Pacing()
         """Streamed answers are drawn less often while the user types (their keys echo first)."""
         self._permissions: deque[ev.PermissionRequested] = deque()
@@ -188,7 +169,7 @@ class MainScreen(Screen[None]):
         self.watch(self.query_one(InboxPanel), "unread", lambda _: self._show_inbox_badge(), init=False)
         composer = self.composer
         composer.commands = [(f"/{c.name}", c.help) for c in self.commands]
-        composer.profiles = list(self.runtime.profiles.names())
+        composer.profiles = list(self.surface.profiles.names())
         composer.file_source = self._files
         if self.carry is not None:
             composer.restore(self.carry)
@@ -201,7 +182,7 @@ class MainScreen(Screen[None]):
     async def _fire_schedules(self) -> None:
         """A running app fires due scheduled agents too (each trigger once, whoever looks first)."""
         try:
-            await self.scheduler.tick()
+            await self.surface.schedules.tick()
         except YeetuiError as exc:
             await self.notice("warning", f"Could not look at the schedules: {exc}")
 
@@ -215,7 +196,7 @@ class MainScreen(Screen[None]):
         self.post_message(self.Ready())
 
     def _files(self, prefix: str) -> list[str]:
-        return project_files(self.runtime.project_dir, prefix)
+        return project_files(self.surface.project_dir, prefix)
 
     def on_resize(self) -> None:
         """Narrow terminals: the inbox is hidden until toggled (ctrl+b)."""
@@ -232,7 +213,7 @@ class MainScreen(Screen[None]):
 
     def bind_profile_hotkeys(self) -> None:
         taken = {b.key for b in app_bindings(self.app)} | {"f2", "ctrl+s", "ctrl+p", "escape", "ctrl+q", "ctrl+b"}
-        for profile in self.runtime.profiles.profiles.values():
+        for profile in self.surface.profiles.profiles.values():
             key = profile.triggers.hotkey
             if not key or profile.name == "pair":
                 continue
@@ -296,7 +277,7 @@ class MainScreen(Screen[None]):
 
     def control(self, session_id: str) -> SessionControl:
         if session_id not in self.controls:
-            self.controls[session_id] = self.runtime.session_control(session_id, model=self.model)
+            self.controls[session_id] = self.surface.session_control(session_id, model=self.model)
         return self.controls[session_id]
 
     async def set_model(self, model: str) -> None:
@@ -314,11 +295,11 @@ class MainScreen(Screen[None]):
 
     async def new_session(self) -> None:
         """Start a new primary session and open it."""
-        session = await self.sessions.new(model=self.model)
+        session = await self.surface.sessions.new(model=self.model)
         await self.open_session(session.id)
 
     async def open_session(self, session_id: str) -> None:
-        store = self.runtime.store
+        store = self.surface.store
         session = await store.get_session(session_id)
         if session is None:
             self.notify(f"Session {session_id} no longer exists.", severity="error")
@@ -350,7 +331,7 @@ class MainScreen(Screen[None]):
 
     async def refresh_header(self) -> None:
         """Name the session on screen in the header: its trail from the primary, status, model."""
-        heading = await session_heading(self.runtime.store, self.current or "", self.ledger, model=self.model)
+        heading = await self.surface.heading(self.current or "", self.ledger, model=self.model)
         headers = self.query(SessionHeader)
         if not headers:  # the app quit while the store was read: the screen is being taken down
             return
@@ -367,13 +348,13 @@ class MainScreen(Screen[None]):
             await self.refresh_header()
 
     async def open_parent(self) -> None:
-        session = await self.runtime.store.get_session(self.current or "")
+        session = await self.surface.store.get_session(self.current or "")
         if session and session.parent_id:
             await self.open_session(session.parent_id)
 
     async def open_switcher(self) -> None:
         # the ledger's live rows name a watcher between runs, a queued run …
-        nodes = await self.sessions.tree(self.ledger.rows())
+        nodes = await self.surface.sessions.tree(self.ledger.rows())
 
         async def chosen(result: str | None) -> None:
             if result == "new":
@@ -385,7 +366,7 @@ class MainScreen(Screen[None]):
 
     async def open_fleet(self) -> None:
         """Every run of every project on this data dir (ctrl+g), to act on (see yeetui.tui.screens.fleet)."""
-        desk = FleetDesk(self.runtime.store, env=self.runtime.env, stall_after=self.runtime.settings.stall_after)
+        desk = self.surface.fleet
         await self.app.push_screen(FleetScreen(desk, InAppFleetHost(self, desk, self.open_session)))
 
     async def show_help(self, keys: list[tuple[str, str]], commands: list[tuple[str, str]]) -> None:
@@ -404,7 +385,7 @@ class MainScreen(Screen[None]):
         if (slash := parse(text)) is not None:
             await run_slash(self, *slash, typed=text)
             return
-        session = await self.runtime.store.get_session(self.current or "")
+        session = await self.surface.store.get_session(self.current or "")
         if session is None:
             return
         if text.startswith("!") and len(text) > 1:
@@ -412,7 +393,7 @@ class MainScreen(Screen[None]):
             return
         if text.startswith("@"):
             name, _, rest = text[1:].partition(" ")
-            if name in self.runtime.profiles:
+            if name in self.surface.profiles:
                 try:  # `@builder --tmux --max-cost 0.5 …`: in a pane, with a budget
                     where, rest = spawn_flags(rest.strip())
                 except FlagError as exc:
@@ -425,7 +406,7 @@ class MainScreen(Screen[None]):
         await self.send_to(session, text)
 
     async def send_prompt(self, text: str) -> None:
-        session = await self.runtime.store.get_session(self.current or "")
+        session = await self.surface.store.get_session(self.current or "")
         if session is not None:
             await self.send_to(session, text)
 
@@ -433,7 +414,7 @@ class MainScreen(Screen[None]):
         """A message typed into the session on screen: its conversation's next turn, the run another process
         executes for it, the live subagent's next turn, or a finished subagent's follow-up."""
         try:
-            sent = await self.runs.send(session, text, converse=self.control(session.id).submit)
+            sent = await self.surface.runs.send(session, text, converse=self.control(session.id).submit)
         except YeetuiError as exc:
             self.give_back(text)  # never lost: back in the composer, to send elsewhere
             back = "; ctrl+o goes to the parent" if session.parent_id else ""
@@ -466,27 +447,27 @@ class MainScreen(Screen[None]):
         in the background, say so — and a second esc soon after stops them."""
         if self.current in self.controls and await self.controls[self.current].interrupt():
             return True
-        runs = await self.runtime.store.list_runs(session_id=self.current or "", limit=1)
-        if runs and self.runs.is_live(runs[0].id):
-            self.runs.abort(runs[0].id)
+        runs = await self.surface.store.list_runs(session_id=self.current or "", limit=1)
+        if runs and self.surface.runs.is_live(runs[0].id):
+            self.surface.runs.abort(runs[0].id)
             return True
-        if (elsewhere := await self.runs.elsewhere(self.current or "")) is not None:
+        if (elsewhere := await self.surface.runs.elsewhere(self.current or "")) is not None:
             with contextlib.suppress(YeetuiError):  # it ended meanwhile: nothing to stop
-                await self.runs.cancel(elsewhere.id, graceful=False)
+                await self.surface.runs.cancel(elsewhere.id, graceful=False)
                 return True
         return await self._interrupt_children()
 
     async def _interrupt_children(self) -> bool:
-        children = self.runs.live_here(under_session=self.current) if self.current else []
+        children = self.surface.runs.live_here(under_session=self.current) if self.current else []
         if not children:
             self._children_offer = None
             return False
-        labels = ", ".join(self.runs.label(run_id) for run_id in children)
+        labels = ", ".join(self.surface.runs.label(run_id) for run_id in children)
         now = time.monotonic()
         if self._children_offer is not None and now - self._children_offer <= SECOND_ESC:
             self._children_offer = None
             await self.notice("info", f"Stopping {labels}.")
-            await self.runs.stop_children(self.current or "")
+            await self.surface.runs.stop_children(self.current or "")
             return True
         self._children_offer = now
         await self.notice("info", f"Nothing runs in this conversation; its subagents run in the background: "
@@ -495,7 +476,7 @@ class MainScreen(Screen[None]):
 
     def running_subagents(self) -> list[str]:
         """Labels of the subagents this process runs (they stop when it quits)."""
-        return [self.runs.label(run_id) for run_id in self.runs.live_here()]
+        return [self.surface.runs.label(run_id) for run_id in self.surface.runs.live_here()]
 
     async def embed(self, pane: Pane | None, label: str = "") -> None:
         """Show `pane` (a subagent's tmux window) live under the conversation, focused; None closes it."""
@@ -504,8 +485,8 @@ class MainScreen(Screen[None]):
         if pane is None:
             self.composer.focus()
             return
-        env = {k: v for k, v in self.runtime.env.items() if k != "TMUX"}
-        view = EmbeddedPane(self.runs.attach_command(pane), env=env, title=f"{label} · tmux {pane.window}")
+        env = {k: v for k, v in self.surface.env.items() if k != "TMUX"}
+        view = EmbeddedPane(self.surface.runs.attach_command(pane), env=env, title=f"{label} · tmux {pane.window}")
         await self.mount(view, before=self.composer)
         view.focus()
 
@@ -524,7 +505,7 @@ class MainScreen(Screen[None]):
 
     async def toggle_pair(self) -> None:
         target = self.current if self.current in self.controls or self.current == self.root else self.root
-        watching = await self.pair.toggle(target or "")
+        watching = await self.surface.pair.toggle(target or "")
         await self.notice("info", "Pair watcher on." if watching else "Pair watcher off.")
 
     def prefill(self, text: str) -> None:
@@ -565,10 +546,10 @@ class MainScreen(Screen[None]):
     async def _pump(self) -> None:
         handled = 0
         events: asyncio.Queue[ev.Event] = asyncio.Queue()
-        with self.runtime.bus.listen(events.put_nowait):
+        with self.surface.bus.listen(events.put_nowait):
             # The questions of other processes' runs found while the runtime opened were published before this
             # screen listened: asked again now, in the same step as the listening starts, each reaches it once.
-            self.runs.ask_again()
+            self.surface.runs.ask_again()
             while True:
                 event = await events.get()
                 try:
@@ -611,7 +592,7 @@ class MainScreen(Screen[None]):
     async def _inbox_item(self, item_id: int) -> None:
         """A new inbox item for the user: in the panel, and said in a toast when the panel is hidden (a narrow
         terminal), or unread items go unseen."""
-        item = await self.inbox.get(item_id)
+        item = await self.surface.inbox.get(item_id)
         if item is None:
             return
         inbox = self.query_one(InboxPanel)
@@ -629,7 +610,7 @@ class MainScreen(Screen[None]):
     async def _stored_question(self, request: ev.PermissionRequested) -> int | None:
         """The store's id of a question another process asks through it, which another window may answer."""
         try:
-            return await stored_question(self.runtime.store, request, taken=self._stored_asks.values())
+            return await self.surface.fleet.stored_question(request, taken=self._stored_asks.values())
         except YeetuiError:
             log.exception("could not find permission question of %s in the store", request.agent_label)
             return None
@@ -667,7 +648,7 @@ class MainScreen(Screen[None]):
         nobody needs the answer any more."""
         ask_id = self._stored_asks.pop(request.reply, None)
         try:
-            said = await how_settled(self.runtime.store, request, ask_id)
+            said = await self.surface.fleet.how_settled(request, ask_id)
         except YeetuiError as exc:
             said = f"{request.agent_label}'s {request.tool} question was settled elsewhere ({exc})."
         if self.current is not None and not being_removed(self):
@@ -698,7 +679,7 @@ class MainScreen(Screen[None]):
 
     @on(LedgerPanel.Action)
     async def ledger_action(self, message: LedgerPanel.Action) -> None:
-        run = await self.runtime.store.get_run(message.run_id)
+        run = await self.surface.store.get_run(message.run_id)
         if run is None:  # a watcher row between runs: open the watcher's session
             row = self.query_one(LedgerPanel).rows.get(message.run_id)
             if row is not None and message.action in ("open", "steer"):
@@ -718,11 +699,11 @@ class MainScreen(Screen[None]):
 
             async def stop() -> None:
                 try:  # a run of another process (a detached worker) is told through the store
-                    await self.runs.cancel(run.id, graceful=graceful)
+                    await self.surface.runs.cancel(run.id, graceful=graceful)
                 except YeetuiError as exc:
                     await self.notice("warning", str(exc))
                     return
-                if not self.runs.is_live(run.id):
+                if not self.surface.runs.is_live(run.id):
                     word = "wrap up" if graceful else "stop now"
                     await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
 
@@ -736,7 +717,7 @@ class MainScreen(Screen[None]):
         if not ids:
             await self.notice("warning", "This item has no worktree; alt+w opens a builder's worktree.")
             return
-        live = [wt for i in ids if (wt := await self.worktrees.get(i)) and wt.status == "active"]
+        live = [wt for i in ids if (wt := await self.surface.worktrees.get(i)) and wt.status == "active"]
         if not live:
             await self.notice("warning", "This item's worktrees were merged or discarded: there is none to open.")
             return
@@ -755,7 +736,7 @@ class MainScreen(Screen[None]):
         if not ids:
             await self.notice("warning", "This item has no worktree to merge; alt+m merges a builder's branch.")
             return
-        trees = [wt for i in ids if (wt := await self.worktrees.get(i)) and wt.status == "active"]
+        trees = [wt for i in ids if (wt := await self.surface.worktrees.get(i)) and wt.status == "active"]
         if not trees:
             await self.notice("warning", "Nothing left to merge: this item's worktrees were merged or discarded.")
             return
@@ -763,7 +744,7 @@ class MainScreen(Screen[None]):
 
     @on(InboxPanel.Action)
     async def inbox_action(self, message: InboxPanel.Action) -> None:
-        item = await self.inbox.get(message.item_id)
+        item = await self.surface.inbox.get(message.item_id)
         if item is None:
             return
         if message.action == "merge":
@@ -774,7 +755,7 @@ class MainScreen(Screen[None]):
             return
         status: InboxStatus = "dismissed" if message.action == "dismiss" else "read"
         judged = message.action in ("accept", "dismiss")  # an interjection's verdict, its watcher counts it
-        counted = await self.inbox.mark(item, status, accepted=message.action == "accept" if judged else None)
+        counted = await self.surface.inbox.mark(item, status, accepted=message.action == "accept" if judged else None)
         self.query_one(InboxPanel).set_status(item.id, status)
         if judged:
             self.notify(_judged_text(item, accepted=message.action == "accept", counted=counted), timeout=4,
