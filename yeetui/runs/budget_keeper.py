@@ -39,6 +39,7 @@ from yeetui.runs.budget import (
 )
 from yeetui.runs.spec import RunOptions, RunResult
 from yeetui.store import RunRecord, Store
+from yeetui.store.payloads import BudgetAlert
 from yeetui.text import cap, clip, one_line
 
 log = logging.getLogger(__name__)
@@ -315,7 +316,7 @@ class BudgetKeeper:
 
     async def _inbox(self, entry: _Entry, run_id: str, kind: str, title: str, body: str, *, dedupe: str) -> None:
         recipient = entry.requester or entry.session_id
-        data = {"run_id": run_id, "label": entry.label, "session_id": entry.session_id}
+        data = BudgetAlert(label=entry.label, run_id=run_id, session_id=entry.session_id).to_data()
         with contextlib.suppress(YeetuiError):
             item, created = await self.store.inbox.put(session_id=recipient, run_id=run_id, kind=kind, title=title,
                                                        body=body, data=data, dedupe_key=dedupe)

@@ -58,10 +58,10 @@ async def redeliver_unseen(store: Store, session_id: str, *, compacted_at: str,
     store's delivery state, never from the transcript. The (message id, message) pairs appended, in order."""
     appended: list[tuple[int, Message]] = []
     for item in await store.announcements.unseen_before(session_id, compacted_at):
-        data = item.data or {}
-        message = Message.user(str(data.get("announcement") or item.title), announcement=True, redelivered=True,
-                               run_id=item.run_id, label=data.get("label"),
-                               child_session_id=data.get("child_session_id"), status=data.get("status"))
+        told = item.payload
+        message = Message.user(told.announcement or item.title, announcement=True, redelivered=True,
+                               run_id=item.run_id, label=told.label, child_session_id=told.child_session_id,
+                               status=told.status)
         message_id = await store.announcements.redeliver(item.id, message, run_id=run_id)
         if message_id is not None:
             appended.append((message_id, message))

@@ -53,6 +53,7 @@ from yeetui.external.records import claude, opencode
 from yeetui.messages import Message, Usage
 from yeetui.runs.spec import RunResult, RunSpec
 from yeetui.store import Store
+from yeetui.store.payloads import Completion
 from yeetui.text import cap, seconds_text, terminal_safe
 
 log = logging.getLogger(__name__)
@@ -464,8 +465,8 @@ class ExternalRun:
         # Its report went to its agent, which carries on with it; the inbox of this run's session keeps it too
         # (as a built-in subagent's report to a subagent is kept), never announced into a conversation.
         body = cap(node.output or error or "", INBOX_BODY_CAP)
-        data = {"status": status.value, "label": node.label, "child_session_id": node.session_id, "announce": False,
-                "result": {"output": cap(node.output, INBOX_BODY_CAP)}}
+        data = Completion(label=node.label, child_session_id=node.session_id, run_status=status.value,
+                          result={"output": cap(node.output, INBOX_BODY_CAP)}).to_data()
         item, created = await self.store.inbox.put(
             session_id=self.spec.session_id, run_id=node.run_id, kind="completion",
             title=f"{node.label} — {status.value}", body=body, data=data, dedupe_key=f"completion:{node.run_id}")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from yeetui.errors import StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Message, Usage
+from yeetui.store.payloads import InboxPayload, payload_of
 
 InboxStatus = Literal["unread", "read", "dismissed"]
 INBOX_STATUSES: tuple[InboxStatus, ...] = ("unread", "read", "dismissed")
@@ -235,6 +236,11 @@ class InboxItem(_Record):
     dedupe_key: str | None
     created_at: datetime
     updated_at: datetime
+
+    @property
+    def payload(self) -> InboxPayload:
+        """`data` as its kind says (yeetui.store.payloads): a completion, an interjection, an orchestrator's step…"""
+        return payload_of(self.kind, self.data)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> InboxItem:

@@ -20,6 +20,7 @@ from yeetui.framing import unframed
 from yeetui.messages import Message
 from yeetui.runs.spec import RunOptions
 from yeetui.store import Store
+from yeetui.store.payloads import Completion
 from yeetui.store.records import InboxItem
 from yeetui.subagents.ledger import run_status_word
 from yeetui.system.processes import kill_leftover_group
@@ -119,10 +120,8 @@ class Delivery:
             text = f"{text}\n{worktree_note(label, worktree)}"
         if status == RunStatus.COMPLETED:
             text = f"{text}\n{follow_up_note(label)}"
-        data = {"status": status.value, "label": label, "child_session_id": child_session_id,
-                "announce": announce, "announcement": text, "result": result or {}}
-        if worktree:
-            data["worktree"] = worktree
+        data = Completion(label=label, child_session_id=child_session_id, announce=announce, announcement=text,
+                          run_status=status.value, result=result or {}, worktree=worktree or None).to_data()
         item, created = await self.store.inbox.put(
             session_id=recipient_session_id, run_id=run_id, kind=_kind(result),
             title=f"{label} — {run_status_word(status)}",
@@ -146,10 +145,9 @@ class Delivery:
         appended: list[Message] = []
         async with self._locks[session_id]:
             for item in await self.store.announcements.pending(session_id):
-                data = item.data or {}
-                message = Message.user(data.get("announcement") or item.title, announcement=True,
-                                       run_id=item.run_id, label=data.get("label"),
-                                       child_session_id=data.get("child_session_id"), status=data.get("status"))
+                told = item.payload
+                message = Message.user(told.announcement or item.title, announcement=True, run_id=item.run_id,
+                                       label=told.label, child_session_id=told.child_session_id, status=told.status)
                 message_id = await self.store.announcements.announce(item.id, message, only_if_idle=only_if_idle)
                 if message_id is not None:
                     appended.append(message)

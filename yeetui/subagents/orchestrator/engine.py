@@ -33,6 +33,7 @@ from yeetui.messages import Message
 from yeetui.runs.spec import RunOptions, RunResult, RunSpec, cancel_reason
 from yeetui.settings.config import WorktreeConfig
 from yeetui.store import Store
+from yeetui.store.payloads import OrchestratorStep
 from yeetui.store.records import utcnow
 from yeetui.subagents.host import AgentHost
 from yeetui.subagents.inbox import Delivery
@@ -430,14 +431,15 @@ class Orchestrator:
         self._notice(_LEVELS.get(event, "info"), f"{message} — {line}")
         self.bus.publish(RunProgress(self.run_id, self.spec.session_id, line, steps=plan_steps(self.steps)))
         if event in NEEDS_USER:
-            await self._inbox(f"{step.id}#{step.attempts}:{event}", f"{self.spec.label}: {message}", line,
-                              {"step": step.id, "event": event, "status": step.status, "child_run_id": step.run_id})
+            await self._inbox(f"{step.id}#{step.attempts}:{event}", f"{self.spec.label}: {message}",
+                              OrchestratorStep(progress=line, step=step.id, event=event, step_status=step.status,
+                                               child_run_id=step.run_id))
 
-    async def _inbox(self, key: str, title: str, body: str, data: dict[str, Any]) -> None:
+    async def _inbox(self, key: str, title: str, told: OrchestratorStep) -> None:
         recipient = self.parent or self.spec.session_id
         item, created = await self.store.inbox.put(
-            session_id=recipient, run_id=self.run_id, kind="orchestrator", title=title, body=body,
-            data={"progress": body, **data}, dedupe_key=f"orchestrator:{self.run_id}:{key}")
+            session_id=recipient, run_id=self.run_id, kind="orchestrator", title=title, body=told.progress,
+            data=told.to_data(), dedupe_key=f"orchestrator:{self.run_id}:{key}")
         if created:
             self.bus.publish(InboxItemAdded(item.id, recipient, self.run_id, item.kind, item.title, item.body,
                                                item.data or {}))
@@ -472,10 +474,9 @@ class Orchestrator:
                 await self.store.breadcrumbs.add(session_id=self.parent, summary=crumb,
                                                  child_session_id=self.spec.session_id, run_id=self.run_id)
             if not (self.parent and await self._delivered_to_parent()):  # else the parent's completion item tells it
-                await self._inbox(f"end:{self.state.get('starts', 1)}",
-                                  f"{self.spec.label} — {result.status.value}", line,
-                                  {"event": "end", "status": result.status.value,
-                                   "worktrees": result.result["worktrees"]})
+                await self._inbox(f"end:{self.state.get('starts', 1)}", f"{self.spec.label} — {result.status.value}",
+                                  OrchestratorStep(progress=line, event="end", step_status=result.status.value,
+                                                   worktrees=result.result["worktrees"]))
             await self._commit(Message.assistant(result.output))
         await self.store.update_run(self.run_id, status=result.status, error=result.error,
                                     result={"output": result.output, **(result.result or {})})

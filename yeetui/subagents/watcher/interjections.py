@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from yeetui.errors import YeetuiError
 from yeetui.store import InboxItem, Store
+from yeetui.store.payloads import Interjection
 
 INTERJECTION = "interjection"
 """The inbox item kind of a pair's remark."""
@@ -45,13 +46,13 @@ async def mark_interjection(store: Store, item_id: int, *, accepted: bool) -> In
 async def interjection_stats(store: Store, watched_session_id: str,
                              watcher_session_id: str | None = None) -> WatcherStats:
     """Interjections made for `watched_session_id` (by one watcher session, or all), accepted and dismissed."""
-    items = [i for i in await store.inbox.list(watched_session_id) if i.kind == INTERJECTION
-             and (watcher_session_id is None or (i.data or {}).get("watcher_session_id") == watcher_session_id)]
+    items = [i for i in await store.inbox.list(watched_session_id) if isinstance(p := i.payload, Interjection)
+             and (watcher_session_id is None or p.watcher_session_id == watcher_session_id)]
     accepted = 0
     for item in items:
         if item.status != "read":
             continue
-        if (item.data or {}).get("accepted"):
+        if isinstance(told := item.payload, Interjection) and told.accepted:
             accepted += 1
             continue
         run = await store.get_run(item.run_id) if item.run_id else None

@@ -32,6 +32,7 @@ from yeetui.redact import redact
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.spec import RunOptions
 from yeetui.store import InboxItem, RunRecord, SessionRecord, Store
+from yeetui.store.payloads import Interjection
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.spawner import AgentSpawner, SpawnRefused
 from yeetui.subagents.watcher.delta import (
@@ -311,10 +312,10 @@ class PairWatcher:
 
     async def _interject(self, run_id: str, severity: Severity, text: str) -> None:
         text = redact(text, self.launcher.secrets)
-        data: dict[str, Any] = {"severity": severity, "watcher_session_id": self.session_id, "run_id": run_id,
-                                "label": self.label, "child_session_id": self.session_id}
-        if severity == "blocker":
-            data.update(announce=True, announcement=blocker_announcement(self.label, text))
+        blocker = severity == "blocker"
+        data = Interjection(label=self.label, child_session_id=self.session_id, announce=blocker,
+                            announcement=blocker_announcement(self.label, text) if blocker else None,
+                            severity=severity, watcher_session_id=self.session_id, run_id=run_id).to_data()
         item, created = await self.store.inbox.put(
             session_id=self.watched_session_id, run_id=run_id, kind=INTERJECTION, title=f"{self.label}: {severity}",
             body=text, data=data, dedupe_key=f"interjection:{run_id}")

@@ -33,6 +33,7 @@ from yeetui.application.permissions import answer_permission
 from yeetui.application.schedules import TUI_INTERVAL as SCHEDULES_INTERVAL
 from yeetui.application.surface import Surface
 from yeetui.errors import YeetuiError
+from yeetui.store.payloads import InboxPayload, Interjection
 from yeetui.store.records import InboxItem, InboxStatus, SessionRecord
 from yeetui.subagents.ledger import LedgerRow, status_word
 from yeetui.subagents.panes import Pane
@@ -710,10 +711,10 @@ class MainScreen(Screen[None]):
             self.confirm(*stop_question(run.label or run.profile, now=not graceful,
                                         queued=run.status == ev.RunStatus.QUEUED), stop)
 
-    async def _open_item_worktree(self, data: dict[str, Any]) -> None:
+    async def _open_item_worktree(self, payload: InboxPayload) -> None:
         """alt+w on an inbox item: a shell in the first worktree it tells of that is still there (an orchestrator's
         item tells of each builder's, and a merged one is gone), named by its agent's label."""
-        ids = _worktree_ids(data)
+        ids = payload.worktree_ids
         if not ids:
             await self.notice("warning", "This item has no worktree; alt+w opens a builder's worktree.")
             return
@@ -729,10 +730,10 @@ class MainScreen(Screen[None]):
         others = ", ".join(wt.label or wt.branch for wt in live[1:])
         await self.notice("info", said + (f" Also still open: {others} (/open NAME)." if others else ""))
 
-    async def _merge_item(self, data: dict[str, Any]) -> None:
+    async def _merge_item(self, payload: InboxPayload) -> None:
         """alt+m on an inbox item: after one confirmation, merge the worktrees it tells of that are still
         active (a builder's, an orchestrator's builders'), in order, stopping at the first that does not merge."""
-        ids = _worktree_ids(data)
+        ids = payload.worktree_ids
         if not ids:
             await self.notice("warning", "This item has no worktree to merge; alt+m merges a builder's branch.")
             return
@@ -747,11 +748,12 @@ class MainScreen(Screen[None]):
         item = await self.surface.inbox.get(message.item_id)
         if item is None:
             return
+        payload = item.payload
         if message.action == "merge":
-            await self._merge_item(item.data or {})
+            await self._merge_item(payload)
             return
         if message.action == "worktree":
-            await self._open_item_worktree(item.data or {})
+            await self._open_item_worktree(payload)
             return
         status: InboxStatus = "dismissed" if message.action == "dismiss" else "read"
         judged = message.action in ("accept", "dismiss")  # an interjection's verdict, its watcher counts it
@@ -760,12 +762,11 @@ class MainScreen(Screen[None]):
         if judged:
             self.notify(_judged_text(item, accepted=message.action == "accept", counted=counted), timeout=4,
                         markup=False)  # the item's title is an agent's words: never Textual markup
-        child = (item.data or {}).get("child_session_id") or (item.data or {}).get("watcher_session_id")
-        if message.action == "open" and child:
+        watcher = payload.watcher_session_id if isinstance(payload, Interjection) else None
+        if message.action == "open" and (child := payload.child_session_id or watcher):
             await self.open_session(child)
         elif message.action == "reply":
-            label = (item.data or {}).get("label") or item.title
-            self.prefill(f"Re {label}: ")
+            self.prefill(f"Re {payload.label or item.title}: ")
 
 
 def _judged_text(item: InboxItem, *, accepted: bool, counted: bool) -> str:
@@ -801,12 +802,3 @@ async def _drawn(view: ConversationView, event: ev.Event) -> bool:
         case _:
             return False
     return True
-
-
-def _worktree_ids(data: dict[str, Any]) -> list[str]:
-    """The worktrees an inbox item tells of: a builder's, or an orchestrator's builders' (in plan order)."""
-    found = data.get("result")
-    result: dict[str, Any] = found if isinstance(found, dict) else {}
-    trees = [data["worktree"]] if isinstance(data.get("worktree"), dict) else \
-        data.get("worktrees") or result.get("worktrees") or []  # an orchestrator's completion: its builders'
-    return [str(t["id"]) for t in trees if isinstance(t, dict) and t.get("id")]

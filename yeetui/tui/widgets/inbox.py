@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from yeetui.store.payloads import Completion, Interjection
 from yeetui.store.records import InboxItem
 from yeetui.tui.widgets.render_text import inline_markdown
 
@@ -31,34 +32,23 @@ PREVIEW_CHARS = 200
 _SEVERITY = {"aside": ("»", "$accent"), "concern": ("!", "$warning"), "blocker": ("‼", "bold $error")}
 
 
-def _verdict(data: Mapping[str, Any]) -> str | None:
-    """A review verdict, at the top of the data or inside the reviewer's `complete` artifacts."""
-    verdict = data.get("verdict")
-    if verdict is None:
-        result = data.get("result")
-        artifacts = result.get("artifacts") if isinstance(result, dict) else None
-        verdict = artifacts.get("verdict") if isinstance(artifacts, dict) else None
-    return verdict if isinstance(verdict, str) else None
-
-
 def kind_badge(item: InboxItem) -> tuple[str, str, str]:
     """(icon, tag, style) for an item: `✓ approve` in success colour, `! concern` in warning colour, …"""
-    data = item.data or {}
+    payload = item.payload
     kind = item.kind
-    if kind == "completion":
-        status = str(data.get("status") or "completed")
-        return ("✓", status, "$success") if status == "completed" else ("✗", status, "$error")
-    if kind == "review":
-        verdict = _verdict(data)
-        if verdict == "approve":
-            return "✓", "approve", "$success"
-        if verdict == "request_changes":
-            return "✗", "request changes", "$warning"
-        return "?", "review", "$primary"
-    if kind == "interjection":
-        severity = str(data.get("severity") or "aside")
-        icon, style = _SEVERITY.get(severity, ("»", "$accent"))
-        return icon, severity, style
+    match payload:
+        case Completion() if kind == "review":
+            if payload.verdict == "approve":
+                return "✓", "approve", "$success"
+            if payload.verdict == "request_changes":
+                return "✗", "request changes", "$warning"
+            return "?", "review", "$primary"
+        case Completion():
+            status = payload.run_status
+            return ("✓", status, "$success") if status == "completed" else ("✗", status, "$error")
+        case Interjection():
+            icon, style = _SEVERITY.get(payload.severity, ("»", "$accent"))
+            return icon, payload.severity, style
     if kind == "permission":
         return "?", "permission", "bold $warning"
     if kind.startswith("orchestr") or kind == "progress":
