@@ -6,7 +6,9 @@ logic lives here, and none in the widgets.
 
 The screen holds its collaborators rather than inheriting them: `SessionStart` (yeetui.tui.startup) opens
 the session and runs what was sent meanwhile; the slash commands (yeetui.tui.slash) are a table of
-handlers that get this screen through `CommandScreen`. Both are imported here, never the other way round.
+handlers that get this screen through `CommandScreen`; what typed text becomes (`typed_input`), the panels' keys
+(`panel_actions`) and the permission dialogs (`permission_queue`) have modules of their own. All are imported
+here, never the other way round. What the screen does and reads comes from its `Surface`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,32 +30,23 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from yeetui import events as ev
-from yeetui.application.permissions import answer_permission
 from yeetui.application.schedules import TUI_INTERVAL as SCHEDULES_INTERVAL
 from yeetui.application.surface import Surface
 from yeetui.errors import YeetuiError
-from yeetui.store.payloads import InboxPayload, Interjection
-from yeetui.store.records import InboxItem, InboxStatus, SessionRecord
+from yeetui.store.records import SessionRecord
 from yeetui.subagents.ledger import LedgerRow, status_word
 from yeetui.subagents.panes import Pane
-from yeetui.text import clip_words, one_line
-from yeetui.tui.bridge import permission_preview
-from yeetui.tui.commands import parse
 from yeetui.tui.file_complete import project_files
 from yeetui.tui.screens.confirm import ConfirmScreen
 from yeetui.tui.screens.fleet import FleetScreen, InAppFleetHost
 from yeetui.tui.screens.help import HelpScreen
-from yeetui.tui.screens.permission import PermissionScreen
+from yeetui.tui.screens.panel_actions import inbox_action, ledger_action
+from yeetui.tui.screens.permission_queue import PermissionQueue
 from yeetui.tui.screens.picker import Choice, PickerScreen
 from yeetui.tui.screens.switcher import SwitcherScreen
+from yeetui.tui.screens.typed_input import handle_typed, send_typed
 from yeetui.tui.slash import (
-    FlagError,
     all_commands,
-    ask_merge,
-    open_worktree_shell,
-    run_slash,
-    spawn_flags,
-    stop_question,
 )
 from yeetui.tui.startup import LOADING, Pending, SessionStart
 from yeetui.tui.textual_workarounds import app_bindings, being_removed
@@ -129,10 +121,9 @@ class MainScreen(Screen[None]):
         self.pages = ConversationPages(surface.store)
         self.pacing = Pacing()
         """Streamed answers are drawn less often while the user types (their keys echo first)."""
-        self._permissions: deque[ev.PermissionRequested] = deque()
-        self._asking = False
-        self._stored_asks: dict[asyncio.Future[ev.PermissionAnswer], int] = {}
-        """The store's question behind each request another process asks through it (by its reply)."""
+        self.permissions = PermissionQueue(surface.fleet, show=lambda dialog, done: self.app.push_screen(dialog, done),
+                                           later=lambda work: self.run_worker(work, group="permissions"),
+                                           tell=self._say_settled)
         self.startup = SessionStart(self, pending if pending is not None else [], resume=resume,
                                     continue_latest=continue_latest,
                                     warnings=[*(extra_warnings or []), *command_warnings])
@@ -148,6 +139,9 @@ class MainScreen(Screen[None]):
     @property
     def composer(self) -> Composer:
         return self.query_one(Composer)
+
+    def focus_composer(self) -> None:
+        self.composer.focus()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="header-row"):
@@ -383,28 +377,7 @@ class MainScreen(Screen[None]):
 
     async def handle_input(self, text: str) -> None:
         """A prompt, `/command`, `!shell` or `@profile …` sent from the composer, once the session is open."""
-        if (slash := parse(text)) is not None:
-            await run_slash(self, *slash, typed=text)
-            return
-        session = await self.surface.store.get_session(self.current or "")
-        if session is None:
-            return
-        if text.startswith("!") and len(text) > 1:
-            await self.control(session.id).shell(text[1:].strip())
-            return
-        if text.startswith("@"):
-            name, _, rest = text[1:].partition(" ")
-            if name in self.surface.profiles:
-                try:  # `@builder --tmux --max-cost 0.5 …`: in a pane, with a budget
-                    where, rest = spawn_flags(rest.strip())
-                except FlagError as exc:
-                    self.give_back(text)
-                    await self.notice("warning", f"{exc} Nothing was sent: your text is back in the composer.")
-                    return
-                if rest.strip():
-                    await self.spawn(name, rest.strip(), **where)
-                    return
-        await self.send_to(session, text)
+        await handle_typed(self, text)
 
     async def send_prompt(self, text: str) -> None:
         session = await self.surface.store.get_session(self.current or "")
@@ -412,22 +385,8 @@ class MainScreen(Screen[None]):
             await self.send_to(session, text)
 
     async def send_to(self, session: SessionRecord, text: str) -> None:
-        """A message typed into the session on screen: its conversation's next turn, the run another process
-        executes for it, the live subagent's next turn, or a finished subagent's follow-up."""
-        try:
-            sent = await self.surface.runs.send(session, text, converse=self.control(session.id).submit)
-        except YeetuiError as exc:
-            self.give_back(text)  # never lost: back in the composer, to send elsewhere
-            back = "; ctrl+o goes to the parent" if session.parent_id else ""
-            await self.notice("warning", f"{exc} Your message is back in the composer{back}.")
-            return
-        if sent.to == "elsewhere":
-            await self.notice("info", f"Sent to {sent.label} in process {sent.pid}; it reads it at its next turn.")
-        elif sent.to == "live":
-            await self.notice("info", "Sent to the subagent; it reads it at its next turn.")
-        elif sent.to == "follow_up":
-            await self.notice("info", f"{sent.label} goes on with your message; its answer goes to the parent as "
-                              "its first did.")
+        """A message typed into the session on screen (see typed_input.send_typed)."""
+        await send_typed(self, session, text)
 
     async def spawn(self, profile: str, prompt: str, **kw: Any) -> None:
         """Start a subagent of `profile` under the session on screen; a refusal is shown, not raised."""
@@ -566,7 +525,7 @@ class MainScreen(Screen[None]):
         view = self._views.get(session_id) if session_id else None
         if view is None and isinstance(event, _VIEW_ONLY):
             return  # a stream of a session that is not open: nothing to draw
-        if view is not None and await _drawn(view, event):
+        if view is not None and await view.draw(event):
             return
         match event:
             case ev.Notice():
@@ -574,10 +533,7 @@ class MainScreen(Screen[None]):
                 if target is not None:
                     await target.add_notice(event.level, event.text)
             case ev.PermissionRequested():
-                if (ask_id := await self._stored_question(event)) is not None:
-                    self._stored_asks[event.reply] = ask_id
-                self._permissions.append(event)
-                self._next_permission()
+                await self.permissions.ask(event)
             case ev.LedgerChanged():
                 self.query_one(LedgerPanel).update_row(event.run_id, event.row)
                 if event.row is not None and event.row.session_id == self.current:
@@ -608,50 +564,7 @@ class MainScreen(Screen[None]):
         orchestrator's children report back to it — is its input, shown in its session, not the user's inbox."""
         return session_id == self.root or kind in USER_KINDS
 
-    async def _stored_question(self, request: ev.PermissionRequested) -> int | None:
-        """The store's id of a question another process asks through it, which another window may answer."""
-        try:
-            return await self.surface.fleet.stored_question(request, taken=self._stored_asks.values())
-        except YeetuiError:
-            log.exception("could not find permission question of %s in the store", request.agent_label)
-            return None
-
-    def _next_permission(self) -> None:
-        if self._asking:
-            return
-        while self._permissions:
-            request = self._permissions.popleft()
-            if request.reply.done():  # settled before its dialog came up: nothing was shown, nothing to say
-                self._stored_asks.pop(request.reply, None)
-                continue
-            self._asking = True
-
-            def answered(answer: str | None, request: ev.PermissionRequested = request) -> None:
-                if not answer_permission(request, answer):  # settled elsewhere while on screen: say how
-                    self.run_worker(self._say_settled(request), group="permissions")
-                else:
-                    self._stored_asks.pop(request.reply, None)
-                self._asking = False
-                self._next_permission()
-
-            screen = PermissionScreen(request.agent_label, request.tool, request.subject, request.arguments,
-                                      permission_preview(request.tool, request.arguments))
-
-            def settled(_reply: asyncio.Future[ev.PermissionAnswer], dialog: PermissionScreen = screen) -> None:
-                dialog.settle()  # answered in another window, withdrawn, or here (then it is closed already)
-
-            request.reply.add_done_callback(settled)
-            self.app.push_screen(screen, answered)
-            return
-
-    async def _say_settled(self, request: ev.PermissionRequested) -> None:
-        """A dialog closed without the user's answer: how its question was answered in another window, or why
-        nobody needs the answer any more."""
-        ask_id = self._stored_asks.pop(request.reply, None)
-        try:
-            said = await self.surface.fleet.how_settled(request, ask_id)
-        except YeetuiError as exc:
-            said = f"{request.agent_label}'s {request.tool} question was settled elsewhere ({exc})."
+    async def _say_settled(self, said: str) -> None:
         if self.current is not None and not being_removed(self):
             await self.notice("info", said)
 
@@ -680,125 +593,8 @@ class MainScreen(Screen[None]):
 
     @on(LedgerPanel.Action)
     async def ledger_action(self, message: LedgerPanel.Action) -> None:
-        run = await self.surface.store.get_run(message.run_id)
-        if run is None:  # a watcher row between runs: open the watcher's session
-            row = self.query_one(LedgerPanel).rows.get(message.run_id)
-            if row is not None and message.action in ("open", "steer"):
-                await self.open_session(row.session_id)
-            return
-        if message.action == "open":
-            await self.open_session(run.session_id)
-        elif message.action == "watch":
-            await run_slash(self, "attach", run.id)
-        elif message.action == "embed":
-            await run_slash(self, "embed", run.id)
-        elif message.action == "steer":
-            await self.open_session(run.session_id)
-            self.composer.focus()
-        elif message.action in ("cancel", "abort") and not run.status.is_final:
-            graceful = message.action == "cancel"
-
-            async def stop() -> None:
-                try:  # a run of another process (a detached worker) is told through the store
-                    await self.surface.runs.cancel(run.id, graceful=graceful)
-                except YeetuiError as exc:
-                    await self.notice("warning", str(exc))
-                    return
-                if not self.surface.runs.is_live(run.id):
-                    word = "wrap up" if graceful else "stop now"
-                    await self.notice("info", f"Asked {run.label or run.profile} (in process {run.pid}) to {word}.")
-
-            self.confirm(*stop_question(run.label or run.profile, now=not graceful,
-                                        queued=run.status == ev.RunStatus.QUEUED), stop)
-
-    async def _open_item_worktree(self, payload: InboxPayload) -> None:
-        """alt+w on an inbox item: a shell in the first worktree it tells of that is still there (an orchestrator's
-        item tells of each builder's, and a merged one is gone), named by its agent's label."""
-        ids = payload.worktree_ids
-        if not ids:
-            await self.notice("warning", "This item has no worktree; alt+w opens a builder's worktree.")
-            return
-        live = [wt for i in ids if (wt := await self.surface.worktrees.get(i)) and wt.status == "active"]
-        if not live:
-            await self.notice("warning", "This item's worktrees were merged or discarded: there is none to open.")
-            return
-        try:
-            said = await open_worktree_shell(self, live[0], live[0].label or live[0].branch)
-        except YeetuiError as exc:
-            await self.notice("warning", str(exc))
-            return
-        others = ", ".join(wt.label or wt.branch for wt in live[1:])
-        await self.notice("info", said + (f" Also still open: {others} (/open NAME)." if others else ""))
-
-    async def _merge_item(self, payload: InboxPayload) -> None:
-        """alt+m on an inbox item: after one confirmation, merge the worktrees it tells of that are still
-        active (a builder's, an orchestrator's builders'), in order, stopping at the first that does not merge."""
-        ids = payload.worktree_ids
-        if not ids:
-            await self.notice("warning", "This item has no worktree to merge; alt+m merges a builder's branch.")
-            return
-        trees = [wt for i in ids if (wt := await self.surface.worktrees.get(i)) and wt.status == "active"]
-        if not trees:
-            await self.notice("warning", "Nothing left to merge: this item's worktrees were merged or discarded.")
-            return
-        ask_merge(self, trees)
+        await ledger_action(self, message, self.query_one(LedgerPanel).rows.get(message.run_id))
 
     @on(InboxPanel.Action)
     async def inbox_action(self, message: InboxPanel.Action) -> None:
-        item = await self.surface.inbox.get(message.item_id)
-        if item is None:
-            return
-        payload = item.payload
-        if message.action == "merge":
-            await self._merge_item(payload)
-            return
-        if message.action == "worktree":
-            await self._open_item_worktree(payload)
-            return
-        status: InboxStatus = "dismissed" if message.action == "dismiss" else "read"
-        judged = message.action in ("accept", "dismiss")  # an interjection's verdict, its watcher counts it
-        counted = await self.surface.inbox.mark(item, status, accepted=message.action == "accept" if judged else None)
-        self.query_one(InboxPanel).set_status(item.id, status)
-        if judged:
-            self.notify(_judged_text(item, accepted=message.action == "accept", counted=counted), timeout=4,
-                        markup=False)  # the item's title is an agent's words: never Textual markup
-        watcher = payload.watcher_session_id if isinstance(payload, Interjection) else None
-        if message.action == "open" and (child := payload.child_session_id or watcher):
-            await self.open_session(child)
-        elif message.action == "reply":
-            self.prefill(f"Re {payload.label or item.title}: ")
-
-
-def _judged_text(item: InboxItem, *, accepted: bool, counted: bool) -> str:
-    """What alt+a / alt+d did, said at once: `Accepted the pair's remark: …; the pair takes it into account.`"""
-    title = clip_words(one_line(item.title), 60)
-    if item.kind != "interjection":
-        return f"{'Accepted' if accepted else 'Dismissed'}: {title}" + (" (marked read)." if accepted else ".")
-    verdict = "useful" if accepted else "not useful"
-    told = f"; the pair counts it as {verdict}." if counted else " (the pair is off: F2 turns it on)."
-    return f"{'Accepted' if accepted else 'Dismissed'} the pair's remark: {title}{told}"
-
-
-async def _drawn(view: ConversationView, event: ev.Event) -> bool:
-    """Draw `event` in the conversation it belongs to when it is one of the view's own (a stream, a message, a
-    tool call, a retry); whether it was."""
-    match event:
-        case ev.TextDelta():
-            await view.stream_text(event.run_id, event.text)
-        case ev.ThinkingDelta():
-            await view.stream_thinking(event.run_id, event.text)
-        case ev.StreamRestarted():
-            await view.stream_restarted(event.run_id)
-        case ev.MessageCommitted():
-            await view.add_message(event.message, event.message_id, run_id=event.run_id or None)
-        case ev.RunStatusChanged() if event.status.is_final:
-            await view.end_stream(event.run_id)
-        case ev.ToolCallStarted():
-            await view.tool_started(event.call_id, event.name, event.arguments)
-        case ev.ToolCallFinished():
-            await view.tool_finished(event.call_id, event.name, event.content, event.is_error)
-        case ev.ProviderRetrying():
-            await view.add_notice("warning", event.text)
-        case _:
-            return False
-    return True
+        await inbox_action(self, message, self.query_one(InboxPanel))

@@ -22,6 +22,7 @@ from textual import on
 from textual.message import Message as TextualMessage
 from textual.widget import Widget
 
+from yeetui import events as ev
 from yeetui.messages import Message, TextPart, ThinkingPart, ToolCallPart, typed_text
 from yeetui.store.records import StoredMessage
 from yeetui.tui.widgets.conversation_window import EntryWindow
@@ -266,6 +267,32 @@ class ConversationView(EntryWindow):
             message_id = getattr(widget, "message_id", None)
             if message_id is not None and self._first.get(message_id) is widget:
                 del self._first[message_id]
+
+    # -- drawing the domain's events ---------------------------------------------------------------
+
+    async def draw(self, event: ev.Event) -> bool:
+        """Draw `event` in the conversation it belongs to when it is one of the view's own (a stream, a message, a
+        tool call, a retry); whether it was."""
+        match event:
+            case ev.TextDelta():
+                await self.stream_text(event.run_id, event.text)
+            case ev.ThinkingDelta():
+                await self.stream_thinking(event.run_id, event.text)
+            case ev.StreamRestarted():
+                await self.stream_restarted(event.run_id)
+            case ev.MessageCommitted():
+                await self.add_message(event.message, event.message_id, run_id=event.run_id or None)
+            case ev.RunStatusChanged() if event.status.is_final:
+                await self.end_stream(event.run_id)
+            case ev.ToolCallStarted():
+                await self.tool_started(event.call_id, event.name, event.arguments)
+            case ev.ToolCallFinished():
+                await self.tool_finished(event.call_id, event.name, event.content, event.is_error)
+            case ev.ProviderRetrying():
+                await self.add_notice("warning", event.text)
+            case _:
+                return False
+        return True
 
     # -- committed messages ------------------------------------------------------------------------
 
