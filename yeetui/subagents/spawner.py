@@ -44,7 +44,7 @@ from yeetui.subagents.pane_runs import PaneRuns
 from yeetui.subagents.panes import Pane, PaneHost
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawn_request import SpawnHandle, SpawnRefused, SpawnRequest
-from yeetui.system.warm import stand_in
+from yeetui.system.warm.child import stand_in
 from yeetui.text import clip, seconds_text
 from yeetui.worktrees.manager import Worktrees
 

@@ -18,7 +18,7 @@ from yeetui.runtime import Runtime
 from yeetui.store.coordination import RunCommand
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
-from yeetui.system import warm
+from yeetui.system.warm import child
 
 
 def _until_file(flag: Path) -> ToolCall:
@@ -208,7 +208,7 @@ async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_s
     run = await runtime.detached.create(profile_name="oracle", prompt="LATE-RECORD")
     assert run.pid == os.getpid()
     stand_in = os.getppid()  # a live process that is not this one
-    monkeypatch.setattr(warm, "_stand_in", stand_in)
+    monkeypatch.setattr(child, "_stand_in", stand_in)
     claim, claims = other.store.claim_run, []
 
     async def launcher_records_first(*args, **kwargs):
