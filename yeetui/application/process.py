@@ -65,9 +65,11 @@ def is_warm_server(argv: Sequence[str]) -> bool:
     return list(argv[:2]) == _SERVER_COMMAND and len(argv) == 3
 
 
-def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run: Callable[[list[str]], int]) -> int:
+def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None],
+                       run: Callable[[list[str], int], int]) -> int:
     """`yeetui agent warm-server KEY`: import what a worker needs (`preload`), then fork a child for each worker
-    command asked of it, which runs it (`run`). Returns only when another server already serves this build."""
+    command asked of it, which runs it (`run`: its arguments, and the pid of its stand-in, the process that asked).
+    Returns only when another server already serves this build."""
     from yeetui.system.warm import child, files
     from yeetui.system.warm.build import changed_file, loaded_files
     from yeetui.system.warm.server import WarmServer
@@ -93,8 +95,7 @@ def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run:
     request, fds = server.serve()
     child.become(request, fds)
     child.name_process("yeetui-worker")
-    child.set_stand_in(request["peer"])
-    child.run_as_program(lambda: run(request["argv"]))
+    child.run_as_program(lambda: run(request["argv"], request["peer"]))
 
 
 def _idle() -> float:

@@ -44,7 +44,6 @@ from yeetui.subagents.pane_runs import PaneRuns
 from yeetui.subagents.panes import Pane, PaneHost
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawn_request import SpawnHandle, SpawnRefused, SpawnRequest
-from yeetui.system.warm.child import stand_in
 from yeetui.text import clip, seconds_text
 from yeetui.worktrees.manager import Worktrees
 
@@ -87,7 +86,8 @@ class AgentSpawner:
     def __init__(self, launcher: RunLauncher, delivery: Delivery, *, store: Store, bus: Bus, slots: RunSlots,
                  profiles: ProfileSet, project_dir: Path, isolation: WorktreeIsolation, pane_runs: PaneRuns,
                  commands: RunCommands, configured_mode: RunMode | None = None, max_children: int = 5,
-                 default_timeout: float = 300.0, max_timeout: float = 1800.0, approve_asks: bool = False) -> None:
+                 default_timeout: float = 300.0, max_timeout: float = 1800.0, approve_asks: bool = False,
+                 stand_in: int | None = None) -> None:
         self.launcher = launcher
         self.delivery = delivery
         self.store = store
@@ -106,6 +106,10 @@ class AgentSpawner:
         self.approve_asks: Final = approve_asks
         """Children in panes may run tool calls that would ask (`yeetui run --yes`): their worker has nobody
         to ask, so otherwise each such call is refused with a message saying which rule to add."""
+        self.stand_in: Final = stand_in
+        """In a worker forked by the warm server (yeetui.system.warm): the pid of its stand-in, the process that
+        asked for it (which passes each signal on to it and ends as it ends) and that its launcher recorded as the
+        run's. None elsewhere."""
         self.max_children = max_children
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
@@ -314,7 +318,7 @@ class AgentSpawner:
             opts = opts.but(attempt=opts.attempt + 1, blocking=False)
         claimed = await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid(),
                                              options=opts.to_json())
-        if claimed is None and (mine := stand_in()) is not None and (now := await self.store.get_run(run.id)) \
+        if claimed is None and (mine := self.stand_in) is not None and (now := await self.store.get_run(run.id)) \
                 and now.pid == mine and now.status == run.status:
             # What changed meanwhile was our launcher recording the process it started — our stand-in (a worker
             # forked warm is quick enough to read the run before that record lands): claim it as it is now.

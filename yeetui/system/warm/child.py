@@ -17,18 +17,6 @@ from typing import Any, NoReturn
 from yeetui.system.warm.client import PASSED
 
 _RESET = (*PASSED, signal.SIGCHLD, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU, signal.SIGALRM)
-_stand_in: int | None = None
-
-
-def stand_in() -> int | None:
-    """In a command forked from the warm server: the pid of its stand-in, the process that asked for it (which
-    passes each signal on to it and ends as it ends). None elsewhere."""
-    return _stand_in
-
-
-def set_stand_in(pid: int) -> None:
-    global _stand_in
-    _stand_in = pid
 
 
 def become(request: Mapping[str, Any], fds: Sequence[int], *, own_session: bool = True) -> None:
