@@ -1,11 +1,11 @@
 """AgentSpawner: hands work to subagents — child session, run record, limits, execution, delivery.
 
-`spawn()` resolves the profile, checks the limits (depth, allowlist; the children per parent are checked
-when the run is written), creates the child session (`agent:<profile>:subagent:<id>`) and its run record
-through the launcher, and starts it. Runs wait for a run slot (`yeetui.runs.slots`, shared by every yeetui
-process), visibly `queued`; the queue wait counts against the timeout. Every run, however it ends, is
-delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run cancels its subtree:
-the spawner registers that hook with the launcher.
+`spawn()` resolves the profile, checks the limits (depth, allowlist: yeetui.subagents.limits; the children per
+parent are checked when the run is written), creates the child session (`agent:<profile>:subagent:<id>`) and its
+run record through the launcher, and starts it. Runs wait for a run slot (`yeetui.runs.slots`, shared by every
+yeetui process), visibly `queued`; the queue wait counts against the timeout. Every run, however it ends, is
+delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run cancels its subtree: the
+spawner registers that hook with the launcher.
 
 It delegates what is not about its own runs: a child's own checkout to `WorktreeIsolation`
 (yeetui.subagents.isolation), children in tmux panes to `PaneRuns` (yeetui.subagents.pane_runs), and commands
@@ -40,6 +40,7 @@ from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.isolation import WorktreeIsolation
+from yeetui.subagents.limits import check_limits
 from yeetui.subagents.pane_runs import PaneRuns
 from yeetui.subagents.panes import Pane, PaneHost
 from yeetui.subagents.run_commands import RunCommands
@@ -47,9 +48,8 @@ from yeetui.subagents.spawn_request import SpawnHandle, SpawnRefused, SpawnReque
 from yeetui.text import clip, seconds_text
 from yeetui.worktrees.manager import Worktrees
 
-__all__ = ["HARD_MAX_DEPTH", "AgentSpawner", "SpawnHandle", "SpawnRefused", "SpawnRequest"]
+__all__ = ["AgentSpawner", "SpawnHandle", "SpawnRefused", "SpawnRequest"]
 
-HARD_MAX_DEPTH = 4
 WRAP_UP = ("[yeetui] You are asked to stop. Wrap up now: do not start new work; call `complete` with what you "
            "have so far (status `partial`) within the next turn.")
 
@@ -145,7 +145,7 @@ class AgentSpawner:
         if req.parent_session_id and parent is None:
             raise SpawnRefused(f"Parent session {req.parent_session_id} does not exist.")
         depth = parent.depth + 1 if parent else 0
-        self._check_limits(req, profile, parent, depth)
+        check_limits(req, profile, parent, depth, owner_of=self._profile)
         timeout = min(req.timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
         # The child's tiers follow the model the user chose for its tree (the window's /model, --model).
         within = await launcher.tree_model(parent.id if parent else None)
@@ -371,26 +371,6 @@ class AgentSpawner:
             return self.profiles.get(name)
         except YeetuiError as exc:
             raise SpawnRefused(str(exc)) from None
-
-    def _check_limits(self, req: SpawnRequest, profile: Profile, parent: SessionRecord | None, depth: int) -> None:
-        if depth > HARD_MAX_DEPTH:
-            raise SpawnRefused(f"Refused: a subagent at depth {depth} exceeds the hard limit of {HARD_MAX_DEPTH}.")
-        if req.requested_by == "agent":
-            if parent is None:
-                raise SpawnRefused("Refused: an agent spawn needs the parent session.")
-            owner = self._profile(parent.profile)
-            if not owner.limits.can_spawn_children:
-                raise SpawnRefused(f"Refused: {parent.profile} subagents may not spawn subagents of their own. "
-                                   "Do the work yourself or report back with `complete`.")
-            if depth > owner.limits.max_depth:
-                raise SpawnRefused(f"Refused: the child would be at depth {depth}, and profile {owner.name!r} "
-                                   f"allows depth {owner.limits.max_depth} at most.")
-            if owner.allowed_children is not None and profile.name not in owner.allowed_children:
-                raise SpawnRefused(f"Refused: {owner.name!r} may spawn only {', '.join(owner.allowed_children)}; "
-                                   f"not {profile.name!r}.")
-            if not ({"subtask", "orchestrator"} & set(profile.capabilities)):
-                raise SpawnRefused(f"Refused: profile {profile.name!r} cannot run as a subagent "
-                                   f"(capabilities: {', '.join(profile.capabilities)}).")
 
     # -- running -----------------------------------------------------------------------------------
 
