@@ -10,7 +10,7 @@ spawner registers that hook with the launcher.
 It delegates what is not about its own runs: a child's own checkout to `WorktreeIsolation`
 (yeetui.subagents.isolation), children in tmux panes to `PaneRuns` (yeetui.subagents.pane_runs), and commands
 between processes (cancel and steer of a run another process executes; taking those for this process's runs)
-to `RunCommands` (yeetui.subagents.run_commands).
+to `RunCommands` (yeetui.subagents.run_commands). What a follow-up may be is yeetui.subagents.follow_up's.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from yeetui.store import Store
 from yeetui.store.coordination import RunCommand
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
+from yeetui.subagents.follow_up import follow_up_request
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.isolation import WorktreeIsolation
 from yeetui.subagents.limits import check_limits
@@ -75,8 +76,6 @@ class _Live:
 
 HOLD_POLL = 2.0
 """Seconds between looks at a provider's hold by the runs queued for it (another process may lift it)."""
-RELEASED = "released"
-"""The status of a subagent's session its parent let go (`release_agent`): it is not followed up again."""
 
 
 class AgentSpawner:
@@ -338,33 +337,9 @@ class AgentSpawner:
         """A message for a subagent whose run has ended: a new run in the same session, so the subagent has its
         whole conversation as context, with the same profile, model and parent; its ending is delivered to the
         parent like the first one (inbox item and announcement). Runs in this process, whatever mode the first
-        run had. Refused (saying why) for a run still going, a watcher, or a checkout that is gone."""
-        session = await self.store.get_session(session_id)
-        if session is None or session.parent_id is None:
-            raise SpawnRefused("Only a subagent's session can be followed up; this is a top-level conversation.")
-        runs = await self.store.list_runs(session_id=session.id, limit=1)
-        if not runs:
-            raise SpawnRefused("This subagent never ran; there is nothing to follow up.")
-        run = runs[0]
-        label = run.label or run.profile
-        if not run.status.is_final:
-            raise SpawnRefused(f"{label} is still {run.status.value}; guidance reaches it at its next turn.")
-        opts = RunOptions.of(run)
-        if opts.watcher:
-            raise SpawnRefused(f"{label} is a watcher: it answers what it watches, not messages of its own. "
-                               "Write in the conversation it watches.")
-        if session.status == RELEASED:
-            raise SpawnRefused(f"{label} was released by its parent; start a new subagent for more work.")
-        if run.options.get("external"):
-            raise SpawnRefused(f"{label} was a subagent of an external agent, which keeps its context: follow up "
-                               "with the agent that started it.")
-        if session.cwd is not None and not session.cwd.is_dir():
-            raise SpawnRefused(f"{label} worked in {session.cwd}, which is gone (merged or discarded); start a new "
-                               "subagent for more work.")
-        return await self.spawn(SpawnRequest(
-            profile=run.profile, prompt=text, parent_session_id=opts.parent_session_id or session.parent_id,
-            session_id=session.id, mode="in_process", model=run.model, thinking=opts.thinking, cleanup="keep",
-            requested_by=requested_by, deliver=opts.deliver, timeout=opts.timeout))
+        run had. Refused (saying why) for a run still going, a watcher, or a checkout that is gone (see
+        `follow_up_request`)."""
+        return await self.spawn(await follow_up_request(self.store, session_id, text, requested_by=requested_by))
 
     def _profile(self, name: str) -> Profile:
         try:
