@@ -10,7 +10,8 @@ spawner registers that hook with the launcher.
 It delegates what is not about its own runs: a child's own checkout to `WorktreeIsolation`
 (yeetui.subagents.isolation), children in tmux panes to `PaneRuns` (yeetui.subagents.pane_runs), and commands
 between processes (cancel and steer of a run another process executes; taking those for this process's runs)
-to `RunCommands` (yeetui.subagents.run_commands). What a follow-up may be is yeetui.subagents.follow_up's.
+to `RunCommands` (yeetui.subagents.run_commands). What a follow-up may be is yeetui.subagents.follow_up's; the
+waits around a child run (a provider's hold, its outcome, a parent's lent slot) are yeetui.subagents.waiting's.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from yeetui.definitions.profiles import Profile, ProfileSet, RunMode
 from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
-from yeetui.providers.base import split_model
 from yeetui.runs.budget import BudgetError
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.slots import RunSlots
@@ -46,7 +46,8 @@ from yeetui.subagents.pane_runs import PaneRuns
 from yeetui.subagents.panes import Pane, PaneHost
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawn_request import SpawnHandle, SpawnRefused, SpawnRequest
-from yeetui.text import clip, seconds_text
+from yeetui.subagents.waiting import outcome, wait_lending_slot, wait_out_hold
+from yeetui.text import seconds_text
 from yeetui.worktrees.manager import Worktrees
 
 __all__ = ["AgentSpawner", "SpawnHandle", "SpawnRefused", "SpawnRequest"]
@@ -72,10 +73,6 @@ class _Live:
     """A blocking spawn of this process waits for it: its ending goes back as that spawn's tool result and is
     marked delivered here. A run whose record another process made (a pane's worker runs it, or a resume) never
     is: its ending is left for its parent's side to deliver."""
-
-
-HOLD_POLL = 2.0
-"""Seconds between looks at a provider's hold by the runs queued for it (another process may lift it)."""
 
 
 class AgentSpawner:
@@ -228,7 +225,8 @@ class AgentSpawner:
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
             ending = self.pane_runs.ended(run_id, timeout + 30.0, inline=True)  # marked delivered here
-            handle.result = await self._wait_lending_slot(ending, req.parent_run_id, run_id, session.id)
+            handle.result = await wait_lending_slot(ending, req.parent_run_id, run_id, session.id, slots=self.slots,
+                                                  store=self.store)
             handle.worktree = await self.isolation.worktree_info(session.id)
         return handle
 
@@ -255,41 +253,10 @@ class AgentSpawner:
         live.task.add_done_callback(lambda task: self._never_began(live, req, task))
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
-            handle.result = await self._wait_lending_slot(live.task, req.parent_run_id, run_id, session.id)
+            handle.result = await wait_lending_slot(live.task, req.parent_run_id, run_id, session.id, slots=self.slots,
+                                                  store=self.store)
             handle.worktree = live.worktree
         return handle
-
-    async def _wait_lending_slot(self, task: asyncio.Future[RunResult], parent_run_id: str | None, run_id: str,
-                                 session_id: str) -> RunResult:
-        """A parent blocked on its child gives its run slot to the child meanwhile, so nested spawns can
-        never deadlock the concurrency limit (8 parents each waiting for a queued child)."""
-        if parent_run_id is None or not self.slots.holds(parent_run_id):
-            return await self._outcome(task, run_id, session_id, stop_with_waiter=True)
-        await self.slots.lend(parent_run_id)
-        try:
-            return await self._outcome(task, run_id, session_id, stop_with_waiter=True)
-        finally:
-            await asyncio.shield(self.slots.acquire(parent_run_id))
-
-    async def _outcome(self, task: asyncio.Future[RunResult], run_id: str, session_id: str, *,
-                       stop_with_waiter: bool = False) -> RunResult:
-        """How the run of `task` ended — cancelled too: stopping a child the parent waits for ends the child,
-        not the parent's turn (the parent hears it was cancelled). Only the waiter's own cancellation stops
-        the waiter — and, `stop_with_waiter` (a parent blocked on its child), the run too, before the waiter
-        goes: a timed-out parent leaves no child running behind it."""
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError as exc:
-            if stop_with_waiter and not task.done():
-                task.cancel(exc.args[0] if exc.args else None)  # why it was stopped goes down with it
-                await asyncio.wait({task})
-            raise
-        if not task.cancelled():
-            return task.result()
-        run = await self.store.get_run(run_id)
-        status = run.status if run is not None and run.status.is_final else RunStatus.CANCELLED
-        return RunResult(run_id=run_id, session_id=session_id, status=status,
-                         error=(run.error if run is not None else None) or "cancelled")
 
     async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
         """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
@@ -358,7 +325,7 @@ class AgentSpawner:
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    await self._wait_out_hold(live, model)
+                    await wait_out_hold(live.run_id, live.session_id, model, store=self.store, bus=self.bus)
                     await self.slots.acquire(live.run_id)
             except TimeoutError:
                 result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(timeout)} while queued"
@@ -384,18 +351,6 @@ class AgentSpawner:
             raise
         finally:
             await asyncio.shield(self._settle(live, result, req))
-
-    async def _wait_out_hold(self, live: _Live, model: str) -> None:
-        """A run for a provider whose quota is spent waits, queued, until the hold is over (its time is up, or
-        a request to that provider succeeded, in any process) instead of starting into the same refusal."""
-        provider = split_model(model)[0]
-        said = False
-        while (hold := await self.store.provider_holds.active(provider)) is not None:
-            if not said:
-                said = True
-                self.bus.publish(RunStatusChanged(live.run_id, live.session_id, RunStatus.QUEUED,
-                                                  f"held: {provider}'s quota is spent ({clip(hold.reason, 120)})"))
-            await asyncio.sleep(HOLD_POLL)
 
     async def _cancelled_in_queue(self, live: _Live, result: RunResult) -> None:
         await self.store.update_run(live.run_id, status=result.status, error=result.error)
@@ -484,7 +439,7 @@ class AgentSpawner:
         if live is None or live.task is None:
             return None
         async with asyncio.timeout(timeout):
-            return await self._outcome(live.task, run_id, live.session_id)
+            return await outcome(live.task, run_id, live.session_id, store=self.store)
 
     async def steer(self, run_id: str, text: str, *, sender: str = "parent") -> None:
         """Inject guidance: the child reads it at the start of its next turn. A run another yeetui process
