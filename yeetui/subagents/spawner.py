@@ -4,8 +4,8 @@
 parent are checked when the run is written), creates the child session (`agent:<profile>:subagent:<id>`) and its
 run record through the launcher, and starts it. Runs wait for a run slot (`yeetui.runs.slots`, shared by every
 yeetui process), visibly `queued`; the queue wait counts against the timeout. Every run, however it ends, is
-delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run cancels its subtree: the
-spawner registers that hook with the launcher.
+delivered to its requester exactly once (yeetui.subagents.endings, through yeetui.subagents.inbox). Cancelling a
+run cancels its subtree: the spawner registers that hook with the launcher.
 
 It delegates what is not about its own runs: a child's own checkout to `WorktreeIsolation`
 (yeetui.subagents.isolation), children in tmux panes to `PaneRuns` (yeetui.subagents.pane_runs), and commands
@@ -38,6 +38,7 @@ from yeetui.store import Store
 from yeetui.store.coordination import RunCommand
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
+from yeetui.subagents.endings import deliver_ending
 from yeetui.subagents.follow_up import follow_up_request
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.isolation import WorktreeIsolation
@@ -378,30 +379,15 @@ class AgentSpawner:
         if live.abort_timer:
             live.abort_timer.cancel()
         await self.cancel_children(live.session_id, graceful=False)
-        run = await self.store.get_run(live.run_id)
-        status = run.status if run else result.status
         # The parent is answered inline (a blocking spawn's tool result, marked delivered) only by a spawn that
         # waits for the run in this process — never by a pane's worker or a resume, which run a record another
         # process made: their ending is left for the parent's side to deliver (`RunsElsewhere.ended` takes it as
         # the waiting spawn's result; with that spawn's process gone, it is announced).
-        inline = live.answered_here
+        run = await self.store.get_run(live.run_id)
         worktree = live.worktree = await self.isolation.hand_in(live.session_id, live.label, req.task)
-        if live.parent_session_id and req.deliver:
-            item, _ = await self.delivery.completion(
-                recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
-                label=live.label, status=status, output=result.output,
-                error=result.error or (run.error if run else None),
-                result=result.result, announce=not inline,
-                attempt=RunOptions.of(run).attempt, worktree=worktree)
-            if inline:
-                await self.delivery.consumed(item.id)
-        elif run is not None and not live.parent_session_id and RunOptions.of(run).detached:
-            # A detached top-level run (`agents start`, a schedule's): nobody waits for it, so its result waits
-            # in its own session's inbox, unread — the fleet lists it under "needs you" until it is read.
-            await self.delivery.completion(
-                recipient_session_id=live.session_id, run_id=live.run_id, child_session_id=live.session_id,
-                label=live.label, status=status, output=result.output, error=result.error or run.error,
-                result=result.result, announce=False, attempt=RunOptions.of(run).attempt, worktree=worktree)
+        await deliver_ending(self.delivery, run, result, run_id=live.run_id, session_id=live.session_id,
+                             parent_session_id=live.parent_session_id, label=live.label, deliver=req.deliver,
+                             inline=live.answered_here, worktree=worktree)
         if req.cleanup == "delete":
             await self.store.delete_session(live.session_id)
 
