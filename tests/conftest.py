@@ -46,7 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _private_runtime_dir() -> None:
     """Each test process (the controller, each xdist worker) gets an XDG_RUNTIME_DIR of its own: the warm
-    servers that the workers yeetui starts fork from (`yeetui/system/warm.py`) and the relay sockets live
+    servers that the workers yeetui starts fork from (`yeetui/system/warm/`) and the relay sockets live
     there, so a test run shares one warm server per process and leaves none behind (`pytest_unconfigure`)."""
     folder = tempfile.mkdtemp(prefix="yr-", dir="/tmp")  # short: socket paths are limited to 108 bytes
     os.environ["XDG_RUNTIME_DIR"] = folder
@@ -54,17 +54,18 @@ def _private_runtime_dir() -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """End the warm servers this process's tests started, and remove their folder."""
-    from yeetui.system import warm
+    from yeetui.system.warm.build import build_key
+    from yeetui.system.warm.files import Place, place, server_alive
 
     folder = os.environ.get("XDG_RUNTIME_DIR", "")
     if not os.path.basename(folder).startswith("yr-"):
         return
     # Pane workers start from tmux's environment, which may not carry XDG_RUNTIME_DIR: their server is then this
     # build's in the default folder (SIGTERM: it ends once the commands it runs have ended).
-    default = warm.place({}, key=warm.build_key())
+    default = place({}, key=build_key())
     for lock in [*Path(folder).glob("yeetui-*/warm-*.lock"), *([default.lock] if default else [])]:
         with contextlib.suppress(OSError, ValueError):
-            if warm.server_alive(warm.Place(lock.with_suffix(".sock"), lock)):
+            if server_alive(Place(lock.with_suffix(".sock"), lock)):
                 os.kill(int(lock.read_text().split()[0]), signal.SIGTERM)
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -131,12 +131,14 @@ class Runtime:
     async def open(cls, *, cwd: Path | None = None, overrides: Mapping[str, Any] | None = None,
                    env: Mapping[str, str] | None = None, recover: bool = True,
                    provider_factory: ProviderFactory | None = None,
-                   spawner_limits: Mapping[str, Any] | None = None, front_end: FrontEnd | None = None) -> Runtime:
+                   spawner_limits: Mapping[str, Any] | None = None, front_end: FrontEnd | None = None,
+                   stand_in: int | None = None) -> Runtime:
         """Build everything. `recover=False` skips the crash sweep (`Delivery.recover`): a detached worker about
         to claim a run must not sweep it up as a leftover of a dead process. `provider_factory` replaces how
         providers are made (tests run an in-process scripted provider through it); `spawner_limits` overrides
         the spawner's (`max_concurrent`, `max_children`, `default_timeout`, `max_timeout`); `front_end` says what
-        the front end does for the runs (see FrontEnd)."""
+        the front end does for the runs (see FrontEnd); `stand_in`: in a worker forked warm, the pid of the process
+        standing in for it (see AgentSpawner.stand_in)."""
         front_end = front_end or FrontEnd()
         env = dict(os.environ if env is None else env)
         project_dir = paths.find_project_root(cwd or Path.cwd())  # from a subfolder too
@@ -221,7 +223,7 @@ class Runtime:
                 configured_mode=settings.subagent_mode,
                 isolation=WorktreeIsolation(worktrees, store=store, bus=bus, project_dir=project_dir),
                 pane_runs=PaneRuns(panes, elsewhere, store=store, bus=bus),
-                commands=RunCommands(store), approve_asks=front_end.approve_asks, **limits)
+                commands=RunCommands(store), approve_asks=front_end.approve_asks, stand_in=stand_in, **limits)
             launcher.agent_host = lambda **run: AgentHost(spawner, delivery, store=store, project_dir=project_dir,
                                                           **run)
             launcher.engines["orchestrator"] = OrchestratorEngine(

@@ -1,4 +1,4 @@
-"""Worker processes forked from the warm server (`yeetui/system/warm.py`): the real binary, real detached and pane
+"""Worker processes forked from the warm server (`yeetui/system/warm/`): the real binary, real detached and pane
 workers, the fake LLM server. A worker forked warm is still a process of its own that leads its process group;
 its stand-in (the process yeetui started) passes signals on and ends as it ended; killing the stand-in kills it;
 and nothing a project holds is imported in place of yeetui's code, warm or cold."""
@@ -22,7 +22,9 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, start_yeetui, stored_pid, wait_for_stored_status
 from tests.processes import gone
-from yeetui.system import warm
+from yeetui.system.warm.build import build_key
+from yeetui.system.warm.files import Place, place, server_alive
+from yeetui.system.warm.protocol import Replies
 
 
 @pytest.fixture
@@ -50,7 +52,7 @@ def _servers(folder: Path) -> list[int]:
     found = []
     for lock in folder.glob("yeetui-*/warm-*.lock"):
         text = lock.read_text().split()
-        if text and not gone(int(text[0])) and warm.server_alive(warm.Place(lock.with_suffix(".sock"), lock)):
+        if text and not gone(int(text[0])) and server_alive(Place(lock.with_suffix(".sock"), lock)):
             found.append(int(text[0]))
     return found
 
@@ -254,7 +256,7 @@ def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: 
                 socket.send_fds(conn, [struct.pack("!I", len(header))], [null, null, errors_write, here, bad])
                 conn.sendall(header)
                 os.close(errors_write)
-                replies = warm.Replies()
+                replies = Replies()
                 while replies.status is None and (data := conn.recv(4096)):
                     replies.feed(data)
             assert replies.status is not None and os.waitstatus_to_exitcode(replies.status) == 2
@@ -295,7 +297,7 @@ def test_an_unsafe_runtime_folder_means_no_warm_server(fake_env, project: Path, 
     folder = runtime_dir / f"yeetui-{os.getuid()}"
     folder.mkdir(mode=0o777)
     folder.chmod(0o777)
-    assert warm.place({"XDG_RUNTIME_DIR": str(runtime_dir)}) is None
+    assert place({"XDG_RUNTIME_DIR": str(runtime_dir)}) is None
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "cold"})], when_contains="UNSAFE"))
     started = _start(project, "oracle", "UNSAFE look")
     assert wait_for_stored_status(started["run_id"]) == "completed"
@@ -332,13 +334,13 @@ def test_the_build_key_follows_the_sources(tmp_path: Path) -> None:
     package = tmp_path / "yeetui"
     (package / "sub").mkdir(parents=True)
     (package / "sub" / "module.py").write_text("A = 1\n")
-    before = warm.build_key(package)
-    assert warm.build_key(package) == before
+    before = build_key(package)
+    assert build_key(package) == before
     os.utime(package / "sub" / "module.py", ns=(1, 1))
-    assert warm.build_key(package) != before
-    touched = warm.build_key(package)
+    assert build_key(package) != before
+    touched = build_key(package)
     (package / "new.py").write_text("")
-    assert warm.build_key(package) != touched
+    assert build_key(package) != touched
 
 
 def test_a_runtime_folder_that_is_a_link_or_another_users_is_not_used(tmp_path: Path) -> None:
@@ -347,19 +349,19 @@ def test_a_runtime_folder_that_is_a_link_or_another_users_is_not_used(tmp_path: 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
     (base / f"yeetui-{os.getuid()}").symlink_to(elsewhere)
-    assert warm.place({"XDG_RUNTIME_DIR": str(base)}, key="k") is None
+    assert place({"XDG_RUNTIME_DIR": str(base)}, key="k") is None
     other = tmp_path / "other"
     other.mkdir()
     (other / f"yeetui-{os.getuid()}").mkdir(mode=0o700)
     if os.getuid() == 0:
         os.chown(other / f"yeetui-{os.getuid()}", 65534, 65534)
-        assert warm.place({"XDG_RUNTIME_DIR": str(other)}, key="k") is None
+        assert place({"XDG_RUNTIME_DIR": str(other)}, key="k") is None
     deep = tmp_path / ("d" * 90)
     deep.mkdir()
-    assert warm.place({"XDG_RUNTIME_DIR": str(deep)}, key="k") is None  # no socket path that long
+    assert place({"XDG_RUNTIME_DIR": str(deep)}, key="k") is None  # no socket path that long
     fine = tmp_path / "fine"
     fine.mkdir()
-    found = warm.place({"XDG_RUNTIME_DIR": str(fine)}, key="k")
+    found = place({"XDG_RUNTIME_DIR": str(fine)}, key="k")
     assert found is not None and found.socket.parent.stat().st_mode & 0o777 == 0o700
 
 
@@ -391,8 +393,8 @@ def test_a_new_builds_server_removes_what_servers_of_ended_builds_left(fake_env,
            for key in ("0123456789abcdef", "fedcba9876543210")}
     try:
         for key in old:
-            lock = warm.Place(folder / f"warm-{key}.sock", folder / f"warm-{key}.lock")
-            _wait(lambda lock=lock: lock.socket.exists() and warm.server_alive(lock), f"the {key} server to listen")
+            lock = Place(folder / f"warm-{key}.sock", folder / f"warm-{key}.lock")
+            _wait(lambda lock=lock: lock.socket.exists() and server_alive(lock), f"the {key} server to listen")
         killed = old.pop("fedcba9876543210")
         killed.kill()
         killed.wait()

@@ -12,8 +12,8 @@ timeout kills it. What it skips is the interpreter's start-up and the imports; t
 `run_yeetui(..., fresh=True)`.
 
 The server side runs as `python -m tests.integration.zygote SOCKET`: yeetui's own warm server
-(`yeetui.system.warm.WarmServer`, which forks the workers of panes and detached runs), here for any command, ending
-when its stdin — the test worker's pipe — closes.
+(`yeetui.system.warm.server.WarmServer`, which forks the workers of panes and detached runs), here for any command,
+ending when its stdin — the test worker's pipe — closes.
 """
 
 from __future__ import annotations
@@ -39,7 +39,11 @@ _ROOT = Path(__file__).resolve().parents[2]
 if __name__ == "__main__" and sys.argv[1:2] == ["--launch"]:
     sys.path.insert(0, str(_ROOT))  # the launcher runs without site (-S): yeetui is found from the checkout
 
-from yeetui.system import warm  # noqa: E402  (standard library only: light enough for the launcher)
+# yeetui's warm start: standard library only, light enough for the launcher
+from yeetui.system.warm.child import become, run_as_program  # noqa: E402
+from yeetui.system.warm.client import ask, relay  # noqa: E402
+from yeetui.system.warm.protocol import Replies  # noqa: E402
+from yeetui.system.warm.server import WarmServer  # noqa: E402
 
 # --- the server: a warm interpreter that forks commands ---------------------------------------------------
 
@@ -60,13 +64,13 @@ def _become_command(request: dict[str, Any], fds: list[int]) -> None:
     interpreter would."""
     import runpy
 
-    warm.become(request, fds, own_session=False)
+    become(request, fds, own_session=False)
     sys.path[0] = os.getcwd()  # `python -m` puts the working directory first
 
     def program() -> None:
         runpy.run_module("yeetui", run_name="__main__", alter_sys=True)
 
-    warm.run_as_program(program)
+    run_as_program(program)
 
 
 def _server_main(path: str) -> None:
@@ -74,7 +78,7 @@ def _server_main(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
-    server = warm.WarmServer(listener, allow=lambda _argv: True, idle=None, watch=sys.stdin.fileno())
+    server = WarmServer(listener, allow=lambda _argv: True, idle=None, watch=sys.stdin.fileno())
     print("ready", flush=True)
     request, fds = server.serve()
     _become_command(request, fds)
@@ -141,7 +145,7 @@ class Zygote:
             else:
                 theirs.append(os.dup(target))
         try:
-            conn = warm.ask(path, argv, cwd=str(cwd), env=env, stdio=(theirs[0], theirs[1], theirs[2]))
+            conn = ask(path, argv, cwd=str(cwd), env=env, stdio=(theirs[0], theirs[1], theirs[2]))
         finally:
             for fd in theirs:
                 os.close(fd)
@@ -156,7 +160,7 @@ class Zygote:
         err_read, err_write = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY)
         try:
-            conn = warm.ask(path, argv, cwd=str(cwd), env=env, stdio=(null, out_write, err_write))
+            conn = ask(path, argv, cwd=str(cwd), env=env, stdio=(null, out_write, err_write))
         finally:
             for fd in (null, out_write, err_write):
                 os.close(fd)
@@ -173,7 +177,7 @@ class Forked:
         self.stdout, self.stderr = stdout, stderr
         self.returncode: int | None = None
         self._conn = conn
-        self._replies = warm.Replies()
+        self._replies = Replies()
         while self._replies.pid is None:
             data = conn.recv(4096)
             if not data:
@@ -246,7 +250,7 @@ def _collect(conn: socket.socket, out_read: int, err_read: int, args: list[str],
     """Read the child's output until both pipes close and its exit status, as `subprocess.run` does; at the
     timeout, kill it, wait for its status only, and raise `TimeoutExpired` with what it wrote."""
     chunks: dict[int, list[bytes]] = {out_read: [], err_read: []}
-    replies = warm.Replies()
+    replies = Replies()
     deadline = time.monotonic() + timeout
     timed_out = killed = False
     selector = selectors.DefaultSelector()
@@ -300,8 +304,8 @@ def _text(data: bytes) -> str:
 
 def _launch(path: str, args: list[str]) -> None:
     """The launcher `Zygote.argv` starts: its stdio becomes the command's, then it waits for the command, passes
-    the signals it gets on, and ends as the command ended (`yeetui.system.warm.relay`)."""
-    warm.relay(warm.ask(path, args, env=os.environ))
+    the signals it gets on, and ends as the command ended (`yeetui.system.warm.client.relay`)."""
+    relay(ask(path, args, env=os.environ))
     sys.exit(1)  # refused (it says why)
 
 

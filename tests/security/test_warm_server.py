@@ -1,4 +1,4 @@
-"""The warm server (`yeetui/system/warm.py`) is no way out of a sandbox, keeps no request's keys and forks no
+"""The warm server (`yeetui/system/warm/`) is no way out of a sandbox, keeps no request's keys and forks no
 stale code.
 
 - A command that an agent's sandboxed bash starts (`yeetui agents start …`, whose worker asks the warm server to
@@ -35,10 +35,15 @@ from pathlib import Path
 
 import pytest
 
+import yeetui
 from tests.fakellm import Reply, ToolCall
 from tests.processes import gone
-from yeetui.system import sandbox, warm
+from yeetui.system import sandbox
 from yeetui.system.processes import yeetui_command
+from yeetui.system.warm.build import build_key
+from yeetui.system.warm.client import UntrustedServer, ask
+from yeetui.system.warm.files import Place, place, server_alive
+from yeetui.system.warm.protocol import Replies
 
 ROOT = Path(__file__).resolve().parents[2]
 MECHANISMS = [m for m, works in (("bwrap", sandbox.probe_bwrap), ("landlock", sandbox.probe_landlock)) if works()]
@@ -55,17 +60,18 @@ sys.exit(sandbox._landlock_exec_main(sys.argv[1:]))
 _CLIENT = f"""
 import json, os, sys
 sys.path.insert(0, {str(ROOT)!r})
-from yeetui.system import warm
-warm._server_problem = lambda conn: None  # a hostile client hands its request to any server
+from yeetui.system.warm import client
+from yeetui.system.warm.protocol import Replies
+client._server_problem = lambda conn: None  # a hostile client hands its request to any server
 path, cwd = sys.argv[1:3]
 null = os.open(os.devnull, os.O_RDWR)
 try:
-    conn = warm.ask(path, ["agent", "run", "--run-id", "nope"], env={{"YEETUI_PROBE": "1"}},
-                    stdio=(null, null, null), cwd=cwd)
+    conn = client.ask(path, ["agent", "run", "--run-id", "nope"], env={{"YEETUI_PROBE": "1"}},
+                      stdio=(null, null, null), cwd=cwd)
 except OSError as exc:
     print(json.dumps({{"unreachable": type(exc).__name__}}))
     sys.exit(0)
-replies = warm.Replies()
+replies = Replies()
 while replies.pid is None and replies.error is None:
     data = conn.recv(4096)
     if not data:
@@ -74,7 +80,7 @@ while replies.pid is None and replies.error is None:
 print(json.dumps({{"pid": replies.pid, "error": replies.error}}))
 """
 """A client that asks the server at ARGV[1] for a worker's command, and prints what it answered. (yeetui's own
-client in a sandbox does not ask at all: `warm.forward`.)"""
+client in a sandbox does not ask at all: `client.forward`.)"""
 
 
 def _wait(predicate: Callable[[], object], what: str, timeout: float = 60.0) -> None:
@@ -90,25 +96,25 @@ def _server_env(**extra: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k in kept or k.startswith("PYTHON")}, **extra}
 
 
-def _holder(where: warm.Place) -> int | None:
+def _holder(where: Place) -> int | None:
     """The pid of the server holding the lock of `where`, while one does."""
     try:
         pid = int(where.lock.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
-    return pid if warm.server_alive(where) and not gone(pid) else None
+    return pid if server_alive(where) and not gone(pid) else None
 
 
-def _listening(where: warm.Place) -> bool:
+def _listening(where: Place) -> bool:
     null = os.open(os.devnull, os.O_RDWR)
     try:
-        conn = warm.ask(where.socket, ["agent", "ping"], env={}, stdio=(null, null, null))  # refused: not a worker
+        conn = ask(where.socket, ["agent", "ping"], env={}, stdio=(null, null, null))  # refused: not a worker
     except OSError:
         return False
     finally:
         os.close(null)
     with conn:
-        replies = warm.Replies()
+        replies = Replies()
         while replies.error is None and (data := conn.recv(4096)):
             replies.feed(data)
     return replies.error is not None
@@ -116,7 +122,7 @@ def _listening(where: warm.Place) -> bool:
 
 @dataclass
 class Server:
-    where: warm.Place
+    where: Place
     process: subprocess.Popen[bytes]
     folder: Path
 
@@ -128,16 +134,16 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
     yield folder
     for lock in folder.glob("yeetui-*/warm-*.lock"):
-        pid = _holder(warm.Place(lock.with_suffix(".sock"), lock))
+        pid = _holder(Place(lock.with_suffix(".sock"), lock))
         if pid is not None:
             os.kill(pid, signal.SIGKILL)
     shutil.rmtree(folder, ignore_errors=True)
 
 
 def _start_server(runtime_dir: Path) -> Server:
-    where = warm.place(os.environ)
+    where = place(os.environ)
     assert where is not None
-    process = subprocess.Popen(yeetui_command("agent", "warm-server", warm.build_key()), cwd="/",
+    process = subprocess.Popen(yeetui_command("agent", "warm-server", build_key()), cwd="/",
                                env=_server_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
     _wait(lambda: _listening(where) or process.poll() is not None, "the warm server did not start")
@@ -154,7 +160,7 @@ def server(runtime_dir: Path) -> Iterator[Server]:
     started.process.wait()
 
 
-_PYTHON = (Path(sys.executable).parent.parent, Path(warm.__file__).resolve().parents[2])
+_PYTHON = (Path(sys.executable).parent.parent, Path(yeetui.__file__).resolve().parents[1])
 """The virtualenv the tests run in and the checkout yeetui is imported from, shown inside bubblewrap even when
 they lie under /tmp (a CI checkout there)."""
 
@@ -224,7 +230,7 @@ def test_a_server_in_a_sandbox_is_handed_nothing(runtime_dir: Path, tmp_path: Pa
     """The other way round: a sandboxed command that can write where the socket lives (a workspace holding
     /tmp/yeetui-UID) listens there in the server's place. A worker must not hand it its environment (the
     provider keys) nor its terminal."""
-    where = warm.place(os.environ)
+    where = place(os.environ)
     assert where is not None
     loot = where.socket.parent / "loot"
     script = [sys.executable, "-I", "-S", "-c", _FAKE_SERVER, str(where.socket), str(loot)]
@@ -239,9 +245,9 @@ def test_a_server_in_a_sandbox_is_handed_nothing(runtime_dir: Path, tmp_path: Pa
         key = f"sk-ant-api03-{secrets.token_hex(24)}"
         null = os.open(os.devnull, os.O_RDWR)
         try:
-            with pytest.raises(warm.UntrustedServer, match="sandbox"):
-                warm.ask(where.socket, ["agent", "run", "--run-id", "x"], env={"ANTHROPIC_API_KEY": key},
-                         stdio=(null, null, null), cwd=str(tmp_path)).close()
+            with pytest.raises(UntrustedServer, match="sandbox"):
+                ask(where.socket, ["agent", "run", "--run-id", "x"], env={"ANTHROPIC_API_KEY": key},
+                    stdio=(null, null, null), cwd=str(tmp_path)).close()
         finally:
             os.close(null)
         impostor.wait(timeout=30)  # it saw the connection close
@@ -320,12 +326,12 @@ def test_the_server_keeps_no_key_of_a_request_it_served(server: Server, tmp_path
     env = {**{f"YEETUI_TEST_KEY_{i}": key for i, key in enumerate(keys)}, "ANTHROPIC_API_KEY": keys[0]}
     null = os.open(os.devnull, os.O_RDWR)
     try:
-        conn = warm.ask(server.where.socket, ["agent", "run", "--run-id", "nope"], env=env, stdio=(null, null, null),
-                        cwd=str(tmp_path))
+        conn = ask(server.where.socket, ["agent", "run", "--run-id", "nope"], env=env, stdio=(null, null, null),
+                   cwd=str(tmp_path))
     finally:
         os.close(null)
     with conn:
-        replies = warm.Replies()
+        replies = Replies()
         while replies.status is None and (data := conn.recv(4096)):
             replies.feed(data)
     assert replies.pid is not None and replies.status is not None, replies.error  # forked, ran, ended

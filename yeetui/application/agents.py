@@ -211,13 +211,15 @@ class Worker:
         self._sender: RelaySender | None = None
 
     @classmethod
-    async def open(cls, run_id: str, *, cwd: Path) -> Worker:
+    async def open(cls, run_id: str, *, cwd: Path, stand_in: int | None = None) -> Worker:
         """The worker of the run `run_id` (an id or its prefix), on a runtime opened as the run's options say
-        (`--yes`: its own children in panes are approved too). `shut` it when done."""
+        (`--yes`: its own children in panes are approved too); `stand_in`: forked warm, the pid of the process
+        standing in for it. `shut` it when done."""
         async with await Store.open(paths.database_path(os.environ)) as store:  # a look before the runtime
             options = RunOptions.of(await store.resolve_run(run_id))
         # No crash sweep here: the run this worker claims carries its pid, and front ends do the recovery.
-        runtime = await Runtime.open(cwd=cwd, recover=False, front_end=FrontEnd(approve_asks=options.approve))
+        runtime = await Runtime.open(cwd=cwd, recover=False, front_end=FrontEnd(approve_asks=options.approve),
+                                     stand_in=stand_in)
         try:
             return cls(runtime, await RunDesk(runtime).resolve(run_id))
         except BaseException:

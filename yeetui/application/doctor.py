@@ -92,7 +92,7 @@ def external_agents_check(project: Path) -> Check:
 
 
 def warm_check(env: Mapping[str, str]) -> Check:
-    """Whether pane and detached workers start warm here (`yeetui/system/warm.py`), and whether a server runs."""
+    """Whether pane and detached workers start warm here (`yeetui/system/warm/`), and whether a server runs."""
     if warm_disabled(env):
         return Check("workers", "ok", "start afresh (YEETUI_WARM=0): each imports the SDK itself, about 2 s")
     where = warm.place(env)

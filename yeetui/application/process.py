@@ -15,7 +15,7 @@ from yeetui.system.hardening import protect_process
 from yeetui.system.processes import yeetui_command
 
 if TYPE_CHECKING:
-    from yeetui.system.warm import Place
+    from yeetui.system.warm.files import Place
 
 __all__ = ["is_warm_server", "protect_process", "serve_warm_workers", "start_warm"]
 """`protect_process()`: this process's memory (keys among it) cannot be read by the agents' commands."""
@@ -41,12 +41,14 @@ def start_warm(argv: Sequence[str]) -> None:
     when `YEETUI_WARM=0`, or when no server can take it (the caller then runs it itself)."""
     if list(argv[:2]) != WARM_COMMAND or warm_disabled():
         return
-    from yeetui.system import warm
+    from yeetui.system.warm.build import build_key
+    from yeetui.system.warm.client import forward
+    from yeetui.system.warm.files import place
 
-    key = warm.build_key()
-    where = warm.place(os.environ, key=key)
+    key = build_key()
+    where = place(os.environ, key=key)
     if where is not None:
-        warm.forward(argv, where, start_server=lambda: _start_server(key, where))
+        forward(argv, where, start_server=lambda: _start_server(key, where))
 
 
 def _start_server(key: str, where: Place) -> subprocess.Popen[bytes]:
@@ -63,12 +65,16 @@ def is_warm_server(argv: Sequence[str]) -> bool:
     return list(argv[:2]) == _SERVER_COMMAND and len(argv) == 3
 
 
-def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run: Callable[[list[str]], int]) -> int:
+def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None],
+                       run: Callable[[list[str], int], int]) -> int:
     """`yeetui agent warm-server KEY`: import what a worker needs (`preload`), then fork a child for each worker
-    command asked of it, which runs it (`run`). Returns only when another server already serves this build."""
-    from yeetui.system import warm
+    command asked of it, which runs it (`run`: its arguments, and the pid of its stand-in, the process that asked).
+    Returns only when another server already serves this build."""
+    from yeetui.system.warm import child, files
+    from yeetui.system.warm.build import changed_file, loaded_files
+    from yeetui.system.warm.server import WarmServer
 
-    where = warm.place(os.environ, key=argv[2])
+    where = files.place(os.environ, key=argv[2])
     if where is None:
         print("yeetui: no private folder for the warm server's socket", file=sys.stderr)
         return 1
@@ -78,29 +84,28 @@ def serve_warm_workers(argv: Sequence[str], *, preload: Callable[[], None], run:
             preload()
             _preload_worker()
 
-    held = warm.listen(where, ready=ready)
+    held = files.listen(where, ready=ready)
     if held is None:
         return 0
     listener, lock = held
-    warm.remove_stale(where.lock.parent, keep=argv[2])  # what servers of earlier builds left
-    loaded = warm.loaded_files()  # what it forks: a package edited in place since makes it stale
-    server = warm.WarmServer(listener, allow=lambda command: command[:2] == WARM_COMMAND, private=[lock],
-                             idle=_idle(), on_exit=lambda: warm.remove(where), stale=lambda: warm.changed_file(loaded))
+    files.remove_stale(where.lock.parent, keep=argv[2])  # what servers of earlier builds left
+    loaded = loaded_files()  # what it forks: a package edited in place since makes it stale
+    server = WarmServer(listener, allow=lambda command: command[:2] == WARM_COMMAND, private=[lock],
+                        idle=_idle(), on_exit=lambda: files.remove(where), stale=lambda: changed_file(loaded))
     request, fds = server.serve()
-    warm.become(request, fds)
-    warm.name_process("yeetui-worker")
-    warm.set_stand_in(request["peer"])
-    warm.run_as_program(lambda: run(request["argv"]))
+    child.become(request, fds)
+    child.name_process("yeetui-worker")
+    child.run_as_program(lambda: run(request["argv"], request["peer"]))
 
 
 def _idle() -> float:
     """`YEETUI_WARM_IDLE`: seconds the server waits with nothing running before it ends (default 10 minutes)."""
-    from yeetui.system import warm
+    from yeetui.system.warm.server import IDLE
 
     try:
-        return max(float(os.environ.get("YEETUI_WARM_IDLE") or warm.IDLE), 0.1)
+        return max(float(os.environ.get("YEETUI_WARM_IDLE") or IDLE), 0.1)
     except ValueError:
-        return warm.IDLE
+        return IDLE
 
 
 def _preload_worker() -> None:

@@ -336,8 +336,10 @@ def _preload() -> None:
     from yeetui.cli import agents, common  # noqa: F401
 
 
-def _command(argv: list[str]) -> int:
+def _command(argv: list[str], stand_in: int | None = None) -> int:
+    """Run the command `argv`; `stand_in`: in a worker forked warm, the pid of the process standing in for it."""
     args = tui_args(argv) or build_parser().parse_args(argv)
+    args.stand_in = stand_in
     if args.command is None:
         return run_tui(args)
     # Imported on use: a command loads only what it needs (`yeetui` alone starts the TUI without them).

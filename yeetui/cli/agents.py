@@ -322,7 +322,7 @@ async def cmd_agent(args: argparse.Namespace) -> int:
     for sig in _SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
     worker_env(args.env_file)  # a tmux pane's worker: its environment, keys included, never on a command line
-    worker = await Worker.open(args.run_id, cwd=Path.cwd())
+    worker = await Worker.open(args.run_id, cwd=Path.cwd(), stand_in=args.stand_in)
     try:
         worker.start()
         if args.show:

@@ -15,9 +15,10 @@ from yeetui.runs.budget import Budget
 from yeetui.runs.spec import RunOptions
 from yeetui.store.records import RunRecord
 from yeetui.store.sqlite import Store
+from yeetui.subagents.follow_up import RELEASED
 from yeetui.subagents.inbox import Delivery, announcement_text
 from yeetui.subagents.review import review_request
-from yeetui.subagents.spawner import RELEASED, AgentSpawner, SpawnHandle, SpawnRefused, SpawnRequest
+from yeetui.subagents.spawner import AgentSpawner, SpawnHandle, SpawnRefused, SpawnRequest
 
 
 class AgentHost:

@@ -1,16 +1,17 @@
 """AgentSpawner: hands work to subagents — child session, run record, limits, execution, delivery.
 
-`spawn()` resolves the profile, checks the limits (depth, allowlist; the children per parent are checked
-when the run is written), creates the child session (`agent:<profile>:subagent:<id>`) and its run record
-through the launcher, and starts it. Runs wait for a run slot (`yeetui.runs.slots`, shared by every yeetui
-process), visibly `queued`; the queue wait counts against the timeout. Every run, however it ends, is
-delivered to its requester exactly once (see yeetui.subagents.inbox). Cancelling a run cancels its subtree:
-the spawner registers that hook with the launcher.
+`spawn()` resolves the profile, checks the limits (depth, allowlist: yeetui.subagents.limits; the children per
+parent are checked when the run is written), creates the child session (`agent:<profile>:subagent:<id>`) and its
+run record through the launcher, and starts it. Runs wait for a run slot (`yeetui.runs.slots`, shared by every
+yeetui process), visibly `queued`; the queue wait counts against the timeout. Every run, however it ends, is
+delivered to its requester exactly once (yeetui.subagents.endings, through yeetui.subagents.inbox). Cancelling a
+run cancels its subtree: the spawner registers that hook with the launcher.
 
 It delegates what is not about its own runs: a child's own checkout to `WorktreeIsolation`
 (yeetui.subagents.isolation), children in tmux panes to `PaneRuns` (yeetui.subagents.pane_runs), and commands
 between processes (cancel and steer of a run another process executes; taking those for this process's runs)
-to `RunCommands` (yeetui.subagents.run_commands).
+to `RunCommands` (yeetui.subagents.run_commands). What a follow-up may be is yeetui.subagents.follow_up's; the
+waits around a child run (a provider's hold, its outcome, a parent's lent slot) are yeetui.subagents.waiting's.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from yeetui.definitions.profiles import Profile, ProfileSet, RunMode
 from yeetui.errors import ChildLimitReached, ContextResolutionError, YeetuiError
 from yeetui.events import Notice, RunRegistered, RunStatus, RunStatusChanged
 from yeetui.messages import Message
-from yeetui.providers.base import split_model
 from yeetui.runs.budget import BudgetError
 from yeetui.runs.launcher import RunLauncher
 from yeetui.runs.slots import RunSlots
@@ -38,19 +38,21 @@ from yeetui.store import Store
 from yeetui.store.coordination import RunCommand
 from yeetui.store.records import RunRecord, SessionRecord
 from yeetui.subagents.elsewhere import LIVE, RunsElsewhere, process_running
+from yeetui.subagents.endings import deliver_ending
+from yeetui.subagents.follow_up import follow_up_request
 from yeetui.subagents.inbox import Delivery
 from yeetui.subagents.isolation import WorktreeIsolation
+from yeetui.subagents.limits import check_limits
 from yeetui.subagents.pane_runs import PaneRuns
 from yeetui.subagents.panes import Pane, PaneHost
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawn_request import SpawnHandle, SpawnRefused, SpawnRequest
-from yeetui.system.warm import stand_in
-from yeetui.text import clip, seconds_text
+from yeetui.subagents.waiting import outcome, wait_lending_slot, wait_out_hold
+from yeetui.text import seconds_text
 from yeetui.worktrees.manager import Worktrees
 
-__all__ = ["HARD_MAX_DEPTH", "AgentSpawner", "SpawnHandle", "SpawnRefused", "SpawnRequest"]
+__all__ = ["AgentSpawner", "SpawnHandle", "SpawnRefused", "SpawnRequest"]
 
-HARD_MAX_DEPTH = 4
 WRAP_UP = ("[yeetui] You are asked to stop. Wrap up now: do not start new work; call `complete` with what you "
            "have so far (status `partial`) within the next turn.")
 
@@ -74,12 +76,6 @@ class _Live:
     is: its ending is left for its parent's side to deliver."""
 
 
-HOLD_POLL = 2.0
-"""Seconds between looks at a provider's hold by the runs queued for it (another process may lift it)."""
-RELEASED = "released"
-"""The status of a subagent's session its parent let go (`release_agent`): it is not followed up again."""
-
-
 class AgentSpawner:
     """Starts child runs through the launcher and delivers their endings through `delivery`; registers with
     the launcher to stop a cancelled run's children."""
@@ -87,7 +83,8 @@ class AgentSpawner:
     def __init__(self, launcher: RunLauncher, delivery: Delivery, *, store: Store, bus: Bus, slots: RunSlots,
                  profiles: ProfileSet, project_dir: Path, isolation: WorktreeIsolation, pane_runs: PaneRuns,
                  commands: RunCommands, configured_mode: RunMode | None = None, max_children: int = 5,
-                 default_timeout: float = 300.0, max_timeout: float = 1800.0, approve_asks: bool = False) -> None:
+                 default_timeout: float = 300.0, max_timeout: float = 1800.0, approve_asks: bool = False,
+                 stand_in: int | None = None) -> None:
         self.launcher = launcher
         self.delivery = delivery
         self.store = store
@@ -106,6 +103,10 @@ class AgentSpawner:
         self.approve_asks: Final = approve_asks
         """Children in panes may run tool calls that would ask (`yeetui run --yes`): their worker has nobody
         to ask, so otherwise each such call is refused with a message saying which rule to add."""
+        self.stand_in: Final = stand_in
+        """In a worker forked by the warm server (yeetui.system.warm): the pid of its stand-in, the process that
+        asked for it (which passes each signal on to it and ends as it ends) and that its launcher recorded as the
+        run's. None elsewhere."""
         self.max_children = max_children
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
@@ -141,7 +142,7 @@ class AgentSpawner:
         if req.parent_session_id and parent is None:
             raise SpawnRefused(f"Parent session {req.parent_session_id} does not exist.")
         depth = parent.depth + 1 if parent else 0
-        self._check_limits(req, profile, parent, depth)
+        check_limits(req, profile, parent, depth, owner_of=self._profile)
         timeout = min(req.timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
         # The child's tiers follow the model the user chose for its tree (the window's /model, --model).
         within = await launcher.tree_model(parent.id if parent else None)
@@ -225,7 +226,8 @@ class AgentSpawner:
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
             ending = self.pane_runs.ended(run_id, timeout + 30.0, inline=True)  # marked delivered here
-            handle.result = await self._wait_lending_slot(ending, req.parent_run_id, run_id, session.id)
+            handle.result = await wait_lending_slot(ending, req.parent_run_id, run_id, session.id, slots=self.slots,
+                                                  store=self.store)
             handle.worktree = await self.isolation.worktree_info(session.id)
         return handle
 
@@ -252,41 +254,10 @@ class AgentSpawner:
         live.task.add_done_callback(lambda task: self._never_began(live, req, task))
         handle = SpawnHandle(run_id, session.id, session.key, label, profile.name)
         if req.blocking:
-            handle.result = await self._wait_lending_slot(live.task, req.parent_run_id, run_id, session.id)
+            handle.result = await wait_lending_slot(live.task, req.parent_run_id, run_id, session.id, slots=self.slots,
+                                                  store=self.store)
             handle.worktree = live.worktree
         return handle
-
-    async def _wait_lending_slot(self, task: asyncio.Future[RunResult], parent_run_id: str | None, run_id: str,
-                                 session_id: str) -> RunResult:
-        """A parent blocked on its child gives its run slot to the child meanwhile, so nested spawns can
-        never deadlock the concurrency limit (8 parents each waiting for a queued child)."""
-        if parent_run_id is None or not self.slots.holds(parent_run_id):
-            return await self._outcome(task, run_id, session_id, stop_with_waiter=True)
-        await self.slots.lend(parent_run_id)
-        try:
-            return await self._outcome(task, run_id, session_id, stop_with_waiter=True)
-        finally:
-            await asyncio.shield(self.slots.acquire(parent_run_id))
-
-    async def _outcome(self, task: asyncio.Future[RunResult], run_id: str, session_id: str, *,
-                       stop_with_waiter: bool = False) -> RunResult:
-        """How the run of `task` ended — cancelled too: stopping a child the parent waits for ends the child,
-        not the parent's turn (the parent hears it was cancelled). Only the waiter's own cancellation stops
-        the waiter — and, `stop_with_waiter` (a parent blocked on its child), the run too, before the waiter
-        goes: a timed-out parent leaves no child running behind it."""
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError as exc:
-            if stop_with_waiter and not task.done():
-                task.cancel(exc.args[0] if exc.args else None)  # why it was stopped goes down with it
-                await asyncio.wait({task})
-            raise
-        if not task.cancelled():
-            return task.result()
-        run = await self.store.get_run(run_id)
-        status = run.status if run is not None and run.status.is_final else RunStatus.CANCELLED
-        return RunResult(run_id=run_id, session_id=session_id, status=status,
-                         error=(run.error if run is not None else None) or "cancelled")
 
     async def start_existing(self, run_id: str, *, blocking: bool = True, resume: bool = False) -> SpawnHandle:
         """Execute a run record made earlier — by `yeetui agents start` for a detached process, or an
@@ -314,7 +285,7 @@ class AgentSpawner:
             opts = opts.but(attempt=opts.attempt + 1, blocking=False)
         claimed = await self.store.claim_run(run.id, status=run.status, pid=run.pid, new_pid=os.getpid(),
                                              options=opts.to_json())
-        if claimed is None and (mine := stand_in()) is not None and (now := await self.store.get_run(run.id)) \
+        if claimed is None and (mine := self.stand_in) is not None and (now := await self.store.get_run(run.id)) \
                 and now.pid == mine and now.status == run.status:
             # What changed meanwhile was our launcher recording the process it started — our stand-in (a worker
             # forked warm is quick enough to read the run before that record lands): claim it as it is now.
@@ -334,59 +305,15 @@ class AgentSpawner:
         """A message for a subagent whose run has ended: a new run in the same session, so the subagent has its
         whole conversation as context, with the same profile, model and parent; its ending is delivered to the
         parent like the first one (inbox item and announcement). Runs in this process, whatever mode the first
-        run had. Refused (saying why) for a run still going, a watcher, or a checkout that is gone."""
-        session = await self.store.get_session(session_id)
-        if session is None or session.parent_id is None:
-            raise SpawnRefused("Only a subagent's session can be followed up; this is a top-level conversation.")
-        runs = await self.store.list_runs(session_id=session.id, limit=1)
-        if not runs:
-            raise SpawnRefused("This subagent never ran; there is nothing to follow up.")
-        run = runs[0]
-        label = run.label or run.profile
-        if not run.status.is_final:
-            raise SpawnRefused(f"{label} is still {run.status.value}; guidance reaches it at its next turn.")
-        opts = RunOptions.of(run)
-        if opts.watcher:
-            raise SpawnRefused(f"{label} is a watcher: it answers what it watches, not messages of its own. "
-                               "Write in the conversation it watches.")
-        if session.status == RELEASED:
-            raise SpawnRefused(f"{label} was released by its parent; start a new subagent for more work.")
-        if run.options.get("external"):
-            raise SpawnRefused(f"{label} was a subagent of an external agent, which keeps its context: follow up "
-                               "with the agent that started it.")
-        if session.cwd is not None and not session.cwd.is_dir():
-            raise SpawnRefused(f"{label} worked in {session.cwd}, which is gone (merged or discarded); start a new "
-                               "subagent for more work.")
-        return await self.spawn(SpawnRequest(
-            profile=run.profile, prompt=text, parent_session_id=opts.parent_session_id or session.parent_id,
-            session_id=session.id, mode="in_process", model=run.model, thinking=opts.thinking, cleanup="keep",
-            requested_by=requested_by, deliver=opts.deliver, timeout=opts.timeout))
+        run had. Refused (saying why) for a run still going, a watcher, or a checkout that is gone (see
+        `follow_up_request`)."""
+        return await self.spawn(await follow_up_request(self.store, session_id, text, requested_by=requested_by))
 
     def _profile(self, name: str) -> Profile:
         try:
             return self.profiles.get(name)
         except YeetuiError as exc:
             raise SpawnRefused(str(exc)) from None
-
-    def _check_limits(self, req: SpawnRequest, profile: Profile, parent: SessionRecord | None, depth: int) -> None:
-        if depth > HARD_MAX_DEPTH:
-            raise SpawnRefused(f"Refused: a subagent at depth {depth} exceeds the hard limit of {HARD_MAX_DEPTH}.")
-        if req.requested_by == "agent":
-            if parent is None:
-                raise SpawnRefused("Refused: an agent spawn needs the parent session.")
-            owner = self._profile(parent.profile)
-            if not owner.limits.can_spawn_children:
-                raise SpawnRefused(f"Refused: {parent.profile} subagents may not spawn subagents of their own. "
-                                   "Do the work yourself or report back with `complete`.")
-            if depth > owner.limits.max_depth:
-                raise SpawnRefused(f"Refused: the child would be at depth {depth}, and profile {owner.name!r} "
-                                   f"allows depth {owner.limits.max_depth} at most.")
-            if owner.allowed_children is not None and profile.name not in owner.allowed_children:
-                raise SpawnRefused(f"Refused: {owner.name!r} may spawn only {', '.join(owner.allowed_children)}; "
-                                   f"not {profile.name!r}.")
-            if not ({"subtask", "orchestrator"} & set(profile.capabilities)):
-                raise SpawnRefused(f"Refused: profile {profile.name!r} cannot run as a subagent "
-                                   f"(capabilities: {', '.join(profile.capabilities)}).")
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -399,7 +326,7 @@ class AgentSpawner:
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    await self._wait_out_hold(live, model)
+                    await wait_out_hold(live.run_id, live.session_id, model, store=self.store, bus=self.bus)
                     await self.slots.acquire(live.run_id)
             except TimeoutError:
                 result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(timeout)} while queued"
@@ -425,18 +352,6 @@ class AgentSpawner:
             raise
         finally:
             await asyncio.shield(self._settle(live, result, req))
-
-    async def _wait_out_hold(self, live: _Live, model: str) -> None:
-        """A run for a provider whose quota is spent waits, queued, until the hold is over (its time is up, or
-        a request to that provider succeeded, in any process) instead of starting into the same refusal."""
-        provider = split_model(model)[0]
-        said = False
-        while (hold := await self.store.provider_holds.active(provider)) is not None:
-            if not said:
-                said = True
-                self.bus.publish(RunStatusChanged(live.run_id, live.session_id, RunStatus.QUEUED,
-                                                  f"held: {provider}'s quota is spent ({clip(hold.reason, 120)})"))
-            await asyncio.sleep(HOLD_POLL)
 
     async def _cancelled_in_queue(self, live: _Live, result: RunResult) -> None:
         await self.store.update_run(live.run_id, status=result.status, error=result.error)
@@ -464,30 +379,15 @@ class AgentSpawner:
         if live.abort_timer:
             live.abort_timer.cancel()
         await self.cancel_children(live.session_id, graceful=False)
-        run = await self.store.get_run(live.run_id)
-        status = run.status if run else result.status
         # The parent is answered inline (a blocking spawn's tool result, marked delivered) only by a spawn that
         # waits for the run in this process — never by a pane's worker or a resume, which run a record another
         # process made: their ending is left for the parent's side to deliver (`RunsElsewhere.ended` takes it as
         # the waiting spawn's result; with that spawn's process gone, it is announced).
-        inline = live.answered_here
+        run = await self.store.get_run(live.run_id)
         worktree = live.worktree = await self.isolation.hand_in(live.session_id, live.label, req.task)
-        if live.parent_session_id and req.deliver:
-            item, _ = await self.delivery.completion(
-                recipient_session_id=live.parent_session_id, run_id=live.run_id, child_session_id=live.session_id,
-                label=live.label, status=status, output=result.output,
-                error=result.error or (run.error if run else None),
-                result=result.result, announce=not inline,
-                attempt=RunOptions.of(run).attempt, worktree=worktree)
-            if inline:
-                await self.delivery.consumed(item.id)
-        elif run is not None and not live.parent_session_id and RunOptions.of(run).detached:
-            # A detached top-level run (`agents start`, a schedule's): nobody waits for it, so its result waits
-            # in its own session's inbox, unread — the fleet lists it under "needs you" until it is read.
-            await self.delivery.completion(
-                recipient_session_id=live.session_id, run_id=live.run_id, child_session_id=live.session_id,
-                label=live.label, status=status, output=result.output, error=result.error or run.error,
-                result=result.result, announce=False, attempt=RunOptions.of(run).attempt, worktree=worktree)
+        await deliver_ending(self.delivery, run, result, run_id=live.run_id, session_id=live.session_id,
+                             parent_session_id=live.parent_session_id, label=live.label, deliver=req.deliver,
+                             inline=live.answered_here, worktree=worktree)
         if req.cleanup == "delete":
             await self.store.delete_session(live.session_id)
 
@@ -525,7 +425,7 @@ class AgentSpawner:
         if live is None or live.task is None:
             return None
         async with asyncio.timeout(timeout):
-            return await self._outcome(live.task, run_id, live.session_id)
+            return await outcome(live.task, run_id, live.session_id, store=self.store)
 
     async def steer(self, run_id: str, text: str, *, sender: str = "parent") -> None:
         """Inject guidance: the child reads it at the start of its next turn. A run another yeetui process

@@ -18,7 +18,6 @@ from yeetui.runtime import Runtime
 from yeetui.store.coordination import RunCommand
 from yeetui.subagents.run_commands import RunCommands
 from yeetui.subagents.spawner import SpawnRefused, SpawnRequest
-from yeetui.system import warm
 
 
 def _until_file(flag: Path) -> ToolCall:
@@ -199,16 +198,17 @@ async def test_run_commands_keep_taking_only_while_runs_are_live(runtime: Runtim
 
 
 async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_still_starts_it(
-        runtime: Runtime, other: Runtime, scripted, monkeypatch: pytest.MonkeyPatch) -> None:
+        runtime: Runtime, scripted, project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A detached run is recorded by the process that made it, then handed to the process it started (the
     worker's stand-in, when the worker is forked warm). A warm worker can read the run before that record lands:
     its claim (a compare-and-set on the pid it read) then fails — but the pid that changed is its stand-in's,
-    so it claims again. The launcher's record is forced in between the worker's read and its claim."""
+    so it claims again (the worker's runtime is opened knowing its stand-in, as a warm worker's is). The launcher's
+    record is forced in between the worker's read and its claim."""
     scripted.script(Reply(tool_calls=[ToolCall("complete", {"output": "claimed"})], when_contains="LATE-RECORD"))
     run = await runtime.detached.create(profile_name="oracle", prompt="LATE-RECORD")
     assert run.pid == os.getpid()
     stand_in = os.getppid()  # a live process that is not this one
-    monkeypatch.setattr(warm, "_stand_in", stand_in)
+    other = await Runtime.open(cwd=project_dir, provider_factory=scripted.provider_factory, stand_in=stand_in)
     claim, claims = other.store.claim_run, []
 
     async def launcher_records_first(*args, **kwargs):
@@ -218,10 +218,13 @@ async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_s
         return await claim(*args, **kwargs)
 
     monkeypatch.setattr(other.store, "claim_run", launcher_records_first)
-    handle = await other.spawner.start_existing(run.id, blocking=True)
-    assert claims == [os.getpid(), stand_in]
-    assert handle.result is not None and handle.result.output == "claimed"
-    assert (await other.store.get_run(run.id)).pid == os.getpid()  # the worker's own
+    try:
+        handle = await other.spawner.start_existing(run.id, blocking=True)
+        assert claims == [os.getpid(), stand_in]
+        assert handle.result is not None and handle.result.output == "claimed"
+        assert (await other.store.get_run(run.id)).pid == os.getpid()  # the worker's own
+    finally:
+        await other.close()
 
 
 async def test_a_launcher_record_landing_after_the_workers_claim_leaves_the_workers_pid(runtime: Runtime) -> None:

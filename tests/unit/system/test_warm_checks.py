@@ -1,4 +1,4 @@
-"""The warm server's checks, one by one (`yeetui/system/warm.py`, `yeetui/system/peers.py`): which peers count as
+"""The warm server's checks, one by one (`yeetui/system/warm/`, `yeetui/system/peers.py`): which peers count as
 confined — compared with the server's own status, so that in a container, where every process has the
 container's seccomp filter, workers still fork warm — and which loaded files make a server stale."""
 
@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from yeetui.system import peers, warm
+from yeetui.system import peers
+from yeetui.system.warm.build import changed_file, loaded_files
+from yeetui.system.warm.files import Place, listen, remove_stale, server_alive
 
 PLAIN = {"NoNewPrivs": "0", "Seccomp": "0", "Seccomp_filters": "0", "NSpid": "4242", "CapBnd": "000001ffffffffff"}
 IN_A_CONTAINER = {**PLAIN, "Seccomp": "2", "Seccomp_filters": "1"}
@@ -53,18 +55,18 @@ def test_a_loaded_file_changed_in_place_or_gone_is_named(tmp_path: Path, monkeyp
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("yeetui_test_loaded")
     try:
-        files = warm.loaded_files()
+        files = loaded_files()
     finally:
         del sys.modules["yeetui_test_loaded"]
     module = str(tmp_path / "yeetui_test_loaded.py")
-    assert warm.__file__ in files and os.__file__ in files  # yeetui's own, the standard library's, site-packages'
+    assert peers.__file__ in files and os.__file__ in files  # yeetui's own, the standard library's, site-packages'
     assert module in files
     ours = {module: files[module]}
-    assert warm.changed_file(ours) is None
+    assert changed_file(ours) is None
     os.utime(module, ns=(1, 1))
-    assert warm.changed_file(ours) == module
+    assert changed_file(ours) == module
     os.unlink(module)
-    assert warm.changed_file(ours) == module
+    assert changed_file(ours) == module
 
 
 def _build_files(folder: Path, key: str) -> list[Path]:
@@ -90,7 +92,7 @@ def test_only_files_of_ended_builds_servers_are_removed(tmp_path: Path) -> None:
     held = os.open(living[1], os.O_RDWR)
     try:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        removed = warm.remove_stale(tmp_path, keep="2" * 16)
+        removed = remove_stale(tmp_path, keep="2" * 16)
     finally:
         os.close(held)
     assert sorted(removed) == sorted([p.name for p in ended] + [f"warm-{'4' * 16}.lock"])
@@ -102,7 +104,7 @@ def test_a_server_whose_lock_file_was_removed_as_it_took_it_takes_the_new_one(tm
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """The interleaving forced: a server opens its build's lock as `remove_stale` removes it. Locking the removed
     file would let a second server take a new one: it opens the lock again and holds the one at the path."""
-    where = warm.Place(tmp_path / "warm-k.sock", tmp_path / "warm-k.lock")
+    where = Place(tmp_path / "warm-k.sock", tmp_path / "warm-k.lock")
     real_flock = fcntl.flock
     removed: list[int] = []
 
@@ -113,12 +115,12 @@ def test_a_server_whose_lock_file_was_removed_as_it_took_it_takes_the_new_one(tm
         real_flock(fd, operation)
 
     monkeypatch.setattr(fcntl, "flock", flock)
-    held = warm.listen(where)
+    held = listen(where)
     assert held is not None
     listener, lock = held
     try:
         assert os.fstat(lock).st_ino == os.stat(where.lock).st_ino
-        assert warm.server_alive(where)
+        assert server_alive(where)
     finally:
         listener.close()
         os.close(lock)
