@@ -8,35 +8,39 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 EVERY = 0.05
 """Seconds between two looks."""
 
 
-def until(what: str, predicate: Callable[[], object], timeout: float = 60.0) -> None:
-    """Poll `predicate` until it holds; past `timeout` seconds fail, saying `what` was not reached."""
+def until(what: str, predicate: Callable[[], T], timeout: float = 60.0) -> T:
+    """Poll `predicate` until it holds; past `timeout` seconds fail, saying `what` was not reached. Returns what
+    it returned then (a found record, a pid)."""
     deadline = time.monotonic() + timeout
-    while not predicate():
+    while not (found := predicate()):
         if time.monotonic() > deadline:
             raise AssertionError(f"not reached in {timeout:g} s: {what}")
         time.sleep(EVERY)
+    return found
 
 
-async def until_async(what: str, predicate: Callable[[], object | Awaitable[object]], timeout: float = 10.0,
-                      every: float = 0.02) -> None:
-    """`until` inside an event loop; `predicate` may be a coroutine function."""
+async def until_async(what: str, predicate: Callable[[], Any], timeout: float = 10.0, every: float = 0.02) -> Any:
+    """`until` inside an event loop; `predicate` may be a coroutine function. Returns what it returned then."""
     deadline = asyncio.get_running_loop().time() + timeout
 
     async def holds() -> object:
         found = predicate()
         return await found if inspect.isawaitable(found) else found
 
-    while not await holds():
+    while not (found := await holds()):
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"not reached in {timeout:g} s: {what}")
         await asyncio.sleep(every)
+    return found
 
 
 async def pilot_until(pilot: Any, predicate: Callable[[], object], *, timeout: float = 15.0,

@@ -11,7 +11,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import ORACLE, result_text, run_yeetui, tool_results, yeetui_argv, yeetui_env
 from tests.processes import gone, running_with, unique_sleep
+from tests.waiting import until_async
 from yeetui import paths
 from yeetui.events import PermissionRequested, RunStatus
 from yeetui.runtime import FrontEnd, Runtime
@@ -56,20 +57,6 @@ async def runtime(fake_env, project: Path, front_end: FrontEnd) -> AsyncIterator
         await TmuxServer(server_name(paths.data_dir())).kill_server()
 
 
-async def until(check: Callable[[], object], what: str, timeout: float = WAIT) -> object:
-    """Poll `check` (sync or async) until it returns something truthy."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = check()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
-
-
 def _spawn(prompt: str, **kw) -> ToolCall:
     return ToolCall("spawn_subagent", {"profile": "oracle", "prompt": prompt, "mode": "tmux", **kw})
 
@@ -89,16 +76,19 @@ async def test_an_oracle_in_a_tmux_pane_answers_its_parent_exactly_once(runtime:
     assert result.status == RunStatus.COMPLETED, result.error
     [run] = [r for r in await runtime.store.list_runs() if r.profile == "oracle"]
     assert run.options["mode"] == "tmux" and run.options["pane"]["window"] == "oracle-1"
-    texts = await until(lambda: _announcements(runtime.store, result.session_id), "the announcement")
+    texts = await until_async("the announcement",
+                              lambda: _announcements(runtime.store, result.session_id), timeout=WAIT)
     assert len(texts) == 1 and "PANE-ANSWER: because." in texts[0]  # type: ignore[arg-type]
     final = await runtime.store.get_run(run.id)
     assert final is not None and final.status == RunStatus.COMPLETED and final.pid != os.getpid()
     # The worker ran in the pane: the window shows its progress and its streamed answer.
     server = TmuxServer(run.options["pane"]["server"])
-    screen = await until(lambda: _screen_has(server, run.options["pane"]["pane"], "Working on the answer."),
-                         "the pane's text")
+    screen = await until_async("the pane's text",
+                               lambda: _screen_has(server, run.options["pane"]["pane"], "Working on the answer."),
+                               timeout=WAIT)
     assert "oracle#1" in screen  # type: ignore[operator]
-    await until(lambda: not runtime.spawner.elsewhere.following(run.id), "the parent to stop following it")
+    await until_async("the parent to stop following it",
+                      lambda: not runtime.spawner.elsewhere.following(run.id), timeout=WAIT)
     assert len(await _announcements(runtime.store, result.session_id)) == 1
     assert len(await runtime.store.inbox.list(result.session_id)) == 1
 
@@ -125,14 +115,15 @@ async def test_abort_kills_the_panes_process_group(runtime: Runtime, fake_env) -
     fake_env.script(Reply(tool_calls=[ToolCall("bash", {"command": "sleep 300"})], when_contains="PANE-SLOW"))
     handle = await runtime.spawner.spawn(SpawnRequest("generic", "PANE-SLOW: run it", requested_by="user",
                                                       mode="tmux"))
-    pgid = await until(lambda: _tool_group(runtime.store, handle.run_id), "the command to start")
+    pgid = await until_async("the command to start", lambda: _tool_group(runtime.store, handle.run_id), timeout=WAIT)
     run = await runtime.store.get_run(handle.run_id)
     assert run is not None and run.pid is not None
     worker = run.pid
     await runtime.spawner.cancel(handle.run_id, graceful=False)
-    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    ended = await until_async("the run to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     assert ended.status in (RunStatus.CANCELLED, RunStatus.INTERRUPTED)  # type: ignore[attr-defined]
-    await until(lambda: gone(pgid) and gone(worker), "the worker and its command to be gone")  # type: ignore[arg-type]
+    await until_async("the worker and its command to be gone",
+                      lambda: gone(pgid) and gone(worker), timeout=WAIT)  # type: ignore[arg-type]
 
 
 async def test_a_pane_child_is_among_the_running_and_a_cancel_by_its_label_ends_it(runtime: Runtime,
@@ -144,13 +135,13 @@ async def test_a_pane_child_is_among_the_running_and_a_cancel_by_its_label_ends_
     parent = await runtime.store.create_session(profile="generic")
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-RUNNING: think", mode="tmux",
                                                       parent_session_id=parent.id, requested_by="user"))
-    await until(lambda: _has_run(runtime.store, "oracle", RunStatus.RUNNING), "the child to run")
+    await until_async("the child to run", lambda: _has_run(runtime.store, "oracle", RunStatus.RUNNING), timeout=WAIT)
     assert not runtime.spawner.is_live(handle.run_id)  # not this process's: the worker in the pane runs it
     [run] = await runtime.spawner.running(parent.id)
     assert (run.id, run.label) == (handle.run_id, "oracle#1")
     assert [r.id for r in await runtime.spawner.running()] == [handle.run_id]
     await runtime.spawner.cancel(run.id, graceful=False)
-    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    ended = await until_async("the run to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     assert ended.status == RunStatus.CANCELLED  # type: ignore[attr-defined]
     assert await runtime.spawner.running() == []
 
@@ -179,7 +170,8 @@ async def test_six_pane_children_spawned_at_once_all_start(runtime: Runtime, fak
     runs = [await runtime.store.get_run(h.run_id) for h in handles]
     windows = {r.options["pane"]["window"] for r in runs if r is not None and r.options.get("pane")}
     assert windows == {f"oracle-{n}" for n in range(1, 7)}
-    await until(lambda: _all_final(runtime.store, [h.run_id for h in handles]), "every child to end")
+    await until_async("every child to end",
+                      lambda: _all_final(runtime.store, [h.run_id for h in handles]), timeout=WAIT)
     assert [(await runtime.store.get_run(h.run_id)).status for h in handles] == [RunStatus.COMPLETED] * 6  # type: ignore[union-attr]
 
 
@@ -200,7 +192,7 @@ async def test_a_pane_that_could_not_open_does_not_count_against_the_limit(runti
     panes.server.executable = real
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "STARTS", mode="tmux", parent_session_id=parent.id,
                                                       requested_by="user"))
-    ended = await until(lambda: _final(runtime.store, handle.run_id), "the second child to end")
+    ended = await until_async("the second child to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     assert ended.status == RunStatus.COMPLETED  # type: ignore[attr-defined]
 
 
@@ -238,14 +230,15 @@ async def test_a_spawn_at_the_limit_waits_for_a_sibling_whose_pane_tmux_refuses(
             "oracle", prompt, mode="tmux", parent_session_id=parent.id, requested_by="user")))
 
     first = spawn("REFUSED-PANE")
-    await until(blocked.exists, "the first pane to be opening")
+    await until_async("the first pane to be opening", blocked.exists, timeout=WAIT)
     second = spawn("AT-THE-LIMIT")
-    await until(lambda: _children(runtime.store, parent.id, 2), "the second spawn to reach the limit")
+    await until_async("the second spawn to reach the limit",
+                      lambda: _children(runtime.store, parent.id, 2), timeout=WAIT)
     go.touch()
     with pytest.raises(SpawnRefused, match="could not start in a tmux pane"):
         await first
     handle = await second
-    ended = await until(lambda: _final(runtime.store, handle.run_id), "the second child to end")
+    ended = await until_async("the second child to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     assert ended.status == RunStatus.COMPLETED  # type: ignore[attr-defined]
 
 
@@ -259,9 +252,9 @@ async def test_a_timeout_in_a_pane_still_delivers(runtime: Runtime, fake_env) ->
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-TIMEOUT: think long", mode="tmux",
                                                       parent_session_id=parent.id, requested_by="user",
                                                       timeout=2))
-    ended = await until(lambda: _final(runtime.store, handle.run_id), "the timeout")
+    ended = await until_async("the timeout", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     assert ended.status == RunStatus.TIMEOUT  # type: ignore[attr-defined]
-    texts = await until(lambda: _announcements(runtime.store, parent.id), "the announcement")
+    texts = await until_async("the announcement", lambda: _announcements(runtime.store, parent.id), timeout=WAIT)
     assert len(texts) == 1 and "Timed out" in texts[0]  # type: ignore[arg-type]
 
 
@@ -283,7 +276,7 @@ def test_a_killed_parent_finds_its_pane_child_running_and_hears_of_it_once(fake_
     try:
         # The child's command running means its permission was answered (the parent answers it, `--yes`): a
         # kill before that leaves the question for the user and the child rightly waiting on it.
-        asyncio.run(until(lambda: running_with(nap), "the oracle's command to start"))
+        asyncio.run(until_async("the oracle's command to start", lambda: running_with(nap), timeout=WAIT))
         os.killpg(parent.pid, signal.SIGKILL)
         parent.wait(timeout=30)
         listed = run_yeetui("agents", "list", "--json", cwd=project)
@@ -309,7 +302,7 @@ def with_suppressed_kill(pid: int) -> None:
 
 async def _wait_for_run(profile: str, status: RunStatus) -> None:
     async with await Store.open(paths.database_path()) as store:
-        await until(lambda: _has_run(store, profile, status), f"{profile} to be {status.value}")
+        await until_async(f"{profile} to be {status.value}", lambda: _has_run(store, profile, status), timeout=WAIT)
 
 
 async def _has_run(store: Store, profile: str, status: RunStatus) -> bool:
@@ -343,9 +336,10 @@ async def test_waves_of_pane_children_leave_no_descriptor_open(runtime: Runtime,
                                                                 parent_session_id=parents[n % 4].id,
                                                                 requested_by="user")))
         if n % WAVE == WAVE - 1:
-            await until(lambda: _all_final(runtime.store, [h.run_id for h in spawned]), "a wave to end", 300)
-    await until(lambda: _all_final(runtime.store, [h.run_id for h in spawned]), "every child to end", 300)
-    await until(lambda: not runtime.spawner.elsewhere.following(), "the parent to stop following them")
+            await until_async("a wave to end", lambda: _all_final(runtime.store, [h.run_id for h in spawned]), 300)
+    await until_async("every child to end", lambda: _all_final(runtime.store, [h.run_id for h in spawned]), 300)
+    await until_async("the parent to stop following them",
+                      lambda: not runtime.spawner.elsewhere.following(), timeout=WAIT)
     told = [len(await _announcements(runtime.store, p.id)) for p in parents]
     assert told == [CHILDREN // 4] * 4
     assert _open_fds() <= baseline, f"{_open_fds() - baseline} descriptors more than before"
@@ -379,9 +373,10 @@ async def test_terminal_mode_puts_the_pane_in_front_of_the_user(fake_env, projec
                                                      requested_by="user"))
         run = await rt.store.get_run(handle.run_id)
         assert run is not None and run.options["mode"] == "terminal"
-        windows = await until(lambda: _user_windows(user, 2), "the user's tmux to get a second window")
+        windows = await until_async("the user's tmux to get a second window",
+                                    lambda: _user_windows(user, 2), timeout=WAIT)
         assert len(windows) == 2  # type: ignore[arg-type]
-        await until(lambda: _final(rt.store, handle.run_id), "the child to end")
+        await until_async("the child to end", lambda: _final(rt.store, handle.run_id), timeout=WAIT)
     finally:
         await rt.close()
         _tmux_user(user, "kill-server")
@@ -409,10 +404,10 @@ async def test_the_window_of_an_ended_run_stays_until_yeetui_next_starts(runtime
                                                                          project: Path) -> None:
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "ENDED"})], when_contains=ORACLE))
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "Q", mode="tmux", requested_by="user"))
-    await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    await until_async("the run to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     server = TmuxServer(server_name(paths.data_dir()))
     pane = (await runtime.store.get_run(handle.run_id)).options["pane"]  # type: ignore[union-attr]
-    await until(lambda: _dead(server, pane["pane"]), "the worker to exit")
+    await until_async("the worker to exit", lambda: _dead(server, pane["pane"]), timeout=WAIT)
     assert pane["window"] in await server.window_names()  # kept, for reading
     again = await Runtime.open(cwd=project)
     await again.close()
@@ -437,7 +432,8 @@ async def test_an_ending_recorded_after_the_final_status_is_still_announced(runt
     elsewhere = runtime.spawner.elsewhere
     elsewhere.follow(run.id, parent.id)
     start = elsewhere.rounds
-    await until(lambda: elsewhere.rounds >= start + 3, "several looks at the final run whose worker still runs")
+    await until_async("several looks at the final run whose worker still runs",
+                      lambda: elsewhere.rounds >= start + 3, timeout=WAIT)
     assert elsewhere.following(run.id)
     runtime.delivery.hold_for.add(parent.id)  # as the worker does: record, leave the announcement
     await runtime.delivery.completion(recipient_session_id=parent.id, run_id=run.id, child_session_id=child.id,
@@ -446,9 +442,9 @@ async def test_an_ending_recorded_after_the_final_status_is_still_announced(runt
     runtime.delivery.hold_for.discard(parent.id)
     worker.kill()
     await worker.wait()
-    texts = await until(lambda: _announcements(runtime.store, parent.id), "the announcement")
+    texts = await until_async("the announcement", lambda: _announcements(runtime.store, parent.id), timeout=WAIT)
     assert len(texts) == 1 and "LATE-ANSWER" in texts[0]  # type: ignore[arg-type]
-    await until(lambda: not elsewhere.following(run.id), "the parent to stop following it")
+    await until_async("the parent to stop following it", lambda: not elsewhere.following(run.id), timeout=WAIT)
 
 
 @pytest.mark.parametrize("front_end", [FrontEnd(answers_asks=True)])
@@ -464,17 +460,18 @@ async def test_a_pane_childs_question_is_asked_where_the_user_is(runtime: Runtim
     )
     handle = await runtime.spawner.spawn(SpawnRequest("generic", "PANE-ASK-1: run it", requested_by="user",
                                                       mode="tmux"))
-    await until(lambda: asked, "the pane child's question")
+    await until_async("the pane child's question", lambda: asked, timeout=WAIT)
     assert (asked[0].tool, asked[0].subject, asked[0].run_id) == ("bash", "echo PANE-ALLOWED-RAN", handle.run_id)
     run = await runtime.store.get_run(handle.run_id)
     assert run is not None and run.status == RunStatus.WAITING_PERMISSION
     server = TmuxServer(run.options["pane"]["server"])
-    await until(lambda: _screen_has(server, run.options["pane"]["pane"], "waiting for the answer in yeetui"),
-                "the window to say it waits")
+    await until_async("the window to say it waits",
+                      lambda: _screen_has(server, run.options["pane"]["pane"], "waiting for the answer in yeetui"),
+                      timeout=WAIT)
     asked[0].reply.set_result("allow_once")
-    await until(lambda: len(asked) == 2, "the second question")
+    await until_async("the second question", lambda: len(asked) == 2, timeout=WAIT)
     asked[1].reply.set_result("deny")
-    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    ended = await until_async("the run to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     assert ended.status == RunStatus.COMPLETED, ended.error  # type: ignore[union-attr]
     texts = [r.text for r in fake_env.requests]
     assert any("PANE-ALLOWED-RAN" in t for t in texts)  # the allowed command ran, its output went back
@@ -487,11 +484,11 @@ async def test_stopping_a_parent_stops_its_pane_children(runtime: Runtime, fake_
     parent = await runtime.store.create_session(profile="generic")
     handle = await runtime.spawner.spawn(SpawnRequest("generic", "PANE-SUBTREE: run it", requested_by="user",
                                                       mode="tmux", parent_session_id=parent.id))
-    pgid = await until(lambda: _tool_group(runtime.store, handle.run_id), "the command to start")
+    pgid = await until_async("the command to start", lambda: _tool_group(runtime.store, handle.run_id), timeout=WAIT)
     await runtime.spawner.cancel_children(parent.id)
-    ended = await until(lambda: _final(runtime.store, handle.run_id), "the child to end")
+    ended = await until_async("the child to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     assert ended.status in (RunStatus.CANCELLED, RunStatus.INTERRUPTED)  # type: ignore[attr-defined]
-    await until(lambda: gone(pgid), "its command to be gone")  # type: ignore[arg-type]
+    await until_async("its command to be gone", lambda: gone(pgid), timeout=WAIT)  # type: ignore[arg-type]
 
 
 def test_a_headless_runs_pane_child_refuses_unattended_and_the_summary_counts_it(fake_env, project: Path) -> None:
@@ -524,13 +521,13 @@ async def test_closing_a_childs_pane_cancels_it_saying_so(runtime: Runtime, fake
     parent = await runtime.store.create_session(profile="generic")
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "PANE-CLOSED: think", mode="tmux",
                                                       parent_session_id=parent.id, requested_by="user"))
-    await until(lambda: _has_run(runtime.store, "oracle", RunStatus.RUNNING), "the child to run")
+    await until_async("the child to run", lambda: _has_run(runtime.store, "oracle", RunStatus.RUNNING), timeout=WAIT)
     run = await runtime.store.get_run(handle.run_id)
     await TmuxServer(run.options["pane"]["server"]).kill_window(run.options["pane"]["window"])  # type: ignore[union-attr]
-    ended = await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    ended = await until_async("the run to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     assert ended.status == RunStatus.CANCELLED  # type: ignore[attr-defined]
     assert ended.error == "cancelled: its tmux pane was closed"  # type: ignore[attr-defined]
-    texts = await until(lambda: _announcements(runtime.store, parent.id), "the announcement")
+    texts = await until_async("the announcement", lambda: _announcements(runtime.store, parent.id), timeout=WAIT)
     assert "its tmux pane was closed" in texts[0]  # type: ignore[index]
 
 
@@ -538,10 +535,11 @@ async def test_a_panes_window_shows_the_childs_answer(runtime: Runtime, fake_env
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "PANE-FINAL-ANSWER: it is the cache."})],
                           when_contains=ORACLE))
     handle = await runtime.spawner.spawn(SpawnRequest("oracle", "Q", mode="tmux", requested_by="user"))
-    await until(lambda: _final(runtime.store, handle.run_id), "the run to end")
+    await until_async("the run to end", lambda: _final(runtime.store, handle.run_id), timeout=WAIT)
     pane = (await runtime.store.get_run(handle.run_id)).options["pane"]  # type: ignore[union-attr]
-    screen = await until(lambda: _screen_has(TmuxServer(pane["server"]), pane["pane"], "oracle#1 completed"),
-                         "the window's last line")
+    screen = await until_async("the window's last line",
+                               lambda: _screen_has(TmuxServer(pane["server"]), pane["pane"], "oracle#1 completed"),
+                               timeout=WAIT)
     assert "oracle#1's answer:\nPANE-FINAL-ANSWER: it is the cache." in screen  # type: ignore[operator]
 
 
@@ -561,7 +559,7 @@ async def test_a_pane_child_is_halted_from_its_parents_process_at_the_parents_bu
                                                                 budget=Budget(max_tokens=4000)), WAIT)
     assert result.status == RunStatus.BUDGET_EXHAUSTED, (result.status, result.error)
     [child] = [r for r in await runtime.store.list_runs() if r.profile == "oracle"]
-    ended = await until(lambda: _final(runtime.store, child.id), "the pane child to end")
+    ended = await until_async("the pane child to end", lambda: _final(runtime.store, child.id), timeout=WAIT)
     assert ended.status == RunStatus.BUDGET_EXHAUSTED and ended.pid != os.getpid(), (ended.status, ended.error)  # type: ignore[union-attr]
     assert "halted" in (ended.error or "")  # type: ignore[union-attr]
     assert child.label in result.output and "Reading on." in result.output

@@ -13,8 +13,7 @@ import signal
 import socket
 import struct
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ import pytest
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import run_yeetui, start_yeetui, stored_pid, wait_for_stored_status
 from tests.processes import gone
+from tests.waiting import until
 from yeetui.system.warm.build import build_key
 from yeetui.system.warm.files import Place, place, server_alive
 from yeetui.system.warm.protocol import Replies
@@ -55,13 +55,6 @@ def _servers(folder: Path) -> list[int]:
         if text and not gone(int(text[0])) and server_alive(Place(lock.with_suffix(".sock"), lock)):
             found.append(int(text[0]))
     return found
-
-
-def _wait(predicate: Callable[[], object], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 def _status(pid: int, field: str) -> str:
@@ -99,7 +92,7 @@ def _worker_of(started: dict, folder: Path) -> int:
                         return child
         return None
 
-    _wait(find, "no forked worker writes to the run's log")
+    until("no forked worker writes to the run's log", find)
     pid = find()
     assert pid is not None
     return pid
@@ -122,7 +115,7 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
         assert os.getpgid(worker) == worker and os.getsid(worker) == worker  # leads its group, as a detached one
         assert not gone(started["pid"])  # its stand-in waits for it
         # Once it claimed its run, the run names the process it lives in (until then, the stand-in).
-        _wait(lambda started=started, worker=worker: stored_pid(started["run_id"]) == worker, "never claimed")
+        until("never claimed", lambda started=started, worker=worker: stored_pid(started["run_id"]) == worker)
         assert os.readlink(f"/proc/{worker}/cwd") == str(project)
         assert Path(f"/proc/{worker}/comm").read_text().strip() == "yeetui-worker"  # what `ps`, `top` show
     assert b"warm-server" in Path(f"/proc/{server}/cmdline").read_bytes()
@@ -131,7 +124,7 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
         assert wait_for_stored_status(started["run_id"]) == "completed"
         status = run_yeetui("agents", "status", started["run_id"], "--json", cwd=project)
         assert json.loads(status.stdout)["output"] == answer
-        _wait(lambda started=started: gone(started["pid"]), "the stand-in outlived its worker")
+        until("the stand-in outlived its worker", lambda started=started: gone(started["pid"]))
     log = Path(first["log"]).read_text()
     assert "warm server" not in log  # no complaint from the stand-in
 
@@ -142,7 +135,7 @@ def test_a_killed_stand_in_takes_its_worker_with_it(fake_env, project: Path, sha
     worker = _worker_of(started, shared_runtime_dir)
     fake_env.wait_for_requests(1, timeout=60)
     os.kill(started["pid"], signal.SIGKILL)
-    _wait(lambda: gone(worker), "the worker outlived its killed stand-in", timeout=20)
+    until("the worker outlived its killed stand-in", lambda: gone(worker), timeout=20)
     status = run_yeetui("agents", "status", started["run_id"], "--json", cwd=project)  # which recovers it
     assert json.loads(status.stdout)["status"] == "interrupted"
 
@@ -155,7 +148,7 @@ def test_sigterm_to_the_stand_in_cancels_the_run_as_it_did_a_cold_worker(fake_en
     fake_env.wait_for_requests(1, timeout=60)
     os.kill(started["pid"], signal.SIGTERM)
     assert wait_for_stored_status(started["run_id"]) == "cancelled"
-    _wait(lambda: gone(worker) and gone(started["pid"]), "the worker or its stand-in stayed")
+    until("the worker or its stand-in stayed", lambda: gone(worker) and gone(started["pid"]))
 
 
 def test_the_server_ends_when_idle_and_a_new_one_starts_after_a_kill(fake_env, project: Path, runtime_dir: Path,
@@ -167,7 +160,7 @@ def test_the_server_ends_when_idle_and_a_new_one_starts_after_a_kill(fake_env, p
     _worker_of(first, runtime_dir)
     (server,) = _servers(runtime_dir)
     assert wait_for_stored_status(first["run_id"]) == "completed"
-    _wait(lambda: gone(server), "the idle server did not end")
+    until("the idle server did not end", lambda: gone(server))
     assert not list(runtime_dir.glob("yeetui-*/warm-*.sock"))  # it took its socket with it
 
     second = _start(project, "oracle", "IDLE-TWO")
@@ -184,7 +177,7 @@ def test_a_server_killed_outright_is_replaced(fake_env, project: Path, runtime_d
     assert wait_for_stored_status(first["run_id"]) == "completed"
     (server,) = _servers(runtime_dir)
     os.kill(server, signal.SIGKILL)
-    _wait(lambda: gone(server), "the server did not die")
+    until("the server did not die", lambda: gone(server))
     second = _start(project, "oracle", "DEAD-TWO")  # its socket is still there; the lock says nobody serves it
     assert wait_for_stored_status(second["run_id"]) == "completed"
     (again,) = _servers(runtime_dir)
@@ -316,7 +309,7 @@ def test_a_stopped_server_hands_over_to_a_new_one_and_finishes_its_work(fake_env
     _worker_of(first, runtime_dir)
     (old,) = _servers(runtime_dir)
     os.kill(old, signum)
-    _wait(lambda: not list(runtime_dir.glob("yeetui-*/warm-*.sock")), "the draining server kept its socket")
+    until("the draining server kept its socket", lambda: not list(runtime_dir.glob("yeetui-*/warm-*.sock")))
     assert not gone(old)  # it still runs the first worker
     second = _start(project, "oracle", "TERM-NEW")
     worker = _worker_of(second, runtime_dir)
@@ -324,8 +317,8 @@ def test_a_stopped_server_hands_over_to_a_new_one_and_finishes_its_work(fake_env
     fake_env.release()
     for started in (first, second):
         assert wait_for_stored_status(started["run_id"]) == "completed"
-        _wait(lambda started=started: gone(started["pid"]), "a stand-in stayed")
-    _wait(lambda: gone(old), "the old server did not end once its command had")
+        until("a stand-in stayed", lambda started=started: gone(started["pid"]))
+    until("the old server did not end once its command had", lambda: gone(old))
     assert "went away" not in Path(first["log"]).read_text()
 
 
@@ -394,7 +387,7 @@ def test_a_new_builds_server_removes_what_servers_of_ended_builds_left(fake_env,
     try:
         for key in old:
             lock = Place(folder / f"warm-{key}.sock", folder / f"warm-{key}.lock")
-            _wait(lambda lock=lock: lock.socket.exists() and server_alive(lock), f"the {key} server to listen")
+            until(f"the {key} server to listen", lambda lock=lock: lock.socket.exists() and server_alive(lock))
         killed = old.pop("fedcba9876543210")
         killed.kill()
         killed.wait()

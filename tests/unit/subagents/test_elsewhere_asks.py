@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.waiting import until_async
 from yeetui.bus import Bus
 from yeetui.errors import StoreError
 from yeetui.events import PermissionAnswer, PermissionRequested, RunStatus
@@ -33,15 +34,6 @@ async def stores(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
     finally:
         await worker.close()
         await front.close()
-
-
-async def until(check: Callable[[], object], what: str) -> object:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT
-    while not (value := check()):
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
-    return value
 
 
 def _request(run_id: str, subject: str = "make build") -> PermissionRequested:
@@ -115,23 +107,24 @@ async def test_a_question_is_stored_without_the_key_in_it(stores: tuple[Store, S
 async def test_a_pane_question_is_asked_in_the_following_process_and_answered_back(pair: Pair) -> None:
     request = _request(pair.run_id)
     pair.worker_bus.publish(request)
-    await until(lambda: pair.shown, "the question to reach the following process")
+    await until_async("the question to reach the following process", lambda: pair.shown, timeout=WAIT)
     [dialog] = pair.shown
     assert (dialog.agent_label, dialog.tool, dialog.subject) == ("builder#1", "bash", "make build")
     assert dialog.arguments == {"command": "make build"}
     dialog.reply.set_result("allow_always")  # the user's answer in the dialog
     assert await asyncio.wait_for(request.reply, WAIT) == "allow_always"
     start = pair.elsewhere.rounds
-    await until(lambda: pair.elsewhere.rounds >= start + 3, "a few more looks")
+    await until_async("a few more looks", lambda: pair.elsewhere.rounds >= start + 3, timeout=WAIT)
     assert len(pair.shown) == 1  # asked once, not again on every look
 
 
 async def test_a_question_the_run_stopped_waiting_for_is_withdrawn_and_its_dialog_closed(pair: Pair) -> None:
     request = _request(pair.run_id)
     pair.worker_bus.publish(request)
-    await until(lambda: pair.shown, "the question to be shown")
+    await until_async("the question to be shown", lambda: pair.shown, timeout=WAIT)
     request.reply.cancel()  # the tool call was cancelled (the run was stopped, or timed out)
-    await until(lambda: pair.shown[0].reply.cancelled(), "the shown dialog's question to be withdrawn")
+    await until_async("the shown dialog's question to be withdrawn",
+                      lambda: pair.shown[0].reply.cancelled(), timeout=WAIT)
     assert await pair.front_store.permission_asks.unanswered([pair.run_id]) == []
 
 
@@ -149,7 +142,7 @@ async def test_a_process_that_shows_no_dialogs_leaves_questions_alone(stores: tu
     elsewhere.follow(run_id, None)
     try:
         start = elsewhere.rounds
-        await until(lambda: elsewhere.rounds >= start + 3, "a few looks")
+        await until_async("a few looks", lambda: elsewhere.rounds >= start + 3, timeout=WAIT)
         assert not [e for e in shown if isinstance(e, PermissionRequested)]
         assert await front_store.permission_asks.read_answer(ask) is None
     finally:
@@ -200,11 +193,12 @@ async def test_every_open_yeetui_asks_it_and_the_first_answer_wins(stores: tuple
     try:
         request = _request(run_id)
         bus.publish(request)
-        await until(lambda: shown_first and shown_second, "the question in both yeetuis")
+        await until_async("the question in both yeetuis", lambda: shown_first and shown_second, timeout=WAIT)
         assert shown_first[0].agent_label == "builder#1" and shown_first[0].subject == "make build"
         shown_second[0].reply.set_result("allow_once")
         assert await asyncio.wait_for(request.reply, WAIT) == "allow_once"
-        await until(lambda: shown_first[0].reply.cancelled(), "the other yeetui's dialog to be withdrawn")
+        await until_async("the other yeetui's dialog to be withdrawn",
+                          lambda: shown_first[0].reply.cancelled(), timeout=WAIT)
         assert await front.permission_asks.unanswered_open_to_all() == []
     finally:
         await asking.close()
@@ -221,7 +215,7 @@ async def test_when_the_last_yeetui_quits_before_answering_the_question_is_refus
     try:
         request = _request(run_id)
         bus.publish(request)
-        await until(lambda: shown, "the question to be shown")
+        await until_async("the question to be shown", lambda: shown, timeout=WAIT)
         await attending.close()  # the user quit yeetui with the dialog open
         assert await asyncio.wait_for(request.reply, WAIT) == "unattended"
         assert [a.run_id for a in await front.permission_asks.unattended_refusals([run_id])] == [run_id]
@@ -237,9 +231,9 @@ async def test_a_followed_panes_question_is_not_open_to_other_yeetuis(pair: Pair
     try:
         request = _request(pair.run_id)
         pair.worker_bus.publish(request)
-        await until(lambda: pair.shown, "the question in the following yeetui")
+        await until_async("the question in the following yeetui", lambda: pair.shown, timeout=WAIT)
         start = other.rounds
-        await until(lambda: other.rounds >= start + 3, "a few looks by the other yeetui")
+        await until_async("a few looks by the other yeetui", lambda: other.rounds >= start + 3, timeout=WAIT)
         assert shown_elsewhere == []
         pair.shown[0].reply.set_result("deny")
         assert await asyncio.wait_for(request.reply, WAIT) == "deny"
@@ -273,7 +267,7 @@ async def test_a_waiting_question_outlasts_no_yeetui_open_and_a_yeetui_opened_la
         assert await front.permission_asks.read_answer(ask_id) is None
         assert await front.permission_asks.unattended_refusals([run_id]) == []
         await attending.attend()  # the user opens yeetui: the question is asked there
-        await until(lambda: shown, "the question in the yeetui opened later")
+        await until_async("the question in the yeetui opened later", lambda: shown, timeout=WAIT)
         shown[0].reply.set_result("allow_once")
         assert await asyncio.wait_for(request.reply, WAIT) == "allow_once"
     finally:

@@ -9,12 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.processes import gone, group_members, running_with, unique_sleep
+from tests.waiting import until
 from yeetui.bus import Bus
 from yeetui.store import Store
 from yeetui.subagents.inbox import Delivery
@@ -43,14 +43,6 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
-def _wait(predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)
-
-
 async def _recover(db: Path) -> list:
     async with await Store.open(db) as store:
         await Delivery(store, Bus()).recover()
@@ -74,7 +66,7 @@ def test_a_killed_owner_s_command_group_is_ended_by_the_next_recovery(tmp_path: 
         return text.isdigit() and len(group_members(int(text))) == 3
 
     try:
-        _wait(running)
+        until("the command's group of three to run", running, timeout=20.0)
     finally:
         if not running():  # it never got going: no owner left behind either
             owner.kill()
@@ -90,7 +82,7 @@ def test_a_killed_owner_s_command_group_is_ended_by_the_next_recovery(tmp_path: 
         assert len(group_members(pgid)) == 3, "the command's group outlives its killed owner (the case to recover)"
 
         assert asyncio.run(_recover(db)) == []  # the recovery took the record: one recovery ends each group
-        _wait(lambda: not group_members(pgid), timeout=10)
+        until("the killed owner's group to be ended", lambda: not group_members(pgid), timeout=10)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)  # a failed test leaves no sleepers behind
@@ -138,11 +130,12 @@ def test_a_group_whose_leader_exited_is_ended_through_itsgroup_members(tmp_path:
     marker = tmp_path / "child.pid"
     leader = subprocess.Popen(["bash", "-c", f"sleep 300 & echo $! > {marker}; exit 0"], start_new_session=True)
     leader.wait()
-    _wait(lambda: marker.exists() and marker.read_text().strip())
+    until("the child's pid in the marker",
+          lambda: marker.exists() and marker.read_text().strip(), timeout=20.0)
     child = int(marker.read_text())
     assert not gone(child)
     assert kill_leftover_group(leader.pid, 12345) is True  # the leader's start no longer matters: it is gone
-    _wait(lambda: gone(child), timeout=10)
+    until("the child to be ended", lambda: gone(child), timeout=10)
 
 
 STALLED_OWNER = """
@@ -177,7 +170,8 @@ def test_a_command_whose_owner_dies_before_recording_it_never_runs(tmp_path: Pat
     assert kind == "spawned"
     os.kill(owner.pid, signal.SIGKILL)
     owner.wait()
-    _wait(lambda: not group_members(int(pgid)), timeout=10)  # the gate saw EOF: the group ended by itself
+    until("the group to end by itself",
+          lambda: not group_members(int(pgid)), timeout=10)  # the gate saw EOF: the group ended by itself
     assert not marker.exists()
 
 
@@ -207,10 +201,10 @@ def test_under_bubblewrap_a_killed_owner_s_command_dies_with_it(tmp_path: Path) 
         return [pid for pid in running_with(duration) if pid != owner.pid]
 
     try:
-        _wait(lambda: len(sleepers()) == 2)
+        until("both sleepers to run", lambda: len(sleepers()) == 2, timeout=20.0)
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait()
-        _wait(lambda: not sleepers(), timeout=10)
+        until("the sleepers to be ended", lambda: not sleepers(), timeout=10)
     finally:
         if owner.poll() is None:
             owner.kill()

@@ -8,13 +8,14 @@ import asyncio
 import re
 import sys
 from asyncio.subprocess import PIPE
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.tmux import tmux_path
 from tests.processes import gone
+from tests.waiting import until_async
 from yeetui.system.tmux import SESSION, TmuxServer, server_name
 
 pytestmark = pytest.mark.skipif(tmux_path() is None, reason="tmux is not installed")
@@ -107,14 +108,6 @@ async def test_the_server_exits_once_its_last_window_is_closed(server: TmuxServe
     assert rc != 0 and re.search("no server running|error connecting", err)
 
 
-async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    for _ in range(1000):
-        if await check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"not reached: {what}")
-
-
 async def _dead_count(tmux: TmuxServer, count: int) -> bool:
     _, out, _ = await tmux._run("list-panes", "-s", "-t", SESSION, "-F", "#{pane_dead}")
     return out.split().count("1") == count
@@ -125,7 +118,7 @@ async def test_closing_dead_windows_keeps_those_that_ended_last(server: TmuxServ
     ended = []
     for n in range(4):  # one after another: each ends before the next opens
         ended.append(await server.open_window(f"ended#{n}", ["true"], cwd=tmp_path))
-        await _until(lambda n=n: _dead_count(server, n + 1), "the command to end")
+        await until_async("the command to end", lambda n=n: _dead_count(server, n + 1))
     assert await server.close_dead_windows(keep=2) == 2
     assert await server.window_names() == {"live", ended[2].window, ended[3].window}
     assert await server.close_dead_windows(keep=2) == 0
@@ -140,20 +133,20 @@ async def test_winding_down_closes_ended_windows_and_the_server_goes_with_the_la
     live = await server.open_window("live", ["sh", "-c", f"until [ -e {release} ]; do sleep 0.02; done"],
                                     cwd=tmp_path)
     await server.open_window("ended", ["true"], cwd=tmp_path)
-    await _until(lambda: _dead_count(server, 1), "the command to end")
+    await until_async("the command to end", lambda: _dead_count(server, 1))
     _, out, _ = await server._run("display-message", "-p", "-t", live.pane_id, "#{pid}")
     server_pid = int(out.strip())
     await server.wind_down()
     assert await server.window_names() == {"live"} and await server.pane_alive(live.pane_id)
     later = await server.open_window("later", ["true"], cwd=tmp_path)
-    await _until(lambda: _dead_count(server, 1), "the later command to end")
+    await until_async("the later command to end", lambda: _dead_count(server, 1))
     assert await server.has_pane(later.pane_id)  # kept: remain-on-exit is still on for new windows
     await server.close_dead_windows()
     release.touch()
     async def server_gone() -> bool:
         return gone(server_pid)
 
-    await _until(server_gone, "the server to exit with its last window")
+    await until_async("the server to exit with its last window", server_gone)
 
 
 async def test_a_window_opens_when_the_first_try_reached_a_server_that_was_exiting(tmp_path: Path) -> None:
