@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from yeetui.errors import ConfigError
-from yeetui.mcp.client import McpConnections, McpTool
+from yeetui.mcp.client import McpConnections
 from yeetui.mcp.servers import ServerSpec
+from yeetui.mcp.tools import McpTool
 from yeetui.runs.mcp_tools import McpAccess, server_allowed, tool_allowed
 from yeetui.tools.registry import ToolRegistry
 
