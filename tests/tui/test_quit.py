@@ -14,7 +14,7 @@ from tests.tui.test_app import _main, _text, _type
 from tests.waiting import pilot_until
 from yeetui.events import RunStatus
 from yeetui.runtime import Runtime
-from yeetui.store.sqlite import INTERRUPTED_ERROR
+from yeetui.store.runs import INTERRUPTED_ERROR
 from yeetui.tui.app import YeetuiApp
 from yeetui.tui.widgets.message_views import NoticeView
 

@@ -4,12 +4,12 @@ first use, shared by every agent that may use it, stopped with yeetui.
 A stdio server runs as a child in its own session and process group (the SDK starts it so and kills its tree
 when the connection closes), outside the project, with an environment of the SDK's safe defaults (`HOME`,
 `PATH`, …) and what its config gives it — never yeetui's provider keys; a project's own inside the OS sandbox
-(`yeetui.mcp.launch`). What a server sends is hostile input: tool names that do not
-fit a model's tool-name rules are mapped or skipped, oversized schemas and descriptions are refused or cut,
-results are turned into capped text. A server that cannot start, hangs at `initialize`, writes garbage or
-dies later is reported with the reason and the tail of what it wrote to stderr (redacted of its own env and
-header values); the caller keeps going. A failed server is started again on a later use, at most once per
-`RESTART_AFTER` seconds.
+(`yeetui.mcp.launch`; its process and the transports: `yeetui.mcp.transport`). What a server sends is hostile
+input: tool names that do not fit a model's tool-name rules are mapped or skipped, oversized schemas and
+descriptions are refused or cut, results are turned into capped text (`yeetui.mcp.tools`). A server that
+cannot start, hangs at `initialize`, writes garbage or dies later is reported with the reason and the tail of
+what it wrote to stderr (redacted of its own env and header values); the caller keeps going. A failed server
+is started again on a later use, at most once per `RESTART_AFTER` seconds.
 
 Each connection keeps its server's state for the process (`ServerStatus`): started with its tools, or failed
 with a short reason in words ("command not found: foo", "exited with status 1: <its last stderr line>", "did
@@ -22,27 +22,20 @@ per turn.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
-import os
-import re
-import shutil
-import signal
-import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from yeetui.bus import Bus
 from yeetui.events import Notice
-from yeetui.mcp.launch import LaunchRefused, Placement, exit_status, stdio_launch
+from yeetui.mcp.launch import LaunchRefused, Placement
 from yeetui.mcp.servers import ServerSpec
+from yeetui.mcp.tools import MAX_TOOLS, CallResult, McpTool, result_text, take_tools
+from yeetui.mcp.transport import ServerProcess, faults_noted, remote_transport
 from yeetui.redact import redact
-from yeetui.system.processes import PROCESS_TAG, GroupWatcher, end_tagged
 from yeetui.text import cap, one_line, terminal_safe
 
 log = logging.getLogger(__name__)
@@ -55,20 +48,8 @@ SHUTDOWN_TIMEOUT = 10.0
 """Seconds the SDK's shutdown of a server (close stdin, wait, terminate the tree) may take."""
 RESTART_AFTER = 10.0
 """A failed server is not started again for this long (a crash loop must not cost a start per call)."""
-STDERR_TAIL = 2_000
-"""Characters of a failed server's stderr shown with the reason."""
 REASON_LINE = 200
 """Characters of a failed server's last stderr line in its short reason."""
-MAX_TOOLS = 500
-MAX_SCHEMA_BYTES = 64 * 1024
-MAX_DESCRIPTION = 2_000
-RESULT_CAP = 100_000
-
-_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
-_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,64}$")
-MAX_QUALIFIED = 128
-"""Anthropic's and OpenAI's limit for a tool name."""
-
 State = Literal["stopped", "starting", "started", "failed"]
 
 
@@ -84,30 +65,6 @@ def failure_notice(spec: ServerSpec, reason: str) -> str:
     """What the user is told when `spec` failed to start: the server, the file that defines it, why."""
     return (f"The MCP server {spec.name} from {spec.origin} did not start: {reason}. Its tools are not available "
             "(/mcp in the app and `yeetui doctor` show every server).")
-
-
-def qualified_name(server: str, tool: str) -> str:
-    """`mcp__{server}__{tool}`, as Claude Code names them, with characters a model's tool names may not hold
-    replaced by `_`."""
-    return _TOOL_NAME.sub("_", f"mcp__{server}__{tool}")
-
-
-@dataclass(frozen=True)
-class McpTool:
-    server: str
-    name: str
-    """As the server names it (what a call sends)."""
-    qualified: str
-    """As the model sees it: `mcp__git__git_status`."""
-    description: str
-    input_schema: dict[str, Any]
-    read_only_hint: bool = False
-
-
-@dataclass(frozen=True)
-class CallResult:
-    text: str
-    is_error: bool
 
 
 @dataclass
@@ -133,12 +90,11 @@ class McpConnection:
         self._report = report
         self._reported = False
         """A failed start was told (`report`) and the server has not started since."""
-        self._exit_status: int | None = None
-        """What the last start's server exited with by itself (None: it runs, or was stopped)."""
+        self._process = ServerProcess()
+        """A stdio server's process side: its launch, stderr and group (`exited`: how its last start ended)."""
         self._not_mcp = False
         """The last start's server sent a line that is not JSON-RPC."""
         self._placement = placement or Placement.here()
-        self._tag: str | None = None
         self.status = ServerStatus(spec.name)
         self._start_timeout = start_timeout
         self._clock = clock
@@ -147,10 +103,6 @@ class McpConnection:
         self._stop = asyncio.Event()
         self._lock = asyncio.Lock()
         self._failed_at: float | None = None
-        self._stderr: IO[str] | None = None
-        self._leader_file: Path | None = None
-        self._watcher: GroupWatcher | None = None
-        """Ends the server's process group should this process die without stopping it (`_watch_group`)."""
         self._settled = asyncio.Event()
         """Set once a start has ended, either way."""
         self._background: asyncio.Task[ServerStatus] | None = None
@@ -185,7 +137,7 @@ class McpConnection:
 
     async def _attempt(self) -> None:
         self._settled.clear()
-        self._exit_status, self._not_mcp = None, False
+        self._process.exited, self._not_mcp = None, False
         self.status = ServerStatus(self.spec.name, "starting")
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -205,11 +157,11 @@ class McpConnection:
         try:
             offered = await asyncio.wait_for(self._list_tools(), self._start_timeout)
             offered = [t for t in offered if self._configured(getattr(t, "name", None))]
-            self.status.tools, self.status.skipped = _take_tools(self.spec.name, offered)
+            self.status.tools, self.status.skipped = take_tools(self.spec.name, offered)
         except Exception as exc:  # a server answering tools/list with garbage is a failed server
             await self._shut()
             listing = f"listing its tools failed: {_describe(exc)}"  # it answered initialize: it speaks MCP
-            exited = self._exit_status
+            exited = self._process.exited
             self._start_failed(f"{listing}; it exited with status {exited}" if exited is not None else listing)
             return
         self.status.state = "started"
@@ -218,7 +170,7 @@ class McpConnection:
 
     def _ended_by_itself(self) -> str | None:
         """Why the server went away during its start, when it did so on its own: what it sent, how it exited."""
-        exited = f"exited with status {self._exit_status}" if self._exit_status is not None else None
+        exited = f"exited with status {self._process.exited}" if self._process.exited is not None else None
         if self._not_mcp:
             return "sent something that is not MCP" + (f", then {exited}" if exited else "")
         return exited
@@ -230,30 +182,9 @@ class McpConnection:
             self._reported = True
             self._report(self.spec, self.status.reason)
 
-    @asynccontextmanager
-    async def _faults_noted(self, read: Any) -> AsyncIterator[Any]:
-        """The transport's read stream passed on as it is, a line that is not JSON-RPC (an exception among its items)
-        noted the moment it comes: the SDK tells its `message_handler` in a task of its own, which a server that
-        exits right after its garbage can cancel before it runs — its failure then read as a plain exit."""
-        import anyio
-
-        send, receive = anyio.create_memory_object_stream[Any](max_buffer_size=float("inf"))
-
-        async def forward() -> None:
-            # the session may close its end first as it winds down: what comes after is nobody's to read
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                async with send:
-                    async for item in read:
-                        if isinstance(item, Exception):
-                            self._not_mcp = True
-                        await send.send(item)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(forward)
-            try:
-                yield receive
-            finally:
-                group.cancel_scope.cancel()
+    def _note_fault(self) -> None:
+        """The server sent a line that is not JSON-RPC (`faults_noted` tells as it passes)."""
+        self._not_mcp = True
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession  # on use: the SDK costs a second to import
@@ -261,9 +192,9 @@ class McpConnection:
         try:
             async with AsyncExitStack() as stack:
                 transport = self._transport()
-                await self._watch_group()
+                await self._process.watch()
                 read, write = await stack.enter_async_context(transport)
-                read = await stack.enter_async_context(self._faults_noted(read))
+                read = await stack.enter_async_context(faults_noted(read, self._note_fault))
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
                 self._session = session
@@ -283,35 +214,12 @@ class McpConnection:
             self._session = None
 
     def _transport(self) -> Any:
-        spec = self.spec
-        if spec.transport == "stdio":
-            from mcp import StdioServerParameters
-            from mcp.client.stdio import stdio_client
-
-            folder = Path(tempfile.mkdtemp(prefix="yeetui-mcp-"))
-            self._leader_file = folder / "pid"
-            try:
-                launch = stdio_launch(spec, self._placement, folder)
-            except LaunchRefused as exc:
-                raise McpServerError(str(exc)) from None
-            self._tag = launch.env[PROCESS_TAG]
-            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            # The SDK starts the server in a session of its own; `sh` notes the leader's pid (its group's id), runs
-            # the server and notes its exit status, so what the server leaves running can be stopped with it
-            # (`_stop_group`) and a server that ended by itself is reported with its status.
-            return stdio_client(StdioServerParameters(command=launch.command, args=launch.args, env=launch.env,
-                                                      cwd=launch.cwd, encoding_error_handler="replace"),
-                                errlog=self._stderr)
-        assert spec.url is not None
-        if spec.transport == "sse":
-            from mcp.client.sse import sse_client
-
-            return sse_client(spec.url, headers=dict(spec.headers))
-        import httpx2  # the MCP SDK's HTTP client; headers go on the client it is given
-        from mcp.client.streamable_http import streamable_http_client
-
-        client = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0))
-        return _ClosingClient(streamable_http_client(spec.url, http_client=client), client)
+        if self.spec.transport != "stdio":
+            return remote_transport(self.spec)
+        try:
+            return self._process.transport(self.spec, self._placement)
+        except LaunchRefused as exc:
+            raise McpServerError(str(exc)) from None
 
     async def _list_tools(self) -> list[Any]:
         tools: list[Any] = []
@@ -347,23 +255,12 @@ class McpConnection:
         return tool not in spec.exclude_tools and (spec.include_tools is None or tool in spec.include_tools)
 
     def _fail(self, reason: str) -> None:
-        tail = self._stderr_tail()
+        tail = self._process.stderr_tail()
         last = one_line(tail.splitlines()[-1].strip()) if tail else ""
         self.status = ServerStatus(self.spec.name, "failed",
                                    self._redact(reason + (f"; it wrote: {tail}" if tail else "")),
                                    self._redact(reason + (f": {cap(last, REASON_LINE)}" if last else "")))
         self._failed_at = self._clock()
-
-    def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            text = self._stderr.read()
-        except (OSError, ValueError):
-            return ""
-        return terminal_safe(text[-STDERR_TAIL:].strip())
 
     def _redact(self, text: str) -> str:
         """`text` without the server's env and header values, nor the expanded parts of its command and URL."""
@@ -380,7 +277,7 @@ class McpConnection:
         try:
             await self._end_task()
         finally:
-            await self._stop_group()
+            await self._process.stop()
 
     async def _end_task(self) -> None:
         self._stop.set()
@@ -396,86 +293,14 @@ class McpConnection:
         except Exception as exc:  # already reported as the failure, or the server ended badly
             log.debug("MCP server %s ended: %s", self.spec.name, _describe(exc))
 
-    async def _watch_group(self) -> None:
-        """Before the server starts, a watcher that SIGKILLs its group the moment this process dies (kill -9
-        included), reading the group's id from the leader file `sh` writes first thing.
-
-        `sh` stays the server's parent to note its exit status, so nothing else would end the server then: a
-        server need not stop when its stdin closes, and bubblewrap's `--die-with-parent` follows `sh`, not us.
-        Started before the server, so no moment of its start is unwatched."""
-        if self._leader_file is not None:
-            self._watcher = await GroupWatcher.start_for(self._leader_file)
-
-    async def _stop_group(self) -> None:
-        """Stop what is left of the server's process group (its children, once the server itself is gone):
-        SIGTERM, then SIGKILL after a moment."""
-        watcher, self._watcher = self._watcher, None
-        leader_file, self._leader_file = self._leader_file, None
-        try:
-            await self._stop_what_is_left(leader_file)
-        finally:
-            if watcher is not None:
-                await watcher.stop()
-
-    async def _stop_what_is_left(self, leader_file: Path | None) -> None:
-        if leader_file is None:
-            return
-        tag, self._tag = self._tag, None
-        try:
-            await self._stop_leader_group(leader_file)
-        finally:
-            if tag is not None:  # what it started in a session of its own (`setsid`) ends with it too
-                await end_tagged(tag, grace=2.0)
-
-    async def _stop_leader_group(self, leader_file: Path) -> None:
-        try:
-            group = int(await asyncio.to_thread(leader_file.read_text) or 0)
-        except (OSError, ValueError):
-            group = 0
-        finally:
-            self._exit_status = exit_status(leader_file.parent)
-            shutil.rmtree(leader_file.parent, ignore_errors=True)
-        if group <= 1:
-            return
-        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
-            try:
-                os.killpg(group, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
-                try:
-                    os.killpg(group, 0)
-                except (ProcessLookupError, PermissionError):
-                    return
-
     async def close(self) -> None:
         if self._background is not None and not self._background.done():
             self._background.cancel()
         async with self._lock:
             await self._shut()
-            if self._stderr is not None:
-                self._stderr.close()
-                self._stderr = None
+            self._process.close()
             if self.status.state == "started":  # a new status: one handed out earlier keeps saying what it said
                 self.status = ServerStatus(self.spec.name, "stopped", tools=self.status.tools)
-
-
-class _ClosingClient:
-    """The streamable HTTP transport, and the HTTP client given to it closed after it."""
-
-    def __init__(self, transport: Any, client: Any) -> None:
-        self._transport, self._client = transport, client
-
-    async def __aenter__(self) -> Any:
-        return await self._transport.__aenter__()
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        try:
-            return await self._transport.__aexit__(*exc)
-        finally:
-            await self._client.aclose()
 
 
 class McpConnections:
@@ -529,77 +354,6 @@ class McpConnections:
 
     async def close(self) -> None:
         await asyncio.gather(*(c.close() for c in self._connections.values()), return_exceptions=True)
-
-
-# -- what a server sends, made safe ---------------------------------------------------------------------------
-
-
-def _take_tools(server: str, offered: list[Any]) -> tuple[list[McpTool], list[str]]:
-    taken: dict[str, McpTool] = {}
-    skipped: list[str] = []
-    for tool in offered:
-        name = getattr(tool, "name", None)
-        if not isinstance(name, str) or not name.strip():
-            skipped.append("a tool without a name")
-            continue
-        shown = one_line(terminal_safe(name))[:80]
-        if not _PLAIN_NAME.match(name):  # the index lists names in the system prompt: no sentences, no newlines
-            skipped.append(f"{shown}: not a plain tool name (letters, digits, '_', '-', '.', '/', at most 64)")
-            continue
-        qualified = qualified_name(server, name)
-        if len(qualified) > MAX_QUALIFIED:
-            skipped.append(f"{shown}: its name is too long for a model's tool name")
-            continue
-        if qualified in taken:
-            skipped.append(f"{shown}: another tool's name maps to {qualified}")
-            continue
-        schema = getattr(tool, "input_schema", None)
-        if not isinstance(schema, dict) or schema.get("type", "object") != "object":
-            skipped.append(f"{shown}: its input schema is not a JSON object schema")
-            continue
-        try:
-            size = len(json.dumps(schema))
-        except (TypeError, ValueError):
-            skipped.append(f"{shown}: its input schema is not JSON")
-            continue
-        if size > MAX_SCHEMA_BYTES:
-            skipped.append(f"{shown}: its input schema is {size:,} bytes (more than {MAX_SCHEMA_BYTES:,})")
-            continue
-        annotations = getattr(tool, "annotations", None)
-        description = terminal_safe(str(getattr(tool, "description", "") or ""))
-        taken[qualified] = McpTool(
-            server=server, name=name, qualified=qualified, description=cap(description, MAX_DESCRIPTION),
-            input_schema={"type": "object", **schema},
-            read_only_hint=bool(getattr(annotations, "read_only_hint", False)))
-    return list(taken.values()), skipped
-
-
-def result_text(result: Any) -> str:
-    """A tool result as text for the model: text parts as they are, other parts named, the structured
-    content as JSON when there is no text; capped."""
-    parts: list[str] = []
-    for item in getattr(result, "content", None) or []:
-        kind = getattr(item, "type", "")
-        if kind == "text":
-            parts.append(str(getattr(item, "text", "")))
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind}: {getattr(item, 'mime_type', '?')}, {len(str(getattr(item, 'data', '')))} "
-                         "base64 characters, not shown]")
-        elif kind == "resource":
-            resource = getattr(item, "resource", None)
-            text = getattr(resource, "text", None)
-            parts.append(str(text) if text is not None else f"[resource {getattr(resource, 'uri', '?')}]")
-        elif kind == "resource_link":
-            parts.append(f"[resource link {getattr(item, 'uri', '?')}]")
-        else:
-            parts.append(f"[{kind or 'unknown'} content]")
-    structured = getattr(result, "structured_content", None)
-    if not parts and structured is not None:
-        try:
-            parts.append(json.dumps(structured, ensure_ascii=False))
-        except (TypeError, ValueError):
-            parts.append(str(structured))
-    return cap("\n".join(parts) if parts else "(no content)", RESULT_CAP)
 
 
 def _describe(exc: BaseException) -> str:

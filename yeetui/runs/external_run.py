@@ -15,9 +15,10 @@ carries, else what the agent recorded of that subagent: see `yeetui.external.rec
 once: where the agent's reported cost holds its subagents' (Claude Code, yeetui), theirs are not priced
 apart; OpenCode's `task` children carry their own, from OpenCode's record.
 
-Whatever the program sends is hostile input: every field is checked before use and capped before it is shown;
-it gets no more subagents in yeetui's tree than yeetui's own agents (`MAX_LIVE_CHILDREN` at once) and at most
-`MAX_CHILDREN` in a run, and what it says it spent is bounded (`yeetui.external.spend`).
+Whatever the program sends is hostile input: every field is checked before use and capped before it is shown
+(`yeetui.external.updates` reads them); it gets no more subagents in yeetui's tree than yeetui's own agents
+(`MAX_LIVE_CHILDREN` at once) and at most `MAX_CHILDREN` in a run, and what it says it spent is bounded
+(`yeetui.external.spend`).
 """
 
 from __future__ import annotations
@@ -47,24 +48,19 @@ from yeetui.events import (
     ToolCallStarted,
     UsageUpdated,
 )
-from yeetui.external import model_names, spend
+from yeetui.external import model_names, spend, updates
 from yeetui.external.process import ExternalAgent, ExternalAgentError
 from yeetui.external.records import claude, opencode
 from yeetui.messages import Message, Usage
 from yeetui.runs.spec import RunResult, RunSpec
 from yeetui.store import Store
 from yeetui.store.payloads import Completion
-from yeetui.text import cap, seconds_text, terminal_safe
+from yeetui.text import cap, seconds_text
 
 log = logging.getLogger(__name__)
 
-TEXT_CAP = 200_000
-"""Characters of one node's text kept (what an agent says is capped like a tool's output)."""
-FIELD_CAP = 2000
 INBOX_BODY_CAP = 4000
 """Characters of a subagent's report kept on its inbox item."""
-ASKING_MODES = ("default", "manual", "ask")
-"""Modes, by the ids agents use, in which the agent asks before it changes anything."""
 KIND_TOOLS = {"execute": "bash", "edit": "edit_file", "delete": "edit_file", "move": "edit_file",
               "read": "read_file", "search": "grep", "fetch": "web_fetch"}
 """An ACP tool kind → the yeetui tool whose permission rules decide it."""
@@ -110,7 +106,7 @@ class _Node:
     @property
     def output(self) -> str:
         """The agent's last message (or all it said, when it did not number its messages)."""
-        return cap("".join(self.final if self.message_id is not None else self.text).strip(), TEXT_CAP)
+        return cap("".join(self.final if self.message_id is not None else self.text).strip(), updates.TEXT_CAP)
 
 
 class ExternalRun:
@@ -156,7 +152,7 @@ class ExternalRun:
                 self._nodes[opened["sessionId"]] = self.root
                 await self._model(self.root, model_names.chosen_model(opened))
                 self._watch = asyncio.create_task(self._follow_commands(agent), name=f"commands {spec.label}")
-                mode = _asking_mode(opened.get("modes"), acp.mode)
+                mode = updates.asking_mode(opened.get("modes"), acp.mode)
                 if mode is not None:
                     await agent.set_mode(opened["sessionId"], mode)
                 answer = await agent.prompt(opened["sessionId"], spec.prompt or "Continue where you left off.")
@@ -275,26 +271,26 @@ class ExternalRun:
         node = self._nodes.get(session_id)
         if node is None:
             return  # a session it never announced: not shown
-        parent_tool = _legacy_parent(update)
+        parent_tool = updates.legacy_parent(update)
         if node is self.root and parent_tool is not None:
             tagged = await self._legacy_child(parent_tool)
             if tagged is None:
                 return  # a subagent over the limits: not shown
             node = tagged
         if kind == "agent_message_chunk":
-            if text := _text(update.get("content")):
+            if text := updates.text(update.get("content")):
                 node.add_text(text, update.get("messageId"))
                 self.bus.publish(TextDelta(node.run_id, node.session_id, text))
         elif kind == "agent_thought_chunk":
-            if text := _text(update.get("content")):
+            if text := updates.text(update.get("content")):
                 self.bus.publish(ThinkingDelta(node.run_id, node.session_id, text))
         elif kind == "tool_call":
-            if call_id := _field(update.get("toolCallId")):
+            if call_id := updates.field(update.get("toolCallId")):
                 raw = update.get("rawInput")
                 self.bus.publish(ToolCallStarted(node.run_id, node.session_id, call_id,
-                                                 _field(update.get("kind")) or "tool",
+                                                 updates.field(update.get("kind")) or "tool",
                                                  raw if isinstance(raw, dict) else {},
-                                                 activity=_field(update.get("title"))))
+                                                 activity=updates.field(update.get("title"))))
         elif kind == "tool_call_update":
             await self._tool_call_update(node, update)
         elif kind == "config_option_update":
@@ -306,12 +302,12 @@ class ExternalRun:
         """A tool call going on or ending; one that names a subagent session (OpenCode's `task`) makes a node
         for it, and an older Claude adapter's Agent call carries its subagent's usage."""
         status = update.get("status")
-        call_id = _field(update.get("toolCallId"))
-        child = _named_child(update)
+        call_id = updates.field(update.get("toolCallId"))
+        child = updates.named_child(update)
         if child and child != self._agent_session and child not in self._nodes and node is self.root:
             raw = update.get("rawInput")
-            task = _field(raw.get("prompt")) if isinstance(raw, dict) else ""
-            if await self._new_child(child, _field(update.get("title")) or "subagent", task or None,
+            task = updates.field(raw.get("prompt")) if isinstance(raw, dict) else ""
+            if await self._new_child(child, updates.field(update.get("title")) or "subagent", task or None,
                                      cost_in_parent=False) is not None:
                 self._to_load.append(child)
         legacy = self._nodes.get(f"tool:{call_id}")
@@ -320,8 +316,8 @@ class ExternalRun:
             self.bus.publish(UsageUpdated(legacy.run_id, legacy.session_id, usage, None))
         if call_id and status in ("completed", "failed"):
             self.bus.publish(ToolCallFinished(node.run_id, node.session_id, call_id,
-                                              _field(update.get("kind")) or "tool",
-                                              _content_text(update.get("content")), status == "failed"))
+                                              updates.field(update.get("kind")) or "tool",
+                                              updates.tool_output(update.get("content")), status == "failed"))
 
     async def _usage_update(self, node: _Node, update: dict[str, Any]) -> None:
         """The context used, the model measured (where said) and, for the run itself, the cost so far."""
@@ -341,13 +337,13 @@ class ExternalRun:
         self.bus.publish(RunModelChanged(node.run_id, node.session_id, model))
 
     async def _subagent(self, update: dict[str, Any]) -> None:
-        child = _field(update.get("sessionId"))
+        child = updates.field(update.get("sessionId"))
         if not child or child == self._agent_session:
             return
         node = self._nodes.get(child)
         if node is None:
-            node = await self._new_child(child, _field(update.get("title")) or "subagent",
-                                         _field(update.get("description")))
+            node = await self._new_child(child, updates.field(update.get("title")) or "subagent",
+                                         updates.field(update.get("description")))
             if node is None:
                 return  # over the limits: not shown
         capabilities = update.get("capabilities")
@@ -361,28 +357,28 @@ class ExternalRun:
             elif name == "running":
                 await self._status(node, RunStatus.RUNNING)
             elif name == "idle":
-                node.usage = _usage(state.get("usage")) or await self._recorded_usage(child) or node.usage
+                node.usage = updates.usage(state.get("usage")) or await self._recorded_usage(child) or node.usage
                 if node.usage.total_tokens:
                     self.bus.publish(UsageUpdated(node.run_id, node.session_id, node.usage, None))
                 stop = state.get("stopReason")
                 error = state.get("error")
                 status = RunStatus.CANCELLED if stop == "cancelled" else (
                     RunStatus.FAILED if stop in ("error", "refusal") else RunStatus.COMPLETED)
-                message = _field(error.get("message")) if isinstance(error, dict) else None
+                message = updates.field(error.get("message")) if isinstance(error, dict) else None
                 await self._child_ended(node, status, message or (stop if status == RunStatus.FAILED else None))
 
     async def _session_message(self, update: dict[str, Any]) -> None:
         """A message between sessions (ACP subagent sessions): one a subagent is given — its task, or a later
         word from its parent — goes into its transcript, once (agents send it on both sessions)."""
-        node = self._nodes.get(_field(update.get("recipientSessionId")))
-        message_id = _field(update.get("messageId"))
+        node = self._nodes.get(updates.field(update.get("recipientSessionId")))
+        message_id = updates.field(update.get("messageId"))
         if node is None or node is self.root or node.ended or (message_id and message_id in node.messages):
             return
         content = update.get("content")
-        text = "\n".join(t for t in map(_text, content if isinstance(content, list) else []) if t)
+        text = "\n".join(t for t in map(updates.text, content if isinstance(content, list) else []) if t)
         if text:
             node.messages.add(message_id)
-            await self._commit(node, Message.user(cap(text, TEXT_CAP)))
+            await self._commit(node, Message.user(cap(text, updates.TEXT_CAP)))
 
     async def _recorded_usage(self, child: str) -> Usage | None:
         """A subagent's usage from Claude Code's record of it, when its idle state said none (Claude Code's
@@ -444,7 +440,7 @@ class ExternalRun:
                                                   cwd=self.spec.tool_context.binding.cwd)
         label = f"{self.spec.label}/{await self.store.allocate_label(profile + '-sub')}"
         run = await self.store.create_run(session_id=session.id, profile=profile, model=None,
-                                          prompt=cap(description or title, FIELD_CAP), status=RunStatus.RUNNING,
+                                          prompt=cap(description or title, updates.FIELD_CAP), status=RunStatus.RUNNING,
                                           parent_run_id=self.run_id, label=label, pid=os.getpid(),
                                           options={"parent_session_id": self.spec.session_id, "deliver": False,
                                                    "external": True, "cost_in_parent": cost_in_parent})
@@ -481,11 +477,12 @@ class ExternalRun:
         rules), as for yeetui's own tools. The chosen option's id, or None (cancelled: refused)."""
         await self._drain()  # the tool call it asks about has been shown
         node = self._nodes.get(session_id, self.root)
-        kind = _field(call.get("kind")) or "other"
-        title = _field(call.get("title")) or kind
+        kind = updates.field(call.get("kind")) or "other"
+        title = updates.field(call.get("title")) or kind
         raw = call.get("rawInput")
         arguments = raw if isinstance(raw, dict) else {}
-        subject = _field(arguments.get("command") or arguments.get("file_path") or arguments.get("path")) or title
+        subject = updates.field(arguments.get("command") or arguments.get("file_path")
+                                or arguments.get("path")) or title
         tool = KIND_TOOLS.get(kind, f"{self.spec.profile}:{kind}")
         binding = self.spec.tool_context.binding
         action = self.spec.permissions.decide(tool, subject, writes=kind in WRITING_KINDS, cwd=binding.cwd,
@@ -500,14 +497,14 @@ class ExternalRun:
             await self._status(node, RunStatus.WAITING_PERMISSION)
             self.bus.publish(PermissionRequested(node.run_id, node.session_id, node.label, tool,
                                                  cap(f"{title}" if subject == title else f"{subject} ({title})",
-                                                     FIELD_CAP), dict(arguments), reply,
-                                                 call_id=_field(call.get("toolCallId"))))
+                                                     updates.FIELD_CAP), dict(arguments), reply,
+                                                 call_id=updates.field(call.get("toolCallId"))))
             try:
                 answer = await reply
             finally:
                 if not node.ended:
                     await self._status(node, RunStatus.RUNNING)
-        return _option(options, answer)
+        return updates.option(options, answer)
 
     # -- records ----------------------------------------------------------------------------------------------
 
@@ -522,74 +519,6 @@ class ExternalRun:
         self.bus.publish(MessageCommitted(node.run_id, node.session_id, message_id, message))
 
     def _usage(self, raw: object) -> None:
-        if (usage := _usage(raw)) is not None:
+        if (usage := updates.usage(raw)) is not None:
             self.root.usage = usage
             self.bus.publish(UsageUpdated(self.run_id, self.spec.session_id, usage, self._cost))
-
-
-def _asking_mode(modes: object, wanted: str | None) -> str | None:
-    """The mode to set: the profile's, if the agent offers it; else one that asks before changes; else none
-    (the agent's own default stays — yeetui never picks a mode that skips its questions)."""
-    available = modes.get("availableModes") if isinstance(modes, dict) else None
-    ids = [m.get("id") for m in available if isinstance(m, dict)] if isinstance(available, list) else []
-    if wanted is not None:
-        return wanted if wanted in ids else None
-    return next((m for m in ASKING_MODES if m in ids), None)
-
-
-def _option(options: list[dict[str, Any]], answer: PermissionAnswer) -> str | None:
-    wanted = {"allow_once": ("allow_once",), "allow_always": ("allow_always", "allow_once")}.get(
-        answer, ("reject_once", "reject_always"))
-    for kind in wanted:
-        for option in options:
-            if option.get("kind") == kind and isinstance(option.get("optionId"), str):
-                return str(option["optionId"])
-    return None  # no such option: cancelled, which refuses
-
-
-def _named_child(update: dict[str, Any]) -> str | None:
-    """The subagent session a tool's output names (OpenCode's task tool: `rawOutput.metadata.sessionId`)."""
-    raw = update.get("rawOutput")
-    metadata = raw.get("metadata") if isinstance(raw, dict) else None
-    child = metadata.get("sessionId") if isinstance(metadata, dict) else None
-    return _field(child) or None
-
-
-def _legacy_parent(update: dict[str, Any]) -> str | None:
-    meta = update.get("_meta")
-    claude = meta.get("claudeCode") if isinstance(meta, dict) else None
-    parent = claude.get("parentToolUseId") if isinstance(claude, dict) else None
-    return _field(parent) or None
-
-
-def _field(value: object) -> str:
-    return cap(terminal_safe(value), FIELD_CAP) if isinstance(value, str) else ""
-
-
-def _text(content: object) -> str:
-    if isinstance(content, dict) and content.get("type") == "text" and isinstance(content.get("text"), str):
-        return cap(terminal_safe(content["text"]), TEXT_CAP)
-    return ""
-
-
-def _content_text(content: object) -> str:
-    parts: list[str] = []
-    for item in content if isinstance(content, list) else []:
-        if isinstance(item, dict) and item.get("type") == "content":
-            parts.append(_text(item.get("content")))
-        elif isinstance(item, dict) and item.get("type") == "diff":
-            parts.append(f"edited {_field(item.get('path'))}")
-    return cap("\n".join(p for p in parts if p), 20_000)
-
-
-def _usage(raw: object) -> Usage | None:
-    """A usage in ACP's shape; each count bounded (`spend.tokens`), one that is not a number taken as 0."""
-    if not isinstance(raw, dict):
-        return None
-
-    def number(key: str) -> int:
-        return spend.tokens(raw.get(key)) or 0
-
-    read, write = number("cachedReadTokens"), number("cachedWriteTokens")
-    return Usage(input_tokens=max(0, number("inputTokens") - read - write), output_tokens=number("outputTokens"),
-                 cache_read_tokens=read, cache_write_tokens=write)

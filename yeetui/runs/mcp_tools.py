@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from yeetui.framing import framed
-from yeetui.mcp.client import McpConnections, McpTool
+from yeetui.mcp.client import McpConnections
+from yeetui.mcp.tools import McpTool
 from yeetui.providers.base import ToolSpec
 from yeetui.text import clip
 from yeetui.tools.base import Tool, ToolContext, ToolOutput

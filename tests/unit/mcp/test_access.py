@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from yeetui.errors import ConfigError
-from yeetui.mcp.client import McpConnections, McpTool
+from yeetui.mcp.client import McpConnections
 from yeetui.mcp.servers import ServerSpec
+from yeetui.mcp.tools import McpTool
 from yeetui.runs.mcp_tools import McpAccess, server_allowed, tool_allowed
 from yeetui.tools.registry import ToolRegistry
 
@@ -41,22 +42,22 @@ async def test_a_read_only_workspace_gets_only_servers_the_user_marked_read_only
         "  other: {command: [o], read_only: true}\n")
     runtime = await Runtime.open(cwd=project, recover=False)
     try:
-        launcher = runtime.launcher
+        specs = runtime.launcher.specs
         oracle, generic = runtime.profiles.get("oracle"), runtime.profiles.get("generic")
-        read_only = launcher.binding_for(oracle)
-        writable = launcher.binding_for(generic)
-        assert launcher.mcp_access(oracle, read_only).servers == ["reader", "other"]
-        assert launcher.mcp_access(generic, writable).servers == ["writer", "reader", "other"]
+        read_only = specs.binding_for(oracle)
+        writable = specs.binding_for(generic)
+        assert specs.mcp_access(oracle, read_only).servers == ["reader", "other"]
+        assert specs.mcp_access(generic, writable).servers == ["writer", "reader", "other"]
         scoped = generic.model_copy(update={"mcp": ["reader", "oth*/x"]})
-        assert launcher.mcp_access(scoped, writable).servers == ["reader", "other"]
-        assert launcher.mcp_access(generic.model_copy(update={"mcp": "none"}), writable) is None
+        assert specs.mcp_access(scoped, writable).servers == ["reader", "other"]
+        assert specs.mcp_access(generic.model_copy(update={"mcp": "none"}), writable) is None
         withheld = generic.model_copy(update={"disallowed_tools": ["mcp__writer", "mcp__reader__*", "mcp__other__x"]})
-        access = launcher.mcp_access(withheld, writable)
+        access = specs.mcp_access(withheld, writable)
         assert access is not None and access.servers == ["other"]  # a whole server withheld by either form
         assert not access.allows(McpTool("other", "x", "mcp__other__x", "", {}))
         assert access.allows(McpTool("other", "y", "mcp__other__y", "", {}))
-        assert "mcp_load" not in launcher.offered_tools(generic, writable)
-        assert "mcp_load" in launcher.offered_tools(generic, writable, mcp=True)
+        assert "mcp_load" not in specs.offered_tools(generic, writable)
+        assert "mcp_load" in specs.offered_tools(generic, writable, mcp=True)
     finally:
         await runtime.close()
 
@@ -76,7 +77,7 @@ async def test_the_index_waits_as_long_as_the_setting_says_for_a_server_that_doe
     runtime = await Runtime.open(cwd=project, recover=False)
     try:
         generic = runtime.profiles.get("generic")
-        access = runtime.launcher.mcp_access(generic, runtime.launcher.binding_for(generic))
+        access = runtime.launcher.specs.mcp_access(generic, runtime.launcher.specs.binding_for(generic))
         assert access is not None and access.index_wait == 0.3
         assert "- slow: still starting (mcp_load waits for it)" in await access.index()
     finally:

@@ -16,7 +16,8 @@ from yeetui.errors import StoreError
 from yeetui.events import RunStatus
 from yeetui.messages import Usage
 from yeetui.store import SessionRecord, Store
-from yeetui.store.sqlite import INTERRUPTED_ERROR, pid_alive
+from yeetui.store.liveness import pid_alive
+from yeetui.store.runs import INTERRUPTED_ERROR
 
 
 @pytest.fixture

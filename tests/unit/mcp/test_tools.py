@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
-from yeetui.mcp.client import MAX_DESCRIPTION, RESULT_CAP, _take_tools, qualified_name, result_text
+from yeetui.mcp.tools import MAX_DESCRIPTION, RESULT_CAP, qualified_name, result_text, take_tools
 
 
 def tool(name: object, schema: object = None, description: str = "", **extra: object) -> NS:
@@ -14,7 +14,7 @@ def tool(name: object, schema: object = None, description: str = "", **extra: ob
 
 
 def test_tool_names_fit_a_models_rules_and_collisions_and_bad_schemas_are_skipped() -> None:
-    taken, skipped = _take_tools("git", [
+    taken, skipped = take_tools("git", [
         tool("git_status", annotations=NS(read_only_hint=True)),
         tool("git-status"),
         tool("git_status"),  # the same name twice: the first one keeps it
@@ -45,7 +45,7 @@ def test_tool_names_fit_a_models_rules_and_collisions_and_bad_schemas_are_skippe
 
 
 def test_a_long_server_name_and_tool_name_together_are_too_long() -> None:
-    taken, skipped = _take_tools("s" * 64, [tool("t" * 64)])
+    taken, skipped = take_tools("s" * 64, [tool("t" * 64)])
     assert taken == [] and "too long for a model's tool name" in skipped[0]
 
 
