@@ -103,12 +103,6 @@ class RunLauncher:
                                         registry=registry, project_dir=project_dir, env=env, secrets=secrets, mcp=mcp,
                                         budgets=self.budgets)
         """What each run is given: its workspace, tools, MCP servers, prompt, permissions, limits and budget."""
-        # What a run gets, asked of the launcher: its model, its spec, whether its budget can hold.
-        self.resolve_model: Final = self.models.resolve
-        self.tree_model: Final = self.models.tree_model
-        self.choose_model: Final = self.models.choose
-        self.build_spec: Final = self.specs.build
-        self.refuse_uncountable: Final = self.specs.refuse_uncountable
 
     @property
     def agent_host(self) -> AgentHostFactory | None:
@@ -167,7 +161,7 @@ class RunLauncher:
         if options is not None and options.budget is not None:
             with contextlib.suppress(ValueError):  # a bad stored budget is ignored (and logged) by the spec builder
                 given = Budget.from_json(options.budget)
-        await self.refuse_uncountable(profile, model, budget=given, parent_session_id=session.parent_id)
+        await self.specs.refuse_uncountable(profile, model, budget=given, parent_session_id=session.parent_id)
         return await self.store.create_run(
             session_id=session.id, profile=profile.name, model=model, prompt=prompt, label=label,
             parent_run_id=parent_run_id, workflow=profile.workflow,
@@ -194,8 +188,8 @@ class RunLauncher:
         else:
             profile = self.profiles.get(profile_name or self.settings.primary_profile)
             session = None
-        chosen = self.resolve_model(profile, model, within=model)
-        await self.refuse_uncountable(profile, chosen, budget=budget)  # before anything is written
+        chosen = self.models.resolve(profile, model, within=model)
+        await self.specs.refuse_uncountable(profile, chosen, budget=budget)  # before anything is written
         if session is None:
             session = await self.new_session(profile, title=title_from(prompt or ""), model=chosen,
                                              origin="primary" if interactive else "run")
@@ -220,7 +214,7 @@ class RunLauncher:
             self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.FAILED))
             self.bus.publish(Notice("warning", refused, session.id))
             return RunResult(run_id=run.id, session_id=session.id, status=RunStatus.FAILED, error=refused)
-        spec = await self.build_spec(session=session, profile=profile, prompt=prompt, model=chosen,
+        spec = await self.specs.build(session=session, profile=profile, prompt=prompt, model=chosen,
                                      interactive=interactive, label=label, run_id=run.id, attach_mentions=True,
                                      budget=budget)
         if interactive:  # the conversation the user is typing into never waits behind background agents
@@ -350,7 +344,7 @@ class RunLauncher:
         history = await repair_history(self.store, session_id)
         if not history:
             return ""
-        chosen = model or session.model or self.resolve_model(self.profiles.get(session.profile))
+        chosen = model or session.model or self.models.resolve(self.profiles.get(session.profile))
         provider, bare = self.provider(chosen)
         summary, _ = await summarise(provider, bare, history)
         message = compaction_message(summary)

@@ -96,7 +96,7 @@ _OPTION_NAMES: set[str] = set()
 @dataclass(frozen=True)
 class RunSpec:
     """Everything one run needs, resolved up front by the launcher (profile, model, binding, rules); made
-    whole by `RunLauncher.build_spec` and never changed after."""
+    whole by `SpecBuilder.build` (runs/spec_builder.py) and never changed after."""
 
     session_id: str
     profile: str

@@ -54,9 +54,9 @@ class DetachedRuns:
         except YeetuiError as exc:
             raise SpawnRefused(str(exc)) from None
         timeout = min(timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
-        chosen = self.launcher.resolve_model(profile, model)
+        chosen = self.launcher.models.resolve(profile, model)
         try:  # before its session is made: a refused run leaves nothing behind
-            await self.launcher.refuse_uncountable(profile, chosen, budget=budget)
+            await self.launcher.specs.refuse_uncountable(profile, chosen, budget=budget)
         except BudgetError as exc:
             raise SpawnRefused(str(exc)) from None
         try:

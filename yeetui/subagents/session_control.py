@@ -86,7 +86,7 @@ class SessionControl:
     async def use_model(self, model: str) -> None:
         """Run this conversation's next turns, and the subagents it spawns from now, on `model`."""
         self.model = model
-        await self.launcher.choose_model(self.session_id, model)
+        await self.launcher.models.choose(self.session_id, model)
 
     @property
     def busy(self) -> bool:

@@ -145,10 +145,10 @@ class AgentSpawner:
         check_limits(req, profile, parent, depth, owner_of=self._profile)
         timeout = min(req.timeout or profile.limits.timeout or self.default_timeout, self.max_timeout)
         # The child's tiers follow the model the user chose for its tree (the window's /model, --model).
-        within = await launcher.tree_model(parent.id if parent else None)
-        model = launcher.resolve_model(profile, req.model, within=within)
+        within = await launcher.models.tree_model(parent.id if parent else None)
+        model = launcher.models.resolve(profile, req.model, within=within)
         try:  # a dollar limit over it that its model's spend could not be counted against: refused, said why
-            await launcher.refuse_uncountable(profile, model, budget=req.budget,
+            await launcher.specs.refuse_uncountable(profile, model, budget=req.budget,
                                               parent_session_id=req.parent_session_id)
         except BudgetError as exc:
             raise SpawnRefused(str(exc)) from None
@@ -297,7 +297,7 @@ class AgentSpawner:
         has_prompt = (not resume and run.status == RunStatus.QUEUED) or (
             bool(run.prompt) and not await self.store.run_has_messages(run.id))
         return await self._launch(run.id, session, profile, run.prompt if has_prompt else None,
-                                  run.model or self.launcher.resolve_model(profile), timeout, req,
+                                  run.model or self.launcher.models.resolve(profile), timeout, req,
                                   run.label or profile.name)
 
     async def follow_up(self, session_id: str, text: str, *,
@@ -335,7 +335,7 @@ class AgentSpawner:
                 return result
             try:
                 live.started = True
-                spec = await self.launcher.build_spec(session=session, profile=profile, prompt=prompt, model=model,
+                spec = await self.launcher.specs.build(session=session, profile=profile, prompt=prompt, model=model,
                                                       label=live.label, parent_session_id=live.parent_session_id,
                                                       run_id=live.run_id, thinking=req.thinking or None,
                                                       deadline=deadline)

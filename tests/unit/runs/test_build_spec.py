@@ -1,4 +1,4 @@
-"""`RunLauncher.build_spec` makes a run's spec whole at once; nothing changes a spec afterwards."""
+"""`SpecBuilder.build` (the launcher's `specs`) makes a run's spec whole at once; nothing changes a spec afterwards."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ def project_dir(project_dir: Path) -> Path:
 async def _spec_for(runtime: Runtime, prompt: str, **kw):
     launcher = runtime.launcher
     profile = runtime.profiles.get(runtime.settings.primary_profile)
-    model = launcher.resolve_model(profile)
+    model = launcher.models.resolve(profile)
     session = await launcher.new_session(profile, title="spec", model=model)
-    return await launcher.build_spec(session=session, profile=profile, prompt=prompt, model=model, **kw)
+    return await launcher.specs.build(session=session, profile=profile, prompt=prompt, model=model, **kw)
 
 
 async def test_a_spec_cannot_be_changed_once_built(runtime: Runtime) -> None:

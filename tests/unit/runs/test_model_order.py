@@ -31,18 +31,18 @@ def test_the_order_of_model_choices(runtime: Runtime) -> None:
     launcher, profiles = runtime.launcher, runtime.profiles
     assert not runtime.warnings, runtime.warnings
     flowing, pinned, oracle = profiles.get("flowing"), profiles.get("pinned"), profiles.get("oracle")
-    assert launcher.resolve_model(flowing) == "anthropic/workflow-1"            # workflow > profile
-    assert launcher.resolve_model(flowing, "openai/spawned") == "openai/spawned"  # spawn > workflow
-    assert launcher.resolve_model(oracle) == "anthropic/claude-opus-4-5"  # tier `strong` on anthropic
-    assert launcher.resolve_model(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile
+    assert launcher.models.resolve(flowing) == "anthropic/workflow-1"            # workflow > profile
+    assert launcher.models.resolve(flowing, "openai/spawned") == "openai/spawned"  # spawn > workflow
+    assert launcher.models.resolve(oracle) == "anthropic/claude-opus-4-5"  # tier `strong` on anthropic
+    assert launcher.models.resolve(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile
 
 
 @pytest.mark.parametrize("front_end", [FrontEnd(model="openai/cli-flag")])
 def test_the_cli_model_wins_over_all_but_a_locked_profile(runtime: Runtime) -> None:
     launcher, profiles = runtime.launcher, runtime.profiles
     flowing, pinned = profiles.get("flowing"), profiles.get("pinned")
-    assert launcher.resolve_model(flowing, "openai/spawned") == "openai/cli-flag"  # --model > spawn
-    assert launcher.resolve_model(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile
+    assert launcher.models.resolve(flowing, "openai/spawned") == "openai/cli-flag"  # --model > spawn
+    assert launcher.models.resolve(pinned, "openai/spawned") == "anthropic/pinned-1"  # locked profile
 
 
 @pytest.mark.parametrize("front_end", [FrontEnd(model="anthropic/cli-choice")])
@@ -78,10 +78,10 @@ def openai_only(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> Runtime:
 
 def test_tiers_resolve_for_the_user_s_provider(openai_only: Runtime) -> None:
     launcher, profiles = openai_only.launcher, openai_only.profiles
-    assert launcher.resolve_model(profiles.get("oracle")) == "openai/gpt-5.1"   # strong
-    assert launcher.resolve_model(profiles.get("pair")) == "openai/gpt-5-mini"  # fast
+    assert launcher.models.resolve(profiles.get("oracle")) == "openai/gpt-5.1"   # strong
+    assert launcher.models.resolve(profiles.get("pair")) == "openai/gpt-5-mini"  # fast
     launcher.settings.models["strong"] = "openai/o3"                            # config overrides a tier
-    assert launcher.resolve_model(profiles.get("oracle")) == "openai/o3"
+    assert launcher.models.resolve(profiles.get("oracle")) == "openai/o3"
 
 
 def test_a_profile_pinned_to_a_provider_without_a_key_runs_on_the_default(openai_only: Runtime) -> None:
@@ -89,8 +89,8 @@ def test_a_profile_pinned_to_a_provider_without_a_key_runs_on_the_default(openai
     openai_only.bus.add_listener(lambda e: notices.append(e.text) if getattr(e, "kind", "") == "notice" else None)
     pinned = openai_only.profiles.get("flowing").model_copy(update={"model": "anthropic/claude-opus-4-5",
                                                                     "workflow": None})
-    assert openai_only.launcher.resolve_model(pinned) == "openai/gpt-5"
-    assert openai_only.launcher.resolve_model(pinned) == "openai/gpt-5"
+    assert openai_only.launcher.models.resolve(pinned) == "openai/gpt-5"
+    assert openai_only.launcher.models.resolve(pinned) == "openai/gpt-5"
     where = pinned.sources[-1]  # the file that asked for it is named
     assert notices == [f"Profile 'flowing' ({where}) asks for anthropic/claude-opus-4-5, but there is no key for "
                        "anthropic; it runs on openai/gpt-5 instead."]  # said once

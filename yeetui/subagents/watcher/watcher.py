@@ -130,7 +130,7 @@ class PairWatcher:
             raise WatcherError(f"Profile {profile.name!r} cannot watch a session: its capabilities are "
                                f"{', '.join(profile.capabilities)}, without `watcher`.")
         # its tier follows the model the user chose for the conversation it watches, as a subagent's does
-        self.model = self.launcher.resolve_model(profile, within=await self.launcher.tree_model(watched.id))
+        self.model = self.launcher.models.resolve(profile, within=await self.launcher.models.tree_model(watched.id))
         session = await self._own_session(watched)
         self.session_id = session.id
         earlier = await self.store.messages(watched.id, include_partial=False)
