@@ -218,7 +218,9 @@ def test_hostile_requests_are_refused_and_the_server_goes_on(fake_env, project: 
                     Reply(tool_calls=[ToolCall("complete", {"output": "two"})], when_contains="HOSTILE-TWO"))
     first = _start(project, "oracle", "HOSTILE-ONE")
     assert wait_for_stored_status(first["run_id"]) == "completed"
-    (sock,) = shared_runtime_dir.glob("yeetui-*/warm-*.sock")
+    where = place(os.environ)  # this build's server (another test of this process may have left another's)
+    assert where is not None and where.socket.parent.parent == shared_runtime_dir
+    sock = where.socket
     assert sock.stat().st_mode & 0o777 == 0o600 and sock.parent.stat().st_mode & 0o777 == 0o700
     null = os.open(os.devnull, os.O_RDWR)
     here = os.open(project, os.O_RDONLY)
