@@ -44,8 +44,9 @@ class SessionDesk:
         return await self._store.resolve_session(ident)
 
     async def latest(self) -> SessionRecord | None:
-        """The session that ran last with something said in it, whatever started it (`yeetui run --continue`)."""
-        return await self._store.latest_session(with_messages=True)
+        """The session of this project that ran last with something said in it, whatever started it (`yeetui run
+        --continue`)."""
+        return await self._store.latest_session(with_messages=True, cwd=self._runtime.project_dir)
 
     async def new(self, *, model: str | None = None) -> SessionRecord:
         """A new conversation of the app with the configured primary profile."""
@@ -56,16 +57,17 @@ class SessionDesk:
     async def to_open(self, *, resume: str | None = None, continue_latest: bool = False,
                       model: str | None = None) -> SessionToOpen:
         """The session the app opens at start: `resume` (an id or prefix); with `continue_latest`, the app's
-        latest conversation with something said in it, else whatever ran last (and the note says which it is); else a
-        new one."""
+        latest conversation in this project with something said in it, else whatever ran last here (and the note
+        says which it is); else a new one."""
         if resume:
             return SessionToOpen((await self.resolve(resume)).id)
         if continue_latest:
-            latest = await self._store.latest_session(origin="primary", with_messages=True)
+            project = self._runtime.project_dir  # as Claude Code's: the latest conversation here, not elsewhere
+            latest = await self._store.latest_session(origin="primary", with_messages=True, cwd=project)
             if latest is not None:
                 return SessionToOpen(latest.id)
-            if (latest := await self._store.latest_session(with_messages=True)) is not None:
-                return SessionToOpen(latest.id, f"--continue: no conversation of the app yet; reopened the latest "
+            if (latest := await self._store.latest_session(with_messages=True, cwd=project)) is not None:
+                return SessionToOpen(latest.id, f"--continue: no conversation of the app in this project yet; reopened the latest "
                                      f"session, a {latest.origin} run: {latest.title or latest.id[:12]}.")
         return SessionToOpen((await self.new(model=model)).id)
 

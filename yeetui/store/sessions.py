@@ -97,12 +97,16 @@ class SessionTable(Database):
         return [SessionRecord.from_row(r) for r in rows]
 
     async def latest_session(self, *, parent_id: str | EllipsisType | None = None, origin: str | None = None,
-                             with_messages: bool = False) -> SessionRecord | None:
+                             with_messages: bool = False, cwd: str | Path | None = None) -> SessionRecord | None:
         """The most recently active top-level session (what `--continue` resumes; `parent_id` as for
         `list_sessions`); with `origin`, the latest of that origin (`primary`: a conversation of the app, not a
-        headless or detached run); `with_messages` skips a conversation opened and left with nothing said in it."""
+        headless or detached run); `with_messages` skips a conversation opened and left with nothing said in it;
+        with `cwd`, only a session of that project."""
         clauses, params = _parent_clause(parent_id)
         clauses.insert(0, "1")
+        if cwd is not None:
+            clauses.append("cwd = ?")
+            params.append(str(cwd))
         if origin is not None:
             clauses.append("key LIKE ? ESCAPE '\\'")
             params.append(f"agent:%:{origin}:%")

@@ -32,7 +32,7 @@ async def test_resume_opens_the_session_named_by_an_id_prefix(runtime: Runtime) 
 async def test_continue_prefers_the_apps_latest_conversation_over_a_later_run(runtime: Runtime) -> None:
     desk = SessionDesk(runtime)
     conversation = await desk.new()
-    later = await runtime.store.create_session(profile="generic", origin="run")
+    later = await runtime.store.create_session(profile="generic", origin="run", cwd=runtime.project_dir)
     for session in (conversation, later):  # (one left empty is skipped: test_continue.py)
         await runtime.store.append_message(session.id, Message.user("hello"))
     latest = await desk.latest()
@@ -42,11 +42,26 @@ async def test_continue_prefers_the_apps_latest_conversation_over_a_later_run(ru
 
 async def test_continue_without_a_conversation_reopens_the_latest_run_and_says_so(runtime: Runtime) -> None:
     desk = SessionDesk(runtime)
-    run_session = await runtime.store.create_session(profile="generic", title="nightly check", origin="run")
+    run_session = await runtime.store.create_session(profile="generic", title="nightly check", origin="run",
+                                                     cwd=runtime.project_dir)
     await runtime.store.append_message(run_session.id, Message.user("check"))
     opened = await desk.to_open(continue_latest=True)
     assert opened.session_id == run_session.id
     assert opened.note is not None and "a run run: nightly check" in opened.note
+
+
+async def test_continue_goes_on_with_this_projects_conversation_never_another_projects(runtime: Runtime,
+                                                                                       tmp_path) -> None:
+    """As Claude Code's `--continue`: the latest conversation in this directory, though another project's on the
+    same data dir was active later (it would carry on in this project's files)."""
+    desk = SessionDesk(runtime)
+    here = await desk.new()
+    elsewhere = await runtime.store.create_session(profile="generic", origin="primary", cwd=tmp_path / "other")
+    for session in (here, elsewhere):
+        await runtime.store.append_message(session.id, Message.user("hello"))
+    assert await desk.to_open(continue_latest=True) == SessionToOpen(here.id)
+    latest = await desk.latest()
+    assert latest is not None and latest.id == here.id
 
 
 async def test_continue_with_no_session_at_all_starts_one(runtime: Runtime) -> None:
