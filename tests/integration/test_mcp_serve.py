@@ -333,7 +333,7 @@ async def test_a_spawned_runs_question_is_asked_in_the_open_yeetui(fake_env, tmp
         Reply(tool_calls=[ToolCall("complete", {"output": "ran it"})], when_contains="MCP-ALLOWED-RAN"))
     tui = await Runtime.open(cwd=project, front_end=FrontEnd(answers_asks=True))  # the TUI's runtime, headless
     asked: list[PermissionRequested] = []
-    tui.bus.add_listener(lambda e: isinstance(e, PermissionRequested) and asked.append(e))
+    tui.bus.add_listener(lambda e: asked.append(e) if isinstance(e, PermissionRequested) else None)
     try:
         async with Client(_stdio_params(project)) as client:
             run_id = _json(await client.call_tool("spawn", {"profile": "generic", "prompt": "MCP-ASK run echo"}))[

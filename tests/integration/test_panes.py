@@ -452,7 +452,7 @@ async def test_a_pane_childs_question_is_asked_where_the_user_is(runtime: Runtim
     """A front end that shows dialogs (the TUI) gets the pane child's `ask` as its own PermissionRequested; the
     worker's window says it waits; an allow lets the command run, and a deny reaches the model as one."""
     asked: list[PermissionRequested] = []
-    runtime.bus.add_listener(lambda e: isinstance(e, PermissionRequested) and asked.append(e))
+    runtime.bus.add_listener(lambda e: asked.append(e) if isinstance(e, PermissionRequested) else None)
     fake_env.script(
         Reply(tool_calls=[ToolCall("bash", {"command": "echo PANE-ALLOWED-RAN"})], when_contains="PANE-ASK-1"),
         Reply(tool_calls=[ToolCall("bash", {"command": "echo second"})], when_contains="PANE-ALLOWED-RAN"),

@@ -121,7 +121,12 @@ async def test_a_worktree_row_hands_over_a_shell_there(store: Store, tmp_path: P
     await store.worktree_records.add(path=tree, branch="yeetui/builder-1", repo=tmp_path / "proj",
                                      owner_session_id=session)
     handed: list[Handover] = []
-    app = FleetApp(FleetDesk(store, env={"SHELL": "/bin/zsh-test"}), run_handover=lambda h: handed.append(h) or 0)
+
+    def run_handover(handover: Handover) -> int:
+        handed.append(handover)
+        return 0
+
+    app = FleetApp(FleetDesk(store, env={"SHELL": "/bin/zsh-test"}), run_handover=run_handover)
     async with app.run_test(size=(150, 30)) as pilot:
         await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
         screen = app.screen

@@ -126,7 +126,7 @@ async def test_a_schedule_that_keeps_failing_is_paused_with_a_notice(stores: lis
     clock = Clock()
     bus = Bus()
     said: list[Notice] = []
-    bus.add_listener(lambda e: isinstance(e, Notice) and said.append(e))
+    bus.add_listener(lambda e: said.append(e) if isinstance(e, Notice) else None)
     launches = Launches(stores[0], status=RunStatus.FAILED)
     scheduler = Scheduler(stores[0], bus, launch=launches, clock=clock)
     schedule = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="reviewer", prompt="p")

@@ -338,9 +338,9 @@ async def test_stopping_a_child_its_parent_waits_for_ends_only_the_child(runtime
 
     registered: list[str] = []
     waiting = asyncio.Event()
-    runtime.bus.add_listener(lambda e: isinstance(e, RunRegistered) and e.parent_session_id and
-                             registered.append(e.run_id))
-    runtime.bus.add_listener(lambda e: isinstance(e, ToolCallStarted) and e.name == "bash" and waiting.set())
+    runtime.bus.add_listener(lambda e: registered.append(e.run_id)
+                             if isinstance(e, RunRegistered) and e.parent_session_id else None)
+    runtime.bus.add_listener(lambda e: waiting.set() if isinstance(e, ToolCallStarted) and e.name == "bash" else None)
     parent = asyncio.create_task(runtime.launcher.run_prompt("PARENT-BLOCKS: ask a child and wait"))
     await asyncio.wait_for(waiting.wait(), 20)  # the child runs its command; the parent waits on the child
     await runtime.spawner.cancel(registered[0], graceful=False)
