@@ -566,8 +566,3 @@ async def test_a_pane_child_is_halted_from_its_parents_process_at_the_parents_bu
     # the child's requests are counted (it records each in the store) and it asked no more once halted
     assert result.result["budget"]["spent"]["tokens"] >= 4000 and result.result["budget"]["limit"] == "max_tokens"
     assert len([r for r in fake_env.requests if ORACLE in r.text]) == ended.turns  # type: ignore[union-attr]
-
-
-async def _final(store: Store, run_id: str):
-    run = await store.get_run(run_id)
-    return run if run is not None and run.status.is_final else None

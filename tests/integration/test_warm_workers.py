@@ -15,6 +15,7 @@ import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,8 @@ def _status(pid: int, field: str) -> str:
     raise AssertionError(f"no {field} for {pid}")
 
 
-def _start(project: Path, *args: str, fresh: bool = False, **env: str) -> dict:
+# **env: Any, as it is spread beside run_yeetui's timeout
+def _start(project: Path, *args: str, fresh: bool = False, **env: Any) -> dict:
     done = run_yeetui("agents", "start", *args, "--json", cwd=project, fresh=fresh, **env)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)
