@@ -52,7 +52,8 @@ class Launches:
     """What would have been started: one real run record per launch (so failures can be counted)."""
 
     def __init__(self, store: Store, status: RunStatus = RunStatus.COMPLETED) -> None:
-        self.store, self.status, self.started = store, status, []
+        self.store, self.status = store, status
+        self.started: list[str] = []
 
     async def __call__(self, schedule, launching: Launching) -> str:
         session = await self.store.create_session(profile=schedule.profile, title=launching.title)

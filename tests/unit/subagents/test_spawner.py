@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.fakellm.server import RecordedRequest
 from tests.gitrepo import git_project
 from tests.processes import gone, running_with, unique_sleep
 from yeetui.events import InboxItemAdded, RunStatus
@@ -61,7 +62,7 @@ async def test_three_oracles_run_concurrently_and_report_once(runtime: Runtime, 
     assert result.status == RunStatus.COMPLETED, result.error
 
     children = [r for r in scripted.requests if "QUESTION-" in r.text and "PARENT-TASK" not in r.text]
-    firsts = {}
+    firsts: dict[str, RecordedRequest] = {}
     for request in children:
         q = next(q for q in "ABC" if f"QUESTION-{q}" in request.text)
         firsts.setdefault(q, request)
