@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -58,9 +59,9 @@ async def case_echo(*, embedded: bool, keys: int) -> dict:
     app = YeetuiApp(cwd=project, surface=Surface(runtime), tune_gc=True)
     try:
         async with app.run_test(size=SIZE, message_hook=hook):
-            main = app.screen
+            main = cast(MainScreen, app.screen)  # what the loop below waits for
             for _ in range(400):
-                if isinstance(app.screen, MainScreen) and app.screen.current:
+                if isinstance(app.screen, MainScreen) and cast(MainScreen, app.screen).current:
                     main = app.screen
                     break
                 await asyncio.sleep(0.05)

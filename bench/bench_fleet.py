@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -67,9 +68,10 @@ async def _measure(home: Path, runs: int, keys: int) -> None:
         await _fill(store, runs, home)
         app = FleetApp(FleetDesk(store), run_handover=lambda handover: 0)
         async with app.run_test(size=(150, 40)) as pilot:
-            while not isinstance(app.screen, fleet_screen.FleetScreen) or not app.screen.rows:
+            while (not isinstance(app.screen, fleet_screen.FleetScreen)
+                   or not cast(fleet_screen.FleetScreen, app.screen).rows):
                 await pilot.pause(0.05)
-            screen = app.screen
+            screen = cast(fleet_screen.FleetScreen, app.screen)
             listing = screen.query_one(OptionList)
             refreshes = []
             for _ in range(5):

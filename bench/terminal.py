@@ -32,7 +32,8 @@ class TerminalProgram:
         env = {**env, "TERM": "xterm-256color", "COLORTERM": "truecolor", "COLUMNS": str(size[0]),
                "LINES": str(size[1])}
         self.started = time.perf_counter()
-        self.child = pexpect.spawn(argv[0], list(argv[1:]), env=env, cwd=str(cwd), dimensions=(size[1], size[0]))
+        self.child: pexpect.spawn[bytes] = pexpect.spawn(argv[0], list(argv[1:]), env=env, cwd=str(cwd),
+                                                         dimensions=(size[1], size[0]))  # no encoding: bytes
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before each write unless told not to
         self.recent = b""
         """The last bytes read, escape sequences dropped."""

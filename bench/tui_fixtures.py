@@ -8,7 +8,8 @@ from pathlib import Path
 
 def long_markdown(target: int) -> str:
     """A long, mixed answer: headings, paragraphs, lists, code and a table, as models write them."""
-    parts, n = [], 0
+    parts: list[str] = []
+    n = 0
     while sum(map(len, parts)) < target:
         n += 1
         parts.append(f"## Step {n}: the tokenizer\n\nThe tokenizer reads the input **once** and keeps a small "

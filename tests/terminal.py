@@ -25,8 +25,8 @@ def run_on_terminal(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], t
                     size: tuple[int, int] = (100, 30)) -> TerminalRun:
     """Run `argv` on a `size` (columns, rows) pseudo-terminal until it exits and return what it wrote; fail
     with what it wrote so far if it runs past `timeout` seconds."""
-    child = pexpect.spawn(argv[0], list(argv[1:]), cwd=str(cwd), env=dict(env), dimensions=(size[1], size[0]),
-                          timeout=timeout)
+    child: pexpect.spawn[bytes] = pexpect.spawn(argv[0], list(argv[1:]), cwd=str(cwd), env=dict(env),
+                                                dimensions=(size[1], size[0]), timeout=timeout)  # no encoding: bytes
     try:
         child.expect(pexpect.EOF)
     except pexpect.TIMEOUT as exc:

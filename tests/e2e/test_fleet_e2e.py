@@ -114,7 +114,11 @@ def _highlight(fleet: Tmux, wanted: Callable[[str], bool], what: str) -> None:
         if wanted(shown):
             return
         fleet.press("Down")
-        fleet.wait_for(lambda s, before=shown: _highlighted(s) != before, timeout=10, why=f"a step down to {what}")
+
+        def highlight_moved(screen: str, before: str = shown) -> bool:
+            return _highlighted(screen) != before
+
+        fleet.wait_for(highlight_moved, timeout=10, why=f"a step down to {what}")
     assert wanted(_highlighted(fleet.screen())), f"{what} never highlighted: {fleet.screen()}"
 
 

@@ -130,13 +130,14 @@ class Tmux:
     def wait_for(self, what: str | Callable[[str], bool], timeout: float = 15.0, *, why: str = "") -> str:
         """Poll the screen every 0.1 s until it shows `what` (a phrase, matched on `flat()` text too) or
         `what(screen)` is true; return that screen. On timeout fail with the last screen in the message."""
+        check: Callable[[str], bool]
         if isinstance(what, str):
             phrase = what
 
-            def check(screen: str) -> bool:
+            def shows(screen: str) -> bool:
                 return phrase in screen or flat(phrase) in flat(screen)
 
-            label = repr(phrase)
+            check, label = shows, repr(phrase)
         else:
             check, label = what, getattr(what, "__name__", "condition")
         deadline = time.monotonic() + timeout

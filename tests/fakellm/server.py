@@ -20,7 +20,7 @@ import traceback
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
 from tests.fakellm import validate as validation
@@ -81,7 +81,7 @@ class FakeLLM:
 
     # lifecycle
 
-    def start(self) -> FakeLLM:
+    def start(self) -> Self:
         if self._httpd is not None:
             return self
         self._closing.clear()
@@ -110,7 +110,7 @@ class FakeLLM:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> FakeLLM:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -132,7 +132,7 @@ class FakeLLM:
 
     # script
 
-    def script(self, *replies: Reply) -> FakeLLM:
+    def script(self, *replies: Reply) -> Self:
         """Queue replies after any already queued."""
         for reply in replies:
             self.add(reply)

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, schema, text_block
@@ -34,7 +34,9 @@ WAIT = 60.0
 
 
 class EditorClient:
-    """What an editor does with the updates: keeps them, and answers permission requests as told."""
+    """What an editor does with the updates: keeps them, and answers permission requests as told. It has only the
+    methods it answers (the SDK routes those a client has; the protocol class names them all), so it is handed to
+    the SDK as `Any`."""
 
     def __init__(self, answer: str | None = "allow_once") -> None:
         self.updates: list[tuple[str, Any]] = []
@@ -85,7 +87,7 @@ def _agent(client: EditorClient, project: Path):
     """`yeetui acp` as an editor starts it. On leaving, its stdin is closed and it exits on its own; the SDK's
     default 2 s for that was too short beside two CPU hogs, and its terminate() after the wait timed out then
     raised ProcessLookupError for a process that had exited meanwhile."""
-    return spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,
+    return spawn_agent_process(cast(Any, client), *ZYGOTE.argv("acp"), env=_env(), cwd=project,
                                transport_kwargs={"stderr": subprocess.DEVNULL, "shutdown_timeout": 60.0})
 
 
@@ -275,7 +277,7 @@ def _tree_script(fake_env) -> None:
 async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fake_env, project: Path) -> None:
     _tree_script(fake_env)
     client, wire = EditorClient(), Wire()
-    async with spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,
+    async with spawn_agent_process(cast(Any, client), *ZYGOTE.argv("acp"), env=_env(), cwd=project,
                                    transport_kwargs={"stderr": subprocess.DEVNULL},
                                    observers=[wire.observe]) as (conn, _process):
         await _opt_in(conn)
@@ -310,7 +312,7 @@ async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fak
 async def test_a_client_that_did_not_opt_in_sees_no_subagent_messages(fake_env, project: Path) -> None:
     _tree_script(fake_env)
     client, wire = EditorClient(), Wire()
-    async with spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,
+    async with spawn_agent_process(cast(Any, client), *ZYGOTE.argv("acp"), env=_env(), cwd=project,
                                    transport_kwargs={"stderr": subprocess.DEVNULL},
                                    observers=[wire.observe]) as (conn, _process):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
@@ -336,7 +338,7 @@ async def test_a_childs_question_is_asked_on_its_session_and_a_child_is_cancelle
         Reply(text="slow " * 400, chunk_size=20, chunk_delay=1.0, when_contains="KID-RAN"),
         Reply(text="Parent carries on.", when_contains="cancel"))
     client, wire = EditorClient("allow_once"), Wire()
-    async with spawn_agent_process(client, *ZYGOTE.argv("acp"), env=_env(), cwd=project,
+    async with spawn_agent_process(cast(Any, client), *ZYGOTE.argv("acp"), env=_env(), cwd=project,
                                    transport_kwargs={"stderr": subprocess.DEVNULL},
                                    observers=[wire.observe]) as (conn, _process):
         await _opt_in(conn)

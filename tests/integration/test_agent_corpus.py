@@ -7,14 +7,14 @@ from __future__ import annotations
 import shutil
 import tracemalloc
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from tests.fakellm import Reply
 from tests.integration.helpers import run_yeetui
 from yeetui.definitions.profile_loader import load_profiles
-from yeetui.definitions.profiles import ProfileSet
+from yeetui.definitions.profiles import ProfileFileError, ProfileSet
 from yeetui.resources import builtin_dir
 from yeetui.runtime import Runtime
 
@@ -227,7 +227,7 @@ def test_alias_bomb_is_refused_with_file_and_line_and_flat_memory(project: Path)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    [bomb] = [e for e in profiles.errors if "alias-bomb.md" in str(e)]
+    [bomb] = [cast(ProfileFileError, e) for e in profiles.errors if "alias-bomb.md" in str(e)]
     assert not bomb.warning and bomb.line == 8 and "alias bomb" in str(bomb)
     assert "alias-bomb" not in profiles and "release-notes-writer" in profiles  # the others still load
     assert peak < 20 * 1024 * 1024  # 9^9 values expanded would be gigabytes

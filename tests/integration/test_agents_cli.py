@@ -18,7 +18,7 @@ from tests.integration.helpers import run_yeetui, start_yeetui, wait_for_stored_
 from tests.processes import running_with, unique_sleep
 from tests.waiting import until
 from yeetui.errors import YeetuiError
-from yeetui.subagents.spawner import process_running
+from yeetui.subagents.elsewhere import process_running
 
 ORACLE = "you never change anything"
 """A phrase of the oracle's system prompt: it marks requests made by an oracle run."""
@@ -199,10 +199,10 @@ def test_bad_ids_and_bad_flags(project: Path) -> None:
     unknown = run_yeetui("agents", "start", "no-such-profile", "hello", cwd=project)
     assert unknown.returncode == 1 and "no-such-profile" in unknown.stderr and "Traceback" not in unknown.stderr
     assert _json(run_yeetui("agents", "list", "--all", "--json", cwd=project)) == []
-    for args in (("start", "oracle"), ("start", "oracle", "q", "--timeout", "-3"), ("history", "--limit", "0"),
-                 ("list", "--bogus"), ("frobnicate",)):
-        done = run_yeetui("agents", *args, cwd=project)
-        assert done.returncode == 2, (args, done.stderr)
+    for bad_args in (("start", "oracle"), ("start", "oracle", "q", "--timeout", "-3"), ("history", "--limit", "0"),
+                     ("list", "--bogus"), ("frobnicate",)):
+        done = run_yeetui("agents", *bad_args, cwd=project)
+        assert done.returncode == 2, (bad_args, done.stderr)
         assert "usage:" in done.stderr
 
 

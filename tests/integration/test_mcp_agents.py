@@ -143,9 +143,9 @@ def test_an_opencode_agent_file_keeps_its_mcp_tool_keys(fake_env, project: Path,
     before = len(fake_env.requests)
     done = run_yeetui("run", "--json", "--profile", "clocky", "time?", cwd=project, HOME=str(tmp_path))
     assert done.returncode == 0, done.stderr
-    time_refused, clock_loaded = (tool_results(fake_env.requests[before + n].body)[-1] for n in (1, 2))
+    time_refused, clock_result = (tool_results(fake_env.requests[before + n].body)[-1] for n in (1, 2))
     assert time_refused.get("is_error") and "time" in result_text(time_refused), result_text(time_refused)
-    assert "mcp__clock__get_current_time" in result_text(clock_loaded)
+    assert "mcp__clock__get_current_time" in result_text(clock_result)
 
 
 def test_a_detached_worker_starts_the_servers_its_agent_uses_and_stops_them(fake_env, project: Path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.integration.helpers import project_and_home, run_yeetui
 
@@ -19,7 +20,8 @@ def test_list_approve_and_revoke(tmp_path: Path) -> None:
         "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", "${PWD_HERE:-.}"],
                 "env": {"GITHUB_TOKEN": "${GH}"}}}}))
     (home / ".claude.json").write_text(json.dumps({"mcpServers": {"time": {"command": "mcp-server-time"}}}))
-    env = {"HOME": str(home), "GH": "ghp_supersecretvalue123"}
+    # Any: spread beside run_yeetui's timeout
+    env: dict[str, Any] = {"HOME": str(home), "GH": "ghp_supersecretvalue123"}
 
     listed = run_yeetui("mcp", "list", cwd=project, **env)
     assert listed.returncode == 0, listed.stderr

@@ -7,12 +7,16 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import start_yeetui
 from tests.integration.zygote import ZYGOTE
+
+if TYPE_CHECKING:
+    from mcp_types import TextContent
 
 _PASSED = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "YEETUI_CONFIG_DIR",
            "YEETUI_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "LITELLM_LOCAL_MODEL_COST_MAP", "YEETUI_NETGUARD",
@@ -61,11 +65,11 @@ async def test_spawn_wait_and_collect_an_oracle(fake_env, tmp_path: Path) -> Non
         assert status["label"].startswith("oracle#") and status["tree"]["usage"]["output_tokens"] > 0
 
         unknown = await session.call_tool("spawn", {"profile": "wizard", "prompt": "x"})
-        assert unknown.is_error and "wizard" in unknown.content[0].text
+        assert unknown.is_error and "wizard" in cast("TextContent", unknown.content[0]).text
         missing = await session.call_tool("wait", {"run_id": "ffffffffffff"})
-        assert missing.is_error and "ffffffffffff" in missing.content[0].text
+        assert missing.is_error and "ffffffffffff" in cast("TextContent", missing.content[0]).text
         finished = await session.call_tool("send", {"run_id": run_id, "text": "more"})
-        assert finished.is_error and "only a running" in finished.content[0].text
+        assert finished.is_error and "only a running" in cast("TextContent", finished.content[0]).text
     errors.close()
 
 
@@ -253,7 +257,8 @@ async def test_a_client_speaking_the_tasks_extension_gets_spawn_as_a_task(fake_e
     async with Client(_stdio_params(project), extensions=[tasks]) as client:
         result = await client.call_tool("spawn", {"profile": "oracle", "prompt": "TASK-Q what is 6*7?"})
         assert not result.is_error, result
-        assert result.structured_content["output"] == "Tasked: 42." and result.content[0].text == "Tasked: 42."
+        assert (result.structured_content["output"] == "Tasked: 42."
+                and cast("TextContent", result.content[0]).text == "Tasked: 42.")
         created = tasks.created[0]
         assert created.status == "working" and created.ttl_ms is None and created.poll_interval_ms == 2000
         assert created.created_at.endswith("Z")
@@ -263,7 +268,7 @@ async def test_a_client_speaking_the_tasks_extension_gets_spawn_as_a_task(fake_e
         assert status["status"] == "completed" and status["label"].startswith("oracle#")
 
         bad = await client.call_tool("spawn", {"profile": "wizard", "prompt": "x"})
-        assert bad.is_error and "wizard" in bad.content[0].text and len(tasks.created) == 1
+        assert bad.is_error and "wizard" in cast("TextContent", bad.content[0]).text and len(tasks.created) == 1
         wrong = await client.call_tool("spawn", {"profile": "oracle", "prompt": 7})
         assert wrong.is_error
 
@@ -333,7 +338,7 @@ async def test_a_spawned_runs_question_is_asked_in_the_open_yeetui(fake_env, tmp
         Reply(tool_calls=[ToolCall("complete", {"output": "ran it"})], when_contains="MCP-ALLOWED-RAN"))
     tui = await Runtime.open(cwd=project, front_end=FrontEnd(answers_asks=True))  # the TUI's runtime, headless
     asked: list[PermissionRequested] = []
-    tui.bus.add_listener(lambda e: isinstance(e, PermissionRequested) and asked.append(e))
+    tui.bus.add_listener(lambda e: asked.append(e) if isinstance(e, PermissionRequested) else None)
     try:
         async with Client(_stdio_params(project)) as client:
             run_id = _json(await client.call_tool("spawn", {"profile": "generic", "prompt": "MCP-ASK run echo"}))[

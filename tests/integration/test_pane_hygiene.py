@@ -21,6 +21,7 @@ import pytest
 from tests.e2e.tmux import tmux_path
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import ORACLE, query_store, start_yeetui, stored_pid
+from tests.integration.zygote import Forked
 from tests.processes import gone, running_with, unique_sleep
 from tests.waiting import until
 from yeetui.subagents.panes import ENDED_KEPT
@@ -87,7 +88,7 @@ def _wait_for_release(release: Path) -> ToolCall:
 
 
 @contextlib.contextmanager
-def _ended_at_last(process: subprocess.Popen[str]) -> Iterator[None]:
+def _ended_at_last(process: Forked) -> Iterator[None]:
     try:
         yield
     finally:

@@ -454,7 +454,7 @@ async def test_a_pane_childs_question_is_asked_where_the_user_is(runtime: Runtim
     """A front end that shows dialogs (the TUI) gets the pane child's `ask` as its own PermissionRequested; the
     worker's window says it waits; an allow lets the command run, and a deny reaches the model as one."""
     asked: list[PermissionRequested] = []
-    runtime.bus.add_listener(lambda e: isinstance(e, PermissionRequested) and asked.append(e))
+    runtime.bus.add_listener(lambda e: asked.append(e) if isinstance(e, PermissionRequested) else None)
     fake_env.script(
         Reply(tool_calls=[ToolCall("bash", {"command": "echo PANE-ALLOWED-RAN"})], when_contains="PANE-ASK-1"),
         Reply(tool_calls=[ToolCall("bash", {"command": "echo second"})], when_contains="PANE-ALLOWED-RAN"),
@@ -568,8 +568,3 @@ async def test_a_pane_child_is_halted_from_its_parents_process_at_the_parents_bu
     # the child's requests are counted (it records each in the store) and it asked no more once halted
     assert result.result["budget"]["spent"]["tokens"] >= 4000 and result.result["budget"]["limit"] == "max_tokens"
     assert len([r for r in fake_env.requests if ORACLE in r.text]) == ended.turns  # type: ignore[union-attr]
-
-
-async def _final(store: Store, run_id: str):
-    run = await store.get_run(run_id)
-    return run if run is not None and run.status.is_final else None

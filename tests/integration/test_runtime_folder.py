@@ -14,6 +14,7 @@ import pytest
 
 from tests.fakellm import Reply, ToolCall
 from tests.integration.helpers import query_store, run_yeetui, start_yeetui
+from tests.integration.zygote import Forked
 from tests.processes import gone
 from tests.waiting import until
 from yeetui import paths
@@ -50,7 +51,11 @@ def test_a_front_end_removes_the_sockets_and_notes_of_processes_that_are_gone(
                                stderr=subprocess.PIPE, text=True) for tag in releases}
     try:
         for process in front.values():
-            until("each front end to listen for panes", lambda p=process: (sockets / f"{p.pid}.sock").exists())
+
+            def listening(p: Forked = process) -> bool:
+                return (sockets / f"{p.pid}.sock").exists()
+
+            until("each front end to listen for panes", listening)
         until("both commands to run", lambda: all(_runs_bash(p.pid) for p in front.values()))
         killed = front.pop("KILLED")
         killed.kill()

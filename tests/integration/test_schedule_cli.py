@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _json(done) -> object:
+def _json(done) -> dict[str, Any]:
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)
 

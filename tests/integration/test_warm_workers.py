@@ -15,6 +15,7 @@ import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,8 @@ def _status(pid: int, field: str) -> str:
     raise AssertionError(f"no {field} for {pid}")
 
 
-def _start(project: Path, *args: str, fresh: bool = False, **env: str) -> dict:
+# **env: Any, as it is spread beside run_yeetui's timeout
+def _start(project: Path, *args: str, fresh: bool = False, **env: Any) -> dict:
     done = run_yeetui("agents", "start", *args, "--json", cwd=project, fresh=fresh, **env)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)
@@ -114,8 +116,12 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
         assert int(_status(worker, "PPid")) == server  # forked from the warm server, not started afresh
         assert os.getpgid(worker) == worker and os.getsid(worker) == worker  # leads its group, as a detached one
         assert not gone(started["pid"])  # its stand-in waits for it
+
+        def claimed(started: dict = started, worker: int = worker) -> bool:
+            return stored_pid(started["run_id"]) == worker
+
         # Once it claimed its run, the run names the process it lives in (until then, the stand-in).
-        until("never claimed", lambda started=started, worker=worker: stored_pid(started["run_id"]) == worker)
+        until("never claimed", claimed)
         assert os.readlink(f"/proc/{worker}/cwd") == str(project)
         assert Path(f"/proc/{worker}/comm").read_text().strip() == "yeetui-worker"  # what `ps`, `top` show
     assert b"warm-server" in Path(f"/proc/{server}/cmdline").read_bytes()
@@ -124,7 +130,11 @@ def test_detached_workers_fork_from_one_warm_server_and_lead_their_groups(fake_e
         assert wait_for_stored_status(started["run_id"]) == "completed"
         status = run_yeetui("agents", "status", started["run_id"], "--json", cwd=project)
         assert json.loads(status.stdout)["output"] == answer
-        until("the stand-in outlived its worker", lambda started=started: gone(started["pid"]))
+
+        def stand_in_gone(started: dict = started) -> bool:
+            return gone(started["pid"])
+
+        until("the stand-in outlived its worker", stand_in_gone)
     log = Path(first["log"]).read_text()
     assert "warm server" not in log  # no complaint from the stand-in
 
@@ -319,7 +329,11 @@ def test_a_stopped_server_hands_over_to_a_new_one_and_finishes_its_work(fake_env
     fake_env.release()
     for started in (first, second):
         assert wait_for_stored_status(started["run_id"]) == "completed"
-        until("a stand-in stayed", lambda started=started: gone(started["pid"]))
+
+        def stand_in_gone(started: dict = started) -> bool:
+            return gone(started["pid"])
+
+        until("a stand-in stayed", stand_in_gone)
     until("the old server did not end once its command had", lambda: gone(old))
     assert "went away" not in Path(first["log"]).read_text()
 
@@ -389,7 +403,11 @@ def test_a_new_builds_server_removes_what_servers_of_ended_builds_left(fake_env,
     try:
         for key in old:
             lock = Place(folder / f"warm-{key}.sock", folder / f"warm-{key}.lock")
-            until(f"the {key} server to listen", lambda lock=lock: lock.socket.exists() and server_alive(lock))
+
+            def listening(lock: Place = lock) -> bool:
+                return lock.socket.exists() and server_alive(lock)
+
+            until(f"the {key} server to listen", listening)
         killed = old.pop("fedcba9876543210")
         killed.kill()
         killed.wait()

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tests.integration.zygote import ZYGOTE
 
@@ -81,7 +81,8 @@ async def test_a_malformed_answer_to_the_agents_own_question_fails_that_question
         client_writer.write(json.dumps(frame).encode() + b"\n")
 
     agent = YeetuiAgent()
-    connection = AgentSideConnection(agent, agent_writer, agent_reader, use_unstable_protocol=True)
+    # As `yeetui acp` hands it over: the SDK routes only the methods the agent has; its protocol names them all.
+    connection = AgentSideConnection(cast(Any, agent), agent_writer, agent_reader, use_unstable_protocol=True)
     try:
         asked = asyncio.ensure_future(agent.conn._conn.send_request("session/request_permission", {"x": 1}))
         question = await said()

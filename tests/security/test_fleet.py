@@ -8,8 +8,10 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
 from tests.integration.helpers import run_yeetui
@@ -55,9 +57,9 @@ async def test_a_hostile_question_reaches_the_fleet_as_plain_text_on_one_line(st
         assert control not in printed.stdout
     app = FleetApp(FleetDesk(store), run_handover=lambda handover: 0)
     async with app.run_test(size=(160, 30)) as pilot:
-        while not (isinstance(app.screen, FleetScreen) and app.screen.rows):
+        while not (isinstance(app.screen, FleetScreen) and cast(FleetScreen, app.screen).rows):
             await pilot.pause(0.05)
-        screen = app.screen
+        screen: Screen[Any] = app.screen
         assert isinstance(screen, FleetScreen)
         row = str(screen.query_one(OptionList).get_option_at_index(1).prompt)
         detail = str(screen.query_one("#fleet-detail", Static).render())

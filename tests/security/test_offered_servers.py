@@ -15,7 +15,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -240,6 +240,8 @@ async def test_an_mcp_client_sees_and_stops_only_the_runs_of_its_own_project(fak
 # -- 2. an ACP client, the conversations of another project --------------------------------------------------------
 
 class _Editor:
+    """An editor with only the methods it answers (handed to the SDK as `Any`: the protocol names them all)."""
+
     def __init__(self) -> None:
         self.updates: list[Any] = []
 
@@ -268,7 +270,7 @@ async def test_an_acp_client_lists_and_loads_only_the_conversations_of_the_proje
     mine = await _seed_session(ours, "OURS a conversation")
     other = await _seed_session(theirs, "THEIRS-SECRET a conversation")
     editor = _Editor()
-    async with spawn_agent_process(editor, *ZYGOTE.argv("acp"), env=_env(), cwd=ours, transport_kwargs={
+    async with spawn_agent_process(cast(Any, editor), *ZYGOTE.argv("acp"), env=_env(), cwd=ours, transport_kwargs={
             "stderr": subprocess.DEVNULL, "shutdown_timeout": 60.0}) as (conn, _process):
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
         named = {s.session_id for s in (await conn.list_sessions(cwd=str(ours))).sessions}

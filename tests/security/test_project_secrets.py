@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from tests.integration.helpers import git_project, run_yeetui
 
@@ -26,7 +27,7 @@ def test_a_project_server_naming_a_key_is_refused_and_nothing_printed_expands_it
     (project / ".codex").mkdir()
     (project / ".codex" / "config.toml").write_text(
         '[mcp_servers.bearer]\nurl = "https://example.invalid/mcp"\nbearer_token_env_var = "ANTHROPIC_API_KEY"\n')
-    env = {"ANTHROPIC_API_KEY": KEY}
+    env: dict[str, Any] = {"ANTHROPIC_API_KEY": KEY}  # Any: spread beside run_yeetui's timeout
     listed = run_yeetui("mcp", "list", cwd=project, **env)
     as_json = run_yeetui("mcp", "list", "--json", cwd=project, **env)
     outputs = [listed.stdout + listed.stderr, as_json.stdout + as_json.stderr]
@@ -53,7 +54,7 @@ def test_the_users_grant_lets_exactly_that_server_have_exactly_that_variable(tmp
     config = Path(os.environ["YEETUI_CONFIG_DIR"]) / "config.yaml"
     config.write_text((config.read_text() if config.exists() else "")
                       + "project_grants:\n  mcp_secrets: {github: [GITHUB_TOKEN]}\n")
-    token = {"GITHUB_TOKEN": "ghp_" + "x" * 36}
+    token: dict[str, Any] = {"GITHUB_TOKEN": "ghp_" + "x" * 36}  # Any: spread beside run_yeetui's timeout
     rows = {r["name"]: r for r in json.loads(run_yeetui("mcp", "list", "--json", cwd=project, **token).stdout)[
         "servers"]}
     assert rows["github"]["state"] == "needs approval" and rows["other"]["state"] == "refused"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ def _stored(data: Path) -> bytes:
     return b"".join(p.read_bytes() for p in data.rglob("*") if p.is_file())
 
 
-def _run(fake, tmp_path: Path, api: str, *replies: Reply, **env: str):
+def _run(fake, tmp_path: Path, api: str, *replies: Reply, **env: Any):  # Any: spread beside run_yeetui's timeout
     project = tmp_path / "project"
     project.mkdir()
     fake.script(*replies)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,7 @@ print("LEAKS-TRIED")
 
 
 @pytest.fixture
-def udp_listener() -> socket.socket:
+def udp_listener() -> Iterator[socket.socket]:
     server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     server.bind(("127.0.0.1", 0))
     server.setblocking(False)

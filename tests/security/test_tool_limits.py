@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -16,6 +18,7 @@ from yeetui.subagents.spawner import SpawnRequest
 from yeetui.tools import search
 
 EVIL = "(a|aa)+$"
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -24,7 +27,7 @@ def project_dir(project_dir: Path) -> Path:
     return project_dir
 
 
-async def _loop_lag_while(awaitable) -> tuple[object, float]:
+async def _loop_lag_while(awaitable: Awaitable[T]) -> tuple[T, float]:
     """Run `awaitable` while a ticker measures the event loop's worst delay."""
     worst = 0.0
     running = True

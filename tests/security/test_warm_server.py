@@ -189,7 +189,7 @@ def _ask_from_sandbox(server: Server, mechanism: sandbox.Sandbox, tmp_path: Path
 
 @pytest.mark.skipif(not MECHANISMS, reason="no OS sandbox (bubblewrap or Landlock) works on this machine")
 @pytest.mark.parametrize("mechanism", MECHANISMS or ["none"])
-def test_the_server_refuses_a_sandboxed_peer(server: Server, tmp_path: Path, mechanism: str) -> None:
+def test_the_server_refuses_a_sandboxed_peer(server: Server, tmp_path: Path, mechanism: sandbox.Sandbox) -> None:
     answer = _ask_from_sandbox(server, mechanism, tmp_path, bound=True)
     assert answer.get("pid") is None, answer  # nothing forked outside the sandbox
     assert "sandbox" in str(answer.get("error")), answer

@@ -12,6 +12,7 @@ import fcntl
 import os
 import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,7 @@ def project_dir(project_dir: Path) -> Path:
 
 
 @pytest.fixture
-def listener() -> socket.socket:
+def listener() -> Iterator[socket.socket]:
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(5)

@@ -8,8 +8,10 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+from textual.screen import Screen
 
 from tests.fakellm import Reply, ToolCall
 from tests.tui.test_app import _main, _text, _type
@@ -99,8 +101,8 @@ async def test_the_fleets_dialog_closes_when_another_window_answers(other: Store
     _, ask = await _detached_question(other, tmp_path / "proj")
     app = FleetApp(FleetDesk(other), run_handover=lambda handover: 0)
     async with app.run_test(size=(150, 30)) as pilot:
-        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
-        fleet = app.screen
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and cast(FleetScreen, app.screen).rows)
+        fleet: Screen[Any] = app.screen
         assert isinstance(fleet, FleetScreen)
         await pilot.press("a")
         await pilot_until(pilot, lambda: isinstance(app.screen, PermissionScreen))

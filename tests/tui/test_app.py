@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 from textual import events
 
@@ -145,7 +146,7 @@ class GatedApp(YeetuiApp):
     async def handover(self) -> None:
         half = len(self.burst) // 2
         if isinstance(self.screen, StartingScreen):
-            area = self.screen.query_one(ComposerInput)
+            area = cast(StartingScreen, self.screen).query_one(ComposerInput)
             for char in self.burst[:half]:  # dispatched to the starting composer, not yet handled by it
                 area.post_message(events.Key(char, char))
         for char in self.burst[half:]:  # not yet dispatched by the app
@@ -365,7 +366,7 @@ async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_h
     from yeetui.messages import Message
     from yeetui.runtime import Runtime
     from yeetui.tui.widgets.ledger import LedgerPanel
-    from yeetui.tui.widgets.message_views import UserMessageView
+    from yeetui.tui.widgets.message_views import AssistantMessageView, UserMessageView
 
     runtime = await Runtime.open(cwd=project)
     session = await runtime.store.create_session(profile="generic", cwd=str(project))
@@ -388,7 +389,8 @@ async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_h
         await pilot.press("home")  # the composer is empty: the conversation jumps
         await pilot_until(pilot, lambda: first_shown(view) == "question 0" and view.scroll_y == 0)
         await pilot.press("end")
-        await pilot_until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
+        await pilot_until(pilot, lambda: view.following
+                          and "answer 299" in cast(AssistantMessageView, view.entries[-1]).text)
 
         held: list[str] = []
 
@@ -408,7 +410,8 @@ async def test_home_and_end_jump_to_either_end_of_a_long_conversation_whatever_h
 
         main.query_one(LedgerPanel).focus()  # another panel has the focus
         await pilot.press("ctrl+end")
-        await pilot_until(pilot, lambda: view.following and "answer 299" in view.entries[-1].text)
+        await pilot_until(pilot, lambda: view.following
+                          and "answer 299" in cast(AssistantMessageView, view.entries[-1]).text)
         await pilot.press("home")
         await pilot_until(pilot, lambda: first_shown(view) == "question 0")
 
@@ -542,8 +545,11 @@ async def test_agents_lists_one_line_per_profile_cut_after_a_whole_word(fake_env
             main = await _main(pilot)
             await _type(pilot, "/agents")
             view = main.query_one(ConversationView)
-            await pilot_until(pilot, lambda view=view: any("Agent profiles" in str(n.render())
-                                                      for n in view.query(NoticeView)))
+
+            def profiles_shown(view: ConversationView = view) -> bool:
+                return any("Agent profiles" in str(n.render()) for n in view.query(NoticeView))
+
+            await pilot_until(pilot, profiles_shown)
             [notice] = [n for n in view.query(NoticeView) if "Agent profiles" in str(n.render())]
             await pilot.pause()
             text = str(notice.render())
@@ -705,8 +711,8 @@ async def test_the_fleet_screen_lists_every_run_and_opens_one(fake_env, project:
         await _type(pilot, "/oracle look at it")
         await pilot_until(pilot, lambda: "FLEET-ORACLE" in _text(view), timeout=30)
         await pilot.press("ctrl+g")
-        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
-        screen = app.screen
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and cast(FleetScreen, app.screen).rows)
+        screen = cast(FleetScreen, app.screen)
         listing = screen.query_one(OptionList)
         shown = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
         assert shown[0].startswith("NEEDS YOU") and any(s.startswith("DONE") for s in shown)

@@ -4,7 +4,7 @@ shows an empty conversation before the history appears."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tests.fakellm import Fault, Reply
 from tests.tui.test_app import _main, _text, _type
@@ -89,7 +89,8 @@ async def test_continue_reopens_the_apps_conversation_not_a_later_headless_or_de
         assert "headless question" not in _text(main.view())
         await pilot.press("ctrl+s")
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
-        tops = {node.title: node.label for node in pilot.app.screen.nodes if node.parent_id is None}
+        tops = {node.title: node.label for node in cast(SwitcherScreen, pilot.app.screen).nodes
+                if node.parent_id is None}
         assert tops["in the app"] == "primary", tops
         assert tops["headless question"].startswith("run ") and tops["detached question"].startswith("detached ")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.content import Content
 from textual.message import Message as TextualMessage
 
 from tests.waiting import pilot_until
@@ -25,7 +26,7 @@ from yeetui.tui.widgets.message_views import (
     ThinkingBlock,
     UserMessageView,
 )
-from yeetui.tui.widgets.tool_views import ToolCallView
+from yeetui.tui.widgets.tool_views import Entry, ToolCallView
 
 SIZE = (80, 24)
 
@@ -398,7 +399,7 @@ def test_an_announcement_shows_the_child_s_markdown_styled() -> None:
 
     text = announcement_text("oracle#4", RunStatus.COMPLETED, "The **fixture** sleeps in `conftest.py`.", None)
     view = AnnouncementView(Message.user(text, announcement=True, label="oracle#4", status="completed"))
-    shown = view.visual.plain if hasattr(view, "visual") else str(view.render())
+    shown = cast(Content, view.visual).plain if hasattr(view, "visual") else str(view.render())
     assert "The fixture sleeps in conftest.py." in shown and "**" not in shown and "`" not in shown
 
 
@@ -415,4 +416,4 @@ async def test_an_older_page_that_no_longer_joins_what_is_held_is_not_shown() ->
         assert not any("stale" in getattr(e, "text", "") for e in view.entries)
         await view.prepend([stored(7, Message.user("the page asked for"))], has_older=True,
                            before_message_id=view.held[0].id if view.held else view.oldest_message_id)
-        assert view.held[0].id == 7 if view.held else any(e.message_id == 7 for e in view.entries)
+        assert view.held[0].id == 7 if view.held else any(e.message_id == 7 for e in cast(list[Entry], view.entries))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from textual._styles_cache import StylesCache
@@ -21,7 +21,7 @@ from yeetui.tui.widgets.conversation import ConversationView
 from yeetui.tui.widgets.conversation_pages import ConversationPages
 from yeetui.tui.widgets.message_views import AssistantMessageView, OlderMarker, UserMessageView
 from yeetui.tui.widgets.render_text import Item, chunk_end, chunk_start
-from yeetui.tui.widgets.tool_views import ToolCallView
+from yeetui.tui.widgets.tool_views import Entry, ToolCallView
 
 SIZE = (80, 24)
 PAGE = 100
@@ -135,7 +135,8 @@ async def test_opening_a_long_session_mounts_about_two_screens_and_shows_the_end
         await app.open()
         await pilot_until(pilot, lambda: bool(view.entries) and on_screen(view, view.entries[-1]))  # laid out
         assert 3 <= len(view.entries) <= 20  # not the page of 100 messages (~250 views)
-        assert len(view.held) + len({e.message_id for e in view.entries}) >= 90  # the rest of the page is held
+        # the rest of the page is held
+        assert len(view.held) + len({e.message_id for e in cast(list[Entry], view.entries)}) >= 90
         assert view.query(OlderMarker) and app.requests == []  # nothing fetched yet
         last = view.entries[-1]
         assert isinstance(last, AssistantMessageView) and "Answer 249, paragraph 3" in last.text
@@ -192,14 +193,14 @@ async def test_every_message_can_be_reached_and_views_far_below_are_unmounted(st
         seen.clear()  # back down: the views unmounted below come back, in order, up to the end
         for _ in range(400):
             seen.update(question(e) for e in view.entries if on_screen(view, e))
-            if view.scroll_y >= view.max_scroll_y and view.entries[-1].message_id == 96:
+            if view.scroll_y >= view.max_scroll_y and cast(Entry, view.entries[-1]).message_id == 96:
                 break
             view.scroll_page_down(animate=False)
             await settle(pilot, view)
         assert seen >= {f"Question {n}" for n in range(24)}
-        ids = [e.message_id for e in view.entries if e.message_id is not None]
+        ids = [e.message_id for e in cast(list[Entry], view.entries) if e.message_id is not None]
         assert ids == sorted(ids)
-        assert "Answer 23, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
+        assert "Answer 23, paragraph 3" in cast(AssistantMessageView, view.entries[-1]).text
         assert view.following  # back at the end: following again
         check_tool_blocks(view)
 
@@ -215,7 +216,7 @@ async def test_a_message_arriving_while_the_user_reads_far_above_shows_when_they
                 break
             view.scroll_page_up(animate=False)
             await settle(pilot, view)
-        assert view.entries[-1].message_id != 160
+        assert cast(Entry, view.entries[-1]).message_id != 160
         new_id = await store.append_message(session, Message.user("Question 40: a late one"))
         await view.add_message(Message.user("Question 40: a late one"), new_id)
         assert question(view.entries[-1]) != "Question 40"  # not mounted after the gap
@@ -224,7 +225,7 @@ async def test_a_message_arriving_while_the_user_reads_far_above_shows_when_they
                 break
             view.scroll_page_down(animate=False)
             await settle(pilot, view)
-        ids = [e.message_id for e in view.entries if e.message_id is not None]
+        ids = [e.message_id for e in cast(list[Entry], view.entries) if e.message_id is not None]
         assert ids[-1] == new_id and ids == sorted(ids)
 
 
@@ -316,7 +317,7 @@ async def test_from_the_start_scrolling_down_reaches_every_message_in_order_with
             view.scroll_page_down(animate=False)
             await settle(pilot, view)
         assert seen == [f"Question {n}" for n in range(60)]  # every turn, in order
-        assert "Answer 59, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
+        assert "Answer 59, paragraph 3" in cast(AssistantMessageView, view.entries[-1]).text
         assert len(app.newer) >= 3 and app.newer == sorted(app.newer)  # page after page from the store
         assert held <= 60 and below <= 60 and len(view.entries) <= 40 + 20  # bounded on both sides
         assert view.has_older and view.following  # the oldest were dropped on the way down
@@ -351,7 +352,7 @@ async def test_scrolling_far_up_drops_the_newest_from_memory_and_fetches_them_ag
         await view.add_message(Message.user("Question 40: a late one"), late_id)  # committed meanwhile
         view.jump_to_end()
         await settle(pilot, view)
-        ids = [e.message_id for e in view.entries if e.message_id is not None]
+        ids = [e.message_id for e in cast(list[Entry], view.entries) if e.message_id is not None]
         assert ids[-1] == late_id and ids == sorted(ids) and view.following and not view.has_newer
         check_tool_blocks(view)
 
@@ -398,7 +399,7 @@ async def test_back_at_the_end_after_reading_far_up_memory_settles_and_every_mes
             await settle(pilot, view)
         await pilot_until(pilot, lambda: view.following and len(view.entries) <= 40 // 2 and not view.paging)
         assert len(view.entries) <= max(opened, 40 // 4) + 6 and len(view.held) <= 30 and view.has_older
-        assert "Answer 23, paragraph 3" in view.entries[-1].text  # type: ignore[attr-defined]
+        assert "Answer 23, paragraph 3" in cast(AssistantMessageView, view.entries[-1]).text
         seen: list[str] = []
         for _ in range(600):  # and all the way up again: every turn, newest first, none missing
             for entry in reversed(view.entries):

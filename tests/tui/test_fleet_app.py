@@ -8,8 +8,10 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 
 from tests.waiting import pilot_until
@@ -65,8 +67,8 @@ async def test_the_full_screen_fleet_answers_steers_cancels_and_hands_over(store
 
     app = FleetApp(FleetDesk(store), run_handover=hand_over)
     async with app.run_test(size=(150, 30)) as pilot:
-        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
-        screen = app.screen
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and cast(FleetScreen, app.screen).rows)
+        screen: Screen[Any] = app.screen
         assert isinstance(screen, FleetScreen)
         listing = screen.query_one(OptionList)
         shown = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
@@ -121,10 +123,15 @@ async def test_a_worktree_row_hands_over_a_shell_there(store: Store, tmp_path: P
     await store.worktree_records.add(path=tree, branch="yeetui/builder-1", repo=tmp_path / "proj",
                                      owner_session_id=session)
     handed: list[Handover] = []
-    app = FleetApp(FleetDesk(store, env={"SHELL": "/bin/zsh-test"}), run_handover=lambda h: handed.append(h) or 0)
+
+    def run_handover(handover: Handover) -> int:
+        handed.append(handover)
+        return 0
+
+    app = FleetApp(FleetDesk(store, env={"SHELL": "/bin/zsh-test"}), run_handover=run_handover)
     async with app.run_test(size=(150, 30)) as pilot:
-        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
-        screen = app.screen
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and cast(FleetScreen, app.screen).rows)
+        screen: Screen[Any] = app.screen
         assert isinstance(screen, FleetScreen)
         assert screen.rows[run].worktree == str(tree)
         await _highlight(pilot, screen, run)
@@ -139,8 +146,8 @@ async def test_a_finished_runs_unread_result_needs_you_until_it_is_opened(store:
                           body="LGTM", data={"announce": False})
     app = FleetApp(FleetDesk(store), run_handover=lambda handover: 0)
     async with app.run_test(size=(150, 30)) as pilot:
-        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.rows)
-        screen = app.screen
+        await pilot_until(pilot, lambda: isinstance(app.screen, FleetScreen) and cast(FleetScreen, app.screen).rows)
+        screen: Screen[Any] = app.screen
         assert isinstance(screen, FleetScreen)
         listing = screen.query_one(OptionList)
         assert str(listing.get_option_at_index(0).prompt) == "NEEDS YOU (1)"

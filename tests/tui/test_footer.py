@@ -7,6 +7,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
+from textual.widgets._footer import FooterKey
 
 from yeetui.tui.widgets.footer import FittedFooter
 
@@ -39,7 +40,7 @@ class Host(App[None]):
 
 
 def descriptions(footer: FittedFooter) -> list[str]:
-    return [key.description for key in footer.query("FooterKey")]
+    return [key.description for key in footer.query(FooterKey)]
 
 
 async def settle(pilot: Any) -> None:

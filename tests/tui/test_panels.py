@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -279,8 +280,8 @@ async def test_ledger_keys_can_be_remapped_by_binding_id() -> None:
 
 
 def test_every_panel_binding_has_a_unique_id() -> None:
-    ids = [binding.id for cls in (LedgerPanel, InboxPanel, SwitcherScreen, PermissionScreen, HelpScreen)
-           for binding in cls.BINDINGS]  # type: ignore[union-attr]
+    ids = [cast(Binding, binding).id for cls in (LedgerPanel, InboxPanel, SwitcherScreen, PermissionScreen, HelpScreen)
+           for binding in cls.BINDINGS]
     assert all(ids) and len(ids) == len(set(ids)), ids
 
 
@@ -505,7 +506,7 @@ async def test_switcher_shows_the_tree_with_status_unread_and_current_marks() ->
             "    └── reviewer#9 · queued · review the change",
             "primary · interrupted · an older session",
         ]
-        tree = app.screen.query_one(SessionTree)
+        tree = cast(SwitcherScreen, app.screen).query_one(SessionTree)
         assert tree.cursor_node is not None and tree.cursor_node.data == "b7", "the cursor starts on the current one"
         assert isinstance(app.focused, Input)
 
@@ -761,7 +762,7 @@ async def test_help_lists_keys_and_commands_and_closes() -> None:
             results: list[None] = []
             app.push_screen(HelpScreen(keys, commands), results.append)
             await pilot.pause()
-            screen = app.screen
+            screen: Screen[Any] = app.screen
             assert isinstance(screen, HelpScreen)
             headings = [static_text(s) for s in screen.query(".help-heading").results(Static)]
             assert headings == ["Keys", "Commands"]
@@ -788,6 +789,6 @@ def test_help_lists_every_ledger_and_inbox_key() -> None:
     from yeetui.tui.widgets.inbox import InboxPanel
 
     listed = {(name.split(":")[0], key.strip()) for name, _ in PANEL_KEYS for key in name.split(":")[1].split("/")}
-    bound = {("ledger", key) for b in LedgerPanel.BINDINGS for key in b.key.split(",")}
-    bound |= {("inbox", key) for b in InboxPanel.BINDINGS for key in b.key.split(",")}
+    bound = {("ledger", key) for b in LedgerPanel.BINDINGS for key in cast(Binding, b).key.split(",")}
+    bound |= {("inbox", key) for b in InboxPanel.BINDINGS for key in cast(Binding, b).key.split(",")}
     assert listed == bound

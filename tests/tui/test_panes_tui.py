@@ -71,7 +71,7 @@ async def test_a_pane_childs_tokens_stream_into_its_session_view(fake_env, proje
             view = main.query_one(ConversationView)
             await _type(pilot, "/oracle --tmux STREAM-Q: talk")
             await pilot_until(pilot, lambda: "runs in tmux window oracle-1" in _text(view), timeout=30)
-            store = pilot.app.surface.store
+            store = app.surface.store
             runs = [r for r in await store.list_runs() if r.profile == "oracle"]
             await main.open_session(runs[0].session_id)
             await pilot_until(pilot, lambda: "LIVE20" in _text(main.view()), timeout=60)
@@ -129,7 +129,7 @@ async def test_a_pane_childs_question_opens_the_permission_dialog(fake_env, proj
             await pilot_until(pilot, lambda: "generic#1" in _text(pilot.app.screen), timeout=30)  # composed, drawn
             shown = _text(pilot.app.screen)
             assert "generic#1" in shown and "echo PANE-TUI-RAN" in shown
-            [run] = [r for r in await pilot.app.surface.store.list_runs() if r.label == "generic#1"]
+            [run] = [r for r in await app.surface.store.list_runs() if r.label == "generic#1"]
             assert run.options["mode"] == "tmux" and run.pid != os.getpid()  # asked by the worker in the pane
             await pilot.press("y")
             await pilot_until(pilot, lambda: "PANE-TUI-DONE" in _text(view), timeout=60)
@@ -148,7 +148,7 @@ async def test_cancel_finds_a_pane_child_by_its_label(fake_env, project: Path, s
         async with app.run_test(size=(120, 36)) as pilot:
             main = await _main(pilot)
             view = main.query_one(ConversationView)
-            store = pilot.app.surface.store
+            store = app.surface.store
             await _type(pilot, "/oracle --tmux PANE-SLOW-Q: think")
             await pilot_until(pilot, lambda: any(line.startswith("oracle#1 running") for line in _ledger_lines(main)),
                          timeout=60)

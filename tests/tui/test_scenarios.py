@@ -12,10 +12,11 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from textual.message import Message as TextualMessage
+from textual.widgets import ContentSwitcher
 
 from tests.fakellm import Fault, Reply, ToolCall
 from tests.gitrepo import git_project
@@ -95,7 +96,7 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         assert "Pair watcher on." in _text(view)
         await pilot.press("ctrl+s")  # the switcher shows the watcher as the ledger does
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
-        pair_node = next(n for n in pilot.app.screen.nodes if n.profile == "pair")
+        pair_node = next(n for n in cast(SwitcherScreen, pilot.app.screen).nodes if n.profile == "pair")
         assert "pair#1 · watching" in str(pilot.app.screen.query_one(SessionTree).label_text(pair_node))
         await pilot.press("escape")
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
@@ -118,7 +119,7 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         second = _requests(fake_env, PRIMARY)[1]
         assert "[Pair: pair#1] Blocker: PAIR-BLOCKER" in second.text and "denied" in second.text
 
-        watcher = pilot.app.surface.runtime.watchers.get(main.current or "")
+        watcher = app.surface.runtime.watchers.get(main.current or "")
         assert watcher is not None
         await watcher.wait_idle(10)
         await pilot_until(pilot, lambda: any(line.startswith("pair#1 watching") for line in _ledger_lines(main)))
@@ -141,7 +142,7 @@ async def test_pair_hotkey_watches_interjects_a_blocker_and_stops(fake_env, proj
         await pilot_until(pilot, lambda: "PRIMARY-DONE-2" in _text(view))
         await pilot.pause(0.5)  # ten debounce periods: a live watcher would have looked by now
         assert len(_requests(fake_env, PAIR)) == looks
-        assert pilot.app.surface.runtime.watchers.get(main.current or "") is None
+        assert app.surface.runtime.watchers.get(main.current or "") is None
 
 
 # -- 2. orchestrate -----------------------------------------------------------------------------------------
@@ -177,7 +178,11 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         await pilot_until(pilot, lambda: "Started orchestrator#1." in _text(view))
         # The ledger is a tree, as the switcher is: the orchestrator's children indented under its row.
         for row in ("orchestrator#1", "└ planner#1", "└ builder#1", "└ reviewer#1"):
-            await pilot_until(pilot, lambda row=row: any(line.startswith(row + " ") for line in _ledger_lines(main)))
+
+            def in_the_ledger(row: str = row) -> bool:
+                return any(line.startswith(row + " ") for line in _ledger_lines(main))
+
+            await pilot_until(pilot, in_the_ledger)
         await pilot_until(pilot, lambda: any(a.label == "orchestrator#1" for a in view.query(AnnouncementView)))
         announcement = next(a for a in view.query(AnnouncementView) if a.label == "orchestrator#1")
         assert "Orchestrator finished: plan ✓ → build ✓ → review ✓" in str(announcement.render())
@@ -191,7 +196,7 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         await pilot.press("ctrl+s")
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
         tree = pilot.app.screen.query_one(SessionTree)
-        nodes = {n.label: n for n in pilot.app.screen.nodes}
+        nodes = {n.label: n for n in cast(SwitcherScreen, pilot.app.screen).nodes}
         orchestrator = next(node for node in _walk(tree.root) if node.data == nodes["orchestrator#1"].id)
         assert orchestrator.parent.data == primary
         assert sorted(tree.sessions[c.data].label for c in orchestrator.children) == [
@@ -213,7 +218,7 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         assert str(header.render()).startswith(
             "primary › orchestrator#1 › builder#1 · completed · type to follow up · ")
         builder_view = main.view(builder)
-        assert builder_view.display and main.query_one("#conversations").current == f"conv-{builder}"
+        assert builder_view.display and main.query_one("#conversations", ContentSwitcher).current == f"conv-{builder}"
         blocks = [b for b in builder_view.query(ToolCallView) if b.tool_name == "write_file"]
         assert blocks and "app.py" in _text(blocks[0]) and "✓" in _text(blocks[0])
         assert "BUILDER-REPORT" not in _text(view)  # the builder's work stays out of the primary transcript
@@ -223,7 +228,7 @@ async def test_orchestrate_shows_children_in_ledger_and_switcher_and_jumps_betwe
         assert "add a /health endpoint with tests" in _text(main.view())
         await pilot.press("ctrl+o")
         await pilot_until(pilot, lambda: main.current == primary)
-        assert main.query_one("#conversations").current == f"conv-{primary}"
+        assert main.query_one("#conversations", ContentSwitcher).current == f"conv-{primary}"
 
 
 # -- 3. permission queue ------------------------------------------------------------------------------------
@@ -248,18 +253,18 @@ async def test_two_children_asking_at_once_get_one_modal_at_a_time(fake_env, pro
         await pilot_until(pilot, lambda: sum("needs permission" in line for line in _ledger_lines(main)) == 2)
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
         assert sum(isinstance(s, PermissionScreen) for s in pilot.app.screen_stack) == 1
-        runs = await pilot.app.surface.store.list_runs(limit=10)
+        runs = await app.surface.store.list_runs(limit=10)
         task_of = {r.label: x for r in runs for x in "AB" if f"TASK-{x} please" in (r.prompt or "")}
         assert len(task_of) == 2 and all(label.startswith("generic#") for label in task_of)
 
-        first = pilot.app.screen
+        first = cast(PermissionScreen, pilot.app.screen)
         first_task = task_of[first.agent_label]
         assert first.agent_label in _text(first) and f"echo TASK-{first_task}-RAN" in _text(first)
         await pilot.press("y")
 
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen)
                           and pilot.app.screen is not first)
-        second = pilot.app.screen
+        second = cast(PermissionScreen, pilot.app.screen)
         assert sum(isinstance(s, PermissionScreen) for s in pilot.app.screen_stack) == 1
         second_task = task_of[second.agent_label]
         assert second_task != first_task

@@ -4,6 +4,7 @@ and its model; primary sessions are named by their first prompt, in the header a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from tests.fakellm import Fault, Reply, ToolCall
 from tests.tui.test_app import _main, _text, _type
@@ -54,7 +55,7 @@ async def test_header_names_the_session_its_parents_status_and_model(fake_env, p
 
         await pilot.press("ctrl+s")
         await pilot_until(pilot, lambda: isinstance(pilot.app.screen, SwitcherScreen))
-        [top] = [n for n in pilot.app.screen.nodes if n.id == primary]
+        [top] = [n for n in cast(SwitcherScreen, pilot.app.screen).nodes if n.id == primary]
         assert (top.label, top.title) == ("primary", "fix the FLAKY-LOGIN test")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from rich.console import Console
@@ -61,7 +61,8 @@ def tail_lines(message: AssistantMessageView, app: Any, width: int) -> int:
     """The lines the open end of a streaming answer takes: what rendering the whole text shown takes, less
     what the frozen parts before it take."""
     whole = RenderedMarkdown(message.shown_text, code_theme="monokai").height(app, width)
-    return whole - sum(frozen.content.height(app, width) for frozen in message.query(".frozen"))
+    frozen = message.query(".frozen").results(AnswerText)
+    return whole - sum(cast(MarkdownBlocks, part.content).height(app, width) for part in frozen)
 
 
 def whole(text: str, width: int) -> list[str]:
@@ -72,7 +73,7 @@ def whole(text: str, width: int) -> list[str]:
 def rendered(text: str | MarkdownBlocks, width: int = 70) -> list[str]:
     console = Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
     console.print(RenderedMarkdown(text, code_theme="monokai") if isinstance(text, str) else text)
-    return [line.rstrip() for line in console.file.getvalue().splitlines()]
+    return [line.rstrip() for line in cast(io.StringIO, console.file).getvalue().splitlines()]
 
 
 def test_drawn_block_by_block_markdown_shows_what_rendering_the_whole_shows() -> None:
@@ -107,15 +108,16 @@ async def test_a_long_answer_keeps_the_live_widget_small_and_never_redraws_froze
             await message.flush()
             await pilot.pause()  # the stream writes between flushes, as it does at 20 flushes a second
             largest_live = max(largest_live, len(block_starts(message._tail)))
-            for static in message.query(".frozen"):
+            for static in message.query(".frozen").results(AnswerText):
                 frozen_seen.setdefault(id(static), static)
         message = view.query_one(AssistantMessageView)
         await pilot_until(pilot, lambda: message.source == text)
-        frozen = list(message.query(".frozen"))
+        frozen = list(message.query(".frozen").results(AnswerText))
         assert len(frozen) >= 5  # most of the answer left the open end
         assert largest_live <= FREEZE_AT + 1  # frozen down as soon as it held more than FREEZE_AT blocks
         assert all(id(s) in frozen_seen for s in frozen) and len(frozen_seen) == len(frozen)  # never replaced
-        assert "".join(s.content.text for s in frozen) + message._tail == text  # nothing lost or doubled
+        assert ("".join(cast(MarkdownBlocks, s.content).text for s in frozen)
+                + message._tail == text)  # nothing lost or doubled
         width = message.query_one(".frozen").size.width
         await pilot.pause()
         assert drawn(message) == whole(text, width)  # the parts draw what the whole answer would
@@ -189,7 +191,7 @@ async def test_writes_that_add_no_line_skip_the_layout_and_the_view_still_fits_i
             message = view.query_one(AssistantMessageView)
             await message.flush()
             await pilot.pause()
-            body = message.query(".body").last()
+            body = message.query(".body").last(AnswerText)
 
             def fits(body: AnswerText = body, message: AssistantMessageView = message) -> bool:
                 return body.size.height == tail_lines(message, pilot.app, body.content_size.width)
@@ -304,7 +306,11 @@ async def test_a_line_that_scrolls_the_view_redraws_only_what_changed(monkeypatc
             before = view.max_scroll_y
             await view.stream_text("r1", f"- item {n}\n")  # a line more
             await message.flush()
-            await pilot_until(pilot, lambda b=before: view.scroll_y == b + 1 == view.max_scroll_y)  # scrolled by a line
+
+            def scrolled(b: int = before) -> bool:
+                return view.scroll_y == b + 1 == view.max_scroll_y
+
+            await pilot_until(pilot, scrolled)  # scrolled by a line
             await pilot.pause()
         assert drawn_by["AnswerText"] and drawn_by["ScrollBar"]
         assert set(drawn_by) <= {"AnswerText", "ScrollBar"}, drawn_by
@@ -529,7 +535,7 @@ async def test_a_write_parses_only_the_end_of_the_open_end_and_cuts_it_as_parsin
     from yeetui.tui.widgets import message_views
 
     parsed: list[int] = []
-    original = message_views.markdown_blocks
+    original = message_views.markdown_blocks  # type: ignore[attr-defined]  # the name it calls, patched below
 
     def counting(source: str) -> list[tuple[str, bool]]:
         parsed.append(len(source))

@@ -10,6 +10,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Static, TextArea
 
 from yeetui.tui.textual_workarounds import (
@@ -32,7 +33,7 @@ def orphaned_styles_caches(app: App[None]) -> int:
     for node in app.screen.walk_children(with_self=True):
         node.displayed_children  # noqa: B018  # a parent's cached list of its shown children is refreshed
     gc.collect()
-    live = {id(widget._styles_cache) for widget in [app.screen, *app.screen.walk_children()]}
+    live = {id(widget._styles_cache) for widget in [app.screen, *app.screen.walk_children(Widget)]}
     return sum(1 for cache in gc.get_objects() if isinstance(cache, StylesCache) and id(cache) not in live)
 
 
@@ -128,7 +129,7 @@ async def test_a_widget_s_repaint_is_written_at_once_and_only_its_own() -> None:
         def record(screen: object, update: CompositorUpdate | None) -> None:
             written.append("" if update is None else update.render_segments(app.console))
 
-        app._display = record  # type: ignore[method-assign]
+        app._display = record  # type: ignore[method-assign, assignment]  # Textual's private painter, recorded
         app.query_one(Static).update("CHANGED-TOO")
         area.insert("typed-now")
         assert paint_now(area)

@@ -66,7 +66,7 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         await pilot_until(pilot, lambda: "Worktrees (/merge NAME" in _text(view))
         assert "builder#1" in _text(view) and "builder#2" in _text(view) and "1 commit(s)" in _text(view)
 
-        trees = await pilot.app.surface.store.worktree_records.list(statuses=("active",))
+        trees = await app.surface.store.worktree_records.list(statuses=("active",))
         mul = next(w.label for w in trees if (w.path / "mul.py").is_file())
         div = next(w.label for w in trees if (w.path / "div.py").is_file())
         inbox = main.query_one(InboxPanel)
@@ -93,11 +93,11 @@ async def test_merge_and_discard_a_builders_worktree_from_the_tui(fake_env, proj
         # first was merged: the shell opens in the one still there, named by its builder's label.
         worktrees = [{"id": w.id, "label": w.label, "branch": w.branch} for w in
                      sorted(trees, key=lambda w: w.label != mul)]
-        store = pilot.app.surface.store
+        store = app.surface.store
         ending = await store.inbox.add(session_id=main.current, kind="orchestrator", title="orchestrator#1 — completed",
                                        data={"event": "end", "status": "completed", "worktrees": worktrees})
-        pilot.app.surface.bus.publish(InboxItemAdded(ending.id, main.current, None, ending.kind, ending.title, "",
-                                                     ending.data or {}))
+        app.surface.bus.publish(InboxItemAdded(ending.id, main.current, None, ending.kind, ending.title, "",
+                                               ending.data or {}))
         await pilot_until(pilot, lambda: str(ending.id) in [str(o.id) for o in inbox.options])
         inbox.focus()
         inbox.highlighted = inbox.get_option_index(str(ending.id))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,7 +117,7 @@ default_variables: {tone: terse, lang: en}
 
 
 def test_merge_moves_overridden_patterns_last_and_null_replaces() -> None:
-    base = {"permissions": {"bash": {"*": "ask", "git *": "allow"}}, "model": "a/b"}
+    base: dict[str, Any] = {"permissions": {"bash": {"*": "ask", "git *": "allow"}}, "model": "a/b"}
     merged = merge_fields(base, {"permissions": {"bash": {"*": "deny"}}, "model": None})
     assert list(merged["permissions"]["bash"].items()) == [("git *", "allow"), ("*", "deny")]
     assert merged["model"] is None

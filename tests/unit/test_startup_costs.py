@@ -19,10 +19,11 @@ from yeetui import yamlfile
 from yeetui.definitions.editor_schema import profile_json_schema
 from yeetui.definitions.profiles import Profile
 from yeetui.definitions.workflows import load_workflows
-from yeetui.resources import builtin_dir
+from yeetui.resources import DataName, builtin_dir
 
 REPO = Path(__file__).resolve().parents[2]
-BUILT_IN = sorted(p for kind in ("agents", "workflows") for p in builtin_dir(kind).iterdir()
+KINDS: tuple[DataName, ...] = ("agents", "workflows")
+BUILT_IN = sorted(p for kind in KINDS for p in builtin_dir(kind).iterdir()
                   if p.suffix in (".md", ".yaml", ".yml", ".json"))
 
 

@@ -41,9 +41,9 @@ def stop_blinking(app: App[Any]) -> None:
     for screen in app.screen_stack:
         for widget in screen.query(TextArea):
             widget.cursor_blink = False  # drawn, steadily, where it has focus
-        for widget in screen.query(Input):
-            widget.cursor_blink = False
-            widget._cursor_visible = widget.has_focus  # the blink's pause hides it; a focused input shows it
+        for field in screen.query(Input):
+            field.cursor_blink = False
+            field._cursor_visible = field.has_focus  # the blink's pause hides it; a focused input shows it
 
 
 # -- fixed domain records ---------------------------------------------------------------------------
@@ -151,7 +151,7 @@ class SceneApp(App[None]):
 class FrozenLedgerApp(YeetuiApp):
     """The real app, whose runtime's ledger reads a frozen clock (elapsed times never tick)."""
 
-    CSS_PATH = str(Path(app_module.__file__).with_name("app.tcss"))  # relative paths resolve per subclass
+    CSS_PATH = [str(Path(app_module.__file__).with_name("app.tcss"))]  # relative paths resolve per subclass
     LEDGER_CLOCK = staticmethod(frozen_clock)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from yeetui.application.agents import Worker
 from yeetui.cli import _command
-from yeetui.cli.common import EXIT_FAILED
+from yeetui.cli.exit_codes import EXIT_FAILED
 from yeetui.errors import StoreError, YeetuiError
 from yeetui.runtime import Runtime
 

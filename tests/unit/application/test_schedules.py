@@ -52,7 +52,8 @@ class Launches:
     """What would have been started: one real run record per launch (so failures can be counted)."""
 
     def __init__(self, store: Store, status: RunStatus = RunStatus.COMPLETED) -> None:
-        self.store, self.status, self.started = store, status, []
+        self.store, self.status = store, status
+        self.started: list[str] = []
 
     async def __call__(self, schedule, launching: Launching) -> str:
         session = await self.store.create_session(profile=schedule.profile, title=launching.title)
@@ -126,7 +127,7 @@ async def test_a_schedule_that_keeps_failing_is_paused_with_a_notice(stores: lis
     clock = Clock()
     bus = Bus()
     said: list[Notice] = []
-    bus.add_listener(lambda e: isinstance(e, Notice) and said.append(e))
+    bus.add_listener(lambda e: said.append(e) if isinstance(e, Notice) else None)
     launches = Launches(stores[0], status=RunStatus.FAILED)
     scheduler = Scheduler(stores[0], bus, launch=launches, clock=clock)
     schedule = await scheduler.add(project_dir=tmp_path, when="every 1m", profile="reviewer", prompt="p")

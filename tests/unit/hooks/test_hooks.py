@@ -83,7 +83,7 @@ async def test_hooks_block_a_tool_call_add_context_to_a_prompt_and_hear_the_stop
         Reply(text="All done.", when_contains="no rm -rf here"),
         Reply(tool_calls=[ToolCall("bash", {"command": "rm -rf build"})], when_contains="clean up"))
     notices: list[Notice] = []
-    runtime.bus.add_listener(lambda e: isinstance(e, Notice) and notices.append(e))
+    runtime.bus.add_listener(lambda e: notices.append(e) if isinstance(e, Notice) else None)
     result = await runtime.launcher.run_prompt("clean up", interactive=True)
     assert result.status == RunStatus.WAITING_USER and result.output == "All done."
     first, second = scripted.requests

@@ -7,13 +7,14 @@ test_providers_litellm.py.)
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import cast
 
 import pytest
 
 from yeetui.errors import ProviderError
 from yeetui.messages import Message, Usage
-from yeetui.providers.base import ModelRequest, StreamDone, TextChunk, ThinkingChunk, ToolCallChunk
+from yeetui.providers.base import ModelRequest, StreamDone, StreamItem, TextChunk, ThinkingChunk, ToolCallChunk
 from yeetui.providers.retry import Restarted, backoff_delay, stream_with_retry
 
 REQUEST = ModelRequest(model="m", system="", messages=[Message.user("hi")])
@@ -33,6 +34,9 @@ class ScriptedProvider:
         self.attempts = list(attempts)
         self.calls = 0
         self.closed = 0
+
+    def missing_credentials(self) -> str | None:
+        return None
 
     async def stream(self, request: ModelRequest) -> AsyncIterator:
         attempt = self.attempts[self.calls]
@@ -178,7 +182,8 @@ def test_backoff_is_capped_and_jittered() -> None:
 
 async def test_consumer_stopping_early_closes_the_provider_stream() -> None:
     provider = ScriptedProvider([TextChunk("a"), TextChunk("b"), done("ab")])
-    stream = stream_with_retry(provider, REQUEST, sleep=Sleeps())
+    # an async generator (its aclose is what this is about), annotated as the AsyncIterator it is consumed as
+    stream = cast(AsyncGenerator[StreamItem | Restarted, None], stream_with_retry(provider, REQUEST, sleep=Sleeps()))
     assert await anext(stream) == TextChunk("a")
     await stream.aclose()
     assert provider.closed == 1

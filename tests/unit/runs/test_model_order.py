@@ -86,7 +86,7 @@ def test_tiers_resolve_for_the_user_s_provider(openai_only: Runtime) -> None:
 
 def test_a_profile_pinned_to_a_provider_without_a_key_runs_on_the_default(openai_only: Runtime) -> None:
     notices: list[str] = []
-    openai_only.bus.add_listener(lambda e: notices.append(e.text) if getattr(e, "kind", "") == "notice" else None)
+    openai_only.bus.add_listener(lambda e: notices.append(e.text) if e.kind == "notice" else None)
     pinned = openai_only.profiles.get("flowing").model_copy(update={"model": "anthropic/claude-opus-4-5",
                                                                     "workflow": None})
     assert openai_only.launcher.models.resolve(pinned) == "openai/gpt-5"

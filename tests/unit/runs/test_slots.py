@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 
 
 @pytest.fixture
-async def store() -> Store:
+async def store() -> AsyncIterator[Store]:
     opened = await Store.open(paths.database_path())
     yield opened
     await opened.close()

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from tests.fakellm import Reply, ToolCall
 from yeetui.application.agents import run_json
@@ -16,6 +17,7 @@ from yeetui.providers.base import UsageChunk
 from yeetui.providers.litellm import ChunkAccumulator
 from yeetui.runs.permissions import answer_permissions_headless
 from yeetui.runtime import Runtime
+from yeetui.store.records import RunRecord
 from yeetui.subagents.spawner import SpawnRequest
 from yeetui.text import seconds_text
 
@@ -133,9 +135,9 @@ async def test_usage_sent_with_every_chunk_is_stored_a_few_times_not_per_chunk(r
     writes: list[Usage | None] = []
     update_run = runtime.store.update_run
 
-    async def counted(run_id: str, **changes: object) -> object:
-        writes.append(changes.get("usage"))  # type: ignore[arg-type]  # what the runner stored, when it did
-        return await update_run(run_id, **changes)  # type: ignore[arg-type]
+    async def counted(run_id: str, **changes: Any) -> RunRecord:
+        writes.append(changes.get("usage"))  # what the runner stored, when it did
+        return await update_run(run_id, **changes)
 
     runtime.store.update_run = counted  # type: ignore[method-assign]  # the real store, its writes counted
     result = await runtime.launcher.run_prompt("go", model="gemini/gemini-2.5-flash")

@@ -120,8 +120,8 @@ async def test_kill_9_loses_nothing_already_committed(tmp_path: Path) -> None:
     assert kind == "session"
     last_seen: dict[int, str] = {}  # message id -> newest text the child reported committed
     while len(last_seen) < 40:
-        kind, mid, text = (await _line(proc)).split(maxsplit=2)
-        last_seen[int(mid)] = text
+        kind, reported, text = (await _line(proc)).split(maxsplit=2)
+        last_seen[int(reported)] = text
     os.kill(proc.pid, signal.SIGKILL)
     await proc.wait()
     assert proc.returncode == -signal.SIGKILL

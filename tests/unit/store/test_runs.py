@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -144,8 +145,11 @@ async def test_mark_interrupted_only_ends_runs_whose_process_is_gone(
     earlier_ours = await run_with(RunStatus.RUNNING, os.getpid())  # an earlier process that had our pid
     reused = await run_with(RunStatus.RUNNING, live_pid)  # its process ended; an unrelated one got the pid
     for run_id in (earlier_ours, reused):
-        await store.transaction("record another start", lambda conn, run_id=run_id: conn.execute(
-            "UPDATE agent_runs SET pid_start = 1 WHERE id = ?", (run_id,)))
+
+        def record_another_start(conn: sqlite3.Connection, run_id: str = run_id) -> sqlite3.Cursor:
+            return conn.execute("UPDATE agent_runs SET pid_start = 1 WHERE id = ?", (run_id,))
+
+        await store.transaction("record another start", record_another_start)
     dead_running = await run_with(RunStatus.RUNNING, dead_pid)
     dead_queued = await run_with(RunStatus.QUEUED, dead_pid)
     dead_perm = await run_with(RunStatus.WAITING_PERMISSION, dead_pid)

@@ -69,7 +69,7 @@ async def pair(stores: tuple[Store, Store]) -> AsyncIterator[Pair]:
     asking = AskThroughStore(worker_store, run_id, poll=0.01)
     worker_bus.add_listener(asking.listen)
     shown: list[PermissionRequested] = []
-    front_bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
+    front_bus.add_listener(lambda e: shown.append(e) if isinstance(e, PermissionRequested) else None)
     elsewhere = RunsElsewhere(front_store, front_bus, Delivery(front_store, front_bus), None, answers_asks=True)
     elsewhere.follow(run_id, None)
     try:
@@ -162,7 +162,7 @@ async def _asking_to_all(store: Store, **waiting: Any) -> tuple[str, Bus, AskThr
 
 def _front_end(store: Store) -> tuple[RunsElsewhere, list[PermissionRequested]]:
     bus, shown = Bus(), []
-    bus.add_listener(lambda e: isinstance(e, PermissionRequested) and shown.append(e))
+    bus.add_listener(lambda e: shown.append(e) if isinstance(e, PermissionRequested) else None)
     return RunsElsewhere(store, bus, Delivery(store, bus), None, answers_asks=True), shown
 
 

@@ -4,13 +4,16 @@ its earlier context, and its new answer reaches the parent once, as the first di
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 import pytest
 
 from tests.fakellm import Reply, ToolCall
 from yeetui.errors import YeetuiError
 from yeetui.events import RunStatus
+from yeetui.runs.spec import RunResult
 from yeetui.runtime import Runtime
+from yeetui.subagents.host import AgentHost
 
 
 async def test_a_finished_oracle_answers_a_follow_up_with_its_earlier_context(runtime: Runtime, scripted) -> None:
@@ -39,6 +42,7 @@ async def test_a_finished_oracle_answers_a_follow_up_with_its_earlier_context(ru
     assert len(runs) == 2
     assert [r.label for r in runs] == ["oracle#1", "oracle#1"]  # the same child, by the same name
     ended = await asyncio.wait_for(runtime.spawner.wait(runs[0].id), 30) or runs[0]
+    assert isinstance(ended, RunResult)  # (a RunRecord, the run's row, has no output)
     assert ended.status == RunStatus.COMPLETED and "SECOND-ANSWER" in ended.output
     follow_up_request = next(r for r in scripted.requests if "FOLLOW-Q" in r.text and "ORACLE-TASK" in r.text)
     assert "FIRST-ANSWER" in follow_up_request.text  # its own earlier answer: the same conversation
@@ -54,7 +58,9 @@ async def test_a_released_subagent_is_not_asked_again(runtime: Runtime, scripted
                                                                   "blocking": True})]),
                     Reply(tool_calls=[ToolCall("complete", {"output": "parent done"})], repeat=True))
     first = await runtime.launcher.run_prompt("PARENT go")
-    host = runtime.launcher.agent_host(session_id=first.session_id, run_id=first.run_id, label="generic#1")
+    # the runs layer types the host it is handed as `object`; the runtime hands it an AgentHost
+    host = cast(AgentHost, runtime.launcher.agent_host(session_id=first.session_id, run_id=first.run_id,
+                                                       label="generic#1"))
     listed = await host.children()
     assert [(c["label"], c["can_be_asked_again"]) for c in listed] == [("oracle#1", True)]
     assert "released" in await host.release("oracle#1")

@@ -46,7 +46,7 @@ def bus() -> Bus:
 @pytest.fixture
 def changes(bus: Bus) -> list[ev.LedgerChanged]:
     seen: list[ev.LedgerChanged] = []
-    bus.add_listener(lambda e: isinstance(e, ev.LedgerChanged) and seen.append(e))
+    bus.add_listener(lambda e: seen.append(e) if isinstance(e, ev.LedgerChanged) else None)
     return seen
 
 

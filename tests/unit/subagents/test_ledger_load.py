@@ -14,7 +14,7 @@ RUN, SESSION = "run-1", "sess-1"
 def _setup() -> tuple[Bus, Ledger, list[ev.LedgerChanged]]:
     bus = Bus()
     changes: list[ev.LedgerChanged] = []
-    bus.add_listener(lambda e: isinstance(e, ev.LedgerChanged) and changes.append(e))
+    bus.add_listener(lambda e: changes.append(e) if isinstance(e, ev.LedgerChanged) else None)
     ledger = Ledger(bus, linger=10.0, clock=lambda: 1000.0)
     bus.publish(ev.RunRegistered(RUN, SESSION, "parent-1", "oracle", "oracle#4", "anthropic/claude-sonnet-4-6",
                                  RunStatus.RUNNING))

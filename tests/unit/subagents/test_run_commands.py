@@ -209,7 +209,8 @@ async def test_a_warm_worker_that_reads_its_run_before_its_launcher_records_it_s
     assert run.pid == os.getpid()
     stand_in = os.getppid()  # a live process that is not this one
     other = await Runtime.open(cwd=project_dir, provider_factory=scripted.provider_factory, stand_in=stand_in)
-    claim, claims = other.store.claim_run, []
+    claim = other.store.claim_run
+    claims: list[int] = []
 
     async def launcher_records_first(*args, **kwargs):
         if not claims:

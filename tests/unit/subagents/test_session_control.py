@@ -18,7 +18,7 @@ async def control(runtime: Runtime) -> SessionControl:
 
 async def test_prompts_typed_while_busy_are_queued_in_order(control: SessionControl, scripted) -> None:
     busy: list[tuple[bool, int]] = []
-    control.bus.add_listener(lambda e: isinstance(e, SessionBusyChanged) and busy.append((e.busy, e.queued)))
+    control.bus.add_listener(lambda e: busy.append((e.busy, e.queued)) if isinstance(e, SessionBusyChanged) else None)
     scripted.script(Reply(text="first answer " * 20, chunk_delay=0.02, chunk_size=6, when_contains="FIRST"),
                     Reply(text="second answer", when_contains="SECOND"))
     await control.submit("FIRST")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import Reply, ToolCall
+from tests.fakellm.server import RecordedRequest
 from tests.gitrepo import git_project
 from tests.processes import gone, running_with, unique_sleep
 from yeetui.events import InboxItemAdded, RunStatus
@@ -61,7 +62,7 @@ async def test_three_oracles_run_concurrently_and_report_once(runtime: Runtime, 
     assert result.status == RunStatus.COMPLETED, result.error
 
     children = [r for r in scripted.requests if "QUESTION-" in r.text and "PARENT-TASK" not in r.text]
-    firsts = {}
+    firsts: dict[str, RecordedRequest] = {}
     for request in children:
         q = next(q for q in "ABC" if f"QUESTION-{q}" in request.text)
         firsts.setdefault(q, request)
@@ -338,9 +339,9 @@ async def test_stopping_a_child_its_parent_waits_for_ends_only_the_child(runtime
 
     registered: list[str] = []
     waiting = asyncio.Event()
-    runtime.bus.add_listener(lambda e: isinstance(e, RunRegistered) and e.parent_session_id and
-                             registered.append(e.run_id))
-    runtime.bus.add_listener(lambda e: isinstance(e, ToolCallStarted) and e.name == "bash" and waiting.set())
+    runtime.bus.add_listener(lambda e: registered.append(e.run_id)
+                             if isinstance(e, RunRegistered) and e.parent_session_id else None)
+    runtime.bus.add_listener(lambda e: waiting.set() if isinstance(e, ToolCallStarted) and e.name == "bash" else None)
     parent = asyncio.create_task(runtime.launcher.run_prompt("PARENT-BLOCKS: ask a child and wait"))
     await asyncio.wait_for(waiting.wait(), 20)  # the child runs its command; the parent waits on the child
     await runtime.spawner.cancel(registered[0], graceful=False)

@@ -21,7 +21,7 @@ from yeetui.system.relay import RelayReceiver, RelaySender, decode, encode, rela
 
 
 def test_events_round_trip_and_others_are_dropped() -> None:
-    events = [
+    events: list[ev.Event] = [
         ev.TextDelta("r", "s", "hello"),
         ev.RunStatusChanged("r", "s", ev.RunStatus.RUNNING),
         ev.MessageCommitted("r", "s", 7, Message.assistant("done")),

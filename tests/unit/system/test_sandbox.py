@@ -36,7 +36,7 @@ def test_no_sandbox_means_wrap_refuses_clearly(monkeypatch: pytest.MonkeyPatch, 
 
 
 @pytest.fixture(params=["bwrap", "landlock"])
-def mechanism(request: pytest.FixtureRequest) -> str:
+def mechanism(request: pytest.FixtureRequest) -> sandbox.Sandbox:
     if request.param not in AVAILABLE:
         pytest.skip(f"{request.param} does not work on this machine")
     return request.param
@@ -50,7 +50,7 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def test_writes_fail_and_leave_no_file(mechanism: str, workspace: Path, tmp_path: Path) -> None:
+def test_writes_fail_and_leave_no_file(mechanism: sandbox.Sandbox, workspace: Path, tmp_path: Path) -> None:
     private = tmp_path / "private"
     private.mkdir()
     script = ('touch x; echo "touch=$?"; echo changed > keep.txt; echo "overwrite=$?"; mkdir d; '
@@ -66,7 +66,7 @@ def test_writes_fail_and_leave_no_file(mechanism: str, workspace: Path, tmp_path
     assert (workspace / "keep.txt").read_text() == "original\n"
 
 
-def test_private_tmp_is_writable_and_private(mechanism: str, workspace: Path, tmp_path: Path) -> None:
+def test_private_tmp_is_writable_and_private(mechanism: sandbox.Sandbox, workspace: Path, tmp_path: Path) -> None:
     private = tmp_path / "private"
     private.mkdir()
     name = f"yeetui-scratch-{uuid.uuid4().hex}"
@@ -87,7 +87,7 @@ def listener() -> Iterator[int]:
     server.close()
 
 
-def test_tcp_is_blocked_inside_but_works_outside(mechanism: str, workspace: Path, listener: int) -> None:
+def test_tcp_is_blocked_inside_but_works_outside(mechanism: sandbox.Sandbox, workspace: Path, listener: int) -> None:
     if mechanism == "landlock" and sandbox.landlock_abi() < 4:
         pytest.skip("this kernel's Landlock cannot restrict TCP (ABI < 4)")
     code = ("import socket; "

@@ -118,7 +118,11 @@ async def test_closing_dead_windows_keeps_those_that_ended_last(server: TmuxServ
     ended = []
     for n in range(4):  # one after another: each ends before the next opens
         ended.append(await server.open_window(f"ended#{n}", ["true"], cwd=tmp_path))
-        await until_async("the command to end", lambda n=n: _dead_count(server, n + 1))
+
+        async def dead_now(n: int = n) -> bool:
+            return await _dead_count(server, n + 1)
+
+        await until_async("the command to end", dead_now)
     assert await server.close_dead_windows(keep=2) == 2
     assert await server.window_names() == {"live", ended[2].window, ended[3].window}
     assert await server.close_dead_windows(keep=2) == 0

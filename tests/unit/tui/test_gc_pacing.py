@@ -24,7 +24,8 @@ def pacer(clock: Clock, pending: list[int], runs: list[float]) -> FullCollection
 
 
 def test_a_due_collection_waits_for_a_quiet_keyboard() -> None:
-    clock, pending, runs = Clock(), [0], []
+    clock, pending = Clock(), [0]
+    runs: list[float] = []
     full = pacer(clock, pending, runs)
     assert not full.tick()  # nothing due
     pending[0] = DUE_AFTER
@@ -37,7 +38,8 @@ def test_a_due_collection_waits_for_a_quiet_keyboard() -> None:
 
 
 def test_a_user_who_never_pauses_still_gets_one_after_max_delay() -> None:
-    clock, pending, runs = Clock(), [DUE_AFTER], []
+    clock, pending = Clock(), [DUE_AFTER]
+    runs: list[float] = []
     full = pacer(clock, pending, runs)
     start = clock.now
     while not runs:
@@ -60,7 +62,8 @@ def test_calm_gc_leaves_full_collections_to_the_pacer() -> None:
 
 
 def test_many_unmounted_views_make_a_collection_due_whatever_the_generation_counts() -> None:
-    clock, pending, runs = Clock(), [0], []
+    clock, pending = Clock(), [0]
+    runs: list[float] = []
     full = pacer(clock, pending, runs)
     full.dropped(DROPPED_DUE - 1)
     assert not full.tick()  # not yet
@@ -77,7 +80,8 @@ def test_the_app_collects_as_soon_as_enough_views_were_unmounted_unless_the_user
     from yeetui.tui.app import YeetuiApp
     from yeetui.tui.widgets.conversation_window import EntryWindow
 
-    clock, pending, runs = Clock(), [0], []
+    clock, pending = Clock(), [0]
+    runs: list[float] = []
     app = YeetuiApp(cwd=tmp_path, tune_gc=True)
     app.full_collections = pacer(clock, pending, runs)
     app.on_entry_window_dropped(EntryWindow.Dropped(DROPPED_DUE // 2))

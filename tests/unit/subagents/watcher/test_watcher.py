@@ -99,7 +99,7 @@ async def test_risky_command_gets_a_blocker_in_the_inbox_and_inline(runtime, wat
     watcher = await runtime.watchers.toggle(watched.id, **FAST)
     assert watcher is not None and runtime.watchers.get(watched.id) is watcher and watcher.label == "pair#1"
     interjected = asyncio.Event()
-    runtime.bus.add_listener(lambda e: isinstance(e, InboxItemAdded) and interjected.set())
+    runtime.bus.add_listener(lambda e: interjected.set() if isinstance(e, InboxItemAdded) else None)
     primary = asyncio.create_task(runtime.launcher.run_prompt("WATCHED-RISKY: clean up the build",
                                                               session_id=watched.id))
     try:
@@ -222,7 +222,8 @@ async def test_min_interval_spaces_runs_and_later_deltas_still_go_out(runtime, w
 
 async def test_hourly_budget_counts_runs(runtime, watched, scripted, events) -> None:
     budget_reached = asyncio.Event()
-    runtime.bus.add_listener(lambda e: isinstance(e, Notice) and "runs an hour" in e.text and budget_reached.set())
+    runtime.bus.add_listener(lambda e: budget_reached.set()
+                             if isinstance(e, Notice) and "runs an hour" in e.text else None)
     scripted.script(_silent(), *_primary("WATCHED-ONE", "echo one"), *_primary("WATCHED-TWO", "echo two"))
     watcher = await runtime.watchers.toggle(watched.id, debounce=0.05, min_interval=0, max_per_hour=1)
     await runtime.launcher.run_prompt("WATCHED-ONE", session_id=watched.id)
