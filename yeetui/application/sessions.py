@@ -67,8 +67,8 @@ class SessionDesk:
             if latest is not None:
                 return SessionToOpen(latest.id)
             if (latest := await self._store.latest_session(with_messages=True, cwd=project)) is not None:
-                return SessionToOpen(latest.id, f"--continue: no conversation of the app in this project yet; reopened the latest "
-                                     f"session, a {latest.origin} run: {latest.title or latest.id[:12]}.")
+                return SessionToOpen(latest.id, "--continue: no conversation of the app in this project yet; reopened "
+                                     f"the latest session, a {latest.origin} run: {latest.title or latest.id[:12]}.")
         return SessionToOpen((await self.new(model=model)).id)
 
     async def compact(self, session_id: str, *, model: str | None = None) -> str:
