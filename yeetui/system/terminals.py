@@ -83,7 +83,7 @@ def show_window(server: str, target: str, *, env: Mapping[str, str] | None = Non
     command = shlex.join(attach)
     if env.get("TMUX") and which("tmux"):
         how: Opened = "tmux-split" if prefer == "split" else "tmux-window"
-        verb = ["split-window", "-h"] if how == "tmux-split" else ["new-window"]
+        verb = ["split-window", "-h", *_beside_yeetui(env)] if how == "tmux-split" else ["new-window"]
         done = run(["tmux", *verb, command], env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False)
         if done.returncode == 0:
             return Shown(how, command)
@@ -101,7 +101,7 @@ def open_shell(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = 
     where = os.fspath(path)
     cd = f"cd {shlex.quote(where)}"
     if env.get("TMUX") and which("tmux"):
-        done = run(["tmux", "split-window", "-h", "-c", where], env=env, stdin=subprocess.DEVNULL,
+        done = run(["tmux", "split-window", "-h", *_beside_yeetui(env), "-c", where], env=env, stdin=subprocess.DEVNULL,
                    capture_output=True, check=False)
         if done.returncode == 0:
             return Shown("tmux-split", cd)
@@ -109,6 +109,13 @@ def open_shell(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = 
     if argv is not None and _start_detached(argv, env, popen):
         return Shown("terminal", argv[0])
     return Shown("command", cd)
+
+
+def _beside_yeetui(env: Mapping[str, str]) -> list[str]:
+    """`-t` yeetui's own tmux pane: without it tmux splits whichever window is active, which is another one when
+    the user switched windows while yeetui runs."""
+    pane = env.get("TMUX_PANE")
+    return ["-t", pane] if pane else []
 
 
 def _start_detached(argv: list[str], env: Mapping[str, str], popen: Popen) -> bool:

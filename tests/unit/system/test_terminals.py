@@ -101,3 +101,27 @@ def test_inside_the_users_tmux_a_worktree_shell_opens_as_a_split_there(tmp_path:
     finally:
         subprocess.run(["tmux", "-S", str(user_sock), "kill-server"], capture_output=True)
         shutil.rmtree(user_sock.parent, ignore_errors=True)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_the_split_opens_beside_yeetui_when_the_user_has_another_window_in_front(tmp_path: Path) -> None:
+    """The user switched to a second window while yeetui runs in the first: the split is of yeetui's window
+    (`$TMUX_PANE`), not of whichever window is active."""
+    user_sock = Path(tempfile.mkdtemp(prefix="yeetui-t-")) / "user"
+    tmux = ["tmux", "-S", str(user_sock)]
+    try:
+        subprocess.run([*tmux, "-f", "/dev/null", "new-session", "-d", "-s", "u", "-x", "120", "-y", "30", "sh"],
+                       check=True)
+        ours = subprocess.run([*tmux, "display-message", "-p", "-t", "u:0", "#{pane_id}"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        subprocess.run([*tmux, "new-window", "-t", "u", "sh"], check=True)  # now the active window
+        pid = subprocess.run([*tmux, "display-message", "-p", "#{pid}"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+        shown = open_shell(tmp_path, env={"TMUX": f"{user_sock},{pid},0", "TMUX_PANE": ours, "PATH": "/usr/bin:/bin"})
+        assert shown.how == "tmux-split"
+        counts = subprocess.run([*tmux, "list-windows", "-t", "u", "-F", "#{window_index}:#{window_panes}"],
+                                capture_output=True, text=True).stdout.split()
+        assert counts == ["0:2", "1:1"], counts
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)
+        shutil.rmtree(user_sock.parent, ignore_errors=True)
