@@ -133,7 +133,7 @@ def test_claude_codes_permission_questions_are_yeetuis(fake_env, project: Path, 
     assert done.result["status"] == "completed", done.result
     assert target.exists() is allowed
     if not allowed:
-        assert "refused 1 tool call that need your permission: bash" in done.stderr, done.stderr
+        assert "refused 1 tool call that needs your permission: bash" in done.stderr, done.stderr
 
 
 def _inner_yeetui() -> str:
@@ -366,7 +366,7 @@ def test_an_external_agents_question_is_refused_headless_and_garbage_on_its_stdo
     done = run_yeetui("run", "--json", "--profile", "asker", "go", cwd=project, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.result["status"] == "completed" and "[asked: no]" in done.result["output"], done.result
-    assert "refused 1 tool call that need your permission: bash 'rm -rf build'" in done.stderr, done.stderr
+    assert "refused 1 tool call that needs your permission: bash 'rm -rf build'" in done.stderr, done.stderr
     allowed = run_yeetui("run", "--json", "--yes", "--profile", "asker", "go", cwd=project, timeout=120)
     assert "[asked: yes]" in allowed.result["output"], allowed.result
 

@@ -70,7 +70,7 @@ def test_without_a_rule_a_headless_call_is_refused_and_read_only_profiles_get_on
                     Reply.tool("complete", output="refused"))
     done = run_yeetui("run", "--json", "time?", cwd=project, HOME=str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert "refused 1 tool call that need your permission: mcp__time__get_current_time" in done.stderr
+    assert "refused 1 tool call that needs your permission: mcp__time__get_current_time" in done.stderr
     refused = tool_results(fake_env.requests[2].body)[-1]
     assert refused.get("is_error") and "needs permission" in result_text(refused)
     assert "mcp__time__convert_time" not in tool_names(fake_env.requests[1].body)  # only what was loaded

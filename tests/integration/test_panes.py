@@ -512,7 +512,7 @@ def test_a_headless_runs_pane_child_refuses_unattended_and_the_summary_counts_it
         said = result_text(refusal)
         assert said.startswith("Refused without asking: bash") and "nobody to ask" in said, said
         assert "the permission rule for 'bash' says ask" in said and "The user denied" not in said
-        assert "refused 1 tool call that need your permission" in done.stderr, done.stderr
+        assert "refused 1 tool call that needs your permission" in done.stderr, done.stderr
         assert "bash 'touch x.txt' (generic#" in done.stderr
     finally:
         asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())

@@ -254,7 +254,7 @@ def test_a_headless_run_says_what_it_refused_and_a_blocked_task_exits_non_zero(f
                     Reply(tool_calls=[ToolCall("complete", {"output": "I could not run make.", "status": "blocked"})]))
     done = run_yeetui("run", "DEPLOY it", cwd=project)
     assert done.returncode == 1
-    assert "refused 1 tool call that need your permission: bash 'make deploy'" in done.stderr
+    assert "refused 1 tool call that needs your permission: bash 'make deploy'" in done.stderr
     assert "--yes" in done.stderr
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Nothing to do."})]))
     fine = run_yeetui("run", "--json", "nothing", cwd=project)

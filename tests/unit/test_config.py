@@ -101,6 +101,8 @@ def test_provider_setup_problem_names_the_env_var(tmp_path: Path) -> None:
     assert problem is not None and "ANTHROPIC_API_KEY" in problem and "config.yaml" in problem
     assert provider_setup_problem(settings, "anthropic/claude-sonnet-4-6", {"ANTHROPIC_API_KEY": "sk-ant-x"}) is None
     assert "OPENAI_API_KEY" in provider_setup_problem(settings, "openai/gpt-5", {})
+    mine = provider_setup_problem(settings, "anthropic/claude-sonnet-4-6", {"YEETUI_CONFIG_DIR": str(tmp_path)})
+    assert f"to {tmp_path / 'config.yaml'}." in mine  # the config file yeetui reads, not a fixed path
 
 
 def test_a_user_with_only_an_openai_key_is_sent_to_an_openai_model(tmp_path: Path, monkeypatch) -> None:

@@ -529,5 +529,6 @@ def provider_setup_problem(settings: Settings, model: str, env: Mapping[str, str
            "openrouter": "OPENROUTER_API_KEY"}.get(provider, f"{provider.upper()}_API_KEY")
     keyed = [name for name in TIERS if provider_credentials(settings, name, env).api_key]
     hint = other_model_hint(provider, keyed) or " Or pick another model with /model."
+    config = paths.config_dir(env) / "config.yaml"
     return (f"No API key for {provider} (model {model}). Set {var}, or add `providers: {{{provider}: "
-            f"{{api_key: …}}}}` to ~/.config/yeetui/config.yaml.{hint}")
+            f"{{api_key: …}}}}` to {config}.{hint}")
