@@ -89,7 +89,8 @@ def _say_refused(refused: Sequence[PermissionRequested | PermissionAsk], args: a
     how to allow them."""
     shown = "; ".join(f"{r.tool} {clip(one_line(r.subject), 60)!r} ({r.agent_label})" for r in refused[:5])
     more = f" and {len(refused) - 5} more" if len(refused) > 5 else ""
-    print(f"yeetui: refused {len(refused)} tool call{'s' if len(refused) > 1 else ''} that need{'' if len(refused) > 1 else 's'} your permission: "
+    calls = f"{len(refused)} tool calls that need" if len(refused) > 1 else "1 tool call that needs"
+    print(f"yeetui: refused {calls} your permission: "
           f"{shown}{more}. Nobody could be asked (a headless run): rerun with --yes to allow them, or allow them "
           "in a permission rule.", file=sys.stderr, flush=True)
 
