@@ -73,11 +73,21 @@ def _prepare(path: Path) -> Path:
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         for existing in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-            if existing.exists() and existing.stat().st_uid == os.getuid() and existing.stat().st_mode & 0o077:
-                existing.chmod(0o600)  # made by an older yeetui, readable by others
+            _make_private(existing)
     except OSError as err:
         raise StoreError(f"Could not create the database {path}: {err}") from err
     return path
+
+
+def _make_private(existing: Path) -> None:
+    """0600 for a file of the database made by an older yeetui, readable by others. The -wal and -shm files come
+    and go as other processes open and close the database: one gone between the look and the change is fine."""
+    try:
+        found = existing.stat()
+        if found.st_uid == os.getuid() and found.st_mode & 0o077:
+            existing.chmod(0o600)
+    except FileNotFoundError:
+        pass
 
 
 async def _connect(path: Path) -> aiosqlite.Connection:
