@@ -9,7 +9,7 @@ from typing import Protocol
 from yeetui import events as ev
 from yeetui.errors import YeetuiError
 from yeetui.store.payloads import InboxPayload, Interjection
-from yeetui.store.records import InboxItem, InboxStatus
+from yeetui.store.records import InboxItem, InboxStatus, WorktreeRecord
 from yeetui.subagents.ledger import LedgerRow
 from yeetui.text import clip_words, one_line
 from yeetui.tui.commands import CommandScreen
@@ -88,13 +88,9 @@ async def inbox_action(screen: PanelScreen, message: InboxPanel.Action, panel: I
 async def _open_item_worktree(screen: PanelScreen, payload: InboxPayload) -> None:
     """alt+w on an inbox item: a shell in the first worktree it tells of that is still there (an orchestrator's
     item tells of each builder's, and a merged one is gone), named by its agent's label."""
-    ids = payload.worktree_ids
-    if not ids:
-        await screen.notice("warning", "This item has no worktree; alt+w opens a builder's worktree.")
-        return
-    live = [wt for i in ids if (wt := await screen.surface.worktrees.get(i)) and wt.status == "active"]
+    live = await _active_trees(screen, payload, none="This item has no worktree; alt+w opens a builder's worktree.",
+                               gone="This item's worktrees were merged or discarded: there is none to open.")
     if not live:
-        await screen.notice("warning", "This item's worktrees were merged or discarded: there is none to open.")
         return
     try:
         said = await open_worktree_shell(screen, live[0], live[0].label or live[0].branch)
@@ -108,15 +104,21 @@ async def _open_item_worktree(screen: PanelScreen, payload: InboxPayload) -> Non
 async def _merge_item(screen: PanelScreen, payload: InboxPayload) -> None:
     """alt+m on an inbox item: after one confirmation, merge the worktrees it tells of that are still
     active (a builder's, an orchestrator's builders'), in order, stopping at the first that does not merge."""
+    trees = await _active_trees(
+        screen, payload, none="This item has no worktree to merge; alt+m merges a builder's branch.",
+        gone="Nothing left to merge: this item's worktrees were merged or discarded.")
+    if trees:
+        ask_merge(screen, trees)
+
+
+async def _active_trees(screen: PanelScreen, payload: InboxPayload, *, none: str, gone: str) -> list[WorktreeRecord]:
+    """The worktrees an item tells of that are still active, in order; when there are none, the warning that
+    says why (`none`: it tells of no worktree; `gone`: they were merged or discarded)."""
     ids = payload.worktree_ids
-    if not ids:
-        await screen.notice("warning", "This item has no worktree to merge; alt+m merges a builder's branch.")
-        return
-    trees = [wt for i in ids if (wt := await screen.surface.worktrees.get(i)) and wt.status == "active"]
-    if not trees:
-        await screen.notice("warning", "Nothing left to merge: this item's worktrees were merged or discarded.")
-        return
-    ask_merge(screen, trees)
+    live = [wt for i in ids if (wt := await screen.surface.worktrees.get(i)) and wt.status == "active"]
+    if not live:
+        await screen.notice("warning", gone if ids else none)
+    return live
 
 
 def judged_text(item: InboxItem, *, accepted: bool, counted: bool) -> str:
