@@ -85,6 +85,8 @@ class FrontEnd:
     ask_anywhere: bool = False
     """Nobody is at this process's terminal, yet the user can answer: the permission questions of its runs wait
     in the store for `yeetui fleet` or any yeetui app (a follow-up the fleet started in the background)."""
+    session_end: str = "other"
+    """The `reason` SessionEnd hooks are given when this process closes (the TUI's quit: `prompt_input_exit`)."""
     headless: bool = False
     """Nobody is there to answer permission questions (`yeetui run`, `agents start --wait`): each is refused
     unattended (or allowed, with `approve_asks`), and the refusals are kept in `Runtime.refused`."""
@@ -126,6 +128,8 @@ class Runtime:
     """The conversations a front end drives; closing the runtime ends their running turns."""
     asking: AskThroughStore | None = None
     """`FrontEnd.ask_anywhere`: passes this process's permission questions on to the store."""
+    session_end: str = "other"
+    """`FrontEnd.session_end`: why its conversations end when it closes (their SessionEnd hooks' `reason`)."""
 
     @classmethod
     async def open(cls, *, cwd: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -199,7 +203,7 @@ class Runtime:
             hooks = None
             if hook_set:
                 hooks = HookRunner(hook_set, project_dir=project_dir, bus=bus, env=dict(env),
-                                   transcripts=lambda session_id: write_transcript(store, session_id, env),
+                                   transcripts=lambda session_id: write_transcript(store, session_id, env, project_dir),
                                    confinement=HookConfinement(
                                        bash_sandbox=settings.tools.bash_sandbox, network=settings.tools.bash_network,
                                        hidden=(paths.config_dir(env), paths.data_dir(env)),
@@ -231,7 +235,7 @@ class Runtime:
                 worktrees=worktrees, merging=settings.worktrees)
             runtime = cls(settings=settings, store=store, bus=bus, profiles=profiles, workflows=workflows,
                           registry=registry, project_dir=project_dir, env=env, launcher=launcher, delivery=delivery,
-                          spawner=spawner,
+                          spawner=spawner, session_end=front_end.session_end,
                           watchers=Watchers(launcher, spawner, delivery, store=store, bus=bus, profiles=profiles),
                           detached=DetachedRuns(launcher, store=store, profiles=profiles, project_dir=project_dir,
                                                 env=env, default_timeout=spawner.default_timeout,
@@ -265,6 +269,7 @@ class Runtime:
         running for the next start to find as a crash), then watchers, subagents and the store."""
         for control in self.controls:
             await control.close()
+        await self.launcher.end_sessions(self.session_end)
         if self.asking is not None:
             await self.asking.close()
         if self.relay is not None:

@@ -48,11 +48,16 @@ class SessionDesk:
         --continue`)."""
         return await self._store.latest_session(with_messages=True, cwd=self._runtime.project_dir)
 
-    async def new(self, *, model: str | None = None) -> SessionRecord:
-        """A new conversation of the app with the configured primary profile."""
+    async def new(self, *, model: str | None = None, replacing: str | None = None) -> SessionRecord:
+        """A new conversation of the app with the configured primary profile. `replacing`: the conversation it
+        clears (/new, /clear): that one ends (its SessionEnd hooks, `reason: clear`) and this one starts as
+        `clear` (its SessionStart hooks' `source`)."""
         runtime = self._runtime
         profile = runtime.profiles.get(runtime.settings.primary_profile)
-        return await runtime.launcher.new_session(profile, model=model)
+        session = await runtime.launcher.new_session(profile, model=model)
+        if replacing is not None:
+            await runtime.launcher.clear(replacing, session.id)
+        return session
 
     async def to_open(self, *, resume: str | None = None, continue_latest: bool = False,
                       model: str | None = None) -> SessionToOpen:

@@ -29,6 +29,7 @@ from typing import Any
 
 from yeetui.bus import Bus
 from yeetui.events import Notice
+from yeetui.framing import framed
 from yeetui.hooks.sources import HookCommand, HookSet
 from yeetui.redact import is_secret_name, without_provider_keys
 from yeetui.settings.pins import changes, neutral_dir, shell_command_pins
@@ -44,6 +45,11 @@ OUTPUT_CAP = 64 * 1024
 """Bytes of a hook's stdout and stderr kept."""
 CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "SessionStart"})
 """Events whose hooks' plain stdout is context for the agent (Claude Code's rule)."""
+ENV_FILE_EVENTS = frozenset({"SessionStart"})
+"""Events whose hooks get a `CLAUDE_ENV_FILE` to write: what they write there runs before each of the session's
+bash commands (Claude Code sources it so: `export NODE_ENV=production`, a `nvm use` captured as exports)."""
+ENV_FILE_CAP = 64 * 1024
+"""Bytes of a hook's `CLAUDE_ENV_FILE` kept."""
 _PERMISSION_ORDER = {"deny": 3, "ask": 2, "allow": 1}
 
 TranscriptWriter = Callable[[str], Awaitable[Path | None]]
@@ -87,6 +93,14 @@ class HookRunner:
         self.confinement = confinement or HookConfinement()
         self._tag = secrets.token_hex(8)
         self._runs_tagged: set[str] = set()
+        self._env_files: dict[str, dict[str, str]] = {}
+        """Per session, what each of its SessionStart hooks wrote in `CLAUDE_ENV_FILE` (by the hook's place)."""
+
+    def env_script(self, session_ids: list[str]) -> str:
+        """What the SessionStart hooks of these sessions (a run's own, then its parents') wrote in their
+        `CLAUDE_ENV_FILE`, the outermost first: run before each bash command, as Claude Code sources it."""
+        return "\n".join(text for session_id in reversed(session_ids)
+                         for text in self._env_files.get(session_id, {}).values() if text.strip())
 
     async def transcript_path(self, session_id: str) -> str:
         """The session's transcript written for hooks to read (`agent_transcript_path` of a subagent)."""
@@ -127,28 +141,75 @@ class HookRunner:
                    "yeetui_run_id": run_id or "", **fields}
         base = {**self.env, "CLAUDE_PROJECT_DIR": str(self.project_dir), "YEETUI_SESSION_ID": session_id,
                 "YEETUI_RUN_ID": run_id or "", "YEETUI_HOOK_EVENT": event}
-        contexts = []
-        for command in commands:
-            env = self._environment(command, base, run_id)
-            answered = await self._run(command, payload, env, event)
-            if answered is None:
-                continue
-            code, out, err = answered
-            if code == 2:
-                outcome.blocked = True
-                outcome.reason = outcome.reason or err.strip() or f"blocked by the {event} hook {command.command!r}"
-                continue
-            if code != 0:
-                self._report(command, event, f"exit {code}: {one_line(err)[:300] or 'no message'}")
-                continue
-            said = _json_answer(out)
-            if said is None:
-                if event in CONTEXT_EVENTS and out.strip():
-                    contexts.append(out.strip())
-                continue
-            _fold(outcome, said, contexts)
+        contexts: list[str] = []
+        with contextlib.ExitStack() as held:
+            env_folder = (Path(held.enter_context(tempfile.TemporaryDirectory(prefix="yeetui-hook-env-")))
+                          if event in ENV_FILE_EVENTS else None)
+            for n, command in enumerate(commands):
+                env = self._environment(command, base, run_id)
+                env_file = None
+                if env_folder is not None:
+                    env_file = env_folder / f"{event.lower()}-hook-{n}.sh"
+                    env_file.touch(mode=0o600)
+                    env["CLAUDE_ENV_FILE"] = str(env_file)
+                answered = await self._run(command, payload, env, event,
+                                           writable=(env_folder,) if env_folder is not None else ())
+                if env_file is not None:
+                    self._env_files.setdefault(session_id, {})[command.source] = self._env_file(env_file, command,
+                                                                                                event)
+                if answered is not None:
+                    self._fold_answer(answered, command, event, outcome, contexts)
         outcome.context = cap("\n\n".join(contexts), 20_000)
         return outcome
+
+    def _env_file(self, path: Path, command: HookCommand, event: str) -> str:
+        """What a hook wrote in its `CLAUDE_ENV_FILE` (capped; a link or anything but a file is not read)."""
+        try:
+            with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW)) as written:
+                data = written.read(ENV_FILE_CAP + 1)
+        except OSError:
+            return ""
+        if len(data) > ENV_FILE_CAP:
+            self._report(command, event, f"its CLAUDE_ENV_FILE is over {ENV_FILE_CAP // 1024} KB; what follows "
+                         "is left out")
+            data = data[:ENV_FILE_CAP].rsplit(b"\n", 1)[0]
+        return data.decode(errors="replace")
+
+    def _fold_answer(self, answered: tuple[int, str, str], command: HookCommand, event: str,
+                     outcome: HookOutcome, contexts: list[str]) -> None:
+        """One hook's exit code and output, in Claude Code's terms, added to what the hooks decided so far."""
+        code, out, err = answered
+        if code == 2:
+            outcome.blocked = True
+            outcome.reason = outcome.reason or err.strip() or f"blocked by the {event} hook {command.command!r}"
+            return
+        if code != 0:
+            self._report(command, event, f"exit {code}: {one_line(err)[:300] or 'no message'}")
+            return
+        said = _json_answer(out)
+        if said is None:
+            if event in CONTEXT_EVENTS and out.strip():
+                contexts.append(out.strip())
+            return
+        _fold(outcome, said, contexts)
+
+    async def compacting(self, session_id: str, run_id: str | None, trigger: str) -> None:
+        """The conversation is about to be compacted (`trigger`: `manual` for /compact, `auto` near the context
+        limit): its PreCompact hooks run."""
+        if self.has("PreCompact", trigger):
+            await self.fire("PreCompact", session_id=session_id, run_id=run_id, target=trigger, trigger=trigger,
+                            custom_instructions="")
+
+    async def compacted(self, session_id: str, run_id: str | None) -> str:
+        """The conversation was compacted: its SessionStart hooks run again (`source: compact`, as in Claude
+        Code); what they add for the agent, framed as their output (empty: nothing)."""
+        if not self.has("SessionStart", "compact"):
+            return ""
+        started = await self.fire("SessionStart", session_id=session_id, run_id=run_id, target="compact",
+                                  source="compact")
+        if not started.context:
+            return ""
+        return f"[Context from your hooks]\n{framed('hook-output', started.context, writer='your hooks')}"
 
     def _environment(self, command: HookCommand, base: dict[str, str], run_id: str | None) -> dict[str, str]:
         """A user's hook: the environment less every provider key its config does not name; a project's: less
@@ -182,16 +243,17 @@ class HookRunner:
         self._runs_tagged.clear()
 
     async def _run(self, command: HookCommand, payload: dict[str, Any], env: dict[str, str],
-                   event: str) -> tuple[int, str, str] | None:
+                   event: str, *, writable: tuple[Path, ...] = ()) -> tuple[int, str, str] | None:
         if command.scope != "project":
             return await self._confined(command, payload, env, event)
         # The transcripts are in yeetui's data dir, which the sandbox hides: a project's hook reads copies.
         with tempfile.TemporaryDirectory(prefix="yeetui-hook-") as shared:
             shown = await asyncio.to_thread(_with_copied_transcripts, payload, Path(shared))
-            return await self._confined(command, shown, env, event, readable=(Path(shared),))
+            return await self._confined(command, shown, env, event, readable=(Path(shared),), writable=writable)
 
     async def _confined(self, command: HookCommand, payload: dict[str, Any], env: dict[str, str], event: str,
-                        readable: tuple[Path, ...] = ()) -> tuple[int, str, str] | None:
+                        readable: tuple[Path, ...] = (), writable: tuple[Path, ...] = ()
+                        ) -> tuple[int, str, str] | None:
         stdin = json.dumps(payload, default=str).encode()
         cwd = self._cwd(command)
         argv = ["bash", "-c", command.command]
@@ -213,7 +275,8 @@ class HookRunner:
         binding = WorkspaceBinding(cwd=cwd, roots=(self.project_dir,), protected=self.confinement.hidden,
                                    bash_sandbox=self.confinement.bash_sandbox, network=self.confinement.network)
         try:
-            async with confined(argv, binding, env, mechanism, readable=(cwd, *readable)) as (wrapped, pass_fds):
+            async with confined(argv, binding, env, mechanism, readable=(cwd, *readable),
+                                writable=writable) as (wrapped, pass_fds):
                 return await self._spawn(command, wrapped, cwd, stdin, env, event, pass_fds)
         except ShieldsUnavailable as exc:
             self._report(command, event, f"not run: {exc}")

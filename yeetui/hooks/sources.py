@@ -22,18 +22,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from yeetui.hooks.shapes import CLAUDE_TOOL_NAMES, FORMER_CLAUDE_TOOL_NAMES
 from yeetui.settings.pins import shell_command_pins
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Notification",
-          "SubagentStart", "SubagentStop", "Stop")
-MATCHED_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PermissionRequest"})
-"""Events whose `matcher` is tested against the tool's name."""
-CLAUDE_TOOL_NAMES = {"bash": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
-                     "list_dir": "LS", "glob": "Glob", "grep": "Grep", "spawn_subagent": "Agent",
-                     "ask_user": "AskUserQuestion", "web_fetch": "WebFetch"}
-"""yeetui's tools by the names Claude Code gives its own (what hook matchers and payloads use)."""
-FORMER_CLAUDE_TOOL_NAMES = {"spawn_subagent": "Task"}
-"""Names Claude Code gave its tools before (its subagent tool was `Task`): matchers written then still match."""
+EVENTS = ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest",
+          "Notification", "PreCompact", "SubagentStart", "SubagentStop", "Stop")
+MATCHED = {"PreToolUse": "the tool's name", "PostToolUse": "the tool's name", "PermissionRequest": "the tool's name",
+           "SessionStart": "how the session started (startup, resume, clear, compact)",
+           "SessionEnd": "why the session ended (clear, prompt_input_exit, other)",
+           "PreCompact": "what started the compaction (manual, auto)",
+           "Notification": "the kind of notification (permission_prompt)",
+           "SubagentStart": "the subagent's profile", "SubagentStop": "the subagent's profile"}
+"""Events with a `matcher`, and what it is tested against (Claude Code's rule); the others run every group."""
 _PLAIN_NAMES = re.compile(r"[A-Za-z0-9_\-]+(?:\|[A-Za-z0-9_\-]+)*")
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
@@ -144,15 +144,16 @@ def _group(group: object, where: str, event: str, problems: list[str]) -> HookGr
     pattern: re.Pattern[str] | None = None
     if matcher not in (None, "", "*"):
         if not isinstance(matcher, str):
-            problems.append(f"{where}.matcher must be text (a regular expression on the tool's name); left out.")
+            problems.append(f"{where}.matcher must be text (a regular expression on {MATCHED.get(event, 'a name')});"
+                            " left out.")
             return None
         try:
             pattern = re.compile(matcher)
         except re.error as exc:
             problems.append(f"{where}.matcher {matcher!r} is not a regular expression ({exc}); left out.")
             return None
-        if event not in MATCHED_EVENTS:
-            problems.append(f"{where}.matcher: {event} hooks have no tool to match; the matcher is ignored.")
+        if event not in MATCHED:
+            problems.append(f"{where}.matcher: {event} hooks have nothing to match; the matcher is ignored.")
             pattern = None
     commands = []
     for n, hook in enumerate(group["hooks"]):
@@ -180,29 +181,3 @@ def _group(group: object, where: str, event: str, problems: list[str]) -> HookGr
         commands.append(HookCommand(command, float(timeout), here, env=tuple(passed),
                                     cwd=str(Path(cwd).expanduser()) if cwd else None))
     return HookGroup(pattern, tuple(commands)) if commands else None
-
-
-def claude_tool_input(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool call's arguments as Claude Code's tool of the same job takes them (`file_path` for a path, a
-    Task's `subagent_type`), yeetui's own keys kept beside them."""
-    shaped = dict(arguments)
-    if "path" in arguments and name in ("read_file", "write_file", "edit_file"):
-        shaped.setdefault("file_path", arguments["path"])
-    if name == "spawn_subagent":
-        shaped.setdefault("subagent_type", arguments.get("profile"))
-        shaped.setdefault("description", arguments.get("label") or "")
-    return shaped
-
-
-def yeetui_tool_input(name: str, arguments: Mapping[str, Any], updated: Mapping[str, Any]) -> dict[str, Any]:
-    """A hook's `updatedInput` (Claude Code's keys, or yeetui's) laid over the call's own arguments, in yeetui's
-    keys: what `claude_tool_input` added is taken back (`file_path` → `path`, a Task's `subagent_type` →
-    `profile`, `description` → `label`); keys the hook left out keep their value."""
-    shaped = dict(updated)
-    renamed = {"file_path": "path"} if name in ("read_file", "write_file", "edit_file") else \
-        {"subagent_type": "profile", "description": "label"} if name == "spawn_subagent" else {}
-    for claude, ours in renamed.items():
-        value = shaped.pop(claude, None)
-        if ours not in shaped and value is not None:
-            shaped[ours] = value
-    return {**arguments, **shaped}

@@ -92,8 +92,11 @@ class RunLauncher:
         self._cancel_children: list[Callable[[str], Awaitable[None]]] = []
         self.hooks: Final = hooks
         """The user's lifecycle hooks (None: none configured; see yeetui.hooks)."""
-        self._hooked: set[str] = set()
-        """Sessions whose SessionStart hooks ran in this process."""
+        self._hooked: dict[str, str] = {}
+        """Sessions whose SessionStart hooks ran in this process (their SessionEnd hooks run when it closes), and
+        each one's latest run (its hooks' `YEETUI_RUN_ID` when no run is going)."""
+        self._cleared: dict[str, str] = {}
+        """New sessions a /clear started: their SessionStart's `source` is `clear`."""
         self.budgets: Final = BudgetKeeper(store, bus)
         """The budgets of this process's runs: watched, warned about, their trees halted (see yeetui.runs.budget)."""
         self.models: Final = ModelChoice(settings=settings, store=store, bus=bus, profiles=profiles,
@@ -103,6 +106,8 @@ class RunLauncher:
                                         registry=registry, project_dir=project_dir, env=env, secrets=secrets, mcp=mcp,
                                         budgets=self.budgets)
         """What each run is given: its workspace, tools, MCP servers, prompt, permissions, limits and budget."""
+        if hooks is not None:
+            self.specs.session_env = hooks.env_script
 
     @property
     def agent_host(self) -> AgentHostFactory | None:
@@ -203,12 +208,12 @@ class RunLauncher:
                 changes["title"] = title_from(prompt)
             if changes:
                 session = await self.store.update_session(session.id, **changes)
-        if self.hooks is not None and prompt is not None:
-            prompt, refused = await self._prompt_hooks(session.id, prompt, created=session.id not in self._hooked)
-        else:
-            refused = None
         run = await self.create_run(session, profile, model=chosen, prompt=prompt or "")
         label = run.label or profile.name
+        if self.hooks is not None and prompt is not None:
+            prompt, refused = await self._prompt_hooks(session.id, run.id, prompt)
+        else:
+            refused = None
         if refused is not None:  # a UserPromptSubmit hook blocked it: nothing is sent
             await self.store.update_run(run.id, status=RunStatus.FAILED, error=refused)
             self.bus.publish(RunRegistered(run.id, session.id, None, profile.name, label, chosen, RunStatus.FAILED))
@@ -227,19 +232,24 @@ class RunLauncher:
         finally:
             await asyncio.shield(self.slots.release(run.id))
 
-    async def _prompt_hooks(self, session_id: str, prompt: str, *, created: bool) -> tuple[str, str | None]:
-        """The user's SessionStart (the first prompt of a session in this process) and UserPromptSubmit hooks:
-        the prompt with what they add for the agent, and why it was refused if one blocked it."""
+    async def _prompt_hooks(self, session_id: str, run_id: str, prompt: str) -> tuple[str, str | None]:
+        """The user's SessionStart (the first prompt of a session in this process: `startup`, `resume`, or
+        `clear` after /clear) and UserPromptSubmit hooks: the prompt with what they add for the agent, and why it
+        was refused if one blocked it."""
         assert self.hooks is not None
         added = []
-        if created and self.hooks.has("SessionStart"):
-            self._hooked.add(session_id)
-            started = await self.hooks.fire("SessionStart", session_id=session_id,
-                                            source="resume" if await self.store.messages(session_id) else "startup")
-            added.append(started.context)
-        self._hooked.add(session_id)
+        started_here = session_id in self._hooked
+        self._hooked[session_id] = run_id
+        if not started_here:
+            source = self._cleared.pop(session_id, None) or \
+                ("resume" if await self.store.messages(session_id) else "startup")
+            if self.hooks.has("SessionStart", source):
+                started = await self.hooks.fire("SessionStart", session_id=session_id, run_id=run_id, target=source,
+                                                source=source, model=await self._session_model(session_id))
+                added.append(started.context)
         if self.hooks.has("UserPromptSubmit"):
-            submitted = await self.hooks.fire("UserPromptSubmit", session_id=session_id, prompt=prompt)
+            submitted = await self.hooks.fire("UserPromptSubmit", session_id=session_id, run_id=run_id,
+                                              prompt=prompt)
             if submitted.blocked:
                 return prompt, f"A UserPromptSubmit hook blocked the prompt: {submitted.reason}"
             added.append(submitted.context)
@@ -291,9 +301,10 @@ class RunLauncher:
         await self.store.update_run(run_id, pid=os.getpid())
         await self.mailroom.begin_run(session_id)
         profile = self.profiles.get(spec.profile)
-        if self.hooks is not None and spec.parent_session_id and self.hooks.has("SubagentStart"):
+        if self.hooks is not None and spec.parent_session_id and self.hooks.has("SubagentStart", spec.profile):
             await self.hooks.fire("SubagentStart", session_id=spec.parent_session_id, run_id=run_id,
-                                  agent_id=run_id, agent_type=spec.profile, agent_session_id=session_id)
+                                  target=spec.profile, agent_id=run_id, agent_type=spec.profile,
+                                  agent_session_id=session_id)
 
         async def engine_run() -> RunResult:
             return await self._engine_run(spec, run_id, profile, before_turn)
@@ -336,6 +347,37 @@ class RunLauncher:
             if self.hooks is not None:  # what its hooks left running, in a session of their own too, ends with it
                 await asyncio.shield(self.hooks.run_ended(run_id))
 
+    async def _session_model(self, session_id: str) -> str:
+        session = await self.store.get_session(session_id)
+        return (session.model if session is not None else None) or self.settings.model
+
+    async def clear(self, ended_session_id: str | None, new_session_id: str) -> None:
+        """/clear (the TUI's /new): the conversation left ends, as Claude Code's /clear ends it (its SessionEnd
+        hooks, `reason: clear`), and the new one starts as `clear` (its SessionStart hooks, at its first prompt)."""
+        self._cleared[new_session_id] = "clear"
+        if ended_session_id is not None and (last_run := self._hooked.pop(ended_session_id, None)) is not None:
+            await self._end_session(ended_session_id, last_run, "clear")
+
+    async def end_sessions(self, reason: str = "other") -> None:
+        """This process is closing: the SessionEnd hooks of every session whose SessionStart ran here (`reason`:
+        `prompt_input_exit` when the user quit the app, `other` when a command ended)."""
+        while self._hooked:
+            session_id, last_run = self._hooked.popitem()
+            await self._end_session(session_id, last_run, reason)
+
+    def last_run(self, session_id: str) -> str | None:
+        """The session's latest run started in this process (its hooks' `YEETUI_RUN_ID` between runs)."""
+        return self._hooked.get(session_id)
+
+    async def _end_session(self, session_id: str, last_run: str, reason: str) -> None:
+        if self.hooks is None or not self.hooks.has("SessionEnd", reason):
+            return
+        try:
+            await self.hooks.fire("SessionEnd", session_id=session_id, run_id=last_run, target=reason,
+                                  reason=reason)
+        except StoreError as exc:  # its transcript could not be written: the ending stands
+            log.warning("SessionEnd hooks of %s: %s", session_id, exc)
+
     async def compact(self, session_id: str, *, model: str | None = None) -> str:
         """`/compact`: summarise the session's current history and append the summary message."""
         session = await self.store.get_session(session_id)
@@ -346,10 +388,16 @@ class RunLauncher:
             return ""
         chosen = model or session.model or self.models.resolve(self.profiles.get(session.profile))
         provider, bare = self.provider(chosen)
+        if self.hooks is not None:
+            await self.hooks.compacting(session_id, self.last_run(session_id), "manual")
         summary, _ = await summarise(provider, bare, history)
         message = compaction_message(summary)
         message_id = await self.store.append_message(session_id, message)
         self.bus.publish(MessageCommitted("", session_id, message_id, message))
+        if self.hooks is not None and (added := await self.hooks.compacted(session_id, self.last_run(session_id))):
+            hooked = Message.user(added, hook=True)
+            self.bus.publish(MessageCommitted("", session_id, await self.store.append_message(session_id, hooked),
+                                              hooked))
         compacted_at = await self.store.latest_compaction_at(session_id)
         for again_id, again in await redeliver_unseen(self.store, session_id, compacted_at=compacted_at or "",
                                                       run_id=None) if compacted_at else []:

@@ -226,14 +226,15 @@ class Runner:
         keeps it going, its reason said to the agent — at most `MAX_KEPT_ON` times in a row (Claude Code's
         `stop_hook_active` tells the hook when it already did)."""
         event = "SubagentStop" if spec.parent_session_id else "Stop"
-        if self.hooks is None or not self.hooks.has(event):
+        target = spec.profile if spec.parent_session_id else None  # a subagent's matcher names its profile
+        if self.hooks is None or not self.hooks.has(event, target):
             return False
         fields: dict[str, Any] = {"stop_hook_active": kept_on > 0, "last_assistant_message": said}
         if spec.parent_session_id:
             fields |= {"agent_id": result.run_id, "agent_type": spec.profile, "agent_session_id": spec.session_id,
                        "agent_transcript_path": await self.hooks.transcript_path(spec.session_id)}
         hooked = await self.hooks.fire(event, session_id=spec.parent_session_id or spec.session_id,
-                                       run_id=result.run_id, **fields)
+                                       run_id=result.run_id, target=target, **fields)
         if not hooked.blocked or kept_on >= MAX_KEPT_ON:
             return False
         said = framed("hook-output", hooked.reason, writer=f"a {event} hook", event=event)
@@ -328,11 +329,15 @@ class Runner:
         provider, bare_model = self.providers(spec.model)
         self.bus.publish(Notice("info", "The conversation is near the context limit; compacting it.",
                                 spec.session_id))
+        if self.hooks is not None:
+            await self.hooks.compacting(spec.session_id, result.run_id, "auto")
         summary, usage = await summarise(provider, bare_model, history)
         self._add_usage(spec, result, usage)
         self._last_input[result.run_id] = 0
         compacted: list[Message] = []
         await self._commit(spec, result, compacted, compaction_message(summary))
+        if self.hooks is not None and (added := await self.hooks.compacted(spec.session_id, result.run_id)):
+            await self._commit(spec, result, compacted, Message.user(added, hook=True))
         compacted_at = await self.store.latest_compaction_at(spec.session_id)
         if compacted_at is not None:  # results not seen yet come again after the summary, which may omit them
             await self._redeliver(spec, result, compacted, compacted_at)

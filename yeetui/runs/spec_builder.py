@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -83,6 +83,9 @@ class SpecBuilder:
         """The budgets of this process's runs: a live run's dollar limit holds for the runs below it."""
         self.agent_host: AgentHostFactory | None = None
         """Makes the agent host a run that may spawn is given (set by the runtime; None: no run spawns)."""
+        self.session_env: Callable[[list[str]], str] | None = None
+        """What the SessionStart hooks of these sessions wrote in `CLAUDE_ENV_FILE` (`HookRunner.env_script`):
+        each bash command of a run in one of them, or below one, runs it first."""
 
     def binding_for(self, profile: Profile, cwd: Path | None = None,
                     workspace: Mapping[str, Any] | None = None) -> WorkspaceBinding:
@@ -139,6 +142,20 @@ class SpecBuilder:
         return McpAccess(self.mcp, servers, profile.mcp, self.registry, denied=denied,
                          index_wait=self.settings.mcp_index_wait) if servers else None
 
+    async def _shell_prelude(self, session: SessionRecord) -> Callable[[], str] | None:
+        """What runs before each of the run's bash commands: the `CLAUDE_ENV_FILE` scripts of its session and
+        the sessions above it, as they are when the command runs (None: no SessionStart hook could write one)."""
+        if self.session_env is None:
+            return None
+        chain = [session.id]
+        above = session.parent_id
+        while above is not None and len(chain) <= session.depth:
+            chain.append(above)
+            parent = await self.store.get_session(above)
+            above = parent.parent_id if parent is not None else None
+        session_env = self.session_env
+        return lambda: session_env(chain)
+
     @staticmethod
     def exit_tools(profile: Profile) -> list[str]:
         """The profile's exit tools; a profile with a stop rule can always also end by asking the user."""
@@ -193,7 +210,8 @@ class SpecBuilder:
             session_id=session.id, profile=profile.name, label=label or profile.name, model=model,
             system_prompt=system, tools=self.offered_tools(profile, binding, depth=session.depth, mcp=mcp is not None),
             tool_context=ToolContext(binding=binding, session_id=session.id, run_id=run_id, settings=tool_settings,
-                                     agents=agents, mcp=mcp, processes=self.store.tool_processes.run_log(run_id)),
+                                     agents=agents, mcp=mcp, processes=self.store.tool_processes.run_log(run_id),
+                                     shell_prelude=await self._shell_prelude(session)),
             permissions=permissions,
             prompt=prompt, attachments=attachments,
             thinking=thinking or profile.thinking or self.settings.thinking or "off",

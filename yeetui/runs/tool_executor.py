@@ -22,7 +22,7 @@ from yeetui.errors import ToolError
 from yeetui.events import PermissionAnswer, PermissionRequested, ToolCallFinished, ToolCallStarted
 from yeetui.framing import framed
 from yeetui.hooks.runner import HookOutcome, HookRunner
-from yeetui.hooks.sources import CLAUDE_TOOL_NAMES, claude_tool_input, yeetui_tool_input
+from yeetui.hooks.shapes import claude_tool_input, claude_tool_name, claude_tool_response, yeetui_tool_input
 from yeetui.messages import DENIED_BY_RULE, DENIED_BY_USER, DENIED_UNATTENDED, ToolCallPart, ToolResultPart
 from yeetui.redact import redact
 from yeetui.runs.mcp_tools import McpAccess
@@ -149,7 +149,8 @@ class ToolExecutor:
                           "choose another way or ask the user. The hook said:\n"
                           f"{_hook_said(hooked.reason, 'PreToolUse')}")
         if hooked is not None and hooked.updated_input is not None:
-            rewritten = yeetui_tool_input(call.name, call.arguments, hooked.updated_input)
+            rewritten = yeetui_tool_input(call.name, call.arguments, hooked.updated_input,
+                                          state.context.binding.cwd)
             prepared = self.registry.prepare(call.name, rewritten, None)
             if isinstance(prepared, ToolOutput):
                 return _error(f"{call.name}: a PreToolUse hook rewrote the call into one that is not valid: "
@@ -197,31 +198,41 @@ class ToolExecutor:
         """The user's hooks of `event` on this call, in Claude Code's terms (None: none to run)."""
         if self.hooks is None or not self.hooks.has(event, call.name):
             return None
-        fields: dict[str, Any] = {"tool_name": CLAUDE_TOOL_NAMES.get(call.name, call.name),
-                                  "tool_input": claude_tool_input(call.name, call.arguments), "tool_use_id": call.id}
+        cwd = state.context.binding.cwd
+        fields: dict[str, Any] = {"tool_name": claude_tool_name(call.name),
+                                  "tool_input": claude_tool_input(call.name, call.arguments, cwd),
+                                  "tool_use_id": call.id}
         if output is not None:
-            fields["tool_response"] = {"content": output.content, "is_error": output.is_error}
+            fields["tool_response"] = claude_tool_response(call.name, call.arguments, output, cwd)
         return await self.hooks.fire(event, session_id=state.session_id, run_id=state.run_id, target=call.name,
                                      **fields)
 
     async def _ask(self, call: ToolCallPart, subject: str, state: ToolRunState) -> PermissionAnswer:
-        if self.hooks is not None and self.hooks.has("Notification"):  # the user is needed: their hook hears
-            notify = asyncio.ensure_future(self.hooks.fire(
-                "Notification", session_id=state.session_id, run_id=state.run_id,
-                message=f"{state.agent_label} needs your permission to use {call.name}"))
-            self._notifying.add(notify)
-            notify.add_done_callback(self._notifying.discard)
         loop = asyncio.get_running_loop()
         reply: asyncio.Future[PermissionAnswer] = loop.create_future()
         if state.on_status:
             await state.on_status("waiting_permission")
         self.bus.publish(PermissionRequested(state.run_id, state.session_id, state.agent_label, call.name,
                                              subject, dict(call.arguments), reply, call_id=call.id))
+        if not reply.done():  # somebody is asked (a headless run's question is refused as it is published)
+            self._notify(call, state)
         try:
             return await reply
         finally:
             if state.on_status:
                 await state.on_status("running")
+
+    def _notify(self, call: ToolCallPart, state: ToolRunState) -> None:
+        """The user is asked: their Notification hooks hear it (`permission_prompt`, as Claude Code says), without
+        the question waiting for them."""
+        if self.hooks is None or not self.hooks.has("Notification", "permission_prompt"):
+            return
+        notify = asyncio.ensure_future(self.hooks.fire(
+            "Notification", session_id=state.session_id, run_id=state.run_id, target="permission_prompt",
+            message=f"{state.agent_label} needs your permission to use {claude_tool_name(call.name)}",
+            title="Permission needed", notification_type="permission_prompt"))
+        self._notifying.add(notify)
+        notify.add_done_callback(self._notifying.discard)
 
 
 def _hook_said(text: str, event: str) -> str:

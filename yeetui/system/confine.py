@@ -54,13 +54,14 @@ def project_mechanism(mode: BashSandbox) -> sandbox.Sandbox:
 
 @contextlib.asynccontextmanager
 async def confined(argv: Sequence[str], binding: WorkspaceBinding, env: MutableMapping[str, str],
-                   mechanism: sandbox.Sandbox | None, *, readable: Sequence[Path] = ()
-                   ) -> AsyncIterator[tuple[list[str], tuple[int, ...]]]:
+                   mechanism: sandbox.Sandbox | None, *, readable: Sequence[Path] = (),
+                   writable: Sequence[Path] = ()) -> AsyncIterator[tuple[list[str], tuple[int, ...]]]:
     """`argv` wrapped for `mechanism` (None: as it is) as `binding` says — read-only, or writable only in its
     roots — and the file descriptors to pass to it (a seccomp program for bubblewrap); `env` gets its private
     TMPDIR under Landlock. `readable`: folders a writable binding's command must see even under /tmp (which
     bubblewrap makes private), such as its working directory. Its private folder, descriptors and held mount
-    points go when the block ends. Raises ShieldsUnavailable."""
+    points go when the block ends. `writable`: folders besides its roots a writable binding's command may
+    change (a hook's `CLAUDE_ENV_FILE`). Raises ShieldsUnavailable."""
     if mechanism is None:
         yield list(argv), ()
         return
@@ -68,7 +69,7 @@ async def confined(argv: Sequence[str], binding: WorkspaceBinding, env: MutableM
         private_tmp: str | None = None
         seccomp: int | None = None
         hidden = binding.protected  # yeetui's config (keys) and data (every project's transcripts) dirs
-        writable = (*binding.roots, *binding.git_writable)
+        writable = (*binding.roots, *binding.git_writable, *writable)
         try:
             if not binding.allow_writes:
                 if mechanism == "landlock":

@@ -7,6 +7,7 @@ Argument schemas sent to the model come from `Args.model_json_schema()`. Invalid
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -53,6 +54,9 @@ class ToolContext:
     """The run's `yeetui.runs.mcp_tools.McpAccess` when its profile may use MCP servers; typed `object` for the
     same reason as `agents`."""
     processes: ProcessLog | None = None
+    shell_prelude: Callable[[], str] | None = None
+    """What runs before each bash command (what the session's SessionStart hooks wrote in `CLAUDE_ENV_FILE`,
+    which Claude Code sources so), as it is when the command runs; None: nothing."""
     hermetic_git: bool = False
     """Set for one call that a permission rule allowed without asking: its git reads no config from the
     repository that runs programs (`yeetui.system.git.hermetic_env`)."""

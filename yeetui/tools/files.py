@@ -114,14 +114,23 @@ class ReadFileTool(Tool):
                 break
             out.append(f"{lineno:>6}\t{text}")
         if lineno == 0:
-            return ToolOutput(content=f"({shown} is empty)")
+            return ToolOutput(content=f"({shown} is empty)", data={"text": "", "start_line": 1, "num_lines": 0})
         if not out:
             raise ToolError(f"{shown} has {lineno} lines; offset {start} is past the end of the file.")
         body = "\n".join(out)
         if stopped:
             first = start
             body += f"\n(Showing lines {first}-{first + len(out) - 1} of {shown}; {stopped}.)"
-        return ToolOutput(content=body)
+        # What was read, as read (a hook's `tool_response`; yeetui.hooks.shapes), without the line numbers; to
+        # the end, a final newline counts as one more (empty) line, as Claude Code's Read counts it.
+        lines = [line.split("\t", 1)[1] for line in out]
+        total: int | None = None
+        if not stopped:
+            fh.seek(-1, os.SEEK_END)
+            lines += [""] if fh.read(1) == b"\n" else []
+            total = lineno + len(lines) - len(out)
+        return ToolOutput(content=body, data={"text": "\n".join(lines), "start_line": start, "num_lines": len(lines),
+                                              "total_lines": total})
 
 
 # ---------------------------------------------------------------------------------------------- write
@@ -147,6 +156,7 @@ class WriteFileTool(Tool):
 
     def _write(self, args: WriteFileArgs, ctx: ToolContext) -> ToolOutput:
         existed = os.path.lexists(safepath.resolve_inside(ctx.binding, args.path))
+        original = _previous_text(ctx, args.path) if existed else None
         data = args.content.encode("utf-8")
         fd, real = safepath.open_for_write(ctx.binding, args.path, create=True)
         with os.fdopen(fd, "wb") as fh:
@@ -155,7 +165,27 @@ class WriteFileTool(Tool):
         lines = args.content.count("\n") + (1 if args.content and not args.content.endswith("\n") else 0)
         verb = "Overwrote" if existed else "Created"
         return ToolOutput(content=f"{verb} {shown} ({lines} lines, {len(data)} bytes).",
-                          data={"path": shown, "created": not existed})
+                          data={"path": shown, "created": not existed, "original": original})
+
+
+def _previous_text(ctx: ToolContext, path: str) -> str | None:
+    """A file's text before it is overwritten (a hook's `originalFile`): None when it cannot be read as
+    UTF-8 text of at most `EDIT_MAX_BYTES`, or is not a regular file."""
+    try:
+        fd, _ = safepath.open_for_read(ctx.binding, path)
+    except (ToolError, OSError):
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > EDIT_MAX_BYTES:
+            return None
+        data = fh.read(EDIT_MAX_BYTES + 1)
+    if is_binary(data):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------- edit
@@ -208,7 +238,7 @@ class EditFileTool(Tool):
         noun = "occurrence" if done == 1 else "occurrences"
         snippet = _snippet(updated, first_line, new.count("\n") + 1)
         return ToolOutput(content=f"Replaced {done} {noun} in {shown}. Now at line {first_line}:\n{snippet}",
-                          data={"path": shown, "replacements": done})
+                          data={"path": shown, "replacements": done, "original": text})
 
     @staticmethod
     def _load(path: str, ctx: ToolContext) -> tuple[str, str]:

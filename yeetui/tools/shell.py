@@ -127,6 +127,10 @@ class BashTool(Tool):
         env["YEETUI_RUN_ID"], env["YEETUI_SESSION_ID"] = ctx.run_id or "", ctx.session_id or ""  # whose command
         secrets = secret_values_from_env(source)
         argv = ["bash", "-c", args.command]
+        if ctx.shell_prelude is not None and (prelude := ctx.shell_prelude()):
+            # Sourced first, as Claude Code sources a session's CLAUDE_ENV_FILE: given as an argument, so the
+            # command's own text (and its line numbers) stay as the model wrote it.
+            argv = ["bash", "-c", f'eval "$1"; shift\n{args.command}', "bash", prelude]
         if ctx.hermetic_git and (git_lines := _git_commands(args.command)) is not None:
             # Allowed by a rule, unasked: its git runs nothing the repository's config names (hooks, fsmonitor,
             # textconv, filters, pager …) and reads no system or global config but the user's identity.
@@ -142,7 +146,8 @@ class BashTool(Tool):
         body = output.removesuffix("\n")
         content = f"{body}\n{note}" if body else note
         return ToolOutput(content=content, is_error=timed_out,
-                          data={"sandbox": mechanism, "exit_code": exit_code, "timed_out": timed_out})
+                          data={"sandbox": mechanism, "exit_code": exit_code, "timed_out": timed_out,
+                                "output": body})
 
     async def _sandboxed(self, ctx: ToolContext, argv: list[str], env: dict[str, str],
                          timeout: float) -> tuple[sandbox.Sandbox | None, int | None, str, bool]:

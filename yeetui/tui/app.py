@@ -151,7 +151,8 @@ class YeetuiApp(App[None]):
             try:
                 await self._ask_trust()  # pane children's questions come to this app's dialog
                 await self._ask_mcp_approvals()
-                self.surface = await Surface.open(cwd=self.cwd, front_end=FrontEnd(answers_asks=True))
+                self.surface = await Surface.open(cwd=self.cwd, front_end=FrontEnd(
+                    answers_asks=True, session_end="prompt_input_exit"))
             except YeetuiError as exc:
                 self.boot_error = str(exc)
                 for screen in self.screen_stack:

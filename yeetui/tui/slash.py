@@ -497,6 +497,7 @@ def builtin_commands() -> tuple[SlashCommand, ...]:
     return (
         SlashCommand("help", "/help", "keys and commands", _help),
         SlashCommand("new", "/new", "start a new session", _new),
+        SlashCommand("clear", "/clear", "start a new session (as /new; Claude Code's name)", _new),
         SlashCommand("sessions", "/sessions", "open the session switcher", _sessions),
         SlashCommand("inbox", "/inbox", "show or hide the inbox", _inbox),
         SlashCommand("agents", "/agents", "list agent profiles", _agents),

@@ -97,7 +97,7 @@ async def test_hooks_block_a_tool_call_add_context_to_a_prompt_and_hear_the_stop
     assert stops[0]["last_assistant_message"] == "All done."
     transcript = _jsonl(stops[0]["transcript_path"])
     assert transcript[0]["type"] == "user" and "clean up" in transcript[0]["message"]["content"][0]["text"]
-    assert any(b.get("type") == "tool_use" and b["name"] == "bash"
+    assert any(b.get("type") == "tool_use" and b["name"] == "Bash"
                for t in transcript for b in t["message"]["content"])
     # the hook that failed (exit 7) was reported, and changed nothing
     assert any("The Stop hook `exit 7`" in n.text and "exit 7" in n.text for n in notices)

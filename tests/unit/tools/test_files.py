@@ -85,10 +85,12 @@ async def test_write_file_creates_overwrites_and_makes_dirs(ws: Path) -> None:
     ctx = ctx_for(ws)
     out = await tool.run(tool.Args(path="pkg/sub/mod.py", content="a = 1\nb = 2\n"), ctx)
     assert out.content == "Created pkg/sub/mod.py (2 lines, 12 bytes)." and out.data == {
-        "path": "pkg/sub/mod.py", "created": True}
+        "path": "pkg/sub/mod.py", "created": True, "original": None}
     assert (ws / "pkg" / "sub" / "mod.py").read_text() == "a = 1\nb = 2\n"
+    before = (ws / "notes.txt").read_text()
     out = await tool.run(tool.Args(path="notes.txt", content="short"), ctx)
     assert out.content.startswith("Overwrote notes.txt") and (ws / "notes.txt").read_text() == "short"
+    assert out.data is not None and out.data["original"] == before  # what a PostToolUse hook reads as originalFile
 
 
 async def test_write_file_refuses_read_only_protected_and_outside(ws: Path) -> None:
@@ -132,8 +134,9 @@ async def test_edit_file_replace_all_and_crlf_files(ws: Path) -> None:
     ctx = ctx_for(ws)
     out = await tool.run(tool.Args(path="src/app.py", old_string="return 1", new_string="return 0",
                                    replace_all=True), ctx)
-    assert out.content.startswith("Replaced 2 occurrences") and out.data == {"path": "src/app.py",
-                                                                             "replacements": 2}
+    assert out.content.startswith("Replaced 2 occurrences") and out.data is not None
+    assert (out.data["path"], out.data["replacements"]) == ("src/app.py", 2)
+    assert out.data["original"].count("return 1") == 2  # the file as it was (a hook's originalFile)
     (ws / "win.txt").write_bytes(b"alpha\r\nbeta\r\n")
     await tool.run(tool.Args(path="win.txt", old_string="alpha\nbeta", new_string="one\ntwo"), ctx)
     assert (ws / "win.txt").read_bytes() == b"one\r\ntwo\r\n"

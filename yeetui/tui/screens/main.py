@@ -290,7 +290,7 @@ class MainScreen(Screen[None]):
 
     async def new_session(self) -> None:
         """Start a new primary session and open it."""
-        session = await self.surface.sessions.new(model=self.model)
+        session = await self.surface.sessions.new(model=self.model, replacing=self.current)
         await self.open_session(session.id)
 
     async def open_session(self, session_id: str) -> None:
