@@ -172,6 +172,22 @@ def cursor_expander(home: Path, project_dir: Path) -> Callable[[str, Mapping[str
     return expand
 
 
+_VSCODE_INPUT = re.compile(r"\$\{input:([^}]*)\}")
+
+
+def vscode_expander(home: Path, project_dir: Path) -> Callable[[str, Mapping[str, str]], str]:
+    """VS Code's variables, as Cursor's (`${env:NAME}`, `${workspaceFolder}`, `${userHome}` …); an `${input:…}`
+    (a value VS Code asks for in a prompt, and keeps) cannot be asked for here and is an error saying so."""
+    cursor = cursor_expander(home, project_dir)
+
+    def expand(text: str, env: Mapping[str, str]) -> str:
+        if asked := _VSCODE_INPUT.search(text):
+            raise ValueError(f"${{input:{asked.group(1)}}} is a value VS Code asks you for, which yeetui cannot; "
+                             "put it in a variable and write ${env:NAME}")
+        return cursor(text, env)
+    return expand
+
+
 _OPENCODE = re.compile(r"\{(env|file):([^}]+)\}")
 
 

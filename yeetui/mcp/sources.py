@@ -2,8 +2,11 @@
 
 Claude Code (`.mcp.json`; user and local scopes in `~/.claude.json`), OpenCode (`opencode.json[c]`,
 `.opencode/opencode.json[c]`, its user config; key `mcp`), Cursor (`.cursor/mcp.json`, `~/.cursor/mcp.json`),
-Codex (`[mcp_servers.NAME]` in `config.toml`), Gemini CLI (`settings.json` `mcpServers`) and yeetui's own
-`config.yaml` (`mcp_servers`). Nothing here is rewritten or needs rewriting.
+Codex (`[mcp_servers.NAME]` in `config.toml`), Gemini CLI (`settings.json` `mcpServers`), VS Code
+(`.vscode/mcp.json` and the user's `Code/User/mcp.json`; key `servers`), Zed (`.zed/settings.json` and its user
+settings; key `context_servers`), Windsurf (`~/.codeium/windsurf/mcp_config.json`), Claude Desktop
+(`claude_desktop_config.json`) and yeetui's own `config.yaml` (`mcp_servers`). Nothing here is rewritten or
+needs rewriting.
 
 Every file is hostile input: a file that does not parse, an entry of the wrong shape, a variable that is not
 set — each becomes a problem naming the file and the server, and the other servers still count. When two files
@@ -34,6 +37,7 @@ from yeetui.mcp.servers import (
     expand_gemini,
     no_expansion,
     opencode_expander,
+    vscode_expander,
 )
 from yeetui.settings.pins import anchor_to_project
 from yeetui.yamlfile import MAX_FILE_BYTES, DocumentError, parse_yaml
@@ -388,6 +392,85 @@ def _gemini_server(env: Mapping[str, str]) -> Callable[[str, Any, _Source], Serv
     return make
 
 
+def _vscode_server(env: Mapping[str, str], expand: Expand) -> Callable[[str, Any, _Source], ServerSpec]:
+    """VS Code's `servers`: `{type: stdio, command, args, env, envFile, cwd}` or `{type: http | sse, url,
+    headers}`. An `envFile` is read only from the user's own file (a project's would put any file into a
+    server's environment)."""
+    def make(name: str, raw: Any, source: _Source) -> ServerSpec:
+        if not isinstance(raw, dict):
+            raise ValueError(f"must be a mapping, not {type(raw).__name__}")
+        spec = _json_shaped(name, {k: v for k, v in raw.items() if k != "envFile"}, source, env, expand)
+        if raw.get("envFile") is None:
+            return spec
+        if source.scope == "project":
+            raise ValueError("its envFile is not read from a project's file (it would put a file's contents in the "
+                             "server's environment); name the variables under env, or put the server in your own "
+                             "VS Code mcp.json")
+        path = Path(expand(_text(raw["envFile"], "envFile"), env)).expanduser()
+        read = _dotenv(path)
+        return replace(spec, env={**read, **spec.env}, env_as_written={**read, **spec.env_as_written})
+    return make
+
+
+def _dotenv(path: Path) -> dict[str, str]:
+    """`NAME=value` lines (`export`, quotes and `#` comments allowed), as VS Code reads an `envFile`."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"its envFile {path} cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(f"its envFile {path} is larger than {MAX_FILE_BYTES:,} bytes")
+    values: dict[str, str] = {}
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        line = line.strip().removeprefix("export ").strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, value = (part.strip() for part in line.split("=", 1))
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        if name.isidentifier():
+            values[name] = value
+    return values
+
+
+def _zed_server(env: Mapping[str, str]) -> Callable[[str, Any, _Source], ServerSpec]:
+    """Zed's `context_servers`: `{command, args, env}`, its older `{source: custom, command: {path, args, env}}`,
+    or `{url, headers}`. Zed expands nothing."""
+    def make(name: str, raw: Any, source: _Source) -> ServerSpec:
+        if not isinstance(raw, dict):
+            raise ValueError(f"must be a mapping, not {type(raw).__name__}")
+        command = raw.get("command")
+        if isinstance(command, dict):  # the older shape: the command's parts under `command`
+            raw = {**{k: v for k, v in raw.items() if k != "command"}, "command": command.get("path"),
+                   "args": command.get("args"), "env": command.get("env")}
+        shaped = {k: raw[k] for k in ("command", "args", "env", "url", "headers") if raw.get(k) is not None}
+        return _json_shaped(name, shaped, source, env, no_expansion)
+    return make
+
+
+def _zed_entries(data: Any, project: Path) -> Iterator[tuple[Any, Any]]:
+    """Zed's `context_servers`, less those a Zed extension provides (Zed starts them; yeetui cannot)."""
+    for name, raw in _key("context_servers")(data, project):
+        if not (isinstance(raw, dict) and raw.get("source") == "extension"):
+            yield name, raw
+
+
+def _windsurf_server(env: Mapping[str, str], expand: Expand) -> Callable[[str, Any, _Source], ServerSpec]:
+    """Windsurf's `mcpServers`: `{command, args, env}` or `{serverUrl | url, headers}`, with `${env:NAME}`."""
+    def make(name: str, raw: Any, source: _Source) -> ServerSpec:
+        if isinstance(raw, dict) and raw.get("serverUrl") is not None:
+            raw = {**{k: v for k, v in raw.items() if k != "serverUrl"}, "url": raw["serverUrl"]}
+        return _json_shaped(name, raw, source, env, expand)
+    return make
+
+
+def _claude_desktop_files(home: Path, xdg: Path) -> list[Path]:
+    """Where Claude Desktop keeps its config: macOS's Application Support, or the XDG config folder."""
+    return [home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json",
+            xdg / "Claude" / "claude_desktop_config.json"]
+
+
 # -- the files, most specific first --------------------------------------------------------------------------
 
 
@@ -396,6 +479,7 @@ def _sources(project: Path, home: Path, env: Mapping[str, str], config_dir: Path
     codex_home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
     claude_user = home / ".claude.json"
     cursor = cursor_expander(home, project)
+    vscode = vscode_expander(home, project)
     sources = [
         _Source(project / ".yeetui" / "config.yaml", "yeetui .yeetui/config.yaml", "project", _yaml,
                 _key("mcp_servers"), _yeetui_server(env)),
@@ -429,7 +513,19 @@ def _sources(project: Path, home: Path, env: Mapping[str, str], config_dir: Path
                 _key("mcpServers"), _gemini_server(env)),
         _Source(home / ".gemini" / "settings.json", "Gemini ~/.gemini/settings.json", "user", _jsonc,
                 _key("mcpServers"), _gemini_server(env)),
+        _Source(project / ".vscode" / "mcp.json", "VS Code .vscode/mcp.json", "project", _jsonc, _key("servers"),
+                _vscode_server(env, vscode)),
+        _Source(xdg / "Code" / "User" / "mcp.json", f"VS Code {xdg / 'Code' / 'User' / 'mcp.json'}", "user",
+                _jsonc, _key("servers"), _vscode_server(env, vscode)),
+        _Source(project / ".zed" / "settings.json", "Zed .zed/settings.json", "project", _jsonc, _zed_entries,
+                _zed_server(env)),
+        _Source(xdg / "zed" / "settings.json", f"Zed {xdg / 'zed' / 'settings.json'}", "user", _jsonc,
+                _zed_entries, _zed_server(env)),
+        _Source(home / ".codeium" / "windsurf" / "mcp_config.json", "Windsurf ~/.codeium/windsurf/mcp_config.json",
+                "user", _jsonc, _key("mcpServers"), _windsurf_server(env, cursor_expander(home, project))),
     ]
+    sources += [_Source(path, f"Claude Desktop {path}", "user", _json, _key("mcpServers"),
+                        _json_shaped_server(env, no_expansion)) for path in _claude_desktop_files(home, xdg)]
     return sources
 
 

@@ -193,3 +193,49 @@ def test_expansion_rules() -> None:
         expand_dollar_brace("${B}", env)
     assert expand_dollar_brace("$A ${A", env) == "$A ${A"  # only the full form expands
     assert expand_gemini("$A/${A}/$B", env) == "1/1/$B"
+
+
+def test_vscode_zed_windsurf_and_claude_desktop_files(places, tmp_path: Path) -> None:
+    """Issue 49: the editors' own MCP files, each in its own shape — VS Code's `servers` (with its variables,
+    an envFile of the user's, and the `${input:…}` it would ask for), Zed's `context_servers` (both shapes, and
+    an extension's server left to Zed), Windsurf's `serverUrl`, Claude Desktop's `mcpServers`."""
+    project, home, config = places
+    xdg = home / ".config"
+    write(project / ".vscode" / "mcp.json", """{
+      // VS Code's file: JSON with comments
+      "inputs": [{"type": "promptString", "id": "token", "password": true}],
+      "servers": {
+        "vs": {"type": "stdio", "command": "node", "args": ["${workspaceFolder}/srv.js", "${env:LEVEL}"]},
+        "vsweb": {"type": "http", "url": "https://vs.example/mcp", "headers": {"X-Level": "${env:LEVEL}"}},
+        "asks": {"type": "http", "url": "https://a.example/mcp", "headers": {"Authorization": "${input:token}"}},
+        "vsenv": {"command": "srv", "envFile": "${workspaceFolder}/.env"},
+      },
+    }""")
+    dotenv = write(tmp_path / "user.env", "# mine\nexport ONE=1\nTWO='two words'\n")
+    write(xdg / "Code" / "User" / "mcp.json", json.dumps({"servers": {
+        "vsuser": {"command": "srv", "envFile": str(dotenv), "env": {"TWO": "kept"}}}}))
+    write(project / ".zed" / "settings.json", json.dumps({"theme": "One Dark", "context_servers": {
+        "zednew": {"command": "zed-srv", "args": ["--x"], "env": {"Z": "1"}},
+        "zedold": {"source": "custom", "command": {"path": "old-srv", "args": ["-y"], "env": {}}},
+        "zedext": {"source": "extension", "settings": {}},
+        "zedweb": {"url": "https://z.example/mcp", "headers": {"A": "b"}}}}))
+    write(home / ".codeium" / "windsurf" / "mcp_config.json", json.dumps({"mcpServers": {
+        "surf": {"serverUrl": "https://w.example/mcp", "headers": {"K": "${env:LEVEL}"}},
+        "surflocal": {"command": "surf-srv", "args": ["${env:LEVEL}"]}}}))
+    write(xdg / "Claude" / "claude_desktop_config.json", json.dumps({"mcpServers": {
+        "desk": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${NOT_EXPANDED}"]}}}))
+    result = found(places, LEVEL="3")
+    by = {s.name: s for s in result.servers}
+    assert by["vs"].command == ("node", f"{project.resolve()}/srv.js", "3") and by["vs"].scope == "project"
+    assert (by["vsweb"].transport, by["vsweb"].headers) == ("http", {"X-Level": "3"})
+    assert by["vsuser"].env == {"ONE": "1", "TWO": "kept"} and by["vsuser"].scope == "user"
+    assert by["zednew"].command == ("zed-srv", "--x") and by["zednew"].env == {"Z": "1"}
+    assert by["zedold"].command == ("old-srv", "-y") and by["zedweb"].url == "https://z.example/mcp"
+    assert "zedext" not in by
+    assert (by["surf"].url, by["surf"].headers) == ("https://w.example/mcp", {"K": "3"})
+    assert by["surflocal"].command == ("surf-srv", "3")
+    assert by["desk"].command[-1] == "${NOT_EXPANDED}" and by["desk"].source.startswith("Claude Desktop")
+    problems = "\n".join(result.problems)
+    assert "server 'asks': ${input:token} is a value VS Code asks you for" in problems, problems
+    assert "server 'vsenv': its envFile is not read from a project's file" in problems, problems
+    assert {"asks", "vsenv"}.isdisjoint(by)
