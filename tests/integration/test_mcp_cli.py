@@ -18,7 +18,8 @@ def test_list_approve_and_revoke(tmp_path: Path) -> None:
     project, home = _project(tmp_path)
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {
         "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", "${PWD_HERE:-.}"],
-                "env": {"GITHUB_TOKEN": "${GH}"}}}}))
+                "env": {"GITHUB_TOKEN": "${GH}"}},
+        "gone": {"command": "yeetui-test-no-such-server"}}}))
     (home / ".claude.json").write_text(json.dumps({"mcpServers": {"time": {"command": "mcp-server-time"}}}))
     # Any: spread beside run_yeetui's timeout
     env: dict[str, Any] = {"HOME": str(home), "GH": "ghp_supersecretvalue123"}
@@ -34,6 +35,12 @@ def test_list_approve_and_revoke(tmp_path: Path) -> None:
     assert approved.returncode == 0, approved.stderr
     assert "Approved git from" in approved.stdout
     assert 'uvx mcp-server-git --repository "${PWD_HERE:-.}"' in approved.stdout
+    # an approval says when the command is not there: the server will not start until it is
+    gone = run_yeetui("mcp", "approve", "gone", cwd=project, **env)
+    assert gone.returncode == 0 and "Approved gone from" in gone.stdout, gone.stderr
+    assert "Note: its command 'yeetui-test-no-such-server' is not on PATH, so it will not start until that " \
+        "changes." in gone.stdout
+    assert "Note:" not in approved.stdout or "'uvx'" in approved.stdout
     rows = {s["name"]: s for s in json.loads(run_yeetui("mcp", "list", "--json", cwd=project, **env).stdout)["servers"]}
     assert rows["git"]["state"] == "approved" and rows["time"]["state"] == "user"
     assert rows["git"]["env"] == ["GITHUB_TOKEN"]

@@ -4,6 +4,7 @@ this process has them (`/mcp`, `yeetui doctor`): connected, failed and why, or n
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,6 +201,18 @@ class McpServers:
             raise YeetuiError(f"{name} ({spec.path}) cannot be approved: {row.reason}.")
         consent.approve(spec, self.project_dir, self.env, pins=row.spec.pins)
         return row.spec
+
+    def command_missing(self, spec: ServerSpec) -> str | None:
+        """Why a stdio server's command will not start here — not on its PATH, or not a file that runs — in
+        words; None when it is found (or the server is remote)."""
+        if spec.transport != "stdio" or not spec.command:
+            return None
+        program = spec.command[0]
+        if shutil.which(program, path=spec.env.get("PATH", self.env.get("PATH"))) is not None:
+            return None
+        written = (spec.command_as_written or spec.command)[0]
+        where = "is not a file that runs" if "/" in program else "is not on PATH"
+        return f"its command {written!r} {where}, so it will not start until that changes"
 
     async def waiting_for_approval(self) -> list[ServerRow]:
         """The project's enabled servers nobody approved yet, or whose files changed since (as configured now):

@@ -156,9 +156,11 @@ async def _approve(servers: McpServers, args: argparse.Namespace) -> int:
             for line in described(ServerRow(spec, "approved"), reason=False):
                 print(terminal_safe(f"    {line}"))
             print("An edit of its entry, or of a file it runs, will ask again.")
+            if missing := servers.command_missing(spec):
+                print(terminal_safe(f"Note: {missing}."))
     if args.json:
-        print(json.dumps({"approved": [{**_row_json(ServerRow(s, "approved")), "target": s.target}
-                                       for s in approved]}))
+        print(json.dumps({"approved": [{**_row_json(ServerRow(s, "approved")), "target": s.target,
+                                        "command_missing": servers.command_missing(s)} for s in approved]}))
     return EXIT_OK
 
 
