@@ -89,6 +89,7 @@ async def test_slash_mcp_shows_every_server_its_state_source_target_and_why(
         assert lines[at["time"]] == "time — connected, 2 tools"
         assert lines[at["time"] + 1] == f"  from yeetui {servers} (your own config)"
         assert lines[at["time"] + 2] == f"  runs: {PY} -m mcp_server_time --local-timezone UTC"
+        assert lines[at["time"] + 3] == "  tools (mcp__time__…): get_current_time, convert_time"
         assert lines[at["gone"]] == f"gone — failed: command not found: {GONE}"
         assert lines[at["gone"] + 2] == f"  runs: {GONE} --stdio"
         assert lines[at["crash"]] == "crash — failed: exited with status 1: no such database: app.db"

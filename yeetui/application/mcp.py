@@ -132,7 +132,8 @@ class McpServers:
         states = server_states(listing, connections)
         if not states and not listing.problems:
             return ("No MCP servers are configured for this project. yeetui reads those of Claude Code, OpenCode, "
-                    "Cursor, Codex and Gemini CLI, and `mcp_servers` in your config.yaml.")
+                    "Cursor, Codex, Gemini CLI, VS Code, Zed, Windsurf and Claude Desktop, and `mcp_servers` in your "
+                    "config.yaml.")
         lines = [f"MCP servers ({len(states)}; `yeetui mcp list` in a shell shows every env entry and header):"]
         for state in states:
             lines += state.lines()
@@ -255,6 +256,8 @@ class ServerState:
     detail: str = ""
     """connected: its tools, counted; failed: why, in a few words; needs approval: how to approve it;
     disabled, refused: why it does not start."""
+    tools: tuple[str, ...] = ()
+    """A connected server's tools as the server names them."""
 
     @property
     def headline(self) -> str:
@@ -272,7 +275,16 @@ class ServerState:
         spec = self.spec
         where = f"from {spec.origin}" + ("" if str(spec.path) in spec.source or spec.path.name.startswith("<")
                                           else f": {spec.path}")
-        return [self.headline, f"  {where}", f"  {'reaches' if spec.transport != 'stdio' else 'runs'}: {spec.target}"]
+        lines = [self.headline, f"  {where}", f"  {'reaches' if spec.transport != 'stdio' else 'runs'}: {spec.target}"]
+        if self.tools:
+            shown = ", ".join(self.tools[:TOOLS_SHOWN])
+            more = f" and {len(self.tools) - TOOLS_SHOWN} more" if len(self.tools) > TOOLS_SHOWN else ""
+            lines.append(f"  tools (mcp__{spec.name}__…): {shown}{more}")
+        return lines
+
+
+TOOLS_SHOWN = 12
+"""Tool names `/mcp` shows of a connected server; the rest are counted."""
 
 
 def _tools(count: int) -> str:
@@ -282,7 +294,7 @@ def _tools(count: int) -> str:
 def _live(spec: ServerSpec, connection: McpConnection) -> ServerState:
     status = connection.status
     if status.state == "started":
-        return ServerState(spec, "connected", _tools(len(status.tools)))
+        return ServerState(spec, "connected", _tools(len(status.tools)), tuple(tool.name for tool in status.tools))
     if status.state == "failed":
         return ServerState(spec, "failed", status.reason or status.error or "it did not start")
     return ServerState(spec, "starting" if status.state == "starting" else "not started")
