@@ -219,8 +219,10 @@ async def test_the_model_is_a_config_option_of_the_session(fake_env, project: Pa
     async with _agent(client, project) as (conn, _process):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
-        [option] = session.config_options
-        assert option.id == "model" and option.current_value == "anthropic/claude-sonnet-4-5"
+        model, mode = session.config_options
+        assert model.id == "model" and model.category == "model"
+        assert model.current_value == "anthropic/claude-sonnet-4-5"
+        assert mode.id == "mode" and mode.category == "mode" and mode.current_value == "generic"
         changed = await conn.set_config_option(config_id="model", session_id=session.session_id,
                                                value="anthropic/claude-haiku-4-5")
         assert changed.config_options[0].current_value == "anthropic/claude-haiku-4-5"
@@ -401,11 +403,30 @@ async def test_a_mode_is_a_profile_of_the_conversation(fake_env, project: Path) 
         assert "oracle" not in {m.id for m in session.modes.available_modes}  # not a conversation's profile
         await conn.set_session_mode(session_id=session.session_id, mode_id="terse")
         assert client.of("current_mode_update", session.session_id)[-1].current_mode_id == "terse"
+        [*_, options] = client.of("config_option_update", session.session_id)  # the mode option follows the mode
+        assert {o.id: o.current_value for o in options.config_options}["mode"] == "terse"
         await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("hi")]), WAIT)
         assert client.text(session.session_id) == "ok."
         with pytest.raises(RequestError) as refused:
             await conn.set_session_mode(session_id=session.session_id, mode_id="oracle")
         assert "oracle" in str(refused.value.data)
+        with pytest.raises(RequestError) as refused:
+            await conn.set_config_option(config_id="mode", session_id=session.session_id, value="oracle")
+        assert "oracle" in str(refused.value.data)
+        back = await conn.set_config_option(config_id="mode", session_id=session.session_id, value="generic")
+        assert {o.id: o.current_value for o in back.config_options}["mode"] == "generic"
+        assert client.of("current_mode_update", session.session_id)[-1].current_mode_id == "generic"
+        await conn.set_config_option(config_id="mode", session_id=session.session_id, value="terse")
+    # another process that resumes the conversation has it in that mode still
+    fake_env.script(Reply(text="still terse.", when_contains="TERSE-PROFILE"))
+    again = EditorClient()
+    async with _agent(again, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        resumed = await conn.resume_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        assert resumed.modes.current_mode_id == "terse"
+        assert {o.id: o.current_value for o in resumed.config_options}["mode"] == "terse"
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("and now?")]), WAIT)
+        assert again.text(session.session_id) == "still terse."
 
 
 async def test_command_files_are_the_editors_commands_too(fake_env, project: Path) -> None:
