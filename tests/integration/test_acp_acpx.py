@@ -1,6 +1,7 @@
 """`yeetui acp` as editors drive it, through a real ACP client: acpx (npm `acpx`, pinned in .ci/run), against the
-fake LLM. The session's mode is a config option (`--config-option mode=…`), and the mode is the conversation's: a
-later acpx process, whose `yeetui acp` resumes the session, has it still."""
+fake LLM. The answer an agent ends its turn with is the agent's text (what `--format quiet` prints), the session's
+mode is a config option (`--config-option mode=…`), and the mode is the conversation's: a later acpx process,
+whose `yeetui acp` resumes the session, has it still."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm import Reply
+from tests.fakellm import Reply, ToolCall
 from tests.integration.test_acp_server import _env
 from tests.integration.zygote import ZYGOTE
 from tests.waiting import until
@@ -53,6 +54,22 @@ def acpx(project: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProce
 def _no_owner(project: Path, tmp_path: Path) -> None:
     """Until the session's queue owner (and the `yeetui acp` it ran) has ended."""
     until("acpx's queue owner ended", lambda: "pid: -" in acpx(project, tmp_path, "status").stdout)
+
+
+def test_the_answer_an_agent_ends_with_is_its_text(fake_env, project: Path, tmp_path: Path) -> None:
+    fake_env.script(Reply(text="Let me see.", tool_calls=[ToolCall("complete", {"output": "The answer is 42."})],
+                          when_contains="ACPX-ASK"))
+    done = acpx(project, tmp_path, "--format", "quiet", "exec", "ACPX-ASK what is 6*7?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Let me see.\n\nThe answer is 42.\n"
+
+
+def test_a_slash_commands_subagent_answers_the_turn(fake_env, project: Path, tmp_path: Path) -> None:
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Oracle says 42."})],
+                          when_contains="ACPX-ORACLE"))
+    done = acpx(project, tmp_path, "--format", "quiet", "exec", "/oracle ACPX-ORACLE what is 6*7?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Oracle says 42.\n"
 
 
 def test_the_mode_is_a_config_option(fake_env, project: Path, tmp_path: Path, terse: None) -> None:

@@ -140,7 +140,8 @@ async def test_a_denied_call_does_not_run_and_the_model_hears_it(fake_env, proje
     assert not (project / "denied.txt").exists()
 
 
-async def test_a_slash_command_runs_its_subagent_as_a_tool_call_of_the_turn(fake_env, project: Path) -> None:
+async def test_a_slash_command_runs_its_subagent_as_a_tool_call_and_its_answer_is_the_turns(fake_env,
+                                                                                            project: Path) -> None:
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Oracle says 42."})],
                           when_contains="ACP-ORACLE"))
     client = EditorClient()
@@ -154,6 +155,9 @@ async def test_a_slash_command_runs_its_subagent_as_a_tool_call_of_the_turn(fake
         assert started.title.startswith("oracle#") and started.raw_input["profile"] == "oracle"
         [ended] = client.of("tool_call_update", session.session_id)
         assert ended.status == "completed" and ended.content[0].content.text == "Oracle says 42."
+        assert client.text(session.session_id) == "Oracle says 42."  # the turn's answer, after its call
+        assert [k for k in client.order(session.session_id) if k != "usage_update"][-3:] == [
+            "tool_call", "tool_call_update", "agent_message_chunk"]
 
 
 async def test_cancel_ends_the_turn_as_cancelled(fake_env, project: Path) -> None:
@@ -303,7 +307,7 @@ async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fak
         m["params"]["sessionId"] == child or m["params"]["update"].get("sessionId") == child))
     assert wire.incoming[first_about_child]["params"]["update"]["sessionUpdate"] == "subagent_update"
     texts = "".join(u["content"]["text"] for u in wire.updates(child, "agent_message_chunk"))
-    assert texts == "Child looked."  # the child's stream, under its own id
+    assert texts == "Child looked.\n\nCHILD-RESULT"  # the child's stream under its own id, its answer last
     assert "Child looked." not in "".join(u["content"]["text"] for u in wire.updates(root, "agent_message_chunk"))
     assert client.text(root) == "Parent done."
     linked = [u for u in wire.updates(root, "tool_call_update") if {"type": "session", "sessionId": child}

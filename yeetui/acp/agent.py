@@ -5,12 +5,13 @@ earlier client left in the same project, and the TUI's switcher shows what an ed
 holds every project's conversations; `session/list` and `session/load` see only those of the project the
 client names (`cwd`). A turn runs the primary agent through the same `SessionControl` the TUI drives and streams
 its events as session updates (`updates`): text and thinking chunks, tool calls with their endings, edits as
-diffs. A session's mode is the profile the conversation is had with (a `primary` one), offered as modes and as
-the `mode` config option beside `model`, and kept with the conversation. A tool call under an `ask` rule becomes
-`session/request_permission`, answered by the user in the editor — nothing is approved because the client is a
-program. `/oracle question` (any profile's slash trigger) runs that subagent as the turn and streams it as a tool
-call of the session; `session/cancel` stops the turn and everything under it. What the client writes is read
-frame by frame (`frames`): one that is no JSON-RPC message is refused, never fatal.
+diffs, and the answer it ends with (`complete`) as its text. A session's mode is the profile the conversation is
+had with (a `primary` one), offered as modes and as the `mode` config option beside `model`, and kept with the
+conversation. A tool call under an `ask` rule becomes `session/request_permission`, answered by the user in the
+editor — nothing is approved because the client is a program. `/oracle question` (any profile's slash trigger)
+runs that subagent as the turn: a tool call of the session, then its answer as the session's text;
+`session/cancel` stops the turn and everything under it. What the client writes is read frame by frame
+(`frames`): one that is no JSON-RPC message is refused, never fatal.
 
 Everything goes through the surface's application surface. What the events become, and the subagent tree, is
 `stream`'s: updates leave in the order the events came, so a permission request never overtakes its tool call.
@@ -154,6 +155,7 @@ class YeetuiAgent:
         if not text:
             raise RequestError.invalid_params({"prompt": "nothing to send: the prompt has no text"})
         session.cancelled = False
+        session.said.clear()
         command, _space, rest = text.partition(" ")
         profile = session.surface.profiles.by_slash(command) if command.startswith("/") else None
         file = next((c for c in self._command_files(session.surface) if f"/{c.name}" == command), None) \
@@ -381,6 +383,8 @@ class YeetuiAgent:
             self.stream.put_raw(session.id, with_sessions(done, [handle.session_id]))
         else:
             self.stream.put(session.id, done)
+        if done.status == "completed" and ended is not None and ended.output:  # its answer is the turn's
+            self.stream.put(session.id, session.answer(session.id, ended.output))
 
     async def close(self) -> None:
         for task in list(self._following):

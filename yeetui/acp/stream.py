@@ -5,6 +5,10 @@ updates queued on one outbox; one sender sends them, so a permission request (qu
 overtakes the tool call it is about. For a client that opted into subagent sessions (`subagents`), each subagent is
 announced with `subagent_update` on its parent's session before anything carries its id and streams under its own;
 for one that did not, a subagent shows only as the tool call that started it.
+
+The call an agent ends its turn with (`complete`) is its answer, and goes as the agent's text, in a paragraph of
+its own after what it said before in the turn: an editor shows the answer where it shows replies, and a client
+that prints only the agent's text (`acpx --format quiet`) prints it.
 """
 
 from __future__ import annotations
@@ -73,6 +77,21 @@ class AcpSession:
     """A subagent's session → the tokens its run used so far (said on its idle state)."""
     following: asyncio.Task[None] | None = None
     """Showing what another process running the conversation stores (`YeetuiAgent._follow`)."""
+    said: dict[str, str] = field(default_factory=dict)
+    """A session (its own, a subagent's) → the end of what its agent said in the turn so far: an answer follows it
+    as a paragraph of its own."""
+    answered: set[str] = field(default_factory=set)
+    """Calls sent as the agent's text (their answer), whose endings are not sent as a tool call's."""
+
+    def say(self, session_id: str, text: str) -> Any:
+        """The agent of `session_id` says `text`: its update (what it said is remembered for an answer after)."""
+        self.said[session_id] = (self.said.get(session_id, "") + text)[-2:]
+        return updates.text_chunk(text)
+
+    def answer(self, session_id: str, text: str) -> Any:
+        """The agent of `session_id` answers `text`: a paragraph of its own after what it said in the turn."""
+        return self.say(session_id, updates.after(self.said.get(session_id, ""), text))
+
 
 
 @dataclass
@@ -182,6 +201,9 @@ class UpdateStream:
 
     def _tool_finished(self, owner: AcpSession, session_id: str, event: ToolCallFinished) -> Any:
         """The tool call's update; a call that started a subagent is sent here, linked to its session (None)."""
+        if event.call_id in owner.answered:  # the agent's answer, already said: a refused one is said to fail
+            owner.answered.discard(event.call_id)
+            return updates.refused_answer(event.call_id, event.name, event.content) if event.is_error else None
         update = updates.tool_finished(event)
         open_calls = owner.spawning.get(session_id, [])
         owner.spawning[session_id] = [c for c in open_calls if c[0] != event.call_id]
@@ -203,10 +225,13 @@ class UpdateStream:
     def _stream_update(owner: AcpSession, session_id: str, event: object) -> Any:
         """The update for a text, thought or tool-start event (None for any other)."""
         if isinstance(event, TextDelta):
-            return updates.text_chunk(event.text)
+            return owner.say(session_id, event.text)
         if isinstance(event, ThinkingDelta):
             return updates.thought_chunk(event)
         if isinstance(event, ToolCallStarted):
+            if (text := updates.answer(event.name, event.arguments)) is not None:
+                owner.answered.add(event.call_id)
+                return owner.answer(session_id, text)
             if event.name in SPAWNING:
                 owner.spawning.setdefault(session_id, []).append((event.call_id, str(event.arguments.get(
                     "profile") or ("reviewer" if event.name == "request_review" else ""))))

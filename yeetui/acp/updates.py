@@ -2,7 +2,9 @@
 
 Pure functions of one event each (no connection, no state): the agent's text and thinking as message and thought
 chunks, a tool call as `tool_call` (edits with diff content, so the editor can show them) and its ending as
-`tool_call_update`. Whatever a tool or the model produced is capped before it leaves.
+`tool_call_update`. The call an agent ends its turn with (`complete`'s output, `ask_user`'s question) is the
+turn's answer, and an editor shows it as the agent's text (`answer`). Whatever a tool or the model produced is
+capped before it leaves.
 """
 
 from __future__ import annotations
@@ -22,8 +24,25 @@ KINDS: dict[str, schema.ToolKind] = {
 }
 
 
+ANSWERS = {"complete": "output", "ask_user": "question"}
+"""The tools an agent ends its turn with, and the argument that is its answer to the user."""
+
+
 def tool_kind(name: str) -> schema.ToolKind:
     return KINDS.get(name, "other")
+
+
+def answer(name: str, arguments: dict[str, Any]) -> str | None:
+    """The turn's answer a call carries (`complete(output=…)`), or None for any other call."""
+    text = arguments.get(ANSWERS[name]) if name in ANSWERS else None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def after(said: str, text: str) -> str:
+    """`text` as it follows what the agent already said in the turn (`said`): a paragraph of its own."""
+    if not said or said.endswith("\n\n"):
+        return text
+    return ("\n" if said.endswith("\n") else "\n\n") + text
 
 
 def text_chunk(text: str) -> schema.AgentMessageChunk:
@@ -65,6 +84,16 @@ def tool_finished(event: ToolCallFinished) -> schema.ToolCallProgress:
     return schema.ToolCallProgress(
         session_update="tool_call_update", tool_call_id=event.call_id,
         status="failed" if event.is_error else "completed",
+        content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))]
+        if text else None)
+
+
+def refused_answer(call_id: str, name: str, content: str) -> schema.ToolCallStart:
+    """An answer the tool refused (`complete` with output that fails its schema): its text was shown as the
+    agent's, and the refusal is a failed call of its own, which the agent will answer again after."""
+    text = cap(terminal_safe(content), TOOL_OUTPUT_CAP)
+    return schema.ToolCallStart(
+        session_update="tool_call", tool_call_id=call_id, title=name, kind=tool_kind(name), status="failed",
         content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))]
         if text else None)
 
