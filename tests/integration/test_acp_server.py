@@ -217,6 +217,51 @@ async def test_load_replays_a_conversation_and_list_finds_it(fake_env, project: 
         assert "absolute" in str(relative.value.data)
 
 
+def _shown(updates: list[tuple[str, Any]], session_id: str) -> list[tuple[Any, ...]]:
+    """What an editor shows of a conversation: text and thoughts (however they were cut into chunks), each tool
+    call and its ending."""
+    shown: list[tuple[Any, ...]] = []
+    for kind, update in [(u.session_update, u) for s, u in updates if s == session_id]:
+        if kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
+            if shown and shown[-1][0] == kind:
+                shown[-1] = (kind, shown[-1][1] + update.content.text)
+            else:
+                shown.append((kind, update.content.text))
+        elif kind == "tool_call":
+            shown.append((kind, update.tool_call_id, update.kind, update.raw_input))
+        elif kind == "tool_call_update" and update.tool_call_id != "(asked)":
+            shown.append((kind, update.tool_call_id, update.status, [c.content.text for c in update.content or []]))
+    return shown
+
+
+async def test_load_shows_the_conversation_as_the_editor_saw_it_live(fake_env, project: Path) -> None:
+    fake_env.script(
+        Reply(text="Let me look.", thinking="Where is it?", tool_calls=[ToolCall("bash", {"command": "echo FOUND"})],
+              when_contains="ACP-WHOLE"),
+        Reply(text="It is there.", tool_calls=[ToolCall("complete", {"output": "WHOLE-ANSWER: found it."})],
+              when_contains="FOUND"),
+        Reply(text="Second turn.", when_contains="again"))
+    live = EditorClient("allow_once")
+    async with _agent(live, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        sid = session.session_id
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("ACP-WHOLE find it")]), WAIT)
+        turn = len(live.updates)
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("again")]), WAIT)
+    assert live.text(sid) == "Let me look.It is there.\n\nWHOLE-ANSWER: found it.Second turn."
+    loaded = EditorClient()
+    async with _agent(loaded, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.load_session(cwd=str(project), session_id=sid, mcp_servers=[])
+    first, second = ("user_message_chunk", "ACP-WHOLE find it"), ("user_message_chunk", "again")
+    seen = [first, *_shown(live.updates[:turn], sid), second, *_shown(live.updates[turn:], sid)]
+    assert _shown(loaded.updates, sid) == seen  # what the user said, then what was shown live of each turn
+    assert [k for k, *_ in seen] == ["user_message_chunk", "agent_thought_chunk", "agent_message_chunk", "tool_call",
+                                     "tool_call_update", "agent_message_chunk", "user_message_chunk",
+                                     "agent_message_chunk"]
+
+
 async def test_the_model_is_a_config_option_of_the_session(fake_env, project: Path) -> None:
     fake_env.script(Reply(text="from haiku", when_contains="ACP-MODEL"))
     client = EditorClient()

@@ -3,15 +3,16 @@
 An ACP session is a yeetui conversation (the ids are the same, so `session/load` reopens what the TUI or an
 earlier client left in the same project, and the TUI's switcher shows what an editor started). The data dir
 holds every project's conversations; `session/list` and `session/load` see only those of the project the
-client names (`cwd`). A turn runs the primary agent through the same `SessionControl` the TUI drives and streams
-its events as session updates (`updates`): text and thinking chunks, tool calls with their endings, edits as
-diffs, and the answer it ends with (`complete`) as its text. A session's mode is the profile the conversation is
-had with (a `primary` one), offered as modes and as the `mode` config option beside `model`, and kept with the
-conversation. A tool call under an `ask` rule becomes `session/request_permission`, answered by the user in the
-editor — nothing is approved because the client is a program. `/oracle question` (any profile's slash trigger)
-runs that subagent as the turn: a tool call of the session, then its answer as the session's text;
-`session/cancel` stops the turn and everything under it. What the client writes is read frame by frame
-(`frames`): one that is no JSON-RPC message is refused, never fatal.
+client names (`cwd`); loading one shows it again whole, tool calls included (`replay`). A turn runs the primary
+agent through the same `SessionControl` the TUI drives and streams its events as session updates (`updates`):
+text and thinking chunks, tool calls with their endings, edits as diffs, and the answer it ends with
+(`complete`) as its text. A session's mode is the profile the conversation is had with (a `primary` one),
+offered as modes and as the `mode` config option beside `model`, and kept with the conversation. A tool call
+under an `ask` rule becomes `session/request_permission`, answered by the user in the editor — nothing is
+approved because the client is a program. `/oracle question` (any profile's slash trigger) runs that subagent as
+the turn: a tool call of the session, then its answer as the session's text; `session/cancel` stops the turn and
+everything under it. What the client writes is read frame by frame (`frames`): one that is no JSON-RPC message is
+refused, never fatal.
 
 Everything goes through the surface's application surface. What the events become, and the subagent tree, is
 `stream`'s: updates leave in the order the events came, so a permission request never overtakes its tool call.
@@ -30,6 +31,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from yeetui import __version__
 from yeetui.acp import frames, updates
+from yeetui.acp.replay import Replay
 from yeetui.acp.stream import AcpSession, UpdateStream, with_sessions
 from yeetui.application.commands import CommandFile, placed_commands
 from yeetui.application.mcp import client_server
@@ -125,10 +127,10 @@ class YeetuiAgent:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": f"there is no conversation "
                                                f"{session_id!r} in this project ({surface.project_dir})"})
         session = self._open(record.id, surface, *await _spent(surface, record.id))
-        last = 0
+        last, shown = 0, Replay()
         for stored in await surface.store.messages(record.id, include_partial=False):
             last = stored.id
-            for update in _replayed(stored.message) if replay else ():
+            for update in shown.updates(stored.message) if replay else ():
                 self.stream.put(record.id, update)
         self._announce_commands(record.id, surface)
         await self.stream.join()
@@ -300,13 +302,13 @@ class YeetuiAgent:
         task.add_done_callback(self._following.discard)
 
     async def _follow(self, session: AcpSession, after: int) -> None:
-        desk, store = session.surface.runs, session.surface.store
+        desk, store, shown = session.surface.runs, session.surface.store, Replay()
         while True:
             live = await desk.elsewhere(session.id)
             for stored in await store.messages(session.id, include_partial=False):
                 if stored.id > after:
                     after = stored.id
-                    for update in _replayed(stored.message):
+                    for update in shown.updates(stored.message):
                         self.stream.put(session.id, update)
             if live is None:
                 return
@@ -408,14 +410,3 @@ async def _spent(surface: Surface, session_id: str) -> tuple[float, dict[str, fl
             children.update({r.id: r.cost for r in await store.list_runs(session_id=below, limit=100)
                              if r.cost is not None})
     return own, children
-
-
-def _replayed(message: Any) -> list[Any]:
-    """A stored message as the updates that show it again (`session/load`)."""
-    shown: list[Any] = []
-    if message.role == "user" and message.text:
-        shown.append(schema.UserMessageChunk(session_update="user_message_chunk",
-                                             content=schema.TextContentBlock(type="text", text=message.text)))
-    elif message.role == "assistant" and message.text:
-        shown.append(updates.text_chunk(message.text))
-    return shown

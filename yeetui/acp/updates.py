@@ -14,6 +14,7 @@ from typing import Any
 from acp import schema
 
 from yeetui.events import ThinkingDelta, ToolCallFinished, ToolCallStarted
+from yeetui.messages import ToolCallPart
 from yeetui.text import cap, terminal_safe
 
 TOOL_OUTPUT_CAP = 20_000
@@ -50,9 +51,18 @@ def text_chunk(text: str) -> schema.AgentMessageChunk:
                                     content=schema.TextContentBlock(type="text", text=text))
 
 
+def user_chunk(text: str) -> schema.UserMessageChunk:
+    return schema.UserMessageChunk(session_update="user_message_chunk",
+                                   content=schema.TextContentBlock(type="text", text=text))
+
+
 def thought_chunk(event: ThinkingDelta) -> schema.AgentThoughtChunk:
+    return thought(event.text)
+
+
+def thought(text: str) -> schema.AgentThoughtChunk:
     return schema.AgentThoughtChunk(session_update="agent_thought_chunk",
-                                    content=schema.TextContentBlock(type="text", text=event.text))
+                                    content=schema.TextContentBlock(type="text", text=text))
 
 
 def tool_title(name: str, arguments: dict[str, Any], activity: str = "") -> str:
@@ -64,26 +74,37 @@ def tool_title(name: str, arguments: dict[str, Any], activity: str = "") -> str:
 
 
 def tool_started(event: ToolCallStarted) -> schema.ToolCallStart:
-    arguments = event.arguments
+    return tool_call(event.call_id, event.name, event.arguments, event.activity)
+
+
+def stored_call(call: ToolCallPart) -> schema.ToolCallStart:
+    """A call of a stored message (`session/load`): what was shown of it live, but for its activity."""
+    return tool_call(call.id, call.name, call.arguments)
+
+
+def tool_call(call_id: str, name: str, arguments: dict[str, Any], activity: str = "") -> schema.ToolCallStart:
     content: list[Any] | None = None
     path = arguments.get("path")
-    if event.name == "edit_file" and isinstance(path, str):
+    if name == "edit_file" and isinstance(path, str):
         content = [schema.FileEditToolCallContent(type="diff", path=path, old_text=str(arguments.get("old", "")),
                                                   new_text=str(arguments.get("new", "")))]
-    elif event.name == "write_file" and isinstance(path, str):
+    elif name == "write_file" and isinstance(path, str):
         content = [schema.FileEditToolCallContent(type="diff", path=path, old_text=None,
                                                   new_text=str(arguments.get("content", "")))]
     locations = [schema.ToolCallLocation(path=path)] if isinstance(path, str) else None
-    return schema.ToolCallStart(session_update="tool_call", tool_call_id=event.call_id,
-                                title=tool_title(event.name, arguments, event.activity), kind=tool_kind(event.name),
+    return schema.ToolCallStart(session_update="tool_call", tool_call_id=call_id,
+                                title=tool_title(name, arguments, activity), kind=tool_kind(name),
                                 status="in_progress", raw_input=arguments, content=content, locations=locations)
 
 
 def tool_finished(event: ToolCallFinished) -> schema.ToolCallProgress:
-    text = cap(terminal_safe(event.content), TOOL_OUTPUT_CAP)
+    return tool_result(event.call_id, event.content, event.is_error)
+
+
+def tool_result(call_id: str, content: str, is_error: bool) -> schema.ToolCallProgress:
+    text = cap(terminal_safe(content), TOOL_OUTPUT_CAP)
     return schema.ToolCallProgress(
-        session_update="tool_call_update", tool_call_id=event.call_id,
-        status="failed" if event.is_error else "completed",
+        session_update="tool_call_update", tool_call_id=call_id, status="failed" if is_error else "completed",
         content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))]
         if text else None)
 
