@@ -354,6 +354,13 @@ async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fak
     texts = "".join(u["content"]["text"] for u in wire.updates(child, "agent_message_chunk"))
     assert texts == "Child looked.\n\nCHILD-RESULT"  # the child's stream under its own id, its answer last
     assert "Child looked." not in "".join(u["content"]["text"] for u in wire.updates(root, "agent_message_chunk"))
+    # its task, from its parent, as the first message of its session (before anything it said)
+    [told] = wire.updates(child, "session_message")
+    assert told["senderSessionId"] == root and told["recipientSessionId"] == child and told["messageId"]
+    assert "TREE-CHILD look around" in told["content"][0]["text"]
+    kinds = [u["sessionUpdate"] for u in wire.updates(child)]
+    assert kinds.index("session_message") < kinds.index("agent_message_chunk")
+    assert "session_message" not in [u["sessionUpdate"] for u in wire.updates(root)]
     assert client.text(root) == "Parent done."
     linked = [u for u in wire.updates(root, "tool_call_update") if {"type": "session", "sessionId": child}
               in u.get("content", [])]

@@ -4,7 +4,8 @@ A bus listener (`listen`) turns the events of the connection's sessions — and 
 updates queued on one outbox; one sender sends them, so a permission request (queued like an update) never
 overtakes the tool call it is about. For a client that opted into subagent sessions (`subagents`), each subagent is
 announced with `subagent_update` on its parent's session before anything carries its id and streams under its own;
-for one that did not, a subagent shows only as the tool call that started it.
+for one that did not, a subagent shows only as the tool call that started it. What a subagent is given — its task,
+a later word from its parent — comes to that client as a `session_message` on the subagent's session.
 
 The call an agent ends its turn with (`complete`) is its answer, and goes as the agent's text, in a paragraph of
 its own after what it said before in the turn: an editor shows the answer where it shows replies, and a client
@@ -25,6 +26,7 @@ from yeetui.acp import updates
 from yeetui.application.models import context_window
 from yeetui.application.surface import Surface
 from yeetui.events import (
+    MessageCommitted,
     PermissionAnswer,
     PermissionRequested,
     RunProgress,
@@ -91,7 +93,6 @@ class AcpSession:
     def answer(self, session_id: str, text: str) -> Any:
         """The agent of `session_id` answers `text`: a paragraph of its own after what it said in the turn."""
         return self.say(session_id, updates.after(self.said.get(session_id, ""), text))
-
 
 
 @dataclass
@@ -173,15 +174,7 @@ class UpdateStream:
                 target = session_id if self.subagents else owner.id
                 self._outbox.put_nowait(Send(target, updates.plan(event.steps)))
             return
-        if child and isinstance(event, UsageUpdated):
-            owner.children_usage[session_id] = event.usage
-            if event.cost is not None:
-                owner.children_spent[event.run_id] = event.cost
-        if child and not self.subagents:  # its stream shows only as its parent's tool call
-            return
-        if isinstance(event, RunStatusChanged):
-            if child and session_id in owner.parents:
-                self._child_status(owner, session_id, event)
+        if child and not self._child_streams(owner, session_id, event):
             return
         if isinstance(event, UsageUpdated):
             update = None if child else self._usage_update(owner, event)
@@ -191,6 +184,25 @@ class UpdateStream:
             update = self._stream_update(owner, session_id, event)
         if update is not None:
             self._outbox.put_nowait(Send(session_id, update))
+
+    def _child_streams(self, owner: AcpSession, session_id: str, event: object) -> bool:
+        """Whether a subagent's event streams on: what it spent is kept, and for a client that opted in its
+        status goes on its parent's session and what it was told as a `session_message` on its own."""
+        if isinstance(event, UsageUpdated):
+            owner.children_usage[session_id] = event.usage
+            if event.cost is not None:
+                owner.children_spent[event.run_id] = event.cost
+        if not self.subagents:  # its stream shows only as its parent's tool call
+            return False
+        if isinstance(event, MessageCommitted):
+            if (told := _told(owner, session_id, event)) is not None:
+                self._outbox.put_nowait(Raw(session_id, told))
+            return False
+        if isinstance(event, RunStatusChanged):
+            if session_id in owner.parents:
+                self._child_status(owner, session_id, event)
+            return False
+        return True
 
     def _child_status(self, owner: AcpSession, session_id: str, event: RunStatusChanged) -> None:
         """A subagent's status, on its parent's session (with what it spent, once it is idle)."""
@@ -307,6 +319,18 @@ class UpdateStream:
             self._outbox.put_nowait(None)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._sender, 5)
+
+
+def _told(owner: AcpSession, session_id: str, event: MessageCommitted) -> dict[str, Any] | None:
+    """What a subagent was given — its task, a later word from its parent — as a `session_message` from its
+    parent's session (None for any other message: its own, its children's results, the runner's reminders)."""
+    message = event.message
+    if message.role != "user" or not message.text.strip() or any(
+            message.meta.get(flag) for flag in ("nudge", "announcement", "compaction")):
+        return None
+    return {"sessionUpdate": "session_message", "messageId": f"{session_id}:{event.message_id}",
+            "senderSessionId": owner.parents.get(session_id, owner.id), "recipientSessionId": session_id,
+            "content": [{"type": "text", "text": cap(message.text, updates.TOOL_OUTPUT_CAP)}]}
 
 
 def _subagent_update(session_id: str, **fields: Any) -> dict[str, Any]:
