@@ -140,7 +140,8 @@ async def test_a_denied_call_does_not_run_and_the_model_hears_it(fake_env, proje
     assert not (project / "denied.txt").exists()
 
 
-async def test_a_slash_command_runs_its_subagent_as_a_tool_call_of_the_turn(fake_env, project: Path) -> None:
+async def test_a_slash_command_runs_its_subagent_as_a_tool_call_and_its_answer_is_the_turns(fake_env,
+                                                                                            project: Path) -> None:
     fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Oracle says 42."})],
                           when_contains="ACP-ORACLE"))
     client = EditorClient()
@@ -154,6 +155,9 @@ async def test_a_slash_command_runs_its_subagent_as_a_tool_call_of_the_turn(fake
         assert started.title.startswith("oracle#") and started.raw_input["profile"] == "oracle"
         [ended] = client.of("tool_call_update", session.session_id)
         assert ended.status == "completed" and ended.content[0].content.text == "Oracle says 42."
+        assert client.text(session.session_id) == "Oracle says 42."  # the turn's answer, after its call
+        assert [k for k in client.order(session.session_id) if k != "usage_update"][-3:] == [
+            "tool_call", "tool_call_update", "agent_message_chunk"]
 
 
 async def test_cancel_ends_the_turn_as_cancelled(fake_env, project: Path) -> None:
@@ -213,14 +217,61 @@ async def test_load_replays_a_conversation_and_list_finds_it(fake_env, project: 
         assert "absolute" in str(relative.value.data)
 
 
+def _shown(updates: list[tuple[str, Any]], session_id: str) -> list[tuple[Any, ...]]:
+    """What an editor shows of a conversation: text and thoughts (however they were cut into chunks), each tool
+    call and its ending."""
+    shown: list[tuple[Any, ...]] = []
+    for kind, update in [(u.session_update, u) for s, u in updates if s == session_id]:
+        if kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
+            if shown and shown[-1][0] == kind:
+                shown[-1] = (kind, shown[-1][1] + update.content.text)
+            else:
+                shown.append((kind, update.content.text))
+        elif kind == "tool_call":
+            shown.append((kind, update.tool_call_id, update.kind, update.raw_input))
+        elif kind == "tool_call_update" and update.tool_call_id != "(asked)":
+            shown.append((kind, update.tool_call_id, update.status, [c.content.text for c in update.content or []]))
+    return shown
+
+
+async def test_load_shows_the_conversation_as_the_editor_saw_it_live(fake_env, project: Path) -> None:
+    fake_env.script(
+        Reply(text="Let me look.", thinking="Where is it?", tool_calls=[ToolCall("bash", {"command": "echo FOUND"})],
+              when_contains="ACP-WHOLE"),
+        Reply(text="It is there.", tool_calls=[ToolCall("complete", {"output": "WHOLE-ANSWER: found it."})],
+              when_contains="FOUND"),
+        Reply(text="Second turn.", when_contains="again"))
+    live = EditorClient("allow_once")
+    async with _agent(live, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        sid = session.session_id
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("ACP-WHOLE find it")]), WAIT)
+        turn = len(live.updates)
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("again")]), WAIT)
+    assert live.text(sid) == "Let me look.It is there.\n\nWHOLE-ANSWER: found it.Second turn."
+    loaded = EditorClient()
+    async with _agent(loaded, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.load_session(cwd=str(project), session_id=sid, mcp_servers=[])
+    first, second = ("user_message_chunk", "ACP-WHOLE find it"), ("user_message_chunk", "again")
+    seen = [first, *_shown(live.updates[:turn], sid), second, *_shown(live.updates[turn:], sid)]
+    assert _shown(loaded.updates, sid) == seen  # what the user said, then what was shown live of each turn
+    assert [k for k, *_ in seen] == ["user_message_chunk", "agent_thought_chunk", "agent_message_chunk", "tool_call",
+                                     "tool_call_update", "agent_message_chunk", "user_message_chunk",
+                                     "agent_message_chunk"]
+
+
 async def test_the_model_is_a_config_option_of_the_session(fake_env, project: Path) -> None:
     fake_env.script(Reply(text="from haiku", when_contains="ACP-MODEL"))
     client = EditorClient()
     async with _agent(client, project) as (conn, _process):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
-        [option] = session.config_options
-        assert option.id == "model" and option.current_value == "anthropic/claude-sonnet-4-5"
+        model, mode = session.config_options
+        assert model.id == "model" and model.category == "model"
+        assert model.current_value == "anthropic/claude-sonnet-4-5"
+        assert mode.id == "mode" and mode.category == "mode" and mode.current_value == "generic"
         changed = await conn.set_config_option(config_id="model", session_id=session.session_id,
                                                value="anthropic/claude-haiku-4-5")
         assert changed.config_options[0].current_value == "anthropic/claude-haiku-4-5"
@@ -301,8 +352,15 @@ async def test_an_opted_in_client_sees_each_subagent_as_a_session_of_its_own(fak
         m["params"]["sessionId"] == child or m["params"]["update"].get("sessionId") == child))
     assert wire.incoming[first_about_child]["params"]["update"]["sessionUpdate"] == "subagent_update"
     texts = "".join(u["content"]["text"] for u in wire.updates(child, "agent_message_chunk"))
-    assert texts == "Child looked."  # the child's stream, under its own id
+    assert texts == "Child looked.\n\nCHILD-RESULT"  # the child's stream under its own id, its answer last
     assert "Child looked." not in "".join(u["content"]["text"] for u in wire.updates(root, "agent_message_chunk"))
+    # its task, from its parent, as the first message of its session (before anything it said)
+    [told] = wire.updates(child, "session_message")
+    assert told["senderSessionId"] == root and told["recipientSessionId"] == child and told["messageId"]
+    assert "TREE-CHILD look around" in told["content"][0]["text"]
+    kinds = [u["sessionUpdate"] for u in wire.updates(child)]
+    assert kinds.index("session_message") < kinds.index("agent_message_chunk")
+    assert "session_message" not in [u["sessionUpdate"] for u in wire.updates(root)]
     assert client.text(root) == "Parent done."
     linked = [u for u in wire.updates(root, "tool_call_update") if {"type": "session", "sessionId": child}
               in u.get("content", [])]
@@ -401,11 +459,30 @@ async def test_a_mode_is_a_profile_of_the_conversation(fake_env, project: Path) 
         assert "oracle" not in {m.id for m in session.modes.available_modes}  # not a conversation's profile
         await conn.set_session_mode(session_id=session.session_id, mode_id="terse")
         assert client.of("current_mode_update", session.session_id)[-1].current_mode_id == "terse"
+        [*_, options] = client.of("config_option_update", session.session_id)  # the mode option follows the mode
+        assert {o.id: o.current_value for o in options.config_options}["mode"] == "terse"
         await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("hi")]), WAIT)
         assert client.text(session.session_id) == "ok."
         with pytest.raises(RequestError) as refused:
             await conn.set_session_mode(session_id=session.session_id, mode_id="oracle")
         assert "oracle" in str(refused.value.data)
+        with pytest.raises(RequestError) as refused:
+            await conn.set_config_option(config_id="mode", session_id=session.session_id, value="oracle")
+        assert "oracle" in str(refused.value.data)
+        back = await conn.set_config_option(config_id="mode", session_id=session.session_id, value="generic")
+        assert {o.id: o.current_value for o in back.config_options}["mode"] == "generic"
+        assert client.of("current_mode_update", session.session_id)[-1].current_mode_id == "generic"
+        await conn.set_config_option(config_id="mode", session_id=session.session_id, value="terse")
+    # another process that resumes the conversation has it in that mode still
+    fake_env.script(Reply(text="still terse.", when_contains="TERSE-PROFILE"))
+    again = EditorClient()
+    async with _agent(again, project) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        resumed = await conn.resume_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        assert resumed.modes.current_mode_id == "terse"
+        assert {o.id: o.current_value for o in resumed.config_options}["mode"] == "terse"
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("and now?")]), WAIT)
+        assert again.text(session.session_id) == "still terse."
 
 
 async def test_command_files_are_the_editors_commands_too(fake_env, project: Path) -> None:

@@ -3,13 +3,16 @@
 An ACP session is a yeetui conversation (the ids are the same, so `session/load` reopens what the TUI or an
 earlier client left in the same project, and the TUI's switcher shows what an editor started). The data dir
 holds every project's conversations; `session/list` and `session/load` see only those of the project the
-client names (`cwd`). A turn runs the primary agent through the same `SessionControl` the TUI drives and streams
-its events as session updates (`updates`): text and thinking chunks, tool calls with their endings, edits as
-diffs. A tool call under an `ask` rule becomes `session/request_permission`, answered by the user in the editor —
-nothing is approved because the client is a program. `/oracle question` (any profile's slash trigger) runs that
-subagent as the turn and streams it as a tool call of the session; `session/cancel` stops the turn and everything
-under it. What the client writes is read frame by frame (`frames`): one that is no JSON-RPC message is refused,
-never fatal.
+client names (`cwd`); loading one shows it again whole, tool calls included (`replay`). A turn runs the primary
+agent through the same `SessionControl` the TUI drives and streams its events as session updates (`updates`):
+text and thinking chunks, tool calls with their endings, edits as diffs, and the answer it ends with
+(`complete`) as its text. A session's mode is the profile the conversation is had with (a `primary` one),
+offered as modes and as the `mode` config option beside `model`, and kept with the conversation. A tool call
+under an `ask` rule becomes `session/request_permission`, answered by the user in the editor — nothing is
+approved because the client is a program. `/oracle question` (any profile's slash trigger) runs that subagent as
+the turn: a tool call of the session, then its answer as the session's text; `session/cancel` stops the turn and
+everything under it. What the client writes is read frame by frame (`frames`): one that is no JSON-RPC message is
+refused, never fatal.
 
 Everything goes through the surface's application surface. What the events become, and the subagent tree, is
 `stream`'s: updates leave in the order the events came, so a permission request never overtakes its tool call.
@@ -28,6 +31,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from yeetui import __version__
 from yeetui.acp import frames, updates
+from yeetui.acp.replay import Replay
 from yeetui.acp.stream import AcpSession, UpdateStream, with_sessions
 from yeetui.application.commands import CommandFile, placed_commands
 from yeetui.application.mcp import client_server
@@ -123,10 +127,10 @@ class YeetuiAgent:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": f"there is no conversation "
                                                f"{session_id!r} in this project ({surface.project_dir})"})
         session = self._open(record.id, surface, *await _spent(surface, record.id))
-        last = 0
+        last, shown = 0, Replay()
         for stored in await surface.store.messages(record.id, include_partial=False):
             last = stored.id
-            for update in _replayed(stored.message) if replay else ():
+            for update in shown.updates(stored.message) if replay else ():
                 self.stream.put(record.id, update)
         self._announce_commands(record.id, surface)
         await self.stream.join()
@@ -153,6 +157,7 @@ class YeetuiAgent:
         if not text:
             raise RequestError.invalid_params({"prompt": "nothing to send: the prompt has no text"})
         session.cancelled = False
+        session.said.clear()
         command, _space, rest = text.partition(" ")
         profile = session.surface.profiles.by_slash(command) if command.startswith("/") else None
         file = next((c for c in self._command_files(session.surface) if f"/{c.name}" == command), None) \
@@ -196,10 +201,15 @@ class YeetuiAgent:
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **_: Any) -> schema.SetSessionConfigOptionResponse:
-        """`model`: the model of this session's next turns (and the subagents they start)."""
+        """`model`: the model of this session's next turns (and the subagents they start); `mode`: their profile
+        (as `session/set_mode`)."""
         session = self._session(session_id)
-        if config_id != "model" or not isinstance(value, str):
-            raise RequestError.invalid_params({"configId": f"{config_id!r} is not an option here (model is)"})
+        if config_id not in ("model", "mode") or not isinstance(value, str):
+            raise RequestError.invalid_params({"configId": f"{config_id!r} is not an option here (model and mode "
+                                                           f"are)"})
+        if config_id == "mode":
+            await self._use_mode(session, value)
+            return schema.SetSessionConfigOptionResponse(config_options=await self._config_options(session))
         try:
             problem = session.surface.models.problem(value)
         except ConfigError as exc:
@@ -212,19 +222,31 @@ class YeetuiAgent:
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> schema.SetSessionModeResponse:
         """A mode is a profile the conversation can be had with (`primary`): the next turns are its."""
         session = self._session(session_id)
-        profile = next((p for p in session.surface.profiles.with_capability("primary") if p.name == mode_id), None)
-        if profile is None:
-            raise RequestError.invalid_params({"modeId": f"{mode_id!r} is not a profile of the conversation"})
-        session.control.profile = profile.name
-        self.stream.put(session.id, schema.CurrentModeUpdate(session_update="current_mode_update",
-                                                                           current_mode_id=profile.name))
+        await self._use_mode(session, mode_id)
+        self.stream.put(session.id, schema.ConfigOptionUpdate(session_update="config_option_update",
+                                                              config_options=await self._config_options(session)))
         await self.stream.join()
         return schema.SetSessionModeResponse()
 
-    async def _modes(self, session: AcpSession) -> schema.SessionModeState:
+    async def _use_mode(self, session: AcpSession, mode_id: str) -> None:
+        """The conversation is had with the profile `mode_id` from its next turn, in this process and any that
+        opens it later (it is the session's profile); the client hears of it as the current mode."""
+        try:
+            await session.surface.sessions.use_profile(session.id, mode_id)
+        except ConfigError as exc:
+            raise RequestError.invalid_params({"modeId": str(exc)}) from None
+        self.stream.put(session.id, schema.CurrentModeUpdate(session_update="current_mode_update",
+                                                             current_mode_id=mode_id))
+        await self.stream.join()
+
+    async def _mode(self, session: AcpSession) -> tuple[str, list[Any]]:
+        """The session's mode (its profile) and the modes it can have (the primary profiles)."""
         record = await session.surface.sessions.get(session.id)
-        current = session.control.profile or (record.profile if record else session.surface.settings.primary_profile)
-        profiles = sorted(session.surface.profiles.with_capability("primary"), key=lambda p: p.name)
+        current = record.profile if record else session.surface.settings.primary_profile
+        return current, sorted(session.surface.profiles.with_capability("primary"), key=lambda p: p.name)
+
+    async def _modes(self, session: AcpSession) -> schema.SessionModeState:
+        current, profiles = await self._mode(session)
         return schema.SessionModeState(current_mode_id=current, available_modes=[
             schema.SessionMode(id=p.name, name=p.name, description=cap(p.description, 200) or None)
             for p in profiles])
@@ -233,11 +255,18 @@ class YeetuiAgent:
         record = await session.surface.sessions.get(session.id)
         current = session.control.model or (record.model if record else None) or session.surface.settings.model
         session.model = current
+        mode, profiles = await self._mode(session)
         return [schema.SessionConfigOptionSelect(
-            type="select", id="model", name="Model", description="The model of the next turns",
+            type="select", id="model", name="Model", category="model", description="The model of the next turns",
             current_value=current,
             options=[schema.SessionConfigSelectOption(value=model, name=model, description=note)
-                     for model, note in session.surface.models.choices(current)])]
+                     for model, note in session.surface.models.choices(current)]),
+            schema.SessionConfigOptionSelect(
+            type="select", id="mode", name="Mode", category="mode",
+            description="The profile of the next turns (as the session's modes)", current_value=mode,
+            options=[schema.SessionConfigSelectOption(value=p.name, name=p.name,
+                                                      description=cap(p.description, 200) or None)
+                     for p in profiles])]
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
@@ -273,13 +302,13 @@ class YeetuiAgent:
         task.add_done_callback(self._following.discard)
 
     async def _follow(self, session: AcpSession, after: int) -> None:
-        desk, store = session.surface.runs, session.surface.store
+        desk, store, shown = session.surface.runs, session.surface.store, Replay()
         while True:
             live = await desk.elsewhere(session.id)
             for stored in await store.messages(session.id, include_partial=False):
                 if stored.id > after:
                     after = stored.id
-                    for update in _replayed(stored.message):
+                    for update in shown.updates(stored.message):
                         self.stream.put(session.id, update)
             if live is None:
                 return
@@ -356,6 +385,8 @@ class YeetuiAgent:
             self.stream.put_raw(session.id, with_sessions(done, [handle.session_id]))
         else:
             self.stream.put(session.id, done)
+        if done.status == "completed" and ended is not None and ended.output:  # its answer is the turn's
+            self.stream.put(session.id, session.answer(session.id, ended.output))
 
     async def close(self) -> None:
         for task in list(self._following):
@@ -379,15 +410,3 @@ async def _spent(surface: Surface, session_id: str) -> tuple[float, dict[str, fl
             children.update({r.id: r.cost for r in await store.list_runs(session_id=below, limit=100)
                              if r.cost is not None})
     return own, children
-
-
-def _replayed(message: Any) -> list[Any]:
-    """A stored message as the updates that show it again (`session/load`)."""
-    shown: list[Any] = []
-    if message.role == "user" and message.text:
-        shown.append(schema.UserMessageChunk(session_update="user_message_chunk",
-                                             content=schema.TextContentBlock(type="text", text=message.text)))
-    elif message.role == "assistant" and message.text:
-        shown.append(updates.text_chunk(message.text))
-    return shown
-

@@ -4,7 +4,12 @@ A bus listener (`listen`) turns the events of the connection's sessions — and 
 updates queued on one outbox; one sender sends them, so a permission request (queued like an update) never
 overtakes the tool call it is about. For a client that opted into subagent sessions (`subagents`), each subagent is
 announced with `subagent_update` on its parent's session before anything carries its id and streams under its own;
-for one that did not, a subagent shows only as the tool call that started it.
+for one that did not, a subagent shows only as the tool call that started it. What a subagent is given — its task,
+a later word from its parent — comes to that client as a `session_message` on the subagent's session.
+
+The call an agent ends its turn with (`complete`) is its answer, and goes as the agent's text, in a paragraph of
+its own after what it said before in the turn: an editor shows the answer where it shows replies, and a client
+that prints only the agent's text (`acpx --format quiet`) prints it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from yeetui.acp import updates
 from yeetui.application.models import context_window
 from yeetui.application.surface import Surface
 from yeetui.events import (
+    MessageCommitted,
     PermissionAnswer,
     PermissionRequested,
     RunProgress,
@@ -73,6 +79,20 @@ class AcpSession:
     """A subagent's session → the tokens its run used so far (said on its idle state)."""
     following: asyncio.Task[None] | None = None
     """Showing what another process running the conversation stores (`YeetuiAgent._follow`)."""
+    said: dict[str, str] = field(default_factory=dict)
+    """A session (its own, a subagent's) → the end of what its agent said in the turn so far: an answer follows it
+    as a paragraph of its own."""
+    answered: set[str] = field(default_factory=set)
+    """Calls sent as the agent's text (their answer), whose endings are not sent as a tool call's."""
+
+    def say(self, session_id: str, text: str) -> Any:
+        """The agent of `session_id` says `text`: its update (what it said is remembered for an answer after)."""
+        self.said[session_id] = (self.said.get(session_id, "") + text)[-2:]
+        return updates.text_chunk(text)
+
+    def answer(self, session_id: str, text: str) -> Any:
+        """The agent of `session_id` answers `text`: a paragraph of its own after what it said in the turn."""
+        return self.say(session_id, updates.after(self.said.get(session_id, ""), text))
 
 
 @dataclass
@@ -154,15 +174,7 @@ class UpdateStream:
                 target = session_id if self.subagents else owner.id
                 self._outbox.put_nowait(Send(target, updates.plan(event.steps)))
             return
-        if child and isinstance(event, UsageUpdated):
-            owner.children_usage[session_id] = event.usage
-            if event.cost is not None:
-                owner.children_spent[event.run_id] = event.cost
-        if child and not self.subagents:  # its stream shows only as its parent's tool call
-            return
-        if isinstance(event, RunStatusChanged):
-            if child and session_id in owner.parents:
-                self._child_status(owner, session_id, event)
+        if child and not self._child_streams(owner, session_id, event):
             return
         if isinstance(event, UsageUpdated):
             update = None if child else self._usage_update(owner, event)
@@ -173,6 +185,25 @@ class UpdateStream:
         if update is not None:
             self._outbox.put_nowait(Send(session_id, update))
 
+    def _child_streams(self, owner: AcpSession, session_id: str, event: object) -> bool:
+        """Whether a subagent's event streams on: what it spent is kept, and for a client that opted in its
+        status goes on its parent's session and what it was told as a `session_message` on its own."""
+        if isinstance(event, UsageUpdated):
+            owner.children_usage[session_id] = event.usage
+            if event.cost is not None:
+                owner.children_spent[event.run_id] = event.cost
+        if not self.subagents:  # its stream shows only as its parent's tool call
+            return False
+        if isinstance(event, MessageCommitted):
+            if (told := _told(owner, session_id, event)) is not None:
+                self._outbox.put_nowait(Raw(session_id, told))
+            return False
+        if isinstance(event, RunStatusChanged):
+            if session_id in owner.parents:
+                self._child_status(owner, session_id, event)
+            return False
+        return True
+
     def _child_status(self, owner: AcpSession, session_id: str, event: RunStatusChanged) -> None:
         """A subagent's status, on its parent's session (with what it spent, once it is idle)."""
         state = _state(event.status, event.reason)
@@ -182,6 +213,9 @@ class UpdateStream:
 
     def _tool_finished(self, owner: AcpSession, session_id: str, event: ToolCallFinished) -> Any:
         """The tool call's update; a call that started a subagent is sent here, linked to its session (None)."""
+        if event.call_id in owner.answered:  # the agent's answer, already said: a refused one is said to fail
+            owner.answered.discard(event.call_id)
+            return updates.refused_answer(event.call_id, event.name, event.content) if event.is_error else None
         update = updates.tool_finished(event)
         open_calls = owner.spawning.get(session_id, [])
         owner.spawning[session_id] = [c for c in open_calls if c[0] != event.call_id]
@@ -203,10 +237,13 @@ class UpdateStream:
     def _stream_update(owner: AcpSession, session_id: str, event: object) -> Any:
         """The update for a text, thought or tool-start event (None for any other)."""
         if isinstance(event, TextDelta):
-            return updates.text_chunk(event.text)
+            return owner.say(session_id, event.text)
         if isinstance(event, ThinkingDelta):
             return updates.thought_chunk(event)
         if isinstance(event, ToolCallStarted):
+            if (text := updates.answer(event.name, event.arguments)) is not None:
+                owner.answered.add(event.call_id)
+                return owner.answer(session_id, text)
             if event.name in SPAWNING:
                 owner.spawning.setdefault(session_id, []).append((event.call_id, str(event.arguments.get(
                     "profile") or ("reviewer" if event.name == "request_review" else ""))))
@@ -282,6 +319,18 @@ class UpdateStream:
             self._outbox.put_nowait(None)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._sender, 5)
+
+
+def _told(owner: AcpSession, session_id: str, event: MessageCommitted) -> dict[str, Any] | None:
+    """What a subagent was given — its task, a later word from its parent — as a `session_message` from its
+    parent's session (None for any other message: its own, its children's results, the runner's reminders)."""
+    message = event.message
+    if message.role != "user" or not message.text.strip() or any(
+            message.meta.get(flag) for flag in ("nudge", "announcement", "compaction")):
+        return None
+    return {"sessionUpdate": "session_message", "messageId": f"{session_id}:{event.message_id}",
+            "senderSessionId": owner.parents.get(session_id, owner.id), "recipientSessionId": session_id,
+            "content": [{"type": "text", "text": cap(message.text, updates.TOOL_OUTPUT_CAP)}]}
 
 
 def _subagent_update(session_id: str, **fields: Any) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 Pure functions of one event each (no connection, no state): the agent's text and thinking as message and thought
 chunks, a tool call as `tool_call` (edits with diff content, so the editor can show them) and its ending as
-`tool_call_update`. Whatever a tool or the model produced is capped before it leaves.
+`tool_call_update`. The call an agent ends its turn with (`complete`'s output, `ask_user`'s question) is the
+turn's answer, and an editor shows it as the agent's text (`answer`). Whatever a tool or the model produced is
+capped before it leaves.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from acp import schema
 
 from yeetui.events import ThinkingDelta, ToolCallFinished, ToolCallStarted
+from yeetui.messages import ToolCallPart
 from yeetui.text import cap, terminal_safe
 
 TOOL_OUTPUT_CAP = 20_000
@@ -22,8 +25,25 @@ KINDS: dict[str, schema.ToolKind] = {
 }
 
 
+ANSWERS = {"complete": "output", "ask_user": "question"}
+"""The tools an agent ends its turn with, and the argument that is its answer to the user."""
+
+
 def tool_kind(name: str) -> schema.ToolKind:
     return KINDS.get(name, "other")
+
+
+def answer(name: str, arguments: dict[str, Any]) -> str | None:
+    """The turn's answer a call carries (`complete(output=…)`), or None for any other call."""
+    text = arguments.get(ANSWERS[name]) if name in ANSWERS else None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def after(said: str, text: str) -> str:
+    """`text` as it follows what the agent already said in the turn (`said`): a paragraph of its own."""
+    if not said or said.endswith("\n\n"):
+        return text
+    return ("\n" if said.endswith("\n") else "\n\n") + text
 
 
 def text_chunk(text: str) -> schema.AgentMessageChunk:
@@ -31,9 +51,18 @@ def text_chunk(text: str) -> schema.AgentMessageChunk:
                                     content=schema.TextContentBlock(type="text", text=text))
 
 
+def user_chunk(text: str) -> schema.UserMessageChunk:
+    return schema.UserMessageChunk(session_update="user_message_chunk",
+                                   content=schema.TextContentBlock(type="text", text=text))
+
+
 def thought_chunk(event: ThinkingDelta) -> schema.AgentThoughtChunk:
+    return thought(event.text)
+
+
+def thought(text: str) -> schema.AgentThoughtChunk:
     return schema.AgentThoughtChunk(session_update="agent_thought_chunk",
-                                    content=schema.TextContentBlock(type="text", text=event.text))
+                                    content=schema.TextContentBlock(type="text", text=text))
 
 
 def tool_title(name: str, arguments: dict[str, Any], activity: str = "") -> str:
@@ -45,26 +74,47 @@ def tool_title(name: str, arguments: dict[str, Any], activity: str = "") -> str:
 
 
 def tool_started(event: ToolCallStarted) -> schema.ToolCallStart:
-    arguments = event.arguments
+    return tool_call(event.call_id, event.name, event.arguments, event.activity)
+
+
+def stored_call(call: ToolCallPart) -> schema.ToolCallStart:
+    """A call of a stored message (`session/load`): what was shown of it live, but for its activity."""
+    return tool_call(call.id, call.name, call.arguments)
+
+
+def tool_call(call_id: str, name: str, arguments: dict[str, Any], activity: str = "") -> schema.ToolCallStart:
     content: list[Any] | None = None
     path = arguments.get("path")
-    if event.name == "edit_file" and isinstance(path, str):
+    if name == "edit_file" and isinstance(path, str):
         content = [schema.FileEditToolCallContent(type="diff", path=path, old_text=str(arguments.get("old", "")),
                                                   new_text=str(arguments.get("new", "")))]
-    elif event.name == "write_file" and isinstance(path, str):
+    elif name == "write_file" and isinstance(path, str):
         content = [schema.FileEditToolCallContent(type="diff", path=path, old_text=None,
                                                   new_text=str(arguments.get("content", "")))]
     locations = [schema.ToolCallLocation(path=path)] if isinstance(path, str) else None
-    return schema.ToolCallStart(session_update="tool_call", tool_call_id=event.call_id,
-                                title=tool_title(event.name, arguments, event.activity), kind=tool_kind(event.name),
+    return schema.ToolCallStart(session_update="tool_call", tool_call_id=call_id,
+                                title=tool_title(name, arguments, activity), kind=tool_kind(name),
                                 status="in_progress", raw_input=arguments, content=content, locations=locations)
 
 
 def tool_finished(event: ToolCallFinished) -> schema.ToolCallProgress:
-    text = cap(terminal_safe(event.content), TOOL_OUTPUT_CAP)
+    return tool_result(event.call_id, event.content, event.is_error)
+
+
+def tool_result(call_id: str, content: str, is_error: bool) -> schema.ToolCallProgress:
+    text = cap(terminal_safe(content), TOOL_OUTPUT_CAP)
     return schema.ToolCallProgress(
-        session_update="tool_call_update", tool_call_id=event.call_id,
-        status="failed" if event.is_error else "completed",
+        session_update="tool_call_update", tool_call_id=call_id, status="failed" if is_error else "completed",
+        content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))]
+        if text else None)
+
+
+def refused_answer(call_id: str, name: str, content: str) -> schema.ToolCallStart:
+    """An answer the tool refused (`complete` with output that fails its schema): its text was shown as the
+    agent's, and the refusal is a failed call of its own, which the agent will answer again after."""
+    text = cap(terminal_safe(content), TOOL_OUTPUT_CAP)
+    return schema.ToolCallStart(
+        session_update="tool_call", tool_call_id=call_id, title=name, kind=tool_kind(name), status="failed",
         content=[schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))]
         if text else None)
 

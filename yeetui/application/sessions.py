@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from yeetui.application.session_tree import SessionTreeNode
+from yeetui.errors import ConfigError
 from yeetui.messages import Usage
 from yeetui.runtime import Runtime
 from yeetui.store.records import SessionRecord
@@ -58,6 +59,15 @@ class SessionDesk:
         if replacing is not None:
             await runtime.launcher.clear(replacing, session.id)
         return session
+
+    async def use_profile(self, session_id: str, profile: str) -> SessionRecord:
+        """Have the conversation with `profile` from its next turn on (an ACP client's mode): it becomes the
+        session's profile, so every front end that opens it later has it too. Only a profile the conversation can
+        be had with (`primary`) can be chosen."""
+        if profile not in {p.name for p in self._runtime.profiles.with_capability("primary")}:
+            raise ConfigError(f"{profile!r} is not a profile a conversation can be had with (one with the "
+                              f"`primary` capability)")
+        return await self._store.update_session(session_id, profile=profile)
 
     async def to_open(self, *, resume: str | None = None, continue_latest: bool = False,
                       model: str | None = None) -> SessionToOpen:

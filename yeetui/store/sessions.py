@@ -18,7 +18,7 @@ from yeetui.errors import StoreError
 from yeetui.store.db import Database, first_row
 from yeetui.store.records import SessionRecord, dump_json, utcnow
 
-_SESSION_FIELDS = frozenset({"title", "model", "workspace", "cwd", "status"})
+_SESSION_FIELDS = frozenset({"title", "profile", "model", "workspace", "cwd", "status"})
 
 
 def session_key(profile: str, session_id: str, *, subagent: bool, origin: str = "primary") -> str:
@@ -135,7 +135,7 @@ class SessionTable(Database):
         return [SessionRecord.from_row(r) for r in rows]
 
     async def update_session(self, session_id: str, **fields: Any) -> SessionRecord:
-        """Change any of title, model, workspace (a dict), cwd, status; bumps `updated_at`."""
+        """Change any of title, profile, model, workspace (a dict), cwd, status; bumps `updated_at`."""
         unknown = set(fields) - _SESSION_FIELDS
         if unknown:
             raise TypeError(f"update_session() cannot change {', '.join(sorted(unknown))}; "

@@ -77,8 +77,6 @@ class SessionControl:
         """Values redacted from a shell command's output before it joins the conversation."""
         self.session_id = session_id
         self.model = model
-        self.profile: str | None = None
-        """The profile of the next turns when not the session's own (an ACP client's mode)."""
         self.queue: deque[str] = deque()
         self._task: asyncio.Task[RunResult] | None = None
         self.last_result: RunResult | None = None
@@ -120,7 +118,7 @@ class SessionControl:
     async def _run(self, prompt: str) -> RunResult:
         try:
             result = await self.launcher.run_prompt(prompt, session_id=self.session_id, model=self.model,
-                                                    profile_name=self.profile, interactive=True)
+                                                    interactive=True)
         except YeetuiError as exc:
             self.bus.publish(Notice("error", str(exc), self.session_id))
             raise

@@ -42,3 +42,13 @@ def test_prompt_blocks_become_the_prompt_text() -> None:
     text = updates.prompt_text(blocks)
     assert text.startswith("Fix this:") and "Contents of file:///p/a.py:\n```\nprint(1)\n```" in text
     assert "[b.py](file:///p/b.py)" in text
+
+
+def test_the_call_a_turn_ends_with_carries_its_answer() -> None:
+    assert updates.answer("complete", {"output": "It is 42."}) == "It is 42."
+    assert updates.answer("ask_user", {"question": "Which one?"}) == "Which one?"
+    assert updates.answer("complete", {"output": "  "}) is None and updates.answer("bash", {"output": "x"}) is None
+    assert updates.answer("complete", {}) is None  # arguments that did not parse: shown as the call it is
+    # a paragraph of its own after what the agent said in the turn
+    assert [updates.after(said, "A.") for said in ("", "Hm.", "Hm.\n", "Hm.\n\n")] == [
+        "A.", "\n\nA.", "\nA.", "A."]
