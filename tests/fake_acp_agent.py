@@ -2,7 +2,8 @@
 `session/update`s of the JSON list in `FAKE_ACP_SCRIPT` (hostile ones included) as they are written — `$SID` in
 a string becomes its session id — then ends the turn with `FAKE_ACP_STOP` (default `end_turn`). An entry
 `{"ask": {...tool call...}}` asks permission instead and sends `{"asked": "<option id or cancelled>"}` as agent
-text; `{"raw": "…"}` writes a line to stdout as it is (not JSON-RPC)."""
+text; `{"raw": "…"}` writes a line to stdout as it is (not JSON-RPC). `FAKE_ACP_MODES` (a JSON list of mode
+ids, the first the current one) is what it offers; by default a bypass mode, current, and `default`."""
 
 from __future__ import annotations
 
@@ -27,10 +28,9 @@ class ScriptedAgent:
                                          agent_info=schema.Implementation(name="fake-acp", version="1"))
 
     async def new_session(self, cwd: str, **_: Any) -> schema.NewSessionResponse:
+        modes = json.loads(os.environ.get("FAKE_ACP_MODES", '["bypassPermissions", "default"]'))
         return schema.NewSessionResponse(session_id="sess-root", modes=schema.SessionModeState(
-            current_mode_id="bypassPermissions", available_modes=[
-                schema.SessionMode(id="bypassPermissions", name="Bypass"),
-                schema.SessionMode(id="default", name="Ask")]))
+            current_mode_id=modes[0], available_modes=[schema.SessionMode(id=m, name=m) for m in modes]))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
         await self._send(session_id, {"sessionUpdate": "agent_message_chunk",

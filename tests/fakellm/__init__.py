@@ -1,4 +1,5 @@
-"""A local fake LLM server speaking the Anthropic Messages API and OpenAI chat completions.
+"""A local fake LLM server speaking the Anthropic Messages API, OpenAI chat completions, the OpenAI Responses API
+(Codex's) and the Gemini API (Gemini CLI's).
 
 Scripted per test with `Reply` objects (see `script.py`); started by the `fake_llm` fixture.
 """

@@ -19,6 +19,11 @@ class ToolCall:
     raw: str | None = None
     """Send this exact text as the argument JSON (e.g. malformed `{"path": "a.txt"`)."""
     id: str | None = None
+    fill: dict[str, str] = field(default_factory=dict)
+    """Placeholders in the arguments (or `raw`) replaced, as the reply is sent, by the first group of a regular
+    expression's first match in the request's strings: an id an earlier tool result gave, which the script
+    cannot know (`{"AGENT": r'"agent_id":\\s*"([^"]+)"'}` for a Codex subagent to wait for). A pattern that
+    matches nothing leaves its placeholder."""
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """The fake LLM HTTP server: a threaded stdlib server on 127.0.0.1 that answers scripted `Reply`s.
 
-Routes: `POST …/v1/messages` (Anthropic), `POST …/chat/completions` (OpenAI), `GET /health`. API requests
+Routes: `POST …/v1/messages` (Anthropic), `POST …/chat/completions` (OpenAI chat completions), `POST …/responses`
+(the OpenAI Responses API, Codex's), `POST …/models/MODEL:generateContent` and `:streamGenerateContent` (Gemini's;
+`:countTokens` is answered without a scripted reply), `GET /health`. API requests
 are first checked by `validate.check` (unless `FakeLLM.validate` is off): one the real API would reject is
 answered 400 with its error shape and uses up no scripted reply. Two control
 routes serve the standalone mode and are not recorded: `POST /_fake/replies` (a JSON list of Reply dicts to
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import socket
 import sys
 import threading
@@ -24,12 +27,12 @@ from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
 from tests.fakellm import validate as validation
-from tests.fakellm import wire_anthropic, wire_openai
+from tests.fakellm import wire_anthropic, wire_gemini, wire_openai, wire_responses
 from tests.fakellm.script import Fault, Reply, ToolCall
 from tests.fakellm.wire_common import Aborted, Exchange, Sink, usage_for
 
-Api = Literal["anthropic", "openai", "other"]
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
+Api = Literal["anthropic", "openai", "responses", "gemini", "other"]
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"})
 
 
 @dataclass
@@ -325,16 +328,17 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(text) if text else None
         except ValueError:
             body = None
-        api: Api = ("anthropic" if method == "POST" and path.endswith("/messages")
-                    else "openai" if method == "POST" and path.endswith("/chat/completions") else "other")
+        api = _api(method, path)
         headers = {k.lower(): v for k, v in self.headers.items()}
         record = fake._begin(api, method, path, headers, body, text)
         sink = Sink(self, fake._closing, lambda status: setattr(record, "status", status),
                     lambda: fake._finish(record))
-        wire = wire_openai if api == "openai" else wire_anthropic
+        wire = _WIRES[api]
         try:
             if api == "other":
                 wire.send_error(sink, 404, f"fake LLM: no route for {method} {path}")
+            elif api == "gemini" and wire_gemini.method_of(path) == "countTokens":
+                wire_gemini.count_tokens(text, sink)
             elif not isinstance(body, dict):
                 wire.send_error(sink, 400, f"fake LLM: request {record.number} body is not a JSON object")
             elif fake.validate and (problem := validation.check(api, body, headers)) is not None:
@@ -344,8 +348,14 @@ class _Handler(BaseHTTPRequestHandler):
                 wire.send_error(sink, 500, f"fake LLM: no scripted reply for request {record.number}")
             else:
                 record.reply_index, reply = picked
+                reply = _filled(reply, body)
                 fake._hold_until(reply.after_requests)
-                wire.respond(reply, Exchange(record.number, body, usage_for(reply, text)), sink)
+                exchange = Exchange(record.number, body, usage_for(reply, text))
+                if api == "gemini":
+                    wire_gemini.respond(reply, exchange, sink, path=path,
+                                        sse="alt=sse" in urlsplit(self.path).query.split("&"))
+                else:
+                    wire.respond(reply, exchange, sink)
         except (Aborted, OSError):
             self.close_connection = True
         except Exception as exc:  # a bug in the fake itself: say so loudly, on stderr and to the client
@@ -355,6 +365,50 @@ class _Handler(BaseHTTPRequestHandler):
                 wire.send_error(sink, 500, f"fake LLM internal error: {exc!r}")
         finally:
             fake._finish(record)
+
+
+_WIRES: dict[Api, Any] = {"anthropic": wire_anthropic, "openai": wire_openai, "responses": wire_responses,
+                         "gemini": wire_gemini, "other": wire_anthropic}
+_GEMINI_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+
+
+def _api(method: str, path: str) -> Api:
+    """Which API a request is for, from its method and path."""
+    if method != "POST":
+        return "other"
+    if path.endswith("/messages"):
+        return "anthropic"
+    if path.endswith("/chat/completions"):
+        return "openai"
+    if path.endswith("/responses"):
+        return "responses"
+    if "/models/" in path and wire_gemini.method_of(path) in _GEMINI_METHODS:
+        return "gemini"
+    return "other"
+
+
+def _filled(reply: Reply, body: Any) -> Reply:
+    """`reply` with its tool calls' `fill` placeholders replaced from the request (see `ToolCall.fill`)."""
+    if not any(call.fill for call in reply.tool_calls):
+        return reply
+    strings = _strings(body)
+
+    def fill(text: str, call: ToolCall) -> str:
+        for placeholder, pattern in call.fill.items():
+            found = next((m for s in strings if (m := re.search(pattern, s))), None)
+            if found is not None:
+                value = found.group(1) if found.groups() else found.group(0)
+                text = text.replace(placeholder, json.dumps(value)[1:-1])  # inside a JSON string
+        return text
+
+    calls = []
+    for call in reply.tool_calls:
+        if call.fill:
+            raw = fill(call.raw if call.raw is not None else json.dumps(call.arguments), call)
+            call = dataclasses.replace(call, raw=raw if call.raw is not None else None,
+                                       arguments=call.arguments if call.raw is not None else json.loads(raw))
+        calls.append(call)
+    return dataclasses.replace(reply, tool_calls=calls)
 
 
 def reply_from_dict(data: Any, where: str = "reply") -> Reply:

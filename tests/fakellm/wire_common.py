@@ -1,7 +1,7 @@
-"""What both wire formats share: the HTTP sink they write through, the request context, and small helpers.
+"""What the wire formats share: the HTTP sink they write through, the request context, and small helpers.
 
-The wire modules (`wire_anthropic`, `wire_openai`) turn one `Reply` into bytes on a `Sink`; the server owns
-sockets, recording and script selection.
+The wire modules (`wire_anthropic`, `wire_openai`, `wire_responses`, `wire_gemini`) turn one `Reply` into bytes on a
+`Sink`; the server owns sockets, recording and script selection.
 """
 
 from __future__ import annotations

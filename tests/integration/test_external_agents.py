@@ -27,7 +27,12 @@ from yeetui.system.tmux import TmuxServer, server_name
 NPM_BIN = Path(__file__).resolve().parents[2] / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
 CLAUDE_ACP = NPM_BIN / "claude-agent-acp"
 OPENCODE = NPM_BIN / "opencode"
+CODEX_ACP = NPM_BIN / "codex-acp"
+GEMINI = NPM_BIN / "gemini"
 needs_opencode = pytest.mark.skipif(not OPENCODE.exists(), reason="opencode-ai is installed by .ci/run")
+needs_codex = pytest.mark.skipif(not CODEX_ACP.exists(), reason="@agentclientprotocol/codex-acp (with @openai/codex) "
+                                 "is installed by .ci/run")
+needs_gemini = pytest.mark.skipif(not GEMINI.exists(), reason="@google/gemini-cli is installed by .ci/run")
 needs_claude = pytest.mark.skipif(not CLAUDE_ACP.exists(), reason="@agentclientprotocol/claude-agent-acp (with Node "
                                   "22) is installed by .ci/run (npm install --prefix .ci/cache/npm)")
 TITLE = "naming a coding session"
@@ -257,10 +262,11 @@ def test_what_a_hung_agent_started_is_stopped_with_it(fake_env, project: Path, t
     assert gone(helper), f"the agent's helper (pid {helper}) outlived it"
 
 
-def _scripted(name: str, script: list[dict], *, stop: str = "end_turn") -> None:
+def _scripted(name: str, script: list[dict], *, stop: str = "end_turn", modes: list[str] | None = None) -> None:
     """A profile running tests/fake_acp_agent.py with `script` as what it sends in a turn."""
     env = {"FAKE_ACP_SCRIPT": json.dumps(script), "FAKE_ACP_STOP": stop,
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           **({"FAKE_ACP_MODES": json.dumps(modes)} if modes else {})}
     _profile(name, f"description: d\nrunner: acp\nacp:\n  command: {sys.executable}\n"
                    f"  args: [-m, tests.fake_acp_agent]\n  env: {json.dumps(env)}\n")
 
@@ -422,3 +428,193 @@ def test_an_external_agent_runs_in_a_pane_like_any_subagent(fake_env, project: P
         assert child["options"]["mode"] == "tmux" and child["options"]["pane"]
     finally:
         asyncio.run(TmuxServer(server_name(paths.data_dir())).kill_server())
+
+
+def _codex(tmp_path: Path) -> None:
+    """The built-in `codex` profile (its mode, `read-only`, included), pointed at the npm package, with Codex's own
+    config in a private home: a model provider at the fake LLM's Responses API with its key from the environment
+    (`env_key`, so no login is asked for), and none of what Codex fetches at start (its curated plugins are a
+    `git ls-remote` of GitHub, its apps and tool suggestions from OpenAI)."""
+    home = tmp_path / "codex-home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(f"""model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "Fake"
+base_url = {json.dumps(os.environ["OPENAI_BASE_URL"])}
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_discovery_prefetch = false
+apps = false
+tool_suggest = false
+in_app_updates = false
+""")
+    env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "NO_BROWSER": "1",
+           "PATH": f"{NPM_BIN}:{os.environ['PATH']}"}
+    _profile("codex", f"acp:\n  command: {CODEX_ACP}\n  env: {json.dumps(env)}\n")
+
+
+@needs_codex
+@pytest.mark.parametrize("allowed", [False, True])
+def test_codex_runs_as_a_yeetui_agent_its_subagent_is_a_node_and_asks_yeetui(
+        fake_env, project: Path, tmp_path: Path, allowed: bool) -> None:
+    """The real Codex (codex-acp 2.6.0, Codex 0.166.0) against the fake Responses API, in the mode that asks
+    (`read-only`; it starts in `agent`, which edits unasked): its subagent (`spawn_agent`, announced as an ACP
+    subagent session) is a node of yeetui's tree with its task, its report and its model; the subagent's command
+    outside Codex's sandbox comes to yeetui as the subagent's permission question — refused headless without
+    --yes (the file is never made, and Codex stops the subagent's turn), allowed with it. The run names the model
+    Codex says it runs, and its result is the last message alone (not the warning Codex says first)."""
+    _codex(tmp_path)
+    target = project / "made-by-codex.txt"
+    fake_env.script(
+        Reply(tool_calls=[ToolCall("spawn_agent", {"message": "CX-SUB make the file"})], when_contains="CX-SPAWN"),
+        Reply(tool_calls=[ToolCall("wait_agent", {"targets": ["AGENT"], "timeout_ms": 20000},
+                                   fill={"AGENT": r'"agent_id":\s*"([^"]+)"'})], when_contains='"agent_id"'),
+        # the wait's result: the child's report, or (its command refused, which stops its turn) the wait timed out
+        Reply(text="CX-MAIN-DONE the child is done", when_contains="timed_out", repeat=True),
+        Reply(tool_calls=[ToolCall("exec_command", {"cmd": f"touch {target}", "justification": "make the file",
+                                                    "sandbox_permissions": "require_escalated"})],
+              when_contains="CX-SUB make"),
+        Reply(text="CX-SUB-RESULT tried it", when_contains="CX-SUB make", repeat=True),
+        Reply(text="(another request)", repeat=True))
+    args = ["run", "--json", *(["--yes"] if allowed else []), "--profile", "codex", "CX-SPAWN please"]
+    done = run_yeetui(*args, cwd=project, timeout=240)
+    assert done.returncode == 0, done.stderr
+    result = done.result
+    assert result["status"] == "completed" and result["output"] == "CX-MAIN-DONE the child is done", result
+    assert result["usage"]["input_tokens"] > 0 and result["usage"]["output_tokens"] > 0
+    assert target.exists() is allowed
+    if not allowed:
+        assert "refused 1 tool call that needs your permission: bash" in done.stderr, done.stderr
+    registered = [e for e in done.events if e["type"] == "run_registered"]
+    assert len(registered) == 2, registered
+    root, child = registered
+    assert child["parent_session_id"] == root["session_id"] and child["label"].startswith(root["label"] + "/")
+    runs = {r["id"]: r for r in _runs(project)}
+    # refused, Codex stops the subagent's turn ("No, and tell Codex what to do differently"): it ends cancelled
+    assert (runs[child["run_id"]]["status"], runs[child["run_id"]]["output"]) == (
+        ("completed", "CX-SUB-RESULT tried it") if allowed else ("cancelled", "")), runs[child["run_id"]]
+    assert runs[root["run_id"]]["model"] == "fake-model" and runs[child["run_id"]]["model"] == "fake-model"
+    # the question was the subagent's: it waited on it, not its parent
+    waiting = [e["run_id"] for e in done.events if e["type"] == "run_status" and e["status"] == "waiting_permission"]
+    assert waiting and set(waiting) == {child["run_id"]}, waiting
+    shown = run_yeetui("sessions", "show", "--json", child["session_id"], cwd=project)
+    assert [m["role"] for m in json.loads(shown.stdout)["messages"]] == (["assistant"] if allowed else [])
+    assert runs[child["run_id"]]["prompt"] == "CX-SUB make the file"  # its task, as Codex announced it
+    assert any("CX-SUB make the file" in r.text for r in fake_env.requests if r.api == "responses")
+
+
+def _gemini(tmp_path: Path, fake_url: str) -> None:
+    """The built-in `gemini-cli` profile (`gemini --acp`), pointed at the npm package, with a private home: its
+    key from the environment and the fake LLM as its Gemini API (`GOOGLE_GEMINI_BASE_URL`), no update check, no
+    usage statistics, no telemetry."""
+    home = tmp_path / "gemini-home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}}))
+    env = {"HOME": str(home), "GEMINI_API_KEY": "test-gemini-key", "GOOGLE_GEMINI_BASE_URL": fake_url,
+           "PATH": f"{NPM_BIN}:{os.environ['PATH']}"}
+    _profile("gemini-cli", f"acp:\n  command: {GEMINI}\n  env: {json.dumps(env)}\n")
+
+
+ROUTER = "Task Routing AI"
+"""In Gemini CLI's side request that picks the model for a turn (its `auto` model): answered apart, as JSON."""
+
+
+@needs_gemini
+@pytest.mark.parametrize("allowed", [False, True])
+def test_gemini_cli_runs_as_a_yeetui_agent_and_asks_yeetui(fake_env, project: Path, tmp_path: Path,
+                                                           allowed: bool) -> None:
+    """The real Gemini CLI (0.61.0, `--acp`) against the fake Gemini API: its shell command comes to yeetui as a
+    permission question — refused headless without --yes, allowed with it; its result is its last message (what
+    it said before the tool call is not glued to it); the run names the model its router chose and counts the
+    tokens its answer reports in `_meta.quota`."""
+    _gemini(tmp_path, fake_env.url)
+    target = project / "made-by-gemini.txt"
+    fake_env.script(
+        Reply(text='{"complexity_reasoning": "simple", "complexity_score": 10}', when_contains=ROUTER, repeat=True),
+        Reply(text="GM-PREAMBLE I will make it.", tool_calls=[ToolCall("run_shell_command", {
+            "command": f"touch {target}", "description": "make the file"})], when_contains="GM-TOUCH",
+              usage={"input_tokens": 1000, "output_tokens": 10}),
+        Reply(text="GM-DONE", when_contains="functionResponse", usage={"input_tokens": 2000, "output_tokens": 5}),
+        Reply(text="(another request)", repeat=True))
+    args = ["run", "--json", *(["--yes"] if allowed else []), "--profile", "gemini-cli", "GM-TOUCH please"]
+    done = run_yeetui(*args, cwd=project, timeout=240)
+    assert done.returncode == 0, done.stderr
+    result = done.result
+    assert result["status"] == "completed" and result["output"] == "GM-DONE", result
+    assert target.exists() is allowed
+    if not allowed:
+        assert "refused 1 tool call that needs your permission: bash" in done.stderr, done.stderr
+    assert (result["usage"]["input_tokens"], result["usage"]["output_tokens"]) == (3000, 15), result["usage"]
+    asked = {r.path.rsplit("/", 1)[-1].split(":")[0] for r in fake_env.requests
+             if r.api == "gemini" and ROUTER not in r.text}
+    [run] = _runs(project)
+    assert run["model"] in asked, (run["model"], asked)
+
+
+def test_draft_subagent_shapes_nested_subagents_and_a_subagents_question_sent_on_the_root_session(
+        fake_env, project: Path) -> None:
+    """The draft subagent messages (`subagent_spawned`, `subagent_state_update`, which Codex's adapter sends some
+    clients) make nodes as `subagent_update` does; one announced on a subagent's session is that subagent's
+    child; a subagent's permission question that comes on the run's own session is the subagent's (its tool
+    call says whose); the preamble before a tool call is not part of the result."""
+    _scripted("scripted", [
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "PREAMBLE "}},
+        {"sessionUpdate": "subagent_spawned", "subagentSessionId": "kid", "name": "kid", "task": "KID-TASK",
+         "capabilities": {}},
+        {"_session": "kid", "sessionUpdate": "subagent_spawned", "subagentSessionId": "grandkid", "name": "gk",
+         "task": "GK-TASK"},
+        {"_session": "kid", "sessionUpdate": "tool_call", "toolCallId": "kid-call", "title": "rm -rf build",
+         "kind": "execute", "rawInput": {"command": "rm -rf build"}},
+        {"ask": {"toolCallId": "kid-call", "title": "rm -rf build", "kind": "execute",
+                 "rawInput": {"command": "rm -rf build"}}},
+        {"_session": "grandkid", "sessionUpdate": "agent_message_chunk",
+         "content": {"type": "text", "text": "gk done"}},
+        {"_session": "kid", "sessionUpdate": "subagent_state_update", "subagentSessionId": "grandkid",
+         "state": "completed"},
+        {"_session": "kid", "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "kid done"}},
+        {"sessionUpdate": "subagent_state_update", "subagentSessionId": "kid", "state": "failed"},
+        {"sessionUpdate": "subagent_state_update", "subagentSessionId": "kid", "state": 42},
+        {"sessionUpdate": "tool_call", "toolCallId": "root-call", "title": "look", "kind": "read"},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ROOT-FINAL"}},
+    ])
+    done = run_yeetui("run", "--json", "--profile", "scripted", "go", cwd=project, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.result["output"] == "ROOT-FINAL", done.result
+    root, kid, grandkid = [e for e in done.events if e["type"] == "run_registered"]
+    assert kid["parent_session_id"] == root["session_id"] and grandkid["parent_session_id"] == kid["session_id"]
+    assert grandkid["label"].startswith(kid["label"] + "/")
+    runs = {r["id"]: r for r in _runs(project)}
+    assert (runs[kid["run_id"]]["status"], runs[kid["run_id"]]["prompt"]) == ("failed", "KID-TASK")
+    assert (runs[grandkid["run_id"]]["status"], runs[grandkid["run_id"]]["output"]) == ("completed", "gk done")
+    assert runs[grandkid["run_id"]]["parent_run_id"] == kid["run_id"]
+    waiting = [e["run_id"] for e in done.events if e["type"] == "run_status" and e["status"] == "waiting_permission"]
+    assert waiting == [kid["run_id"]], waiting
+    assert "refused 1 tool call that needs your permission: bash 'rm -rf build'" in done.stderr, done.stderr
+
+
+def test_an_agent_that_offers_no_asking_mode_is_not_run_unless_the_profile_names_its_mode(
+        fake_env, project: Path) -> None:
+    """Codex's adapter's modes, without `read-only`: it starts in `agent`, which edits unasked, and offers no mode
+    that asks — the run fails saying so; a profile that names the mode runs it."""
+    script = [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "RAN"}}]
+    _scripted("unasking", script, modes=["agent", "workspace-write", "agent-full-access"])
+    refused = run_yeetui("run", "--json", "--profile", "unasking", "go", cwd=project, timeout=120)
+    assert refused.result["status"] == "failed", refused.result
+    assert "starts in mode agent" in refused.result["error"] and "acp.mode" in refused.result["error"]
+    agents = Path(os.environ["YEETUI_CONFIG_DIR"]) / "agents" / "unasking.yaml"
+    agents.write_text(agents.read_text().replace("acp:\n", "acp:\n  mode: workspace-write\n"))
+    named = run_yeetui("run", "--json", "--profile", "unasking", "go", cwd=project, timeout=120)
+    assert named.result["status"] == "completed" and "[mode workspace-write]" in named.result["output"], named.result

@@ -138,12 +138,13 @@ class ExternalAgentSpec(BaseModel):
     command: str = Field(min_length=1)
     """The program, found on PATH: `claude-agent-acp`, `opencode`, `codex-acp`, `gemini`."""
     args: list[str] = Field(default_factory=list)
-    """Its arguments: `[acp]` for OpenCode, `[--experimental-acp]` for Gemini CLI."""
+    """Its arguments: `[acp]` for OpenCode, `[--acp]` for Gemini CLI."""
     env: dict[str, str] = Field(default_factory=dict)
     """Variables set for it on top of yeetui's environment (its own key, a base URL)."""
     mode: str | None = None
     """The session mode to put it in, by the agent's own id. None: the one that asks before changes
-    (`default`, `manual`, `ask`), when it offers one — never a mode that skips its permission questions."""
+    (`default`, `manual`, `ask`, `read-only`), when it offers one — never a mode that skips its permission
+    questions: an agent that offers none and starts in one that edits unasked is not run."""
     start_timeout: float = Field(60.0, gt=0, le=600)
     """Seconds it has to start and open a session (an npm package's first start can be slow)."""
 

@@ -6,8 +6,9 @@ ACP has no one field for it, so each agent says it its own way, and yeetui reads
   (`currentModelId`), in `session/new`'s answer and in `config_option_update`s: the model chosen. Claude Code's
   adapter says `default` there (its own choice, named nowhere), which names no model and is skipped;
 - Claude Code's `usage_update`s carry the model of the request they measure (`_meta["_claude/model"]`), and the
-  turn's answer the tokens per model it used (`_meta.quota.model_usage`): the model that really ran, which
-  replaces the one chosen.
+  turn's answer the tokens per model it used (`_meta.quota.model_usage`; Codex's and Gemini CLI's too): the model
+  that really ran, which replaces the one chosen. Gemini CLI lists its model router there as `auto`, which names
+  no model and is skipped.
 
 What an agent sends is hostile input: a name is taken only when it is a plain model id (letters, digits and
 `.-_/:@`, at most `NAME_CAP` characters) — never text for the terminal or the ledger to interpret.
@@ -60,8 +61,17 @@ def answering_model(answer: Mapping[str, Any]) -> str:
         if not isinstance(entry, dict) or not (name := plain_model(entry.get("model"))):
             continue
         count = entry.get("token_count")
-        total = count.get("totalTokens") if isinstance(count, dict) else None
-        tokens = total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else 0
+        tokens = _total(count) if isinstance(count, dict) else 0
         if tokens > most:
             best, most = name, tokens
     return best
+
+
+def _total(count: Mapping[str, Any]) -> int:
+    """A token count's total: `totalTokens` (Codex's, Claude Code's), else input plus output (Gemini CLI's
+    `input_tokens`, `output_tokens`); 0 for what is not a count."""
+    def number(key: str) -> int:
+        value = count.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    return number("totalTokens") or number("input_tokens") + number("output_tokens")

@@ -73,6 +73,8 @@ MAX_LIVE_CHILDREN = 5
 MAX_CHILDREN = 50
 """The agent's subagents one run keeps a node (a session and a run) for: a hostile agent announced thousands.
 The others' updates are not shown, and their usage is not counted apart."""
+MAX_CALLS = 10_000
+"""Tool calls of its subagents remembered (to know whose a permission request sent on the run's own session is)."""
 
 
 @dataclass
@@ -85,6 +87,8 @@ class _Node:
     text: list[str] = field(default_factory=list)
     message_id: object = None
     """The id of the message its text comes from (a new one starts the final message afresh)."""
+    after_tool: bool = False
+    """A tool call came since its last text: the next text starts the final message afresh."""
     final: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None
@@ -98,15 +102,21 @@ class _Node:
     """The model the agent said this node runs on ('' until it says one)."""
 
     def add_text(self, text: str, message_id: object) -> None:
-        if message_id is not None and message_id != self.message_id:
-            self.message_id, self.final = message_id, []
+        if (message_id is not None and message_id != self.message_id) or self.after_tool:
+            self.message_id, self.final, self.after_tool = message_id, [], False
         self.text.append(text)
         self.final.append(text)
 
+    def tool_called(self) -> None:
+        """A tool call (its start, an update of it, a question about it): text after it is a new message, and what
+        it said before was a preamble (Gemini CLI numbers no messages)."""
+        self.after_tool = True
+
     @property
     def output(self) -> str:
-        """The agent's last message (or all it said, when it did not number its messages)."""
-        return cap("".join(self.final if self.message_id is not None else self.text).strip(), updates.TEXT_CAP)
+        """The agent's last message: what it said since its last new message id, or since its last tool call when
+        it said anything after it."""
+        return cap("".join(self.final).strip(), updates.TEXT_CAP)
 
 
 class ExternalRun:
@@ -129,6 +139,9 @@ class ExternalRun:
         """Subagent sessions known only from a tool's output (OpenCode's task tool): read back at the end."""
         self._children = 0
         self._over_limit_said = False
+        self._calls: dict[str, _Node] = {}
+        """A subagent's tool call id → its node: an agent may route a subagent's permission request to the run's
+        own session (Codex's adapter does for clients without subagent sessions)."""
 
     async def run(self) -> RunResult:
         spec = self.spec
@@ -152,7 +165,10 @@ class ExternalRun:
                 self._nodes[opened["sessionId"]] = self.root
                 await self._model(self.root, model_names.chosen_model(opened))
                 self._watch = asyncio.create_task(self._follow_commands(agent), name=f"commands {spec.label}")
-                mode = updates.asking_mode(opened.get("modes"), acp.mode)
+                try:
+                    mode = updates.asking_mode(opened.get("modes"), acp.mode)
+                except updates.NoAskingMode as exc:
+                    raise ExternalAgentError(str(exc)) from None
                 if mode is not None:
                     await agent.set_mode(opened["sessionId"], mode)
                 answer = await agent.prompt(opened["sessionId"], spec.prompt or "Continue where you left off.")
@@ -166,7 +182,7 @@ class ExternalRun:
                 result.error = "the agent refused the task"
             elif stop in ("max_tokens", "max_turn_requests"):
                 result.error = f"the agent stopped early ({stop})"
-            self._usage(answer.get("usage"))
+            self._usage(answer)
             await self._spend_read_back()
         except TimeoutError:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
@@ -262,8 +278,8 @@ class ExternalRun:
 
     async def _apply(self, session_id: str, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
-        if kind == "subagent_update":
-            await self._subagent(update)
+        if (announced := updates.stable_subagent(update)) is not None:
+            await self._subagent(session_id, announced)
             return
         if kind == "session_message":
             await self._session_message(update)
@@ -285,12 +301,7 @@ class ExternalRun:
             if text := updates.text(update.get("content")):
                 self.bus.publish(ThinkingDelta(node.run_id, node.session_id, text))
         elif kind == "tool_call":
-            if call_id := updates.field(update.get("toolCallId")):
-                raw = update.get("rawInput")
-                self.bus.publish(ToolCallStarted(node.run_id, node.session_id, call_id,
-                                                 updates.field(update.get("kind")) or "tool",
-                                                 raw if isinstance(raw, dict) else {},
-                                                 activity=updates.field(update.get("title"))))
+            self._tool_call(node, update)
         elif kind == "tool_call_update":
             await self._tool_call_update(node, update)
         elif kind == "config_option_update":
@@ -298,9 +309,22 @@ class ExternalRun:
         elif kind == "usage_update":
             await self._usage_update(node, update)
 
+    def _tool_call(self, node: _Node, update: dict[str, Any]) -> None:
+        """A tool call starting: shown; a subagent's is remembered as its (see `_ask`)."""
+        node.tool_called()
+        if call_id := updates.field(update.get("toolCallId")):
+            if node is not self.root and len(self._calls) < MAX_CALLS:
+                self._calls.setdefault(call_id, node)
+            raw = update.get("rawInput")
+            self.bus.publish(ToolCallStarted(node.run_id, node.session_id, call_id,
+                                             updates.field(update.get("kind")) or "tool",
+                                             raw if isinstance(raw, dict) else {},
+                                             activity=updates.field(update.get("title"))))
+
     async def _tool_call_update(self, node: _Node, update: dict[str, Any]) -> None:
         """A tool call going on or ending; one that names a subagent session (OpenCode's `task`) makes a node
         for it, and an older Claude adapter's Agent call carries its subagent's usage."""
+        node.tool_called()  # (Gemini CLI sends no `tool_call` for a call it asks about first)
         status = update.get("status")
         call_id = updates.field(update.get("toolCallId"))
         child = updates.named_child(update)
@@ -336,14 +360,18 @@ class ExternalRun:
         await self.store.update_run(node.run_id, model=model)
         self.bus.publish(RunModelChanged(node.run_id, node.session_id, model))
 
-    async def _subagent(self, update: dict[str, Any]) -> None:
+    async def _subagent(self, session_id: str, update: dict[str, Any]) -> None:
+        """A subagent announced or changed, on its parent's session: the run's own, or another subagent's (a
+        child of that subagent's node)."""
         child = updates.field(update.get("sessionId"))
         if not child or child == self._agent_session:
             return
         node = self._nodes.get(child)
         if node is None:
+            parent = self._nodes.get(session_id, self.root)
             node = await self._new_child(child, updates.field(update.get("title")) or "subagent",
-                                         updates.field(update.get("description")))
+                                         updates.field(update.get("description")),
+                                         parent=None if parent.ended else parent)
             if node is None:
                 return  # over the limits: not shown
         capabilities = update.get("capabilities")
@@ -420,11 +448,12 @@ class ExternalRun:
         return self._nodes.get(key) or await self._new_child(key, "subagent", None)
 
     async def _new_child(self, key: str, title: str, description: str | None, *,
-                         cost_in_parent: bool = True) -> _Node | None:
-        """A node for one of the agent's subagents: a session and a run under this run's, shown running — or
-        None when the agent has as many as it may have (`MAX_LIVE_CHILDREN` running, `MAX_CHILDREN` in all).
-        `cost_in_parent`: the cost the agent reports for its own session holds this subagent's (Claude Code's
-        and yeetui's do; OpenCode's session cost is that session's alone)."""
+                         cost_in_parent: bool = True, parent: _Node | None = None) -> _Node | None:
+        """A node for one of the agent's subagents: a session and a run under `parent`'s (this run's by default),
+        shown running — or None when the agent has as many as it may have (`MAX_LIVE_CHILDREN` running,
+        `MAX_CHILDREN` in all). `cost_in_parent`: the cost the agent reports for its own session holds this
+        subagent's (Claude Code's and yeetui's do; OpenCode's session cost is that session's alone)."""
+        parent = parent or self.root
         running = sum(1 for node in self._nodes.values() if node is not self.root and not node.ended)
         if self._children >= MAX_CHILDREN or running >= MAX_LIVE_CHILDREN:
             if not self._over_limit_said:
@@ -436,18 +465,18 @@ class ExternalRun:
             return None
         self._children += 1
         profile = self.spec.profile
-        session = await self.store.create_session(profile=profile, title=cap(title, 80), parent_id=self.spec.session_id,
+        session = await self.store.create_session(profile=profile, title=cap(title, 80), parent_id=parent.session_id,
                                                   cwd=self.spec.tool_context.binding.cwd)
-        label = f"{self.spec.label}/{await self.store.allocate_label(profile + '-sub')}"
+        label = f"{parent.label}/{await self.store.allocate_label(profile + '-sub')}"
         run = await self.store.create_run(session_id=session.id, profile=profile, model=None,
                                           prompt=cap(description or title, updates.FIELD_CAP), status=RunStatus.RUNNING,
-                                          parent_run_id=self.run_id, label=label, pid=os.getpid(),
-                                          options={"parent_session_id": self.spec.session_id, "deliver": False,
+                                          parent_run_id=parent.run_id, label=label, pid=os.getpid(),
+                                          options={"parent_session_id": parent.session_id, "deliver": False,
                                                    "external": True, "cost_in_parent": cost_in_parent})
         node = _Node(run.id, session.id, label)
         self._nodes[key] = node
         program = os.path.basename(self.profile.acp.command) if self.profile.acp else ""
-        self.bus.publish(RunRegistered(run.id, session.id, self.spec.session_id, profile, label, program,
+        self.bus.publish(RunRegistered(run.id, session.id, parent.session_id, profile, label, program,
                                        RunStatus.RUNNING))
         return node
 
@@ -477,6 +506,9 @@ class ExternalRun:
         rules), as for yeetui's own tools. The chosen option's id, or None (cancelled: refused)."""
         await self._drain()  # the tool call it asks about has been shown
         node = self._nodes.get(session_id, self.root)
+        if node is self.root:  # a subagent's request may come on the run's own session: whose call is it?
+            node = self._calls.get(updates.field(call.get("toolCallId")), node)
+        node.tool_called()
         kind = updates.field(call.get("kind")) or "other"
         title = updates.field(call.get("title")) or kind
         raw = call.get("rawInput")
@@ -518,7 +550,8 @@ class ExternalRun:
         message_id = await self.store.append_message(node.session_id, message, run_id=node.run_id)
         self.bus.publish(MessageCommitted(node.run_id, node.session_id, message_id, message))
 
-    def _usage(self, raw: object) -> None:
-        if (usage := updates.usage(raw)) is not None:
+    def _usage(self, answer: dict[str, Any]) -> None:
+        """The turn's usage: its answer's `usage`, else what its `_meta.quota` counts (Gemini CLI's)."""
+        if (usage := updates.usage(answer.get("usage")) or updates.quota_usage(answer)) is not None:
             self.root.usage = usage
             self.bus.publish(UsageUpdated(self.run_id, self.spec.session_id, usage, self._cost))
