@@ -216,7 +216,8 @@ class Runtime:
                                    mailroom=delivery, create_provider=provider_factory or default_provider, slots=slots,
                                    model_override=front_end.model,
                                    mcp=McpConnections(mcp_servers, bus=bus, placement=Placement(
-                                       project_dir, default_home(env), (paths.config_dir(env), paths.data_dir(env)))),
+                                       project_dir, default_home(env), (paths.config_dir(env), paths.data_dir(env)),
+                                       auth_dir=paths.data_dir(env) / "mcp-auth")),
                                    hooks=hooks)
             panes = PaneHost(env=env, project_dir=project_dir)
             elsewhere = RunsElsewhere(store, bus, delivery, panes, answers_asks=front_end.answers_asks,

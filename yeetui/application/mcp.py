@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from yeetui import paths
 from yeetui.errors import YeetuiError
 from yeetui.mcp import consent
-from yeetui.mcp.client import START_TIMEOUT, McpConnection, McpConnections, ServerStatus
+from yeetui.mcp.client import START_TIMEOUT, McpConnection, McpConnections, ServerStatus, describe_failure
 from yeetui.mcp.consent import Admitted
 from yeetui.mcp.launch import Placement
 from yeetui.mcp.servers import ServerSpec
@@ -175,7 +175,8 @@ class McpServers:
         return ServerListing([self.row(s) for s in found.servers], found.shadowed, found.problems)
 
     def placement(self) -> Placement:
-        return Placement(self.project_dir, self.home, (paths.config_dir(self.env), paths.data_dir(self.env)))
+        return Placement(self.project_dir, self.home, (paths.config_dir(self.env), paths.data_dir(self.env)),
+                         auth_dir=paths.data_dir(self.env) / "mcp-auth")
 
     async def check(self, *, start_timeout: float = START_TIMEOUT) -> list[tuple[ServerRow, ServerStatus | None]]:
         """Start every server that may start (enabled; yours, or approved), list its tools, stop it again: each
@@ -202,6 +203,31 @@ class McpServers:
             raise YeetuiError(f"{name} ({spec.path}) cannot be approved: {row.reason}.")
         consent.approve(spec, self.project_dir, self.env, pins=row.spec.pins)
         return row.spec
+
+    def remote_url(self, name: str) -> str:
+        """The URL of the configured remote server `name` (what `yeetui mcp login` signs in to)."""
+        spec = self._named(name)
+        if spec.transport == "stdio" or spec.url is None:
+            raise YeetuiError(f"{name} ({spec.path}) runs a command on this machine; only a remote server (a url) "
+                              "signs in.")
+        return spec.url
+
+    async def sign_in(self, url: str, *, open_page: Callable[[str], Awaitable[None]]) -> None:
+        """Sign in to the server at `url` (yeetui.mcp.oauth): its page shown through `open_page`, the token kept
+        in the data dir for every later connection. Raises YeetuiError saying what failed."""
+        from yeetui.mcp.oauth import SignInNeeded, sign_in
+
+        try:
+            await sign_in(paths.data_dir(self.env) / "mcp-auth", url, open_page=open_page)
+        except SignInNeeded as exc:
+            raise YeetuiError(f"Not signed in to {url}: {exc}.") from None
+        except Exception as exc:  # the SDK's OAuth and HTTP errors, and a server that is not there
+            raise YeetuiError(f"Not signed in to {url}: {describe_failure(exc)}.") from None
+
+    async def sign_out(self, url: str) -> bool:
+        from yeetui.mcp.oauth import TokenFile
+
+        return await asyncio.to_thread(TokenFile(paths.data_dir(self.env) / "mcp-auth", url).forget)
 
     def command_missing(self, spec: ServerSpec) -> str | None:
         """Why a stdio server's command will not start here — not on its PATH, or not a file that runs — in

@@ -1,4 +1,5 @@
-"""`yeetui mcp list|approve|revoke`: the MCP servers the user's files define, and consent to a project's.
+"""`yeetui mcp list|approve|revoke|login|logout`: the MCP servers the user's files define, consent to a
+project's, and signing in to a remote one that asks for OAuth (yeetui.mcp.oauth).
 
 `list` shows every server found in Claude Code's, OpenCode's, Cursor's, Codex's, Gemini's and yeetui's files:
 its name, where it is defined, what it runs (the resolved command or URL; env and header *names* only, their
@@ -10,6 +11,7 @@ printed terminal-safe: a cloned repository's file must not drive the user's term
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -30,7 +32,40 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
         return await _list(servers, args)
     if args.action == "approve":
         return await _approve(servers, args)
+    if args.action in ("login", "logout"):
+        return await _sign_in_or_out(servers, args)
     return await _revoke(servers, args)
+
+
+async def _sign_in_or_out(servers: McpServers, args: argparse.Namespace) -> int:
+    if bool(args.name) == bool(args.url):
+        error(args, f"yeetui mcp {args.action}: name a configured server, or give --url (one of the two)")
+        return EXIT_USAGE
+    try:
+        url = args.url or servers.remote_url(args.name)
+    except YeetuiError as exc:
+        error(args, str(exc))
+        return EXIT_FAILED
+    if args.action == "logout":
+        forgot = await servers.sign_out(url)
+        print(f"{args.name or url}: {'signed out (its token is forgotten)' if forgot else 'was not signed in'}")
+        return EXIT_OK
+
+    async def open_page(address: str) -> None:
+        print(terminal_safe(f"Sign in to {args.name or url} on this page (it opens in your browser):\n  {address}"),
+              flush=True)
+        if not args.no_browser:
+            import webbrowser
+
+            await asyncio.to_thread(webbrowser.open, address)
+
+    try:
+        await servers.sign_in(url, open_page=open_page)
+    except YeetuiError as exc:
+        error(args, str(exc))
+        return EXIT_FAILED
+    print(terminal_safe(f"Signed in to {args.name or url}; yeetui's connections to it use the token from now on."))
+    return EXIT_OK
 
 
 async def _serve(args: argparse.Namespace) -> int:

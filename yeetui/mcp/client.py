@@ -160,7 +160,7 @@ class McpConnection:
             self.status.tools, self.status.skipped = take_tools(self.spec.name, offered)
         except Exception as exc:  # a server answering tools/list with garbage is a failed server
             await self._shut()
-            listing = f"listing its tools failed: {_describe(exc)}"  # it answered initialize: it speaks MCP
+            listing = f"listing its tools failed: {describe_failure(exc)}"  # it answered initialize: it speaks MCP
             exited = self._process.exited
             self._start_failed(f"{listing}; it exited with status {exited}" if exited is not None else listing)
             return
@@ -204,10 +204,10 @@ class McpConnection:
         except BaseException as exc:
             if not ready.done():
                 remote = self.spec.transport != "stdio" and not isinstance(exc, McpServerError)
-                ready.set_exception(McpServerError(f"connecting to it failed: {_describe(exc)}" if remote
-                                                   else _describe(exc)))
+                ready.set_exception(McpServerError(f"connecting to it failed: {describe_failure(exc)}" if remote
+                                                   else describe_failure(exc)))
             elif not self._stop.is_set():
-                log.warning("MCP server %s ended: %s", self.spec.name, _describe(exc))
+                log.warning("MCP server %s ended: %s", self.spec.name, describe_failure(exc))
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
@@ -215,7 +215,7 @@ class McpConnection:
 
     def _transport(self) -> Any:
         if self.spec.transport != "stdio":
-            return remote_transport(self.spec)
+            return remote_transport(self.spec, self._placement.auth_dir)
         try:
             return self._process.transport(self.spec, self._placement)
         except LaunchRefused as exc:
@@ -245,8 +245,8 @@ class McpConnection:
         except Exception as exc:  # the server died or answered garbage: said to the model, the run goes on
             if self._task is None or self._task.done():
                 self._fail("the server stopped")
-            return CallResult(f"{tool} on the MCP server {self.spec.name} failed: {self._redact(_describe(exc))}",
-                              True)
+            said = self._redact(describe_failure(exc))
+            return CallResult(f"{tool} on the MCP server {self.spec.name} failed: {said}", True)
         return CallResult(self._redact(result_text(result)), bool(getattr(result, "is_error", False)))
 
     def _configured(self, tool: object) -> bool:
@@ -291,7 +291,7 @@ class McpConnection:
         except (TimeoutError, asyncio.CancelledError):
             pass
         except Exception as exc:  # already reported as the failure, or the server ended badly
-            log.debug("MCP server %s ended: %s", self.spec.name, _describe(exc))
+            log.debug("MCP server %s ended: %s", self.spec.name, describe_failure(exc))
 
     async def close(self) -> None:
         if self._background is not None and not self._background.done():
@@ -356,7 +356,7 @@ class McpConnections:
         await asyncio.gather(*(c.close() for c in self._connections.values()), return_exceptions=True)
 
 
-def _describe(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
     """One line for an exception, looking inside the SDK's exception groups for the first real cause."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]

@@ -61,10 +61,13 @@ class Placement:
     hidden: tuple[Path, ...] = ()
     """yeetui's config and data dirs: hidden from a sandboxed server."""
     sandbox: Callable[[], sandbox.Sandbox | None] = field(default=sandbox.probe_sandbox)
+    auth_dir: Path | None = None
+    """Where the tokens of remote servers the user signed in to are kept (`yeetui mcp login`; None: none)."""
 
     @classmethod
     def here(cls) -> Placement:
-        return cls(Path.cwd(), Path.home(), (paths.config_dir(), paths.data_dir()))
+        return cls(Path.cwd(), Path.home(), (paths.config_dir(), paths.data_dir()),
+                   auth_dir=paths.data_dir() / "mcp-auth")
 
 
 @dataclass(frozen=True)

@@ -133,17 +133,24 @@ class ServerProcess:
             self._stderr = None
 
 
-def remote_transport(spec: ServerSpec) -> Any:
-    """The SDK's SSE or streamable HTTP transport for `spec`, its headers on every request."""
+def remote_transport(spec: ServerSpec, auth_dir: Path | None = None) -> Any:
+    """The SDK's SSE or streamable HTTP transport for `spec`, its headers on every request — and, with
+    `auth_dir`, the token of a sign-in (`yeetui mcp login`), refreshed when it expires; a server that asks for a
+    sign-in then fails the start, saying how to sign in (yeetui.mcp.oauth)."""
     assert spec.url is not None
+    auth = None
+    if auth_dir is not None:
+        from yeetui.mcp.oauth import connection_auth
+
+        auth = connection_auth(auth_dir, spec.url, spec.name)
     if spec.transport == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(spec.url, headers=dict(spec.headers))
+        return sse_client(spec.url, headers=dict(spec.headers), auth=auth)
     import httpx2  # the MCP SDK's HTTP client; headers go on the client it is given
     from mcp.client.streamable_http import streamable_http_client
 
-    client = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+    client = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0), auth=auth)
     return _ClosingClient(streamable_http_client(spec.url, http_client=client), client)
 
 

@@ -199,7 +199,7 @@ def test_vscode_zed_windsurf_and_claude_desktop_files(places, tmp_path: Path) ->
     """Issue 49: the editors' own MCP files, each in its own shape — VS Code's `servers` (with its variables,
     an envFile of the user's, and the `${input:…}` it would ask for), Zed's `context_servers` (both shapes, and
     an extension's server left to Zed), Windsurf's `serverUrl`, Claude Desktop's `mcpServers`."""
-    project, home, config = places
+    project, home, _config = places
     xdg = home / ".config"
     write(project / ".vscode" / "mcp.json", """{
       // VS Code's file: JSON with comments
