@@ -15,6 +15,7 @@ from yeetui.errors import YeetuiError
 from yeetui.mcp import consent
 from yeetui.mcp.client import START_TIMEOUT, McpConnection, McpConnections, ServerStatus, describe_failure
 from yeetui.mcp.consent import Admitted
+from yeetui.mcp.forms import FormAnswerer
 from yeetui.mcp.launch import Placement
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import Discovered, default_home, discover
@@ -119,6 +120,13 @@ class McpServers:
             if connections is None or not connections.add(spec):
                 problems.append(f"the MCP server {spec.name} the client passed was not added: the name is taken")
         return problems
+
+    def answer_forms(self, answerer: FormAnswerer | None) -> None:
+        """What this process's servers ask the user (elicitation) goes to `answerer` (a front end's form); None:
+        refused, telling the server nobody can answer here."""
+        connections = self._runtime.launcher.mcp if self._runtime is not None else None
+        if connections is not None:
+            connections.forms.answerer = answerer
 
     async def overview(self, *, wait: float | None = None) -> str:
         """What `/mcp` shows: every server with its state, where it comes from and what it runs, a failed one's

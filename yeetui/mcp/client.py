@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from yeetui.bus import Bus
 from yeetui.events import Notice
+from yeetui.mcp.forms import FormDesk, FormRefused, form_request
 from yeetui.mcp.launch import LaunchRefused, Placement
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.tools import MAX_TOOLS, CallResult, McpTool, result_text, take_tools
@@ -85,8 +86,10 @@ class McpConnection:
 
     def __init__(self, spec: ServerSpec, *, start_timeout: float = START_TIMEOUT,
                  clock: Callable[[], float] = time.monotonic, placement: Placement | None = None,
-                 report: Report | None = None) -> None:
+                 report: Report | None = None, forms: FormDesk | None = None) -> None:
         self.spec = spec
+        self._forms = forms
+        """Who answers the server's elicitation requests (yeetui.mcp.forms); None or no answerer: refused."""
         self._report = report
         self._reported = False
         """A failed start was told (`report`) and the server has not started since."""
@@ -195,7 +198,8 @@ class McpConnection:
                 await self._process.watch()
                 read, write = await stack.enter_async_context(transport)
                 read = await stack.enter_async_context(faults_noted(read, self._note_fault))
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(ClientSession(read, write,
+                                                                        elicitation_callback=self._elicit))
                 await session.initialize()
                 self._session = session
                 if not ready.done():
@@ -212,6 +216,26 @@ class McpConnection:
                 raise
         finally:
             self._session = None
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        """The server asks the user something (`elicitation/create`): shown as a form by the front end that
+        answers forms; refused, with the reason the server hears, where none does or the form is not one."""
+        import mcp_types
+
+        def refused(why: str) -> Any:
+            return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=why)
+
+        try:
+            request = form_request(self.spec.name, params)
+        except FormRefused as exc:
+            return refused(f"yeetui cannot show this form: {exc}")
+        answerer = self._forms.answerer if self._forms is not None else None
+        if answerer is None:
+            return refused("nobody can fill in a form here: this yeetui runs without a screen (headless, a worker "
+                           "or a server); ask for what you need in the tool's result instead")
+        answer = await answerer(request)
+        return mcp_types.ElicitResult(action=answer.action, content=answer.content if answer.action == "accept"
+                                      else None)
 
     def _transport(self) -> Any:
         if self.spec.transport != "stdio":
@@ -312,11 +336,13 @@ class McpConnections:
         self._start_timeout = start_timeout
         self._placement = placement or Placement.here()
         self._bus = bus
+        self.forms = FormDesk()
+        """Who answers the servers' forms (elicitation): a front end that shows them sets its `answerer`."""
         self._connections = {s.name: self._connection(s) for s in specs}
 
     def _connection(self, spec: ServerSpec) -> McpConnection:
         return McpConnection(spec, start_timeout=self._start_timeout, placement=self._placement,
-                             report=self._tell if self._bus is not None else None)
+                             report=self._tell if self._bus is not None else None, forms=self.forms)
 
     def _tell(self, spec: ServerSpec, reason: str) -> None:
         if self._bus is not None:

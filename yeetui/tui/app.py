@@ -161,6 +161,9 @@ class YeetuiApp(App[None]):
                 return
             if not saved_theme():  # config.yaml's theme, unless one was chosen in the app
                 self._apply_theme(self.surface.settings.theme, self.theme)
+        from yeetui.tui.screens.form import answer_in
+
+        self.surface.mcp.answer_forms(answer_in(self))  # what an MCP server asks the user: a form here
         keymap = dict(self.surface.settings.keymap)
         if keymap:
             self.set_keymap(keymap)
