@@ -148,6 +148,17 @@ async def test_over_http_a_token_is_needed(tmp_path: Path) -> None:
         async with httpx2.AsyncClient() as plain:
             refused = await plain.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             assert refused.status_code == 401
+            # the shape OAuth-capable clients read: where the protected resource's metadata is, and that metadata
+            metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+            challenge = refused.headers["www-authenticate"]
+            assert challenge.startswith("Bearer ") and f'resource_metadata="{metadata_url}"' in challenge, challenge
+            metadata = (await plain.get(metadata_url)).json()
+            assert metadata["resource"] == url, metadata
+            # resumable streams: every event of a stream has an id a client can resume after (Last-Event-ID)
+            opened = await plain.post(url, json=INITIALIZE, headers={
+                "Authorization": "Bearer tok-" + "x" * 30, "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2025-11-25"})
+            assert opened.status_code == 200 and "\nid: " in f"\n{opened.text}", opened.text[:500]
         client = httpx2.AsyncClient(headers={"Authorization": "Bearer tok-" + "x" * 30})
         async with client, streamable_http_client(url, http_client=client) as (read, write), \
                 ClientSession(read, write) as session:
@@ -155,8 +166,50 @@ async def test_over_http_a_token_is_needed(tmp_path: Path) -> None:
             assert "spawn" in {t.name for t in (await session.list_tools()).tools}
         refused_bad = await _post_with(url, "Bearer wrong")
         assert refused_bad == 401
-        assert await _post_with(url.replace("/mcp", "/other"), "Bearer wrong") == 401
+        assert await _post_with(url.replace("/mcp", "/other"), "Bearer wrong") == 404  # nothing there to be had
         assert process.poll() is None
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+
+
+async def test_wait_sends_progress_notifications_while_the_run_works(fake_env, tmp_path: Path) -> None:
+    """A client that asks for progress (a progress token on its `wait`) hears, while it waits, how long it has
+    waited of what it allowed and what the run is doing — a long wait is not silence."""
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    fake_env.script(Reply(tool_calls=[ToolCall("complete", {"output": "Slowly: 42."})], text="x" * 60, chunk_size=2,
+                          chunk_delay=0.2, when_contains="SLOW-Q"))
+    token = "tok-" + "p" * 30
+    process, url = _serve_http(project, env={"YEETUI_MCP_TOKEN": token, "YEETUI_MODEL": "anthropic/claude-sonnet-4-5"})
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    try:
+        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(120))
+        async with client, streamable_http_client(url, http_client=client) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            run_id = _json(await session.call_tool("spawn", {"profile": "oracle", "prompt": "SLOW-Q please"}))["run_id"]
+            waited = _json(await session.call_tool("wait", {"run_id": run_id, "timeout_s": 45},
+                                                   progress_callback=progress))
+            while not waited["done"]:
+                waited = _json(await session.call_tool("wait", {"run_id": run_id, "timeout_s": 45},
+                                                       progress_callback=progress))
+        assert waited["output"] == "Slowly: 42.", waited
+        assert heard, "no progress notification while the run worked"
+        done, total, message = heard[0]
+        assert total == 45 and 0 <= done <= 45 and message is not None and message.startswith("oracle#"), heard
     finally:
         process.terminate()
         process.wait(timeout=30)

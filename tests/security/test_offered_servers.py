@@ -133,22 +133,15 @@ async def _lifespan(app: Any) -> AsyncIterator[None]:
 
 async def test_off_loopback_host_and_origin_are_checked_with_a_token_too(runtime, monkeypatch) -> None:
     """`--host 0.0.0.0`: a request that reached the server on its address 192.0.2.7 but names evil.example in
-    Host (DNS rebinding) got 200 with the token. The app `serve_http` hands to uvicorn, driven in-process (a test
+    Host (DNS rebinding) got 200 with the token. The app `serve_http` serves, driven in-process (a test
     binds nothing but loopback)."""
     import httpx2
-    import uvicorn
 
-    from yeetui.application.mcp_serve import AgentService, build_server, serve_http
+    from yeetui.application.mcp_http import http_app
+    from yeetui.application.mcp_serve import AgentService
     from yeetui.application.surface import Surface
 
-    served: list[Any] = []
-
-    async def capture(self: uvicorn.Server, sockets: Any = None) -> None:
-        served.append(self.config.app)
-
-    monkeypatch.setattr(uvicorn.Server, "serve", capture)
-    await serve_http(build_server(AgentService(Surface(runtime))), host="0.0.0.0", port=8123, token=TOKEN)
-    [app] = served
+    app = http_app(AgentService(Surface(runtime)), host="0.0.0.0", port=8123, token=TOKEN)
     async with _lifespan(app), httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as client:
         async def status(**headers: str) -> int:
             response = await client.post("http://192.0.2.7:8123/mcp", json=INITIALIZE,

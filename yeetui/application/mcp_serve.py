@@ -8,13 +8,16 @@ returns it as (`mcp_tasks`). A spawned run is an ordinary detached run of the pr
 ledger and `yeetui agents list`, under the same caps, permissions and sandbox; what would ask is asked in a TUI
 on the same store, or refused with a message saying so. The tools see only the runs of the project the server
 was started in, though the data dir holds every project's. Over HTTP, every request must name this server in
-Host and Origin and carry the bearer token (`serve_http`).
+Host and Origin and carry the bearer token (`yeetui.application.mcp_http`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from mcp.server.mcpserver import Context  # the SDK reads the tools' annotations: `wait` takes its Context
 
 from yeetui.application.agents import cancel_run, run_json, steer_run
 from yeetui.application.surface import Surface
@@ -26,6 +29,10 @@ from yeetui.text import cap
 MAX_WAIT = 50.0
 """Seconds one `wait` may block, under the ~60 s most MCP clients allow a tool call."""
 POLL = 0.2
+PROGRESS_EVERY = 5.0
+"""Seconds between two progress notifications of a `wait` (and one whenever the run's state changes)."""
+Progress = Callable[[float, float, str], Awaitable[None]]
+"""Seconds waited, seconds allowed, the run's state in words."""
 OUTPUT_CAP = 50_000
 
 
@@ -69,12 +76,22 @@ class AgentService:
                                                "cost", "created_at", "finished_at")} | {"tree": data["tree"],
                                                                                         **_note(run.status)}
 
-    async def wait(self, run_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
-        """Block until the run ends or `timeout_s` (at most 50) pass: its state and its output so far."""
+    async def wait(self, run_id: str, timeout_s: float = 30.0, progress: Progress | None = None) -> dict[str, Any]:
+        """Block until the run ends or `timeout_s` (at most 50) pass: its state and its output so far. Meanwhile
+        `progress` hears, every `PROGRESS_EVERY` seconds and when the state changes, the seconds waited of
+        those allowed and the run's state in words (the MCP client's progress notifications)."""
         store = self._surface.store
         run = await self.run(run_id)
-        deadline = asyncio.get_running_loop().time() + max(0.0, min(float(timeout_s), MAX_WAIT))
-        while not run.status.is_final and asyncio.get_running_loop().time() < deadline:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        allowed = max(0.0, min(float(timeout_s), MAX_WAIT))
+        told: tuple[str, float] | None = None
+        while not run.status.is_final and loop.time() < started + allowed:
+            waited = loop.time() - started
+            if progress is not None and (told is None or told[0] != run.status.value
+                                         or waited - told[1] >= PROGRESS_EVERY):
+                told = (run.status.value, waited)
+                await progress(round(waited, 1), allowed, f"{run.label or run.profile}: {run.status.value}")
             await asyncio.sleep(POLL)
             run = await store.resolve_run(run.id)
         return {"run_id": run.id, "status": run.status.value, "done": run.status.is_final,
@@ -113,13 +130,22 @@ def _note(status: RunStatus) -> dict[str, str]:
     return {}
 
 
-def build_server(service: AgentService) -> Any:
-    """The MCP server (the SDK's), its tools calling `service`; errors become tool errors with their message."""
+def build_server(service: AgentService, *, http: tuple[Any, str] | None = None) -> Any:
+    """The MCP server (the SDK's), its tools calling `service`; errors become tool errors with their message.
+    `http`: (the SDK's token verifier, the server's URL) — served over HTTP, behind the SDK's auth middleware
+    (see yeetui.application.mcp_http)."""
     from mcp.server.mcpserver import MCPServer
 
     from yeetui.application.mcp_tasks import SpawnTasks
 
-    server = MCPServer("yeetui", extensions=[SpawnTasks(service)], instructions=(
+    auth: dict[str, Any] = {}
+    if http is not None:
+        from mcp.server.auth.settings import AuthSettings
+
+        verifier, url = http
+        origin = url.split("/mcp")[0]
+        auth = {"token_verifier": verifier, "auth": AuthSettings(issuer_url=origin, resource_server_url=url)}
+    server = MCPServer("yeetui", extensions=[SpawnTasks(service)], **auth, instructions=(
         "yeetui runs coding subagents (oracle, reviewer, planner, builder, …) in the user's project. spawn returns "
         "a run id at once; follow the run with wait (at most 50 s per call, repeat it) and collect it with result."))
 
@@ -136,9 +162,12 @@ def build_server(service: AgentService) -> Any:
         """A run's state, output, cost and its subagents' usage."""
         return await _checked(service.status(run_id))
 
-    async def wait(run_id: str, timeout_s: float = 30.0) -> dict[str, Any]:
-        """Wait for a run to end, at most `timeout_s` seconds (50 at most): its state and its output so far."""
-        return await _checked(service.wait(run_id, timeout_s))
+    async def wait(run_id: str, ctx: Context, timeout_s: float = 30.0) -> dict[str, Any]:
+        """Wait for a run to end, at most `timeout_s` seconds (50 at most): its state and its output so far.
+        Progress notifications say meanwhile how long it waited and what the run is doing."""
+        async def progress(waited: float, allowed: float, said: str) -> None:
+            await ctx.report_progress(waited, allowed, said)
+        return await _checked(service.wait(run_id, timeout_s, progress))
 
     async def result(run_id: str) -> dict[str, Any]:
         """A finished run's output (or error); says so when it is still running."""
@@ -155,103 +184,6 @@ def build_server(service: AgentService) -> Any:
     for tool in (list_profiles, spawn, status, wait, result, send, cancel):
         server.add_tool(tool)
     return server
-
-
-async def serve_http(server: Any, *, host: str, port: int, token: str, on_ready: Any = None) -> None:
-    """Streamable HTTP at `http://host:port/mcp`. Every request must name this server in its Host header (and in
-    its Origin, when it has one: `_HostGuard`) and carry `Authorization: Bearer <token>` (compared in constant
-    time, `_BearerGuard`); the SDK's own checks of the MCP endpoint apply behind them."""
-    import uvicorn
-
-    app = _HostGuard(_BearerGuard(server.streamable_http_app(host=host), token), host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    http = uvicorn.Server(config)
-    if on_ready is not None:
-        original = http.startup
-
-        async def startup(sockets: Any = None) -> None:
-            await original(sockets)
-            bound = [s.getsockname()[1] for srv in http.servers for s in srv.sockets]
-            on_ready(bound[0] if bound else port)
-        http.startup = startup  # type: ignore[method-assign]
-    await http.serve()
-
-
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-
-
-class _HostGuard:
-    """An ASGI wrapper refusing, before anything else sees it, an HTTP request that does not name this server:
-    its Host must be `name:port` for the port the connection came to and a name of this server — the `--host`
-    it was started with, or the address the connection reached (`scope["server"]`); on a loopback address,
-    `localhost`, `127.0.0.1` and `[::1]` too. Otherwise 421. An Origin, when sent, must be `http://` one of those
-    (else 403). A web page whose own name resolves to this machine (DNS rebinding) is refused, with or without a
-    token."""
-
-    def __init__(self, app: Any, host: str) -> None:
-        self._app = app
-        self._host = host.strip("[]").lower()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") == "http":
-            allowed = self._allowed(scope.get("server"))
-            headers = [(name.lower(), value.decode("latin-1").strip().lower())
-                       for name, value in scope.get("headers") or []]
-            hosts = [value for name, value in headers if name == b"host"]
-            origins = [value for name, value in headers if name == b"origin"]
-            if len(hosts) != 1 or hosts[0] not in allowed:
-                await _refuse(send, 421, "the Host header does not name this server (refused against DNS "
-                                         "rebinding)")
-                return
-            if any(not origin.startswith("http://") or origin.removeprefix("http://") not in allowed
-                   for origin in origins):
-                await _refuse(send, 403, "the request comes from a page of another origin")
-                return
-        await self._app(scope, receive, send)
-
-    def _allowed(self, server: Any) -> set[str]:
-        """The Host values that name this server, for a connection that reached `server` (address, port)."""
-        if not isinstance(server, list | tuple) or len(server) != 2 or not isinstance(server[1], int):
-            return set()  # not a TCP connection uvicorn accepted: nothing names it
-        names = {self._host, str(server[0]).strip("[]").lower()}
-        if any(_is_loopback(name) for name in names):
-            names.update(LOOPBACK_NAMES)
-        forms = {f"[{name}]" if ":" in name else name for name in names}
-        port = server[1]
-        return {f"{name}:{port}" for name in forms} | (forms if port == 80 else set())
-
-
-def _is_loopback(name: str) -> bool:
-    import ipaddress
-
-    try:
-        return name == "localhost" or ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-class _BearerGuard:
-    """An ASGI wrapper refusing HTTP requests without the token (401), before the MCP app sees them."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self._app = app
-        self._expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") == "http":
-            import hmac
-
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                await _refuse(send, 401, "a bearer token is needed", [(b"www-authenticate", b"Bearer")])
-                return
-        await self._app(scope, receive, send)
-
-
-async def _refuse(send: Any, status: int, why: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain"), *(headers or [])]})
-    await send({"type": "http.response.body", "body": f"yeetui mcp serve: {why}\n".encode()})
 
 
 async def _checked(work: Any) -> dict[str, Any]:

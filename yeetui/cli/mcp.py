@@ -74,7 +74,8 @@ async def _serve(args: argparse.Namespace) -> int:
     import os
     import secrets
 
-    from yeetui.application.mcp_serve import AgentService, build_server, serve_http
+    from yeetui.application.mcp_http import serve_http
+    from yeetui.application.mcp_serve import AgentService, build_server
 
     if args.http and args.no_token:
         error(args, "--no-token is refused with --http: without a token, any program of any user on this machine "
@@ -85,9 +86,8 @@ async def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     surface = await open_surface(args)
     try:
-        server = build_server(AgentService(surface))
         if not args.http:
-            await server.run_stdio_async()
+            await build_server(AgentService(surface)).run_stdio_async()
             return EXIT_OK
         token = os.environ.get("YEETUI_MCP_TOKEN") or secrets.token_urlsafe(32)
 
@@ -97,7 +97,7 @@ async def _serve(args: argparse.Namespace) -> int:
                 print(f"yeetui mcp serve: send the header  Authorization: Bearer {token}", file=sys.stderr,
                       flush=True)
 
-        await serve_http(server, host=args.host, port=args.port, token=token, on_ready=ready)
+        await serve_http(AgentService(surface), host=args.host, port=args.port, token=token, on_ready=ready)
     finally:
         await surface.close()
     return EXIT_OK
