@@ -2,8 +2,9 @@
 `session/update`s of the JSON list in `FAKE_ACP_SCRIPT` (hostile ones included) as they are written — `$SID` in
 a string becomes its session id — then ends the turn with `FAKE_ACP_STOP` (default `end_turn`). An entry
 `{"ask": {...tool call...}}` asks permission instead and sends `{"asked": "<option id or cancelled>"}` as agent
-text; `{"raw": "…"}` writes a line to stdout as it is (not JSON-RPC). `FAKE_ACP_MODES` (a JSON list of mode
-ids, the first the current one) is what it offers; by default a bypass mode, current, and `default`."""
+text; `{"raw": "…"}` writes a line to stdout as it is (not JSON-RPC); `{"sleep": seconds}` is silent a while.
+`FAKE_ACP_MODES` (a JSON list of mode ids, the first the current one) is what it offers; by default a bypass
+mode, current, and `default`."""
 
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ class ScriptedAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> schema.PromptResponse:
         for entry in json.loads(os.environ.get("FAKE_ACP_SCRIPT", "[]")):
-            if "raw" in entry:
+            if "sleep" in entry:  # silent a while, as an agent waiting on something it does not say
+                await asyncio.sleep(float(entry["sleep"]))
+            elif "raw" in entry:
                 sys.stdout.write(entry["raw"] + "\n")
                 sys.stdout.flush()
             elif "ask" in entry:

@@ -262,13 +262,46 @@ def test_what_a_hung_agent_started_is_stopped_with_it(fake_env, project: Path, t
     assert gone(helper), f"the agent's helper (pid {helper}) outlived it"
 
 
-def _scripted(name: str, script: list[dict], *, stop: str = "end_turn", modes: list[str] | None = None) -> None:
+def _scripted(name: str, script: list[dict], *, stop: str = "end_turn", modes: list[str] | None = None,
+              quiet_after: float | None = None) -> None:
     """A profile running tests/fake_acp_agent.py with `script` as what it sends in a turn."""
     env = {"FAKE_ACP_SCRIPT": json.dumps(script), "FAKE_ACP_STOP": stop,
            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
            **({"FAKE_ACP_MODES": json.dumps(modes)} if modes else {})}
+    quiet = f"  quiet_after: {quiet_after}\n" if quiet_after is not None else ""
     _profile(name, f"description: d\nrunner: acp\nacp:\n  command: {sys.executable}\n"
-                   f"  args: [-m, tests.fake_acp_agent]\n  env: {json.dumps(env)}\n")
+                   f"  args: [-m, tests.fake_acp_agent]\n  env: {json.dumps(env)}\n{quiet}")
+
+
+def test_an_agent_silent_with_a_tool_call_open_shows_as_waiting_on_it_and_can_be_cancelled(
+        fake_env, project: Path) -> None:
+    """OpenCode passes no `task` child's permission question over ACP, and goes silent with the call open: the
+    run says it waits on the agent, and why, and how to stop it; cancelling it stops it."""
+    _scripted("silent", [
+        {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "task: explore", "kind": "think",
+         "status": "in_progress"},
+        {"sleep": 300}], quiet_after=1)
+    running = start_yeetui("run", "--json", "--profile", "silent", "GO quiet", cwd=project,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert running.stdout is not None
+        said = None
+        deadline = time.monotonic() + 120
+        while said is None and time.monotonic() < deadline:
+            line = running.stdout.readline()
+            assert line, f"yeetui run ended first: {running.stderr.read() if running.stderr else ''}"
+            event = json.loads(line)
+            if event.get("type") == "notice" and "waiting on" in event.get("text", ""):
+                said = event["text"]
+        assert said is not None, "the silence was never said"
+        assert "no word from it for" in said and "permission it does not pass on" in said and "cancel" in said
+        run_id = next(r["id"] for r in _runs(project) if r["status"] == "running")
+        assert run_yeetui("agents", "cancel", run_id, cwd=project).returncode == 0
+        out, err = running.communicate(timeout=120)
+    finally:
+        if running.poll() is None:
+            running.kill()
+    assert json.loads(out.splitlines()[-1])["status"] == "cancelled", err[-2000:]
 
 
 def test_hostile_and_legacy_updates(fake_env, project: Path) -> None:

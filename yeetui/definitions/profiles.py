@@ -147,6 +147,10 @@ class ExternalAgentSpec(BaseModel):
     questions: an agent that offers none and starts in one that edits unasked is not run."""
     start_timeout: float = Field(60.0, gt=0, le=600)
     """Seconds it has to start and open a session (an npm package's first start can be slow)."""
+    quiet_after: float = Field(60.0, gt=0, le=1800)
+    """Seconds without a word from it while one of its tool calls is open, after which its run shows as waiting
+    on it, and why (OpenCode passes no `task` child's permission question over ACP: it waits for an answer
+    nobody is asked for)."""
 
 
 class Profile(BaseModel):

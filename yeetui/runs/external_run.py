@@ -50,6 +50,7 @@ from yeetui.events import (
 )
 from yeetui.external import model_names, spend, updates
 from yeetui.external.process import ExternalAgent, ExternalAgentError
+from yeetui.external.quiet import QuietWatch
 from yeetui.external.records import claude, opencode
 from yeetui.messages import Message, Usage
 from yeetui.runs.spec import RunResult, RunSpec
@@ -75,6 +76,10 @@ MAX_CHILDREN = 50
 The others' updates are not shown, and their usage is not counted apart."""
 MAX_CALLS = 10_000
 """Tool calls of its subagents remembered (to know whose a permission request sent on the run's own session is)."""
+
+
+CANCEL_GRACE = 10.0
+"""Seconds a cancelled agent has to end its turn before its process is ended."""
 
 
 @dataclass
@@ -142,6 +147,12 @@ class ExternalRun:
         self._calls: dict[str, _Node] = {}
         """A subagent's tool call id → its node: an agent may route a subagent's permission request to the run's
         own session (Codex's adapter does for clients without subagent sessions)."""
+        self._stopping: asyncio.Task[None] | None = None
+        self._stopped = False
+        """Cancelled, it did not end its turn in time, and its process was ended."""
+        self._quiet = QuietWatch(bus, run_id, spec.session_id, spec.label, profile.acp.command,
+                                 profile.acp.quiet_after)
+        """Says when the agent has been silent too long with a tool call open (yeetui.external.quiet)."""
 
     async def run(self) -> RunResult:
         spec = self.spec
@@ -157,6 +168,7 @@ class ExternalRun:
         agent = ExternalAgent(acp.command, acp.args, env=self.env, cwd=spec.tool_context.binding.cwd,
                               on_update=self._taken, ask=self._ask, secrets=self.secrets)
         self._worker = asyncio.create_task(self._work_through(), name=f"yeetui external {spec.label}")
+        quiet = asyncio.create_task(self._quiet.watch(), name=f"quiet {spec.label}")
         try:
             async with asyncio.timeout(spec.timeout):
                 await agent.start(timeout=acp.start_timeout)
@@ -187,17 +199,24 @@ class ExternalRun:
         except TimeoutError:
             result.status, result.error = RunStatus.TIMEOUT, f"timed out after {seconds_text(spec.timeout)}"
         except ExternalAgentError as exc:
-            result.status, result.error = RunStatus.FAILED, f"{acp.command}: {exc}"
+            if self._stopped:  # it was cancelled and did not stop, so it was stopped
+                result.status, result.error = RunStatus.CANCELLED, "cancelled (its agent was stopped)"
+            else:
+                result.status, result.error = RunStatus.FAILED, f"{acp.command}: {exc}"
         except asyncio.CancelledError:
             result.status, result.error = RunStatus.CANCELLED, "cancelled"
             if self._agent_session is not None:
                 await asyncio.shield(agent.cancel(self._agent_session))
             await asyncio.shield(self._end(result, agent))
             raise
+        finally:
+            quiet.cancel()
         await self._end(result, agent)
         return result
 
     async def _end(self, result: RunResult, agent: ExternalAgent) -> None:
+        if self._stopping is not None:
+            self._stopping.cancel()
         if self._watch is not None:
             self._watch.cancel()
             await asyncio.gather(self._watch, return_exceptions=True)
@@ -238,11 +257,25 @@ class ExternalRun:
                 elif node is self.root:
                     if self._agent_session is not None:
                         await agent.cancel(self._agent_session)
+                    self._stopping = self._stopping or asyncio.create_task(
+                        self._stop_unless_it_ends(agent, 0.0 if command.kind == "abort" else CANCEL_GRACE))
                 elif node.cancellable and key is not None:
                     await agent.cancel(key)
                 else:
                     self.bus.publish(Notice("warning", f"{node.label} cannot be stopped on its own: its agent does "
                                             f"not allow it. Stop {self.spec.label} instead.", self.spec.session_id))
+
+    async def _stop_unless_it_ends(self, agent: ExternalAgent, grace: float) -> None:
+        """Asked to cancel (`abort`: at once), an agent that has not ended its turn within `grace` seconds — one
+        waiting on something it does not say, as OpenCode's `task` child on a question it never passes on —
+        is stopped: its process ends, and the run with it, as cancelled."""
+        await asyncio.sleep(grace)
+        if agent.running:
+            self._stopped = True
+            self.bus.publish(Notice("warning", f"{self.spec.label} did not stop when asked"
+                                    + (f" within {seconds_text(grace)}" if grace else "") + ": its agent was stopped.",
+                                    self.spec.session_id))
+            await agent.close()
 
     async def _read_back(self, agent: ExternalAgent) -> None:
         """The transcripts of subagents the agent only named (OpenCode's task tool): replayed by `session/load`
@@ -260,6 +293,7 @@ class ExternalRun:
 
     def _taken(self, session_id: str, update: dict[str, Any]) -> None:
         """Every `session/update`, in the order it came (synchronous: the work is queued)."""
+        self._quiet.heard()
         self._work.put_nowait((session_id, update))
 
     async def _work_through(self) -> None:
@@ -313,6 +347,8 @@ class ExternalRun:
         """A tool call starting: shown; a subagent's is remembered as its (see `_ask`)."""
         node.tool_called()
         if call_id := updates.field(update.get("toolCallId")):
+            if update.get("status") not in ("completed", "failed"):
+                self._quiet.opened(call_id)
             if node is not self.root and len(self._calls) < MAX_CALLS:
                 self._calls.setdefault(call_id, node)
             raw = update.get("rawInput")
@@ -339,6 +375,7 @@ class ExternalRun:
             legacy.usage = usage  # an older Claude adapter's subagent: its usage is on the Agent call
             self.bus.publish(UsageUpdated(legacy.run_id, legacy.session_id, usage, None))
         if call_id and status in ("completed", "failed"):
+            self._quiet.closed(call_id)
             self.bus.publish(ToolCallFinished(node.run_id, node.session_id, call_id,
                                               updates.field(update.get("kind")) or "tool",
                                               updates.tool_output(update.get("content")), status == "failed"))
@@ -505,6 +542,10 @@ class ExternalRun:
         """The agent asks to run a tool call: the profile's rules decide, else the user (or the headless
         rules), as for yeetui's own tools. The chosen option's id, or None (cancelled: refused)."""
         await self._drain()  # the tool call it asks about has been shown
+        with self._quiet.asking():
+            return await self._answer(session_id, call, options)
+
+    async def _answer(self, session_id: str, call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
         node = self._nodes.get(session_id, self.root)
         if node is self.root:  # a subagent's request may come on the run's own session: whose call is it?
             node = self._calls.get(updates.field(call.get("toolCallId")), node)
