@@ -24,7 +24,7 @@ SCENARIOS = ("auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2"
              "auth/scope-omitted-when-undefined", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
              "auth/token-endpoint-auth-none")
 """The suite's client auth scenarios a sign-in covers. Not yet: step-up and retry-limit (scopes asked for by a
-tool call after the sign-in), pre-registration (a client id the user was given), client ID metadata documents."""
+tool call after the sign-in), client ID metadata documents."""
 
 BROWSER = """#!{python}
 import sys, urllib.request
@@ -58,6 +58,26 @@ def test_sign_in_passes_the_conformance_suites_auth_scenario(tmp_path: Path, sce
     kept = list((Path(os.environ["YEETUI_DATA_DIR"]) / "mcp-auth").iterdir())
     assert len(kept) == 1 and stat.S_IMODE(kept[0].stat().st_mode) == 0o600  # the token: the user's alone
     assert stat.S_IMODE(kept[0].parent.stat().st_mode) == 0o700
+
+
+PRE_REGISTERED = """#!/bin/sh
+# the client id and secret the server's owner gave (the suite says them in MCP_CONFORMANCE_CONTEXT)
+given() {{ {python} -c "import json,os; print(json.loads(os.environ['MCP_CONFORMANCE_CONTEXT'])['$1'])"; }}
+export CLIENT_SECRET=$(given client_secret)
+ID=$(given client_id)
+exec {yeetui} mcp login --client-id "$ID" --client-secret-env CLIENT_SECRET --url "$1"
+"""
+
+
+@needs_suite
+@pytest.mark.timeout(300)
+def test_a_pre_registered_client_signs_in_with_its_id_and_secret(tmp_path: Path) -> None:
+    script = tmp_path / "pre-registered.sh"
+    script.write_text(PRE_REGISTERED.format(python=sys.executable, yeetui=_yeetui()))
+    script.chmod(0o755)
+    ran = _suite(tmp_path, str(script), "auth/pre-registration")
+    said = ran.stdout + ran.stderr
+    assert ran.returncode == 0 and ", 0 failed" in said and "OVERALL: PASSED" in said, said[-3000:]
 
 
 CONNECT = """#!/bin/sh

@@ -220,13 +220,15 @@ class McpServers:
                               "signs in.")
         return spec.url
 
-    async def sign_in(self, url: str, *, open_page: Callable[[str], Awaitable[None]]) -> None:
+    async def sign_in(self, url: str, *, open_page: Callable[[str], Awaitable[None]],
+                      client: tuple[str, str | None] | None = None) -> None:
         """Sign in to the server at `url` (yeetui.mcp.oauth): its page shown through `open_page`, the token kept
-        in the data dir for every later connection. Raises YeetuiError saying what failed."""
+        in the data dir for every later connection; `client`: a client id (and secret) the server's owner gave
+        the user. Raises YeetuiError saying what failed."""
         from yeetui.mcp.oauth import SignInNeeded, sign_in
 
         try:
-            await sign_in(paths.data_dir(self.env) / "mcp-auth", url, open_page=open_page)
+            await sign_in(paths.data_dir(self.env) / "mcp-auth", url, open_page=open_page, client=client)
         except SignInNeeded as exc:
             raise YeetuiError(f"Not signed in to {url}: {exc}.") from None
         except Exception as exc:  # the SDK's OAuth and HTTP errors, and a server that is not there

@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     mlogin.add_argument("name", metavar="NAME", nargs="?", help="a configured server (or give --url)")
     mlogin.add_argument("--url", help="the server's URL, when it is not configured (or to try one before)")
     mlogin.add_argument("--no-browser", action="store_true", help="only print the page's address")
+    mlogin.add_argument("--client-id", help="the client id the server's owner gave you (instead of registering)")
+    mlogin.add_argument("--client-secret-env", metavar="VAR", help="the variable holding that client's secret "
+                        "(never on the command line, where other users' `ps` would see it)")
     mlogout = msub.add_parser("logout", help="forget the token and registration of a server you signed in to")
     mlogout.add_argument("name", metavar="NAME", nargs="?")
     mlogout.add_argument("--url")

@@ -59,8 +59,22 @@ async def _sign_in_or_out(servers: McpServers, args: argparse.Namespace) -> int:
 
             await asyncio.to_thread(webbrowser.open, address)
 
+    client = None
+    if args.client_id:
+        secret = None
+        if args.client_secret_env:
+            import os
+
+            if not (secret := os.environ.get(args.client_secret_env)):
+                error(args, f"yeetui mcp login: {args.client_secret_env} is not set (it should hold the client's "
+                            "secret)")
+                return EXIT_USAGE
+        client = (args.client_id, secret)
+    elif args.client_secret_env:
+        error(args, "yeetui mcp login: --client-secret-env goes with --client-id")
+        return EXIT_USAGE
     try:
-        await servers.sign_in(url, open_page=open_page)
+        await servers.sign_in(url, open_page=open_page, client=client)
     except YeetuiError as exc:
         error(args, str(exc))
         return EXIT_FAILED

@@ -188,22 +188,30 @@ class Callback:
 
 
 async def sign_in(auth_dir: Path, url: str, *, open_page: Callable[[str], Awaitable[None]],
-                  timeout: float = SIGN_IN_TIMEOUT) -> None:
+                  timeout: float = SIGN_IN_TIMEOUT, client: tuple[str, str | None] | None = None) -> None:
     """Sign in to the server at `url`: discovery, registration, the browser's round trip and the token
     exchange, the tokens kept (see the module). `open_page` shows the authorization page's address to the
-    person (prints it, opens a browser). Raises SignInNeeded or the SDK's errors, which say what failed."""
+    person (prints it, opens a browser). `client`: the id (and secret) the server's owner gave the user, used
+    instead of registering. Raises SignInNeeded or the SDK's errors, which say what failed."""
     import httpx2
     from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientInformationFull
 
     storage = TokenFile(auth_dir, url)
     async with Callback() as callback:
         registered = await storage.get_client_info()
-        if registered is not None and callback.redirect_uri not in [str(u) for u in registered.redirect_uris or []]:
+        if client is not None:  # pre-registered: the server knows this client already
+            client_id, secret = client
+            await storage.set_client_info(OAuthClientInformationFull.model_validate({
+                "client_id": client_id, "client_secret": secret, "redirect_uris": [callback.redirect_uri],
+                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                "token_endpoint_auth_method": "client_secret_basic" if secret else "none"}))
+        elif registered is not None and callback.redirect_uri not in [str(u) for u in registered.redirect_uris or []]:
             await asyncio.to_thread(storage.forget)  # registered for another listener's port: register again
         provider = OAuthClientProvider(url, _metadata(callback.redirect_uri), storage, redirect_handler=open_page,
                                        callback_handler=lambda: callback.code(timeout))
-        async with httpx2.AsyncClient(auth=provider, timeout=httpx2.Timeout(30.0), follow_redirects=False) as client:
-            await _initialize(client, url)
+        async with httpx2.AsyncClient(auth=provider, timeout=httpx2.Timeout(30.0), follow_redirects=False) as http:
+            await _initialize(http, url)
 
 
 async def _initialize(client: Any, url: str) -> None:
