@@ -72,6 +72,11 @@ class FormScreen(ModalScreen[FormAnswer]):
                 yield Button("Decline", id=DECLINE)
                 yield Button("Cancel (esc)", id=CANCEL)
 
+    def on_mount(self) -> None:
+        """The first field has the focus (typing goes there at once); a page to open: Open it."""
+        fields = self.query(".form-field")
+        (fields.first() if fields else self.query_one(f"#{SEND}", Button)).focus()
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id == SEND:
@@ -129,21 +134,21 @@ def _row(each: FormField) -> ComposeResult:
         yield Static(Content(each.description), classes="form-about")
     ident = f"form-field-{_id(each)}"
     if each.kind == "boolean":
-        yield Checkbox(each.title, value=bool(each.default), id=ident)
+        yield Checkbox("yes", value=bool(each.default), id=ident, classes="form-field")
     elif each.kind == "choice":
         options = [(Content(label), value) for value, label in each.options]
         yield Select(options, value=each.default if each.default in dict(each.options) else Select.BLANK,
-                     allow_blank=not each.required, id=ident)
+                     allow_blank=not each.required, id=ident, classes="form-field")
     elif each.kind == "choices":
         chosen = set(each.default or [])
         yield SelectionList[str](*[(Content(label), value, value in chosen) for value, label in each.options],
-                                 id=ident)
+                                 id=ident, classes="form-field")
     else:
         hint = {"number": "a number", "integer": "a whole number"}.get(each.kind, each.format or "")
         bounds = " ".join(part for part in (f"≥ {each.minimum:g}" if each.minimum is not None else "",
                                              f"≤ {each.maximum:g}" if each.maximum is not None else "") if part)
         yield Input(value="" if each.default is None else str(each.default), placeholder=f"{hint} {bounds}".strip(),
-                    id=ident)
+                    id=ident, classes="form-field")
     yield Static("", id=f"form-wrong-{_id(each)}", classes="form-wrong")
 
 
