@@ -105,6 +105,8 @@ class ToolExecutor:
         if state.workflow is not None and (problem := state.workflow.exit_error(call.name, call.arguments)):
             return _error(problem)
         context = state.context if hooked.action == "ask" else dataclasses.replace(state.context, hermetic_git=True)
+        if self.hooks is not None and self.hooks.has("PostToolUse", call.name):  # it reads Claude Code's shape
+            context = dataclasses.replace(context, for_hooks=True)
         output = await tool.run(hooked.args, context)
         if (after := await self._hook(call, state, "PostToolUse", output)) is not None:
             said = "\n\n".join(part for part in (after.reason if after.blocked else "", after.context) if part)

@@ -57,6 +57,9 @@ class ToolContext:
     shell_prelude: Callable[[], str] | None = None
     """What runs before each bash command (what the session's SessionStart hooks wrote in `CLAUDE_ENV_FILE`,
     which Claude Code sources so), as it is when the command runs; None: nothing."""
+    for_hooks: bool = False
+    """A PostToolUse hook reads this call's response in Claude Code's shape: `write_file` keeps the text it
+    overwrites (`originalFile`), which it reads only then."""
     hermetic_git: bool = False
     """Set for one call that a permission rule allowed without asking: its git reads no config from the
     repository that runs programs (`yeetui.system.git.hermetic_env`)."""

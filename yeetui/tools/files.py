@@ -156,7 +156,7 @@ class WriteFileTool(Tool):
 
     def _write(self, args: WriteFileArgs, ctx: ToolContext) -> ToolOutput:
         existed = os.path.lexists(safepath.resolve_inside(ctx.binding, args.path))
-        original = _previous_text(ctx, args.path) if existed else None
+        original = _previous_text(ctx, args.path) if existed and ctx.for_hooks else None
         data = args.content.encode("utf-8")
         fd, real = safepath.open_for_write(ctx.binding, args.path, create=True)
         with os.fdopen(fd, "wb") as fh:

@@ -100,6 +100,8 @@ _GATE = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null'
 """Run the command once yeetui says `go` on stdin (after recording its process group); at EOF, yeetui died
 before saying it, and the command never runs. The command itself gets /dev/null as stdin, as before."""
 
+PRELUDE_VARIABLE = "YEETUI_SESSION_ENV_SCRIPT"
+"""Carries what a session's SessionStart hooks wrote in `CLAUDE_ENV_FILE` into its bash commands."""
 ACTIVITY_CHARS = 41
 """Characters of a command shown as a run's activity in the status ledger, the `…` included."""
 
@@ -127,16 +129,17 @@ class BashTool(Tool):
         env["YEETUI_RUN_ID"], env["YEETUI_SESSION_ID"] = ctx.run_id or "", ctx.session_id or ""  # whose command
         secrets = secret_values_from_env(source)
         argv = ["bash", "-c", args.command]
-        if ctx.shell_prelude is not None and (prelude := ctx.shell_prelude()):
-            # Sourced first, as Claude Code sources a session's CLAUDE_ENV_FILE: given as an argument, so the
-            # command's own text (and its line numbers) stay as the model wrote it.
-            argv = ["bash", "-c", f'eval "$1"; shift\n{args.command}', "bash", prelude]
+        prelude = ctx.shell_prelude() if ctx.shell_prelude is not None else ""
+        if prelude:  # run first, as Claude Code sources a session's CLAUDE_ENV_FILE (the environment: see below)
+            argv = ["bash", "-c", f'eval "${PRELUDE_VARIABLE}"; unset {PRELUDE_VARIABLE}\n{args.command}']
         if ctx.hermetic_git and (git_lines := _git_commands(args.command)) is not None:
             # Allowed by a rule, unasked: its git runs nothing the repository's config names (hooks, fsmonitor,
             # textconv, filters, pager …) and reads no system or global config but the user's identity.
             commits = not git_lines or any(set(argv) & _COMMITTING for argv in git_lines)
             identity = await user_identity(ctx.binding.cwd, env) if commits else {}
             env = hermetic_env(env, [*await blank_drivers(ctx.binding.cwd, env), *identity.items()])
+        if prelude:  # in the environment, which only this user can read — never in the arguments, which every
+            env[PRELUDE_VARIABLE] = prelude  # user's `ps` shows (a hook may export a token) — unset before it runs
         mechanism, exit_code, output, timed_out = await self._sandboxed(ctx, argv, env, timeout)
         output = redact(output, secrets)
         if timed_out:

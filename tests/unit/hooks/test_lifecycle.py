@@ -154,14 +154,22 @@ async def test_claude_env_file_runs_before_each_bash_command(runtime_env, script
     answer_permissions_headless(rt.bus, approve=True)
     try:
         scripted.script(
-            Reply(tool_calls=[ToolCall("bash", {"command": 'echo "var=$FROM_HOOK"; cd_and_say it'})],
+            Reply(tool_calls=[ToolCall("bash", {"command": 'echo "var=$FROM_HOOK"; cd_and_say it; '
+                                                           'echo "argv=$(tr "\\0" " " < /proc/$$/cmdline)"; '
+                                                           'echo "left=${YEETUI_SESSION_ENV_SCRIPT:-none}"'})],
                   when_contains="ENV-NOW"),
             Reply(text="Seen.", when_contains="said-it"))
         done = await rt.launcher.run_prompt("ENV-NOW", interactive=True)
     finally:
         await rt.close()
     assert done.output == "Seen."
-    assert "var=set-by-session-start\nsaid-it" in scripted.requests[1].text.replace("\\n", "\n")
+    [said] = [block["content"] for m in scripted.requests[1].body["messages"] if isinstance(m["content"], list)
+              for block in m["content"] if block.get("type") == "tool_result"]
+    said = said if isinstance(said, str) else json.dumps(said)
+    assert "var=set-by-session-start\nsaid-it" in said, said
+    # what the hook wrote is not in the command's arguments (any user's `ps` shows those), nor left behind
+    argv = said.split("argv=", 1)[1].split("\n", 1)[0]
+    assert "set-by-session-start" not in argv and "left=none" in said, said
 
 
 async def test_an_env_file_over_the_cap_is_cut_and_reported(tmp_path: Path) -> None:

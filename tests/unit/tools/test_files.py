@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,10 @@ async def test_write_file_creates_overwrites_and_makes_dirs(ws: Path) -> None:
     before = (ws / "notes.txt").read_text()
     out = await tool.run(tool.Args(path="notes.txt", content="short"), ctx)
     assert out.content.startswith("Overwrote notes.txt") and (ws / "notes.txt").read_text() == "short"
-    assert out.data is not None and out.data["original"] == before  # what a PostToolUse hook reads as originalFile
+    assert out.data is not None and out.data["original"] is None  # nobody reads it: not read
+    hooked = dataclasses.replace(ctx, for_hooks=True)  # a PostToolUse hook reads it as `originalFile`
+    out = await tool.run(tool.Args(path="notes.txt", content="shorter"), hooked)
+    assert out.data is not None and out.data["original"] == "short" and before != "short"
 
 
 async def test_write_file_refuses_read_only_protected_and_outside(ws: Path) -> None:
