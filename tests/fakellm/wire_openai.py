@@ -51,17 +51,24 @@ def send_error(
 
 
 def respond(reply: Reply, ex: Exchange, out: Sink) -> None:
+    respond_with(reply, ex, out, body=completion, stream=_stream)
+
+
+def respond_with(reply: Reply, ex: Exchange, out: Sink, *, body: Callable[[Reply, Exchange], dict[str, Any]],
+                 stream: Callable[[Reply, Exchange, Sink], None]) -> None:
+    """OpenAI's way of answering — the body, its stream, or the scripted fault in OpenAI's error shapes — for
+    chat completions and the Responses API alike (`body`, `stream`: the API's own)."""
     fault = reply.fault
     if fault is not None and fault.kind == "status":
         send_error(out, fault.status, fault.message, retry_after=fault.retry_after)
     elif ex.streaming:
-        _stream(reply, ex, out)
+        stream(reply, ex, out)
     elif fault is None:
-        out.json(200, completion(reply, ex), {"x-request-id": f"req_fake_{ex.number}"})
+        out.json(200, body(reply, ex), {"x-request-id": f"req_fake_{ex.number}"})
     elif fault.kind == "overloaded_in_stream":
         send_error(out, 503, fault.message)
     else:
-        data = json.dumps(completion(reply, ex)).encode()
+        data = json.dumps(body(reply, ex)).encode()
         out.send_bytes(200, data[: len(data) // 2], "application/json", {"Content-Length": str(len(data))})
         if fault.kind == "drop":
             out.drop()

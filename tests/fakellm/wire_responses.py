@@ -15,7 +15,6 @@ shape; an in-stream fault is a `response.failed` event.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -29,20 +28,7 @@ send_error = wire_openai.send_error
 
 
 def respond(reply: Reply, ex: Exchange, out: Sink) -> None:
-    fault = reply.fault
-    if fault is not None and fault.kind == "status":
-        send_error(out, fault.status, fault.message, retry_after=fault.retry_after)
-    elif ex.streaming:
-        _stream(reply, ex, out)
-    elif fault is None:
-        out.json(200, response(reply, ex), {"x-request-id": f"req_fake_{ex.number}"})
-    elif fault.kind == "overloaded_in_stream":
-        send_error(out, 503, fault.message)
-    else:
-        data = json.dumps(response(reply, ex)).encode()
-        out.send_bytes(200, data[: len(data) // 2], "application/json", {"Content-Length": str(len(data))})
-        if fault.kind == "drop":
-            out.drop()
+    wire_openai.respond_with(reply, ex, out, body=response, stream=_stream)
 
 
 def response(reply: Reply, ex: Exchange, status: str | None = None) -> dict[str, Any]:
