@@ -17,6 +17,7 @@ from yeetui.mcp.client import START_TIMEOUT, McpConnection, McpConnections, Serv
 from yeetui.mcp.consent import Admitted
 from yeetui.mcp.forms import FormAnswerer
 from yeetui.mcp.launch import Placement
+from yeetui.mcp.oauth import SignInNeeded, TokenFile, sign_in
 from yeetui.mcp.servers import ServerSpec
 from yeetui.mcp.sources import Discovered, default_home, discover
 from yeetui.settings.config import ProjectGrants, load_settings
@@ -225,8 +226,6 @@ class McpServers:
         """Sign in to the server at `url` (yeetui.mcp.oauth): its page shown through `open_page`, the token kept
         in the data dir for every later connection; `client`: a client id (and secret) the server's owner gave
         the user. Raises YeetuiError saying what failed."""
-        from yeetui.mcp.oauth import SignInNeeded, sign_in
-
         try:
             await sign_in(paths.data_dir(self.env) / "mcp-auth", url, open_page=open_page, client=client)
         except SignInNeeded as exc:
@@ -235,8 +234,6 @@ class McpServers:
             raise YeetuiError(f"Not signed in to {url}: {describe_failure(exc)}.") from None
 
     async def sign_out(self, url: str) -> bool:
-        from yeetui.mcp.oauth import TokenFile
-
         return await asyncio.to_thread(TokenFile(paths.data_dir(self.env) / "mcp-auth", url).forget)
 
     def command_missing(self, spec: ServerSpec) -> str | None:

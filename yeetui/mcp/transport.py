@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from yeetui.mcp.launch import Placement, exit_status, stdio_launch
+from yeetui.mcp.oauth import connection_auth
 from yeetui.mcp.servers import ServerSpec
 from yeetui.system.processes import PROCESS_TAG, GroupWatcher, end_tagged
 from yeetui.text import terminal_safe
@@ -138,11 +139,7 @@ def remote_transport(spec: ServerSpec, auth_dir: Path | None = None) -> Any:
     `auth_dir`, the token of a sign-in (`yeetui mcp login`), refreshed when it expires; a server that asks for a
     sign-in then fails the start, saying how to sign in (yeetui.mcp.oauth)."""
     assert spec.url is not None
-    auth = None
-    if auth_dir is not None:
-        from yeetui.mcp.oauth import connection_auth
-
-        auth = connection_auth(auth_dir, spec.url, spec.name)
+    auth = connection_auth(auth_dir, spec.url, spec.name) if auth_dir is not None else None
     if spec.transport == "sse":
         from mcp.client.sse import sse_client
 
