@@ -257,8 +257,11 @@ class ExternalRun:
                 elif node is self.root:
                     if self._agent_session is not None:
                         await agent.cancel(self._agent_session)
-                    self._stopping = self._stopping or asyncio.create_task(
-                        self._stop_unless_it_ends(agent, 0.0 if command.kind == "abort" else CANCEL_GRACE))
+                    if self._stopping is None or command.kind == "abort":  # /cancel! after /cancel: at once
+                        if self._stopping is not None:
+                            self._stopping.cancel()
+                        self._stopping = asyncio.create_task(
+                            self._stop_unless_it_ends(agent, 0.0 if command.kind == "abort" else CANCEL_GRACE))
                 elif node.cancellable and key is not None:
                     await agent.cancel(key)
                 else:
